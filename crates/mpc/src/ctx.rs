@@ -1,0 +1,123 @@
+//! [`Ctx`]: everything one party holds during a session.
+
+use std::collections::HashMap;
+
+use veil_crypto::{Domain, Prg, Seed, SessionId};
+use veil_net::{CommStats, Net, PartyId};
+use veil_ring::Ring;
+
+use crate::seeds::{self, Seeds};
+use crate::{MpcError, Result, wire};
+
+/// One party's context: network, session id, private randomness and shared seeds.
+///
+/// Randomness shared with other parties is derived per use with [`Ctx::pair_prg`] and
+/// [`Ctx::common_prg`]: the key binds the seed, the session id, a purpose string and a counter
+/// kept per (purpose, set of parties), so two parties that make the same calls in the same
+/// order derive the same streams, and no stream is ever reused.
+pub struct Ctx {
+    net: Net,
+    session: SessionId,
+    rng: Prg,
+    seeds: Seeds,
+    counters: HashMap<(String, u64), u64>,
+}
+
+impl std::fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx")
+            .field("party", &self.party())
+            .field("parties", &self.parties())
+            .field("session", &self.session)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Ctx {
+    /// Joins a session: runs the seed coin toss (phase `"setup"`) over `net`.
+    /// `private_seed` keys this party's own randomness and must be secret and fresh.
+    pub fn setup(mut net: Net, session: SessionId, private_seed: Seed) -> Result<Self> {
+        let mut rng = Prg::derive(&private_seed, &Domain::new(session, "veil/private", 0));
+        let previous = net.stats().phase().to_string();
+        net.set_phase("setup");
+        let seeds = seeds::toss(&mut net, &session, &mut rng)?;
+        net.set_phase(&previous);
+        Ok(Ctx { net, session, rng, seeds, counters: HashMap::new() })
+    }
+
+    /// This party's id.
+    pub fn party(&self) -> PartyId {
+        self.net.party()
+    }
+
+    /// Number of parties.
+    pub fn parties(&self) -> usize {
+        self.net.parties()
+    }
+
+    /// The other parties in increasing order.
+    pub fn peers(&self) -> Vec<PartyId> {
+        self.net.peers().collect()
+    }
+
+    /// The session id.
+    pub fn session(&self) -> SessionId {
+        self.session
+    }
+
+    /// This party's private randomness.
+    pub fn rng(&mut self) -> &mut Prg {
+        &mut self.rng
+    }
+
+    /// The network handle (raw byte messages, counted).
+    pub fn net(&mut self) -> &mut Net {
+        &mut self.net
+    }
+
+    /// This party's communication counters.
+    pub fn stats(&self) -> &CommStats {
+        self.net.stats()
+    }
+
+    /// Switches the label that communication is counted under.
+    pub fn set_phase(&mut self, name: &str) {
+        self.net.set_phase(name);
+    }
+
+    /// Sends ring elements to `to`.
+    pub fn send_ring<R: Ring>(&mut self, to: PartyId, xs: &[R]) -> Result<()> {
+        Ok(self.net.send(to, wire::encode(xs))?)
+    }
+
+    /// Receives exactly `n` ring elements from `from`.
+    pub fn recv_ring<R: Ring>(&mut self, from: PartyId, n: usize) -> Result<Vec<R>> {
+        let bytes = self.net.recv(from)?;
+        wire::decode(from, &bytes, n)
+    }
+
+    /// A PRG shared with `peer` only, fresh for each call with the same purpose.
+    pub fn pair_prg(&mut self, peer: PartyId, purpose: &str) -> Result<Prg> {
+        let me = self.party();
+        if self.seeds.pairwise(peer).is_none() {
+            return Err(MpcError::Invalid(format!("party {me} has no seed shared with party {peer}")));
+        }
+        let scope = 1u64 << 63 | ((me.min(peer) as u64) << 20) | me.max(peer) as u64;
+        let counter = self.next_counter(purpose, scope);
+        let seed = self.seeds.pairwise(peer).ok_or_else(|| MpcError::Invalid("no pairwise seed".into()))?;
+        Ok(Prg::derive(seed, &Domain::new(self.session, purpose, counter)))
+    }
+
+    /// A PRG known to every party (public randomness), fresh for each call with the same purpose.
+    pub fn common_prg(&mut self, purpose: &str) -> Prg {
+        let counter = self.next_counter(purpose, 0);
+        Prg::derive(self.seeds.all(), &Domain::new(self.session, purpose, counter))
+    }
+
+    fn next_counter(&mut self, purpose: &str, scope: u64) -> u64 {
+        let c = self.counters.entry((purpose.to_string(), scope)).or_insert(0);
+        let v = *c;
+        *c += 1;
+        v
+    }
+}

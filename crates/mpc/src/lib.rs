@@ -1,0 +1,27 @@
+//! The layer every protocol family stands on: a party's context, errors, seeds, the
+//! multi-party harness, capability traits, preprocessing requests and declared costs.
+//!
+//! - [`Ctx`]: one party's state (network handle with accounting, session id, private
+//!   randomness, pairwise and all-party seeds). No global state: it is passed explicitly.
+//! - [`seeds`]: pairwise and all-party seeds by commit-then-open coin tossing.
+//! - [`harness`]: `simulate(n, seed, f)` runs `n` parties on threads over an in-memory mesh,
+//!   `simulate_tcp` over real TCP + mutual TLS on 127.0.0.1; a failing party makes its peers
+//!   fail fast instead of hanging.
+//! - [`traits`]: capabilities as traits (a family that lacks an operation does not implement
+//!   its trait).
+//! - [`prep`]: preprocessing requests as plain data, and usage counting.
+//! - [`cost`]: declared costs, compared with measured [`veil_net::PhaseStats`] in tests.
+
+mod ctx;
+mod error;
+
+pub mod cost;
+pub mod harness;
+pub mod prep;
+pub mod seeds;
+pub mod traits;
+pub mod wire;
+
+pub use ctx::Ctx;
+pub use error::{MpcError, Result};
+pub use veil_net::PartyId;

@@ -1,0 +1,75 @@
+//! Errors of the network layer. Every message names the peer involved.
+
+use std::time::Duration;
+
+use crate::PartyId;
+
+/// What can go wrong while moving bytes between parties.
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    /// The peer closed its side (it finished, failed or crashed).
+    #[error("party {peer} disconnected")]
+    Disconnected {
+        /// The peer that went away.
+        peer: PartyId,
+    },
+    /// Nothing arrived from the peer within the receive timeout.
+    #[error("timed out after {after:?} waiting for a message from party {peer}")]
+    Timeout {
+        /// The silent peer.
+        peer: PartyId,
+        /// How long we waited.
+        after: Duration,
+    },
+    /// A frame larger than the configured limit was sent or announced.
+    #[error("frame of {len} bytes for party {peer} exceeds the limit of {limit} bytes")]
+    FrameTooLarge {
+        /// The peer on the other end.
+        peer: PartyId,
+        /// The announced or attempted length.
+        len: u64,
+        /// The configured limit.
+        limit: u64,
+    },
+    /// A party id outside `0..parties`, or the party itself.
+    #[error("party {peer} is not a peer of party {me} in a session of {parties} parties")]
+    BadPeer {
+        /// The id asked for.
+        peer: PartyId,
+        /// This party.
+        me: PartyId,
+        /// Number of parties.
+        parties: usize,
+    },
+    /// A frame that does not parse.
+    #[error("malformed frame from party {peer}: {reason}")]
+    Malformed {
+        /// The sender.
+        peer: PartyId,
+        /// What was wrong.
+        reason: String,
+    },
+    /// Socket-level failure.
+    #[error("I/O error with party {peer}: {source}")]
+    Io {
+        /// The peer on the other end.
+        peer: PartyId,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The TLS handshake or the Veil hello that follows it failed.
+    #[error("handshake with party {peer} failed: {reason}")]
+    Handshake {
+        /// The peer on the other end (or the claimed one).
+        peer: PartyId,
+        /// Why, in words.
+        reason: String,
+    },
+    /// Certificates or keys could not be created, read or used.
+    #[error("certificate error: {0}")]
+    Certificate(String),
+    /// A configuration that cannot work (wrong number of addresses, ...).
+    #[error("invalid network configuration: {0}")]
+    Config(String),
+}

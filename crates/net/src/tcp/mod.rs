@@ -1,0 +1,138 @@
+//! TCP transport with TLS 1.3 and mutual authentication.
+//!
+//! Topology: one TLS connection per pair of parties. Party `i` listens on `addrs[i]`, dials
+//! every lower party `j < i` (as TLS client, expecting `party-j.veil`) and accepts every higher
+//! party (as TLS server, requiring a client certificate from the CA). Dialing retries until the
+//! connect timeout, so the parties may start in any order.
+//!
+//! After the TLS handshake (whose ALPN carries the session id, see `tls`), the client sends a
+//! hello `VEIL | version | claimed party id | parties | session id`; the server checks that the
+//! claimed id is a higher party not yet connected, that the client's certificate is issued to
+//! exactly that party, and that the session and party count match, then answers with its own
+//! hello or with a refusal and the reason. A refused or failed connection is reported with a
+//! clear error; the listener keeps waiting for the legitimate peer until the timeout.
+//!
+//! Data path, per link: a writer thread owns the socket's write half and drains an unbounded
+//! queue (so `send` never waits for the receiver); a reader thread reads the socket, decrypts
+//! and splits frames, refusing any frame over the size limit. The rustls connection state is
+//! shared under a mutex that is never held across a blocking socket call, and only the writer
+//! thread writes to the socket, so TLS records go out in the order they were sealed.
+
+mod handshake;
+mod link;
+
+use std::net::{SocketAddr, TcpListener};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::RecvTimeoutError;
+
+use crate::certs::Identity;
+use crate::transport::check_peer;
+use crate::{DEFAULT_MAX_FRAME, Frame, NetError, PartyId, Transport};
+use link::Link;
+
+/// Everything one party needs to join a session over TCP.
+#[derive(Clone, Debug)]
+pub struct TcpConfig {
+    /// This party's id.
+    pub party: PartyId,
+    /// Listening address of every party, index = party id.
+    pub addrs: Vec<SocketAddr>,
+    /// The session id, the same at every party.
+    pub session: [u8; 16],
+    /// This party's certificate, key and the CA it trusts.
+    pub identity: Identity,
+    /// How long to keep dialing and accepting before giving up.
+    pub connect_timeout: Duration,
+    /// Largest frame payload accepted from a peer.
+    pub max_frame: usize,
+}
+
+impl TcpConfig {
+    /// A configuration with a 30 s connect timeout and the default frame limit.
+    pub fn new(party: PartyId, addrs: Vec<SocketAddr>, session: [u8; 16], identity: Identity) -> Self {
+        TcpConfig {
+            party,
+            addrs,
+            session,
+            identity,
+            connect_timeout: Duration::from_secs(30),
+            max_frame: DEFAULT_MAX_FRAME,
+        }
+    }
+}
+
+/// One party's end of a TCP + TLS mesh.
+pub struct TcpTransport {
+    me: PartyId,
+    links: Vec<Option<Link>>,
+    max_frame: usize,
+}
+
+impl TcpTransport {
+    /// Binds `addrs[party]` and connects to every other party.
+    pub fn connect(cfg: &TcpConfig) -> Result<Self, NetError> {
+        let addr = *cfg.addrs.get(cfg.party).ok_or_else(|| {
+            NetError::Config(format!("no address for party {} among {}", cfg.party, cfg.addrs.len()))
+        })?;
+        let listener = TcpListener::bind(addr)
+            .map_err(|e| NetError::Config(format!("party {} cannot listen on {addr}: {e}", cfg.party)))?;
+        Self::connect_with_listener(cfg, listener)
+    }
+
+    /// Like [`TcpTransport::connect`] with a listener bound beforehand (tests bind port 0).
+    pub fn connect_with_listener(cfg: &TcpConfig, listener: TcpListener) -> Result<Self, NetError> {
+        let n = cfg.addrs.len();
+        if n < 2 || cfg.party >= n {
+            return Err(NetError::Config(format!("party {} in a session of {n} parties", cfg.party)));
+        }
+        let deadline = Instant::now() + cfg.connect_timeout;
+        let streams = std::thread::scope(|s| {
+            let acceptor = s.spawn(|| handshake::accept_higher(cfg, &listener, deadline));
+            let dialed = handshake::dial_lower(cfg, deadline);
+            let accepted = acceptor
+                .join()
+                .unwrap_or_else(|_| Err(NetError::Config("the accepting thread panicked".into())));
+            (dialed, accepted)
+        });
+        let (dialed, accepted) = streams;
+        let mut links: Vec<Option<Link>> = (0..n).map(|_| None).collect();
+        for (peer, conn) in dialed?.into_iter().chain(accepted?) {
+            links[peer] = Some(Link::start(peer, conn, cfg.max_frame)?);
+        }
+        Ok(TcpTransport { me: cfg.party, links, max_frame: cfg.max_frame })
+    }
+}
+
+impl Transport for TcpTransport {
+    fn party(&self) -> PartyId {
+        self.me
+    }
+
+    fn parties(&self) -> usize {
+        self.links.len()
+    }
+
+    fn max_frame(&self) -> usize {
+        self.max_frame
+    }
+
+    fn send(&mut self, to: PartyId, frame: Frame) -> Result<(), NetError> {
+        check_peer(self.me, to, self.parties())?;
+        let link = self.links[to].as_ref().ok_or(NetError::Disconnected { peer: to })?;
+        link.send(frame)
+    }
+
+    fn recv(&mut self, from: PartyId, timeout: Duration) -> Result<Frame, NetError> {
+        check_peer(self.me, from, self.parties())?;
+        let link = self.links[from].as_ref().ok_or(NetError::Disconnected { peer: from })?;
+        match link.incoming.recv_timeout(timeout) {
+            Ok(result) => result,
+            Err(RecvTimeoutError::Timeout) => Err(NetError::Timeout { peer: from, after: timeout }),
+            Err(RecvTimeoutError::Disconnected) => Err(NetError::Disconnected { peer: from }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

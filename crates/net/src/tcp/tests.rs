@@ -1,0 +1,162 @@
+//! Real TCP + TLS on 127.0.0.1 with hard timeouts.
+
+use std::net::{SocketAddr, TcpListener};
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::certs::Deployment;
+use crate::Net;
+
+const SESSION: [u8; 16] = *b"test-session-id!";
+
+struct Setup {
+    listeners: Vec<TcpListener>,
+    addrs: Vec<SocketAddr>,
+}
+
+fn listeners(n: usize) -> Setup {
+    let listeners: Vec<TcpListener> =
+        (0..n).map(|_| TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+    let addrs = listeners.iter().map(|l| l.local_addr().unwrap()).collect();
+    Setup { listeners, addrs }
+}
+
+fn config(d: &Deployment, party: PartyId, addrs: &[SocketAddr]) -> TcpConfig {
+    let mut cfg = TcpConfig::new(party, addrs.to_vec(), SESSION, d.identity(party).unwrap());
+    cfg.connect_timeout = Duration::from_secs(3);
+    cfg
+}
+
+/// Connects every party with its config on its own thread; returns each party's result.
+fn connect_all(cfgs: Vec<TcpConfig>, setup: Setup) -> Vec<Result<TcpTransport, NetError>> {
+    std::thread::scope(|s| {
+        let hs: Vec<_> = cfgs
+            .into_iter()
+            .zip(setup.listeners)
+            .map(|(cfg, l)| s.spawn(move || TcpTransport::connect_with_listener(&cfg, l)))
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+fn honest(n: usize) -> Vec<Net> {
+    let d = Deployment::generate("t", n).unwrap();
+    let setup = listeners(n);
+    let cfgs = (0..n).map(|i| config(&d, i, &setup.addrs)).collect();
+    connect_all(cfgs, setup)
+        .into_iter()
+        .map(|t| Net::new(Box::new(t.unwrap()), Duration::from_secs(10)))
+        .collect()
+}
+
+#[test]
+fn three_parties_exchange_in_order_including_large_frames() {
+    let mut nets = honest(3);
+    let big: Vec<u8> = (0..(16 << 20)).map(|i| (i % 251) as u8).collect();
+    std::thread::scope(|s| {
+        for (me, net) in nets.iter_mut().enumerate() {
+            let big = &big;
+            s.spawn(move || {
+                for p in net.peers().collect::<Vec<_>>() {
+                    for k in 0..50u8 {
+                        net.send(p, vec![me as u8, k]).unwrap();
+                    }
+                    net.send(p, big.clone()).unwrap();
+                }
+                for p in net.peers().collect::<Vec<_>>() {
+                    for k in 0..50u8 {
+                        assert_eq!(net.recv(p).unwrap(), vec![p as u8, k]);
+                    }
+                    assert_eq!(&net.recv(p).unwrap(), big);
+                }
+            });
+        }
+    });
+    let st = nets[0].stats().current();
+    assert_eq!(st.messages_sent, 102);
+    assert_eq!(st.bytes_sent, 2 * (100 + (16 << 20)));
+    assert_eq!(st.rounds, 1);
+}
+
+#[test]
+fn certificate_from_another_ca_is_refused() {
+    let good = Deployment::generate("good", 2).unwrap();
+    let evil = Deployment::generate("evil", 2).unwrap();
+    let setup = listeners(2);
+    let cfgs = vec![config(&good, 0, &setup.addrs), config(&evil, 1, &setup.addrs)];
+    let t = Instant::now();
+    let res = connect_all(cfgs, setup);
+    assert!(t.elapsed() < Duration::from_secs(10));
+    let e0 = res[0].as_ref().err().expect("party 0 must refuse").to_string();
+    let e1 = res[1].as_ref().err().expect("party 1 must fail").to_string();
+    // Each side distrusts the other's CA; whichever check fires first, both errors say why.
+    assert!(e0.contains("deployment's CA"), "{e0}");
+    assert!(e1.contains("deployment's CA"), "{e1}");
+}
+
+#[test]
+fn certificate_of_party_1_presented_as_party_2_is_refused() {
+    let d = Deployment::generate("t", 3).unwrap();
+    let setup = listeners(3);
+    let mut cfgs: Vec<TcpConfig> = (0..3).map(|i| config(&d, i, &setup.addrs)).collect();
+    cfgs[2].identity = d.identity(1).unwrap();
+    let res = connect_all(cfgs, setup);
+    let e2 = res[2].as_ref().err().expect("party 2 must be refused").to_string();
+    assert!(e2.contains("claims to be party 2") && e2.contains("party-2.veil"), "{e2}");
+    assert!(res[0].is_err() && res[1].is_err());
+}
+
+#[test]
+fn other_session_is_refused_in_the_handshake() {
+    let d = Deployment::generate("t", 2).unwrap();
+    let setup = listeners(2);
+    let mut cfgs: Vec<TcpConfig> = (0..2).map(|i| config(&d, i, &setup.addrs)).collect();
+    cfgs[1].session = *b"another-session!";
+    let res = connect_all(cfgs, setup);
+    let e1 = res[1].as_ref().err().expect("must fail").to_string();
+    assert!(e1.contains("session id mismatch"), "{e1}");
+}
+
+#[test]
+fn oversized_frame_is_rejected_by_the_receiver() {
+    let d = Deployment::generate("t", 2).unwrap();
+    let setup = listeners(2);
+    let mut cfgs: Vec<TcpConfig> = (0..2).map(|i| config(&d, i, &setup.addrs)).collect();
+    cfgs[1].max_frame = 1024;
+    let mut ts: Vec<Net> = connect_all(cfgs, setup)
+        .into_iter()
+        .map(|t| Net::new(Box::new(t.unwrap()), Duration::from_secs(5)))
+        .collect();
+    ts[0].send(1, vec![7; 1024]).unwrap();
+    ts[0].send(1, vec![7; 4096]).unwrap();
+    assert_eq!(ts[1].recv(0).unwrap().len(), 1024);
+    let err = ts[1].recv(0).unwrap_err();
+    assert!(matches!(err, NetError::FrameTooLarge { peer: 0, len: 4096, limit: 1024 }), "{err}");
+}
+
+#[test]
+fn peer_disconnecting_mid_run_is_an_error_not_a_hang() {
+    let mut nets = honest(3);
+    nets[2].send(0, b"last words".to_vec()).unwrap();
+    let gone = nets.pop().unwrap();
+    drop(gone);
+    let t = Instant::now();
+    assert_eq!(nets[0].recv(2).unwrap(), b"last words");
+    assert!(matches!(nets[0].recv(2), Err(NetError::Disconnected { peer: 2 })));
+    assert!(matches!(nets[1].recv(2), Err(NetError::Disconnected { peer: 2 })));
+    assert!(t.elapsed() < Duration::from_secs(5));
+    // The remaining link still works.
+    nets[0].send(1, vec![1]).unwrap();
+    assert_eq!(nets[1].recv(0).unwrap(), vec![1]);
+}
+
+#[test]
+fn missing_peer_times_out_with_a_clear_error() {
+    let d = Deployment::generate("t", 2).unwrap();
+    let setup = listeners(2);
+    let mut cfg = config(&d, 0, &setup.addrs);
+    cfg.connect_timeout = Duration::from_millis(300);
+    let l = setup.listeners.into_iter().next().unwrap();
+    let err = TcpTransport::connect_with_listener(&cfg, l).err().unwrap().to_string();
+    assert!(err.contains("parties 1 did not connect in time"), "{err}");
+}

@@ -1,0 +1,38 @@
+//! The [`Transport`] trait: reliable, ordered delivery of frames between numbered parties.
+
+use std::time::Duration;
+
+use crate::{Frame, NetError};
+
+/// Index of a party in a session, `0..parties`.
+pub type PartyId = usize;
+
+/// Moves frames between the parties of one session.
+///
+/// Contract, for every implementation:
+/// - `send` never waits for the receiver to read: it queues the frame and returns;
+/// - frames from one peer arrive in the order they were sent;
+/// - `recv` waits at most `timeout`, then fails with [`NetError::Timeout`];
+/// - when a peer is gone (finished, failed, crashed), `recv` from it fails with
+///   [`NetError::Disconnected`] once its queued frames are drained, instead of hanging;
+/// - dropping the transport closes every link, so that peers blocked on it fail fast.
+pub trait Transport: Send {
+    /// This party's id.
+    fn party(&self) -> PartyId;
+    /// Number of parties in the session.
+    fn parties(&self) -> usize;
+    /// Largest payload accepted, in bytes.
+    fn max_frame(&self) -> usize;
+    /// Queues `frame` for `to`.
+    fn send(&mut self, to: PartyId, frame: Frame) -> Result<(), NetError>;
+    /// Takes the next frame from `from`, waiting up to `timeout`.
+    fn recv(&mut self, from: PartyId, timeout: Duration) -> Result<Frame, NetError>;
+}
+
+/// Checks that `peer` is another party of the session.
+pub(crate) fn check_peer(me: PartyId, peer: PartyId, parties: usize) -> Result<(), NetError> {
+    if peer >= parties || peer == me {
+        return Err(NetError::BadPeer { peer, me, parties });
+    }
+    Ok(())
+}

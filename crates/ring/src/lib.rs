@@ -1,0 +1,41 @@
+//! Algebraic rings for Veil's MPC protocols.
+//!
+//! * [`Ring`]: a finite commutative ring with a canonical little-endian encoding
+//!   ([`encode_slice`], [`decode_slice`] for whole messages);
+//! * [`Z2k`]: rings `Z_{2^k}` with bit operations and a two's complement view —
+//!   [`Z8`], [`Z16`], [`Z32`], [`Z64`], [`Z128`] (native words) and [`Zk<K>`]
+//!   for any `1 <= K <= 64`;
+//! * [`Fp<P>`]: prime fields for any odd prime `P < 2^64` (checked at compile time
+//!   with the deterministic [`is_prime`]);
+//! * [`FixedPoint`]: real numbers as scaled integers in a `Z2k` ring, with range
+//!   errors instead of silent wrap-around.
+//!
+//! ```
+//! use veil_ring::{FixedPoint, Ring, Z2k, Z64, F127};
+//!
+//! let a = Z64::from_i64(-3);
+//! assert_eq!((a * a).to_signed(), 9);
+//! assert_eq!(F127::from_u64(200).value(), 73);
+//!
+//! let fp = FixedPoint::new(16);
+//! let x: Z64 = fp.encode(1.5)?;
+//! assert_eq!(fp.decode(x + x), 3.0);
+//! # Ok::<(), veil_ring::RingError>(())
+//! ```
+
+mod error;
+mod fixed;
+mod fp;
+mod macros;
+mod prime;
+mod traits;
+mod z2k;
+mod zk;
+
+pub use error::RingError;
+pub use fixed::FixedPoint;
+pub use fp::{F60, F61, F127, Fp, Goldilocks};
+pub use prime::is_prime;
+pub use traits::{Ring, Z2k, decode_slice, encode_slice};
+pub use z2k::{Z8, Z16, Z32, Z64, Z128};
+pub use zk::Zk;
