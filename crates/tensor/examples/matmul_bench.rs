@@ -5,7 +5,8 @@
 //! and the throughput in GMAC/s (`m·k·n` multiply-accumulates per second). Every
 //! kernel's result is compared with the default kernel's.
 //!
-//! `VEIL_BENCH_FILTER=Amx` (any substring of the kernel name) restricts the kernels.
+//! `VEIL_BENCH_FILTER=Amx` (any substring of the kernel name) restricts the kernels;
+//! `VEIL_BENCH_SHAPES=1x768x768,128x64x128` replaces the default shapes (`m x k x n`).
 
 use std::time::{Duration, Instant};
 
@@ -43,7 +44,7 @@ fn main() -> Result<(), TensorError> {
     println!("threads: {}", rayon::current_num_threads());
     println!("| shape (m×k @ k×n) | ring | kernel | seconds | GMAC/s | exact |");
     println!("|---|---|---|---|---|---|");
-    for (m, k, n) in [(128, 768, 768), (128, 768, 3072)] {
+    for (m, k, n) in shapes() {
         let d = MatDims { m, k, n };
         let shape = format!("{m}×{k} @ {k}×{n}");
         let a64: Vec<u64> = (0..m * k).map(|_| rng.r#gen()).collect();
@@ -72,6 +73,24 @@ fn main() -> Result<(), TensorError> {
         }
     }
     Ok(())
+}
+
+/// The shapes to run: `VEIL_BENCH_SHAPES` or the two default ones.
+fn shapes() -> Vec<(usize, usize, usize)> {
+    let parse = |s: &str| -> Option<(usize, usize, usize)> {
+        let v: Vec<usize> = s
+            .split('x')
+            .map(|d| d.trim().parse().ok())
+            .collect::<Option<_>>()?;
+        match v[..] {
+            [m, k, n] => Some((m, k, n)),
+            _ => None,
+        }
+    };
+    match std::env::var("VEIL_BENCH_SHAPES") {
+        Ok(list) => list.split(',').filter_map(parse).collect(),
+        Err(_) => vec![(128, 768, 768), (128, 768, 3072)],
+    }
 }
 
 /// Prints one table row.

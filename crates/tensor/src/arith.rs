@@ -19,6 +19,11 @@ fn same_shape<T>(op: &'static str, a: &Tensor<T>, b: &Tensor<T>) -> Result<(), T
 }
 
 impl<T: Ring> Tensor<T> {
+    /// A tensor of independent uniformly random ring elements (e.g. masks and shares).
+    pub fn random<G: rand_core::RngCore + ?Sized>(shape: &[usize], rng: &mut G) -> Self {
+        Self::from_fn(shape, |_| T::random(rng))
+    }
+
     /// Element-wise `self + other` (shapes must be equal).
     pub fn add(&self, other: &Self) -> Result<Self, TensorError> {
         same_shape("add", self, other)?;

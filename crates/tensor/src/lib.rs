@@ -4,9 +4,11 @@
 //!   element-wise ring arithmetic, reductions, [`matmul`](Tensor::matmul),
 //!   [`batched_matmul`](Tensor::batched_matmul) and [`conv2d`](Tensor::conv2d)
 //!   for `T: Ring`. Every shape mismatch is a [`TensorError`].
-//! * [`Device`]: the seam for compute backends. [`Cpu`] (default) runs
-//!   cache-blocked, multithreaded, SIMD integer kernels selected at run time;
-//!   other kernels ([`MatmulKernel`]) are kept for benchmarks.
+//! * [`Device`]: the seam for compute backends. [`Cpu`] (default) picks the
+//!   fastest kernel at run time: exact Intel AMX-INT8 tile products on byte
+//!   limbs where available, else a cache-blocked AVX-512/AVX2 integer kernel;
+//!   all are multithreaded with rayon. The other kernels ([`MatmulKernel`]) stay
+//!   selectable for benchmarks (`examples/matmul_bench.rs`).
 //!
 //! ```
 //! use veil_ring::{Ring, Z64};

@@ -146,6 +146,14 @@ fn constructors() {
 }
 
 #[test]
+fn random_tensors() {
+    let t = Tensor::<Z64>::random(&[3, 4], &mut rng(9));
+    assert_eq!(t.shape(), &[3, 4]);
+    assert_ne!(t, Tensor::<Z64>::random(&[3, 4], &mut rng(10)));
+    assert_eq!(t, Tensor::<Z64>::random(&[3, 4], &mut rng(9)));
+}
+
+#[test]
 fn layout_errors() {
     let t = random_tensor::<Z64>(&mut rng(1), &[2, 3, 4]);
     assert!(matches!(

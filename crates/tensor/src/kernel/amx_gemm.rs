@@ -111,42 +111,39 @@ pub(crate) fn gemm<W: Word>(amx: Amx, a: &[W], b: &[W], c: &mut [W], d: MatDims)
         });
     let strips = pairs.div_ceil(PAIRS);
     let rows = rows_per_item(mp, strips);
+    // Item (row group g, column strip st) → its (32-row block, 32-column block) pairs.
+    let blocks = |g: usize, st: usize| {
+        let cols = (st * PAIRS)..((st + 1) * PAIRS).min(pairs);
+        let rows = (g * rows / 32)..((g + 1) * rows).min(mp) / 32;
+        cols.flat_map(move |bj| rows.clone().map(move |bi| (bi, bj)))
+    };
     let items: Vec<(usize, usize)> = (0..strips)
         .flat_map(|st| (0..mp.div_ceil(rows)).map(move |g| (g, st)))
         .collect();
     let results: Vec<Vec<u64>> = items
         .par_iter()
         .map(|&(g, st)| {
-            let cols = (st * PAIRS)..((st + 1) * PAIRS).min(pairs);
-            let mut pb = vec![Line([0; 64]); 2 * cols.len() * per_blk];
+            let first = 2 * st * PAIRS; // first 16-column block of the strip
+            let width = (2 * PAIRS).min(2 * pairs - first);
+            let mut pb = vec![Line([0; 64]); width * per_blk];
             // SAFETY: an `Amx` token implies AVX-512F/BW/VBMI.
-            unsafe { pack_b_strip(b, (k, n, nq), 2 * cols.start, &mut pb) };
-            let blocks = (g * rows / 32)..((g + 1) * rows).min(mp) / 32;
-            let mut out = vec![0u64; 1024 * blocks.len() * cols.len()];
+            unsafe { pack_b_strip(b, (k, n, nq), first, &mut pb) };
+            let mut out = vec![0u64; 1024 * blocks(g, st).count()];
             let t = Tiles::new(amx);
-            let mut accs = out.chunks_exact_mut(1024);
-            for bj in 0..cols.len() {
-                for bi in blocks.clone() {
-                    if let Some(acc) = accs.next() {
-                        plan.block(&t, &pa, &pb, bi, bj, acc);
-                    }
-                }
+            for (acc, (bi, bj)) in out.chunks_exact_mut(1024).zip(blocks(g, st)) {
+                plan.block(&t, &pa, &pb, bi, bj - st * PAIRS, acc);
             }
             drop(t);
             out
         })
         .collect();
     for (&(g, st), out) in items.iter().zip(&results) {
-        let mut blocks = out.chunks_exact(1024);
-        for bj in (st * PAIRS)..((st + 1) * PAIRS).min(pairs) {
+        for (block, (bi, bj)) in out.chunks_exact(1024).zip(blocks(g, st)) {
             let width = 32.min(n - bj * 32);
-            for bi in (g * rows / 32)..((g + 1) * rows).min(mp) / 32 {
-                let Some(block) = blocks.next() else { return };
-                for r in 0..32.min(m.saturating_sub(bi * 32)) {
-                    let dst = &mut c[(bi * 32 + r) * n + bj * 32..][..width];
-                    for (o, &x) in dst.iter_mut().zip(&block[r * 32..]) {
-                        *o = W::from_u64(x);
-                    }
+            for r in 0..32.min(m.saturating_sub(bi * 32)) {
+                let dst = &mut c[(bi * 32 + r) * n + bj * 32..][..width];
+                for (o, &x) in dst.iter_mut().zip(&block[r * 32..]) {
+                    *o = W::from_u64(x);
                 }
             }
         }

@@ -129,7 +129,7 @@ fn load_full<W: Word>(xs: &[W]) -> __m512i {
     unsafe { _mm512_loadu_si512(xs.as_ptr().cast()) }
 }
 
-/// How many rows of B ahead [`pack_b_block`] prefetches.
+/// How many rows of B ahead [`pack_b_strip`] prefetches.
 const PREFETCH_ROWS: usize = 8;
 
 /// Prefetches the cache lines holding `xs` into L1.

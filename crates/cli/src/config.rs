@@ -1,0 +1,123 @@
+//! The deployment config file read by `veil party` (TOML).
+//!
+//! ```toml
+//! session = "00112233445566778899aabbccddeeff"   # 16 bytes, hex, the same at every party
+//! ca = "certs/ca.pem"
+//! connect_timeout_s = 30
+//! recv_timeout_s = 60
+//!
+//! [[party]]                # one per party, in id order
+//! address = "127.0.0.1:7000"
+//! cert = "certs/party-0.pem"
+//! key = "certs/party-0.key"
+//!
+//! [job]
+//! kind = "demo-mul"        # the only job until model inference lands
+//! length = 6               # length of the two secret vectors
+//! output = 0               # the party that learns the product
+//! ```
+//!
+//! Secret inputs are not in this file (every party reads it): party 0 and party 1 each pass
+//! theirs with `veil party --input FILE` (a JSON array of numbers). Relative paths are
+//! relative to the config file's folder.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use serde::{Deserialize, Serialize};
+
+/// A whole deployment.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Session id, 32 hex digits.
+    pub session: String,
+    /// The CA certificate.
+    pub ca: PathBuf,
+    /// Seconds to keep dialing and accepting peers.
+    #[serde(default = "default_connect")]
+    pub connect_timeout_s: u64,
+    /// Seconds a receive waits.
+    #[serde(default = "default_recv")]
+    pub recv_timeout_s: u64,
+    /// The parties, in id order.
+    pub party: Vec<PartyEntry>,
+    /// What to compute.
+    pub job: Job,
+}
+
+fn default_connect() -> u64 {
+    30
+}
+
+fn default_recv() -> u64 {
+    60
+}
+
+/// One party's address and credentials.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartyEntry {
+    /// Where it listens.
+    pub address: SocketAddr,
+    /// Its certificate.
+    pub cert: PathBuf,
+    /// Its private key.
+    pub key: PathBuf,
+}
+
+/// The computation.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Job {
+    /// Elementwise product of party 0's secret vector and party 1's, revealed to `output`.
+    DemoMul {
+        /// Length of both vectors.
+        length: usize,
+        /// The party that learns the result.
+        output: usize,
+    },
+}
+
+impl Config {
+    /// Reads and checks a config file; relative paths are resolved against its folder.
+    pub fn load(path: &Path) -> anyhow::Result<Config> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the config file {}", path.display()))?;
+        let mut cfg: Config =
+            toml::from_str(&text).with_context(|| format!("invalid config file {}", path.display()))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        cfg.ca = base.join(&cfg.ca);
+        for p in &mut cfg.party {
+            p.cert = base.join(&p.cert);
+            p.key = base.join(&p.key);
+        }
+        cfg.check()?;
+        Ok(cfg)
+    }
+
+    fn check(&self) -> anyhow::Result<()> {
+        self.session_id()?;
+        if self.party.len() < 2 {
+            bail!("the config lists {} parties; at least 2 are needed", self.party.len());
+        }
+        match &self.job {
+            Job::DemoMul { length, output } => {
+                if *length == 0 || *length > 1 << 24 {
+                    bail!("job: length must be between 1 and 2^24, got {length}");
+                }
+                if *output >= self.party.len() {
+                    bail!("job: output party {output} does not exist");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The session id as bytes.
+    pub fn session_id(&self) -> anyhow::Result<[u8; 16]> {
+        let bytes = hex::decode(&self.session).context("session must be 32 hex digits")?;
+        bytes.try_into().map_err(|_| anyhow::anyhow!("session must be 32 hex digits (16 bytes)"))
+    }
+}

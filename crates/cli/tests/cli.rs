@@ -1,0 +1,117 @@
+//! The `veil` binary, run as a user would.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn veil(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_veil")).args(args).output().expect("veil runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn version_and_help() {
+    let o = veil(&["version"]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("veil "));
+    let h = veil(&["--help"]);
+    let text = String::from_utf8_lossy(&h.stdout);
+    for cmd in ["certs", "party", "demo", "version"] {
+        assert!(text.contains(cmd), "help lacks {cmd}");
+    }
+}
+
+#[test]
+fn certs_writes_a_deployment() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("c");
+    let o = veil(&["certs", "--parties", "3", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in ["ca.pem", "party-0.pem", "party-0.key", "party-2.pem", "party-2.key"] {
+        assert!(out.join(f).exists(), "{f} missing");
+    }
+    assert!(!out.join("ca.key").exists(), "the CA key must not be written");
+    let bad = veil(&["certs", "--parties", "1", "--out", out.to_str().unwrap()]);
+    assert!(!bad.status.success());
+    assert!(stderr(&bad).contains("at least 2 parties"));
+}
+
+#[test]
+fn demo_runs_three_processes_over_tls_and_reports_costs() {
+    let o = veil(&["demo", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(r["max_abs_error"].as_f64().unwrap() < 1e-3);
+    let per_party = r["per_party"].as_array().unwrap();
+    assert_eq!(per_party.len(), 3);
+    // Online: every party sends d and e for 6 elements to 2 peers (192 bytes), and parties 1
+    // and 2 send their 48-byte share of the product to party 0.
+    for (i, p) in per_party.iter().enumerate() {
+        let online = &p["phases"][1];
+        assert_eq!(online["phase"], "online");
+        let expected = if i == 0 { 192 } else { 240 };
+        assert_eq!(online["bytes_sent"].as_u64().unwrap(), expected, "party {i}");
+        assert_eq!(online["rounds"].as_u64().unwrap(), 2);
+        assert_eq!(p["output"].is_null(), i != 0);
+    }
+}
+
+fn write_config(dir: &Path, parties: usize, cert_of: impl Fn(usize) -> usize, session: &str) -> std::path::PathBuf {
+    let certs = dir.join("certs");
+    let o = veil(&["certs", "--parties", &parties.to_string(), "--out", certs.to_str().unwrap()]);
+    assert!(o.status.success());
+    let mut toml = format!("session = \"{session}\"\nca = \"certs/ca.pem\"\nconnect_timeout_s = 3\nrecv_timeout_s = 5\n");
+    for i in 0..parties {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let c = cert_of(i);
+        toml.push_str(&format!(
+            "[[party]]\naddress = \"127.0.0.1:{port}\"\ncert = \"certs/party-{c}.pem\"\nkey = \"certs/party-{c}.key\"\n"
+        ));
+    }
+    toml.push_str("[job]\nkind = \"demo-mul\"\nlength = 2\noutput = 0\n");
+    let path = dir.join("deployment.toml");
+    std::fs::write(&path, toml).unwrap();
+    std::fs::write(dir.join("in.json"), "[1.0, 2.0]").unwrap();
+    path
+}
+
+#[test]
+fn party_errors_are_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = veil(&["party", "--config", "/nonexistent/veil.toml", "--id", "0"]);
+    assert!(!missing.status.success());
+    assert!(stderr(&missing).contains("cannot read the config file"), "{}", stderr(&missing));
+
+    let cfg = write_config(dir.path(), 2, |i| i, "not-hex");
+    let o = veil(&["party", "--config", cfg.to_str().unwrap(), "--id", "0"]);
+    assert!(stderr(&o).contains("session must be 32 hex digits"), "{}", stderr(&o));
+
+    let cfg = write_config(dir.path(), 2, |i| i, "00112233445566778899aabbccddeeff");
+    let o = veil(&["party", "--config", cfg.to_str().unwrap(), "--id", "5"]);
+    assert!(stderr(&o).contains("party 5 is not in the config"), "{}", stderr(&o));
+    let o = veil(&["party", "--config", cfg.to_str().unwrap(), "--id", "0"]);
+    assert!(stderr(&o).contains("pass it with --input"), "{}", stderr(&o));
+}
+
+#[test]
+fn party_with_another_partys_certificate_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    // Party 1 presents party 0's certificate.
+    let cfg = write_config(dir.path(), 2, |_| 0, "00112233445566778899aabbccddeeff");
+    let input = dir.path().join("in.json");
+    let spawn = |id: &str| {
+        Command::new(env!("CARGO_BIN_EXE_veil"))
+            .args(["party", "--config", cfg.to_str().unwrap(), "--id", id, "--input", input.to_str().unwrap()])
+            .output()
+    };
+    let (o0, o1) = std::thread::scope(|s| {
+        let a = s.spawn(|| spawn("0").unwrap());
+        let b = s.spawn(|| spawn("1").unwrap());
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    assert!(!o0.status.success() && !o1.status.success());
+    let e1 = stderr(&o1);
+    assert!(e1.contains("claims to be party 1") && e1.contains("party-1.veil"), "{e1}");
+}
