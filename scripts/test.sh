@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Runs every check CI runs: formatting, clippy (warnings denied), Rust tests, Python tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PROFILE=dev bash scripts/setup.sh
+cargo fmt --all -- --check
+cargo clippy --locked --workspace --all-targets -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --locked --workspace --no-deps -q
+cargo test --locked --workspace
+.venv/bin/python -m pytest -q python/tests
