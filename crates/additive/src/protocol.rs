@@ -56,7 +56,13 @@ impl<R: Ring, D: TripleSource<R>> Sharing<R> for Additive<D> {
     /// Shares derived from pairwise seeds, so nothing is sent: party `j ≠ owner` expands the
     /// seed it shares with the owner; the owner, who can expand the same seeds, keeps
     /// `x - Σ_j x_j`.
-    fn share_input(&mut self, ctx: &mut Ctx, owner: PartyId, value: Option<&Tensor<R>>, shape: &[usize]) -> Result<Share<R>> {
+    fn share_input(
+        &mut self,
+        ctx: &mut Ctx,
+        owner: PartyId,
+        value: Option<&Tensor<R>>,
+        shape: &[usize],
+    ) -> Result<Share<R>> {
         let len: usize = shape.iter().product();
         if owner >= ctx.parties() {
             return Err(MpcError::Invalid(format!("no party {owner}")));
@@ -155,10 +161,6 @@ impl<R: Ring, D: TripleSource<R>> Multiply<R> for Additive<D> {
 
     fn mul_cost(elements: usize, parties: usize) -> Cost {
         let peers = parties.saturating_sub(1) as u64;
-        Cost {
-            bytes_sent: 2 * peers * (elements * R::BYTES) as u64,
-            messages_sent: peers,
-            rounds: 1,
-        }
+        Cost { bytes_sent: 2 * peers * (elements * R::BYTES) as u64, messages_sent: peers, rounds: 1 }
     }
 }

@@ -1,4 +1,5 @@
 //! The additive protocol against the plaintext reference, with measured costs.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
 use veil_additive::{Additive, InsecureDealer, Share};
 use veil_mpc::harness::{all_ok, simulate, simulate_tcp};
@@ -13,8 +14,8 @@ fn edge_values<R: Z2k>() -> Vec<R> {
         R::ZERO,
         R::ONE,
         R::from_i64(-1),
-        R::from_u128(1u128 << (k - 1)),           // most negative
-        R::from_u128((1u128 << (k - 1)) - 1),     // most positive
+        R::from_u128(1u128 << (k - 1)),       // most negative
+        R::from_u128((1u128 << (k - 1)) - 1), // most positive
         R::from_u128((1u128 << (k - 1)) + 1),
         R::from_i64(-2),
         R::from_u64(3),
@@ -120,7 +121,7 @@ fn input_sharing_sends_nothing_and_shares_look_random() {
     .unwrap();
     assert!(out.iter().all(|(_, b)| *b == 0));
     // A zero secret still gives non-zero shares.
-    assert!(out[1].0 .0.data().iter().any(|x| *x != Z64(0)));
+    assert!(out[1].0.0.data().iter().any(|x| *x != Z64(0)));
     let sum: Vec<Z64> = (0..4).map(|k| out.iter().map(|(s, _)| s.0.data()[k]).sum()).collect();
     assert_eq!(sum, vec![Z64(0); 4]);
 }
@@ -129,7 +130,9 @@ fn input_sharing_sends_nothing_and_shares_look_random() {
 fn wrong_shapes_are_errors_not_panics() {
     let res = simulate(2, 12, |ctx| {
         let mut p = Additive::new(InsecureDealer::new());
-        let a: Share<Z64> = p.share_input(ctx, 0, None, &[3]).or_else(|_| Ok::<_, veil_mpc::MpcError>(Share(Tensor::zeros(&[3]))))?;
+        let a: Share<Z64> = p
+            .share_input(ctx, 0, None, &[3])
+            .or_else(|_| Ok::<_, veil_mpc::MpcError>(Share(Tensor::zeros(&[3]))))?;
         let b = Share(Tensor::<Z64>::zeros(&[4]));
         p.mul(ctx, &a, &b)
     });

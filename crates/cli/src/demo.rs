@@ -48,10 +48,8 @@ pub fn run(parties: usize, json: bool, workdir: Option<PathBuf>) -> anyhow::Resu
     };
     let config = prepare(dir, parties)?;
     let reports = launch(dir, &config, parties)?;
-    let result = reports
-        .iter()
-        .find_map(|r| r.output.clone())
-        .context("the output party reported no result")?;
+    let result =
+        reports.iter().find_map(|r| r.output.clone()).context("the output party reported no result")?;
     let plaintext: Vec<f64> = X.iter().zip(Y).map(|(a, b)| a * b).collect();
     let max_abs_error = result.iter().zip(&plaintext).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
     let report = DemoReport {
@@ -68,14 +66,22 @@ pub fn run(parties: usize, json: bool, workdir: Option<PathBuf>) -> anyhow::Resu
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
     }
-    println!("Veil demo: {parties} parties, each a separate process, linked by TLS 1.3 with mutual authentication.");
-    println!("Party 0 holds x = {X:?}, party 1 holds y = {Y:?}; both are secret-shared in Z_2^64 (16 fractional bits).");
-    println!("Product x*y (Beaver multiplication; triples from the INSECURE test dealer) revealed to party {OUTPUT} only:");
+    println!(
+        "Veil demo: {parties} parties, each a separate process, linked by TLS 1.3 with mutual authentication."
+    );
+    println!(
+        "Party 0 holds x = {X:?}, party 1 holds y = {Y:?}; both are secret-shared in Z_2^64 (16 fractional bits)."
+    );
+    println!(
+        "Product x*y (Beaver multiplication; triples from the INSECURE test dealer) revealed to party {OUTPUT} only:"
+    );
     println!("  secure:    {:?}", report.result);
     println!("  plaintext: {:?}", report.plaintext);
     println!("  max |error| = {:.3e}\n", report.max_abs_error);
     print!("{}", table(&report.per_party));
-    println!("(bytes are payload bytes; rounds = longest chain of dependent messages; setup = seed coin toss)");
+    println!(
+        "(bytes are payload bytes; rounds = longest chain of dependent messages; setup = seed coin toss)"
+    );
     Ok(())
 }
 

@@ -25,7 +25,12 @@ use crate::report::{PartyReport, phases};
 pub const FRAC_BITS: u32 = 16;
 
 /// `veil party`: loads the config, reads this party's input if it has one, runs, prints.
-pub fn run_party_from_config(config: &Path, id: usize, input: Option<PathBuf>, json: bool) -> anyhow::Result<()> {
+pub fn run_party_from_config(
+    config: &Path,
+    id: usize,
+    input: Option<PathBuf>,
+    json: bool,
+) -> anyhow::Result<()> {
     let cfg = Config::load(config)?;
     let Some(me) = cfg.party.get(id) else {
         bail!("party {id} is not in the config ({} parties)", cfg.party.len());
@@ -33,7 +38,10 @@ pub fn run_party_from_config(config: &Path, id: usize, input: Option<PathBuf>, j
     let values: Option<Vec<f64>> = match &input {
         Some(p) => {
             let text = std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
-            Some(serde_json::from_str(&text).with_context(|| format!("{} must hold a JSON array of numbers", p.display()))?)
+            Some(
+                serde_json::from_str(&text)
+                    .with_context(|| format!("{} must hold a JSON array of numbers", p.display()))?,
+            )
         }
         None => None,
     };
@@ -66,7 +74,8 @@ fn run(cfg: &Config, tcp: TcpConfig, input: Option<Vec<f64>>) -> anyhow::Result<
         _ => {}
     }
     let t0 = Instant::now();
-    let transport = TcpTransport::connect(&tcp).with_context(|| format!("party {id} could not join the deployment"))?;
+    let transport =
+        TcpTransport::connect(&tcp).with_context(|| format!("party {id} could not join the deployment"))?;
     let private = Seed::from_rng(&mut rand::rngs::OsRng);
     let session = SessionId(tcp.session);
     let timeout = Duration::from_secs(cfg.recv_timeout_s);
@@ -76,13 +85,22 @@ fn run(cfg: &Config, tcp: TcpConfig, input: Option<Vec<f64>>) -> anyhow::Result<
         ctx.set_phase("online");
         let out = demo_mul(ctx, input.as_deref(), length, output)?;
         let online_s = t1.elapsed().as_secs_f64();
-        Ok(PartyReport { party: id, output: out, phases: phases(ctx.stats(), &[("setup", setup_s), ("online", online_s)]) })
+        Ok(PartyReport {
+            party: id,
+            output: out,
+            phases: phases(ctx.stats(), &[("setup", setup_s), ("online", online_s)]),
+        })
     })?;
     Ok(result)
 }
 
 /// The job itself: share, multiply, reveal to `output`.
-pub fn demo_mul(ctx: &mut Ctx, input: Option<&[f64]>, length: usize, output: usize) -> Result<Option<Vec<f64>>, MpcError> {
+pub fn demo_mul(
+    ctx: &mut Ctx,
+    input: Option<&[f64]>,
+    length: usize,
+    output: usize,
+) -> Result<Option<Vec<f64>>, MpcError> {
     let fp = FixedPoint { frac_bits: FRAC_BITS };
     let mut proto = Additive::new(InsecureDealer::new());
     let shape = [length];

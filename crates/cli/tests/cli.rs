@@ -1,4 +1,5 @@
 //! The `veil` binary, run as a user would.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -58,11 +59,18 @@ fn demo_runs_three_processes_over_tls_and_reports_costs() {
     }
 }
 
-fn write_config(dir: &Path, parties: usize, cert_of: impl Fn(usize) -> usize, session: &str) -> std::path::PathBuf {
+fn write_config(
+    dir: &Path,
+    parties: usize,
+    cert_of: impl Fn(usize) -> usize,
+    session: &str,
+) -> std::path::PathBuf {
     let certs = dir.join("certs");
     let o = veil(&["certs", "--parties", &parties.to_string(), "--out", certs.to_str().unwrap()]);
     assert!(o.status.success());
-    let mut toml = format!("session = \"{session}\"\nca = \"certs/ca.pem\"\nconnect_timeout_s = 3\nrecv_timeout_s = 5\n");
+    let mut toml = format!(
+        "session = \"{session}\"\nca = \"certs/ca.pem\"\nconnect_timeout_s = 3\nrecv_timeout_s = 5\n"
+    );
     for i in 0..parties {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let c = cert_of(i);
@@ -103,7 +111,15 @@ fn party_with_another_partys_certificate_is_refused() {
     let input = dir.path().join("in.json");
     let spawn = |id: &str| {
         Command::new(env!("CARGO_BIN_EXE_veil"))
-            .args(["party", "--config", cfg.to_str().unwrap(), "--id", id, "--input", input.to_str().unwrap()])
+            .args([
+                "party",
+                "--config",
+                cfg.to_str().unwrap(),
+                "--id",
+                id,
+                "--input",
+                input.to_str().unwrap(),
+            ])
             .output()
     };
     let (o0, o1) = std::thread::scope(|s| {

@@ -62,7 +62,10 @@ fn commitment(b: &[u8]) -> Commitment {
 
 fn checked(from: PartyId, msg: Vec<u8>, len: usize) -> Result<Vec<u8>> {
     if msg.len() != len {
-        return Err(MpcError::Malformed { from, what: format!("coin toss: {} bytes, expected {len}", msg.len()) });
+        return Err(MpcError::Malformed {
+            from,
+            what: format!("coin toss: {} bytes, expected {len}", msg.len()),
+        });
     }
     Ok(msg)
 }

@@ -17,7 +17,13 @@ pub trait Sharing<R: Ring> {
 
     /// Shares the input of `owner` (which passes `Some(value)`; the others pass `None` and the
     /// public `shape`).
-    fn share_input(&mut self, ctx: &mut Ctx, owner: PartyId, value: Option<&Tensor<R>>, shape: &[usize]) -> Result<Self::Share>;
+    fn share_input(
+        &mut self,
+        ctx: &mut Ctx,
+        owner: PartyId,
+        value: Option<&Tensor<R>>,
+        shape: &[usize],
+    ) -> Result<Self::Share>;
 
     /// Opens `x` to every party.
     fn reveal_all(&mut self, ctx: &mut Ctx, x: &Self::Share) -> Result<Tensor<R>>;

@@ -1,4 +1,5 @@
 //! The multi-party harness and seed setup.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
 use std::time::{Duration, Instant};
 

@@ -13,8 +13,8 @@
 use std::path::Path;
 
 use rcgen::{
-    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose,
-    IsCa, Issuer, KeyPair, KeyUsagePurpose, PKCS_ECDSA_P256_SHA256,
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
+    KeyPair, KeyUsagePurpose, PKCS_ECDSA_P256_SHA256,
 };
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -59,8 +59,8 @@ impl Deployment {
     pub fn generate(name: &str, parties: usize) -> Result<Self, NetError> {
         let ca_key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)
             .map_err(|e| cert_err("generating the CA key", e))?;
-        let mut ca_params = CertificateParams::new(Vec::<String>::new())
-            .map_err(|e| cert_err("CA parameters", e))?;
+        let mut ca_params =
+            CertificateParams::new(Vec::<String>::new()).map_err(|e| cert_err("CA parameters", e))?;
         ca_params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
         ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
         let mut dn = DistinguishedName::new();
@@ -72,17 +72,16 @@ impl Deployment {
         for id in 0..parties {
             let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)
                 .map_err(|e| cert_err("generating a party key", e))?;
-            let mut params = CertificateParams::new(vec![party_name(id)])
-                .map_err(|e| cert_err("party parameters", e))?;
+            let mut params =
+                CertificateParams::new(vec![party_name(id)]).map_err(|e| cert_err("party parameters", e))?;
             let mut dn = DistinguishedName::new();
             dn.push(DnType::CommonName, party_name(id));
             params.distinguished_name = dn;
             params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
             params.extended_key_usages =
                 vec![ExtendedKeyUsagePurpose::ServerAuth, ExtendedKeyUsagePurpose::ClientAuth];
-            let cert = params
-                .signed_by(&key, &issuer)
-                .map_err(|e| cert_err("signing a party certificate", e))?;
+            let cert =
+                params.signed_by(&key, &issuer).map_err(|e| cert_err("signing a party certificate", e))?;
             out.push(PartyCredentials { cert_pem: cert.pem(), key_pem: key.serialize_pem() });
         }
         Ok(Deployment { ca_cert_pem: ca_cert.pem(), parties: out })
@@ -116,12 +115,7 @@ impl Deployment {
 fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)?;
+    let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
     f.write_all(text.as_bytes())
 }
 

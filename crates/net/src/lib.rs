@@ -29,7 +29,7 @@ pub mod tcp;
 mod tls;
 
 pub use error::NetError;
-pub use frame::{Frame, DEFAULT_MAX_FRAME};
+pub use frame::{DEFAULT_MAX_FRAME, Frame};
 pub use net::Net;
 pub use stats::{CommStats, PhaseStats};
 pub use transport::{PartyId, Transport};

@@ -87,10 +87,7 @@ mod tests {
     use crate::Net;
 
     fn nets(n: usize) -> Vec<Net> {
-        mem_mesh(n)
-            .into_iter()
-            .map(|t| Net::new(Box::new(t), Duration::from_secs(5)))
-            .collect()
+        mem_mesh(n).into_iter().map(|t| Net::new(Box::new(t), Duration::from_secs(5))).collect()
     }
 
     #[test]
@@ -119,10 +116,8 @@ mod tests {
 
     #[test]
     fn timeout_and_bad_peer() {
-        let mut v: Vec<Net> = mem_mesh(2)
-            .into_iter()
-            .map(|t| Net::new(Box::new(t), Duration::from_millis(20)))
-            .collect();
+        let mut v: Vec<Net> =
+            mem_mesh(2).into_iter().map(|t| Net::new(Box::new(t), Duration::from_millis(20))).collect();
         assert!(matches!(v[0].recv(1), Err(NetError::Timeout { peer: 1, .. })));
         assert!(matches!(v[0].send(0, vec![]), Err(NetError::BadPeer { .. })));
         assert!(matches!(v[0].send(5, vec![]), Err(NetError::BadPeer { .. })));

@@ -43,13 +43,9 @@ fn tls_err(e: impl std::fmt::Display) -> NetError {
 }
 
 /// Server side: requires a client certificate signed by the CA.
-pub(crate) fn server_config(
-    identity: &Identity,
-    session: &[u8; 16],
-) -> Result<Arc<ServerConfig>, NetError> {
-    let verifier = WebPkiClientVerifier::builder_with_provider(roots(identity)?, provider())
-        .build()
-        .map_err(tls_err)?;
+pub(crate) fn server_config(identity: &Identity, session: &[u8; 16]) -> Result<Arc<ServerConfig>, NetError> {
+    let verifier =
+        WebPkiClientVerifier::builder_with_provider(roots(identity)?, provider()).build().map_err(tls_err)?;
     let mut cfg = ServerConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13])
         .map_err(tls_err)?
@@ -61,10 +57,7 @@ pub(crate) fn server_config(
 }
 
 /// Client side: presents our certificate, accepts only the CA's.
-pub(crate) fn client_config(
-    identity: &Identity,
-    session: &[u8; 16],
-) -> Result<Arc<ClientConfig>, NetError> {
+pub(crate) fn client_config(identity: &Identity, session: &[u8; 16]) -> Result<Arc<ClientConfig>, NetError> {
     let mut cfg = ClientConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13])
         .map_err(tls_err)?
@@ -77,17 +70,15 @@ pub(crate) fn client_config(
 
 /// The TLS server name under which party `id` must present its certificate.
 pub(crate) fn server_name(id: PartyId) -> Result<ServerName<'static>, NetError> {
-    ServerName::try_from(party_name(id))
-        .map_err(|e| NetError::Config(format!("party name for {id}: {e}")))
+    ServerName::try_from(party_name(id)).map_err(|e| NetError::Config(format!("party name for {id}: {e}")))
 }
 
 /// Checks that a (CA-verified) end-entity certificate names party `id`.
 pub(crate) fn cert_names_party(cert: &CertificateDer<'_>, id: PartyId) -> Result<(), String> {
     let ee = webpki::EndEntityCert::try_from(cert).map_err(|e| format!("unreadable certificate: {e}"))?;
     let name = server_name(id).map_err(|e| e.to_string())?;
-    ee.verify_is_valid_for_subject_name(&name).map_err(|_| {
-        format!("its certificate is not issued to {} (wrong party certificate)", party_name(id))
-    })
+    ee.verify_is_valid_for_subject_name(&name)
+        .map_err(|_| format!("its certificate is not issued to {} (wrong party certificate)", party_name(id)))
 }
 
 /// Words for a rustls error seen during the handshake.

@@ -17,7 +17,15 @@ fn version() -> &'static str {
 /// `link` is `"memory"` or `"tls"` (TCP with mutual TLS on 127.0.0.1).
 #[pyfunction]
 #[pyo3(signature = (x, y, parties = 3, output = 0, seed = 0, link = "memory"))]
-fn simulate_mul(py: Python<'_>, x: Vec<f64>, y: Vec<f64>, parties: usize, output: usize, seed: u64, link: &str) -> PyResult<String> {
+fn simulate_mul(
+    py: Python<'_>,
+    x: Vec<f64>,
+    y: Vec<f64>,
+    parties: usize,
+    output: usize,
+    seed: u64,
+    link: &str,
+) -> PyResult<String> {
     let link = match link {
         "memory" => Link::Memory,
         "tls" => Link::Tls,

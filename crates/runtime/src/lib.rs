@@ -70,7 +70,12 @@ pub fn phases(stats: &CommStats, seconds: &[(&str, f64)]) -> Vec<PhaseReport> {
 
 /// The demo job at one party: share, multiply, reveal to `output`.
 /// Party 0 passes `x`, party 1 passes `y`, the others `None`; all pass the common `length`.
-pub fn demo_mul(ctx: &mut Ctx, input: Option<&[f64]>, length: usize, output: usize) -> Result<Option<Vec<f64>>, MpcError> {
+pub fn demo_mul(
+    ctx: &mut Ctx,
+    input: Option<&[f64]>,
+    length: usize,
+    output: usize,
+) -> Result<Option<Vec<f64>>, MpcError> {
     let fp = FixedPoint { frac_bits: FRAC_BITS };
     let mut proto = Additive::new(InsecureDealer::new());
     let shape = [length];
@@ -79,7 +84,7 @@ pub fn demo_mul(ctx: &mut Ctx, input: Option<&[f64]>, length: usize, output: usi
             return Err(MpcError::Invalid(format!("input of {} values, the job declares {length}", v.len())));
         }
         Some(v) => {
-            if let Some(bad) = v.iter().find(|x| !(x.abs() < MAX_INPUT)) {
+            if let Some(bad) = v.iter().find(|x| !x.is_finite() || x.abs() >= MAX_INPUT) {
                 return Err(MpcError::Invalid(format!(
                     "input {bad} is out of range: demo inputs must lie in (-{MAX_INPUT}, {MAX_INPUT}) so that products fit the ring"
                 )));
@@ -106,7 +111,14 @@ pub enum Link {
 }
 
 /// Runs the demo with every party on a thread of this process; reports in party order.
-pub fn simulate_demo(x: &[f64], y: &[f64], parties: usize, output: usize, seed: u64, link: Link) -> Result<Vec<PartyReport>, MpcError> {
+pub fn simulate_demo(
+    x: &[f64],
+    y: &[f64],
+    parties: usize,
+    output: usize,
+    seed: u64,
+    link: Link,
+) -> Result<Vec<PartyReport>, MpcError> {
     if parties < 2 || output >= parties {
         return Err(MpcError::Invalid(format!("{parties} parties with output party {output}")));
     }
@@ -123,7 +135,11 @@ pub fn simulate_demo(x: &[f64], y: &[f64], parties: usize, output: usize, seed: 
         };
         let out = demo_mul(ctx, input, x.len(), output)?;
         let secs = t.elapsed().as_secs_f64();
-        Ok(PartyReport { party: ctx.party(), output: out, phases: phases(ctx.stats(), &[("setup", 0.0), ("online", secs)]) })
+        Ok(PartyReport {
+            party: ctx.party(),
+            output: out,
+            phases: phases(ctx.stats(), &[("setup", 0.0), ("online", secs)]),
+        })
     };
     let results = match link {
         Link::Memory => simulate(parties, seed, job),

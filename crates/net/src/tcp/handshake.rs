@@ -145,7 +145,8 @@ fn dial(
     let (their_id, _, _) = parse_hello(&h).map_err(|r| hs(peer, r))?;
     let status = head[HELLO_BYTES];
     if status != 0 {
-        let len = (u16::from_le_bytes([head[HELLO_BYTES + 1], head[HELLO_BYTES + 2]]) as usize).min(MAX_REASON);
+        let len =
+            (u16::from_le_bytes([head[HELLO_BYTES + 1], head[HELLO_BYTES + 2]]) as usize).min(MAX_REASON);
         let mut reason = vec![0u8; len];
         let _ = tls_read_exact(&mut conn, &mut sock, &mut reason);
         return Err(hs(peer, format!("refused by party {peer}: {}", String::from_utf8_lossy(&reason))));
@@ -168,15 +169,11 @@ pub(super) fn accept_higher(
     let server_cfg = tls::server_config(&cfg.identity, &cfg.session)?;
     let mut done: BTreeMap<PartyId, Conn> = BTreeMap::new();
     let mut refused: Vec<String> = Vec::new();
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| NetError::Config(format!("listener: {e}")))?;
+    listener.set_nonblocking(true).map_err(|e| NetError::Config(format!("listener: {e}")))?;
     while done.len() < expected {
         if Instant::now() >= deadline {
-            let missing: Vec<String> = (cfg.party + 1..n)
-                .filter(|j| !done.contains_key(j))
-                .map(|j| j.to_string())
-                .collect();
+            let missing: Vec<String> =
+                (cfg.party + 1..n).filter(|j| !done.contains_key(j)).map(|j| j.to_string()).collect();
             let mut reason = format!("parties {} did not connect in time", missing.join(", "));
             if !refused.is_empty() {
                 reason.push_str(&format!("; refused connections: {}", refused.join("; ")));
@@ -231,11 +228,10 @@ fn serve(
         if done.contains_key(&claimed) {
             return Err(format!("party {claimed} is already connected"));
         }
-        let cert = conn
-            .peer_certificates()
-            .and_then(|c| c.first())
-            .ok_or("the peer presented no certificate")?;
-        tls::cert_names_party(cert, claimed).map_err(|r| format!("the peer claims to be party {claimed} but {r}"))?;
+        let cert =
+            conn.peer_certificates().and_then(|c| c.first()).ok_or("the peer presented no certificate")?;
+        tls::cert_names_party(cert, claimed)
+            .map_err(|r| format!("the peer claims to be party {claimed} but {r}"))?;
         Ok(claimed)
     });
     let mut reply = hello(cfg.party, n, &cfg.session).to_vec();

@@ -67,7 +67,14 @@ impl Link {
             .name(format!("veil-rx-{peer}"))
             .spawn(move || read_loop(peer, r_sock, conn, in_tx, flush_tx, max_frame))
             .map_err(io)?;
-        Ok(Link { out: Some(out_tx), incoming: in_rx, sock, writer: Some(writer), reader: Some(reader), peer })
+        Ok(Link {
+            out: Some(out_tx),
+            incoming: in_rx,
+            sock,
+            writer: Some(writer),
+            reader: Some(reader),
+            peer,
+        })
     }
 
     pub(super) fn send(&self, frame: Frame) -> Result<(), NetError> {

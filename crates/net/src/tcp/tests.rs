@@ -1,11 +1,12 @@
 //! Real TCP + TLS on 127.0.0.1 with hard timeouts.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
 use std::net::{SocketAddr, TcpListener};
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::certs::Deployment;
 use crate::Net;
+use crate::certs::Deployment;
 
 const SESSION: [u8; 16] = *b"test-session-id!";
 
@@ -15,8 +16,7 @@ struct Setup {
 }
 
 fn listeners(n: usize) -> Setup {
-    let listeners: Vec<TcpListener> =
-        (0..n).map(|_| TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+    let listeners: Vec<TcpListener> = (0..n).map(|_| TcpListener::bind("127.0.0.1:0").unwrap()).collect();
     let addrs = listeners.iter().map(|l| l.local_addr().unwrap()).collect();
     Setup { listeners, addrs }
 }
