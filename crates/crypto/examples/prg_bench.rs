@@ -35,11 +35,7 @@ fn bench(name: &str, chunk_bytes: usize, mut f: impl FnMut()) {
         })
         .collect();
     rates.sort_by(f64::total_cmp);
-    println!(
-        "{name:<36} median {:>8.0} MB/s   best {:>8.0} MB/s",
-        rates[TRIALS / 2],
-        rates[TRIALS - 1]
-    );
+    println!("{name:<36} median {:>8.0} MB/s   best {:>8.0} MB/s", rates[TRIALS / 2], rates[TRIALS - 1]);
 }
 
 fn main() {
@@ -77,13 +73,9 @@ fn main() {
 
     let prf = Prf::derive(&seed, &domain);
     let mut blocks = vec![[0u8; 16]; 4096];
-    bench(
-        "Prf::eval_blocks_in_place (64 KiB)",
-        blocks.len() * 16,
-        || {
-            prf.eval_blocks_in_place(black_box(&mut blocks));
-        },
-    );
+    bench("Prf::eval_blocks_in_place (64 KiB)", blocks.len() * 16, || {
+        prf.eval_blocks_in_place(black_box(&mut blocks));
+    });
     bench("Prf::eval one block at a time", 4096 * 16, || {
         let mut acc = 0u8;
         for i in 0..4096u128 {

@@ -64,9 +64,7 @@ fn commit_impl<R: RngCore + CryptoRng + ?Sized>(
     session: Option<&SessionId>,
     value: &[u8],
 ) -> (Commitment, Opening) {
-    let mut opening = Opening {
-        randomness: [0u8; 16],
-    };
+    let mut opening = Opening { randomness: [0u8; 16] };
     rng.fill_bytes(&mut opening.randomness);
     let c = Commitment(compute(session, &opening.randomness, value));
     (c, opening)
@@ -79,11 +77,7 @@ fn verify_impl(
     value: &[u8],
 ) -> Result<(), CryptoError> {
     let expected = crate::Digest(compute(session, &o.randomness, value));
-    if expected.ct_eq(&crate::Digest(c.0)) {
-        Ok(())
-    } else {
-        Err(CryptoError::CommitmentMismatch)
-    }
+    if expected.ct_eq(&crate::Digest(c.0)) { Ok(()) } else { Err(CryptoError::CommitmentMismatch) }
 }
 
 /// Commits to `value` with fresh randomness from `rng` (not bound to a session).

@@ -15,9 +15,7 @@
 use aes::Aes128Enc;
 use aes::cipher::consts::U16;
 use aes::cipher::inout::InOutBuf;
-use aes::cipher::{
-    Block, BlockBackend, BlockClosure, BlockEncrypt, BlockSizeUser, ParBlocks, Unsigned,
-};
+use aes::cipher::{Block, BlockBackend, BlockClosure, BlockEncrypt, BlockSizeUser, ParBlocks, Unsigned};
 
 /// Writes `counter, counter + 1, ...` (little-endian) into `blocks` and
 /// advances the counter, using 64-bit halves for speed.
@@ -72,10 +70,7 @@ impl BlockClosure for CtrJob<'_> {
 pub(crate) fn keystream_into(cipher: &Aes128Enc, counter: &mut u128, out: &mut [u8]) {
     debug_assert_eq!(out.len() % 16, 0);
     let (blocks, _tail) = InOutBuf::from(out).into_chunks::<U16>();
-    cipher.encrypt_with_backend(CtrJob {
-        counter,
-        out: blocks.into_out(),
-    });
+    cipher.encrypt_with_backend(CtrJob { counter, out: blocks.into_out() });
 }
 
 #[cfg(test)]

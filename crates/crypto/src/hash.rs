@@ -41,9 +41,7 @@ impl Digest {
         if self.ct_eq(other) {
             Ok(())
         } else {
-            Err(CryptoError::DigestMismatch {
-                purpose: purpose.to_owned(),
-            })
+            Err(CryptoError::DigestMismatch { purpose: purpose.to_owned() })
         }
     }
 
@@ -163,11 +161,6 @@ mod tests {
         assert!(a.ct_eq(&a));
         assert!(!a.ct_eq(&b));
         assert!(a.verify_eq(&a, "p").is_ok());
-        assert_eq!(
-            a.verify_eq(&b, "check"),
-            Err(CryptoError::DigestMismatch {
-                purpose: "check".into()
-            })
-        );
+        assert_eq!(a.verify_eq(&b, "check"), Err(CryptoError::DigestMismatch { purpose: "check".into() }));
     }
 }

@@ -31,18 +31,14 @@ impl Prf {
     /// A PRF keyed by the seed directly (no domain separation); mainly for
     /// known-answer tests and single-purpose seeds.
     pub fn new(seed: &Seed) -> Self {
-        Prf {
-            cipher: Aes128Enc::new(seed.as_bytes().into()),
-        }
+        Prf { cipher: Aes128Enc::new(seed.as_bytes().into()) }
     }
 
     /// A PRF keyed by `H(seed, session, purpose, counter)`; independent of
     /// [`crate::Prg::derive`] with the same arguments.
     pub fn derive(seed: &Seed, domain: &Domain<'_>) -> Self {
         let key = derive_key(KeyKind::Prf, seed, domain);
-        Prf {
-            cipher: Aes128Enc::new(key.as_ref().into()),
-        }
+        Prf { cipher: Aes128Enc::new(key.as_ref().into()) }
     }
 
     /// `AES_k(block)` on raw bytes.

@@ -55,12 +55,7 @@ pub struct Prg {
 
 impl Prg {
     fn from_key(key: &[u8; 16]) -> Self {
-        Prg {
-            cipher: Aes128Enc::new(key.into()),
-            counter: 0,
-            buf: [0u8; BUF_BYTES],
-            pos: BUF_BYTES,
-        }
+        Prg { cipher: Aes128Enc::new(key.into()), counter: 0, buf: [0u8; BUF_BYTES], pos: BUF_BYTES }
     }
 
     /// A PRG keyed by the seed directly (no domain separation).
@@ -175,9 +170,7 @@ impl Drop for Prg {
 
 impl core::fmt::Debug for Prg {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Prg")
-            .field("blocks_generated", &self.counter)
-            .finish_non_exhaustive()
+        f.debug_struct("Prg").field("blocks_generated", &self.counter).finish_non_exhaustive()
     }
 }
 

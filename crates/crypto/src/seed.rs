@@ -135,11 +135,7 @@ pub struct Domain<'a> {
 impl<'a> Domain<'a> {
     /// Creates a domain.
     pub fn new(session: SessionId, purpose: &'a str, counter: u64) -> Self {
-        Domain {
-            session,
-            purpose,
-            counter,
-        }
+        Domain { session, purpose, counter }
     }
 
     /// The same session and purpose with a different counter.
@@ -170,11 +166,7 @@ mod tests {
         assert_ne!(a, Seed([2; 16]));
         assert!(matches!(
             Seed::try_from_slice(&[0; 15]),
-            Err(CryptoError::InvalidLength {
-                expected: 16,
-                actual: 15,
-                ..
-            })
+            Err(CryptoError::InvalidLength { expected: 16, actual: 15, .. })
         ));
     }
 }

@@ -5,8 +5,8 @@
 use rand::SeedableRng as _;
 use rand::rngs::StdRng;
 use veil_crypto::{
-    CryptoError, Opening, Seed, SessionId, combine_seeds, commit, commit_in_session,
-    verify_commitment, verify_commitment_in_session,
+    CryptoError, Opening, Seed, SessionId, combine_seeds, commit, commit_in_session, verify_commitment,
+    verify_commitment_in_session,
 };
 
 #[test]
@@ -22,10 +22,7 @@ fn honest_opening_verifies() {
 fn changed_value_or_randomness_is_rejected() {
     let mut rng = StdRng::seed_from_u64(2);
     let (c, o) = commit(&mut rng, b"my share");
-    assert_eq!(
-        verify_commitment(&c, &o, b"my shard"),
-        Err(CryptoError::CommitmentMismatch)
-    );
+    assert_eq!(verify_commitment(&c, &o, b"my shard"), Err(CryptoError::CommitmentMismatch));
     assert!(verify_commitment(&c, &o, b"my share\0").is_err());
     let mut bad = o.randomness;
     bad[15] ^= 1;
@@ -63,18 +60,9 @@ fn combine_seeds_is_order_sensitive_and_deterministic() {
     let b = Seed([2; 16]);
     let c = Seed([3; 16]);
     let abc = combine_seeds("triples", &[a.clone(), b.clone(), c.clone()]);
-    assert_eq!(
-        abc,
-        combine_seeds("triples", &[a.clone(), b.clone(), c.clone()])
-    );
-    assert_ne!(
-        abc,
-        combine_seeds("triples", &[b.clone(), a.clone(), c.clone()])
-    );
-    assert_ne!(
-        abc,
-        combine_seeds("masks", &[a.clone(), b.clone(), c.clone()])
-    );
+    assert_eq!(abc, combine_seeds("triples", &[a.clone(), b.clone(), c.clone()]));
+    assert_ne!(abc, combine_seeds("triples", &[b.clone(), a.clone(), c.clone()]));
+    assert_ne!(abc, combine_seeds("masks", &[a.clone(), b.clone(), c.clone()]));
     assert_ne!(abc, combine_seeds("triples", &[a.clone(), b.clone()]));
     assert_ne!(abc, a);
 }

@@ -82,10 +82,7 @@ fn word_methods_read_the_same_stream() {
     prg.fill_bytes(&mut b1);
     assert_eq!(&b1, &bytes[..3]);
     assert_eq!(prg.next_u64(), word(3));
-    assert_eq!(
-        u64::from(prg.next_u32()),
-        u64::from(u32::from_le_bytes(bytes[11..15].try_into().unwrap()))
-    );
+    assert_eq!(u64::from(prg.next_u32()), u64::from(u32::from_le_bytes(bytes[11..15].try_into().unwrap())));
     assert_eq!(prg.next_block().as_slice(), &bytes[15..31]);
     let mut words = vec![0u64; 300];
     prg.fill_u64(&mut words);
@@ -160,12 +157,6 @@ fn bit_balance_over_one_megabyte() {
         counts[b as usize] += 1;
     }
     let expected = data.len() as f64 / 256.0;
-    let chi2: f64 = counts
-        .iter()
-        .map(|&c| (c as f64 - expected).powi(2) / expected)
-        .sum();
-    assert!(
-        chi2 < 255.0 + 6.0 * 22.6 && chi2 > 255.0 - 6.0 * 22.6,
-        "chi2 {chi2}"
-    );
+    let chi2: f64 = counts.iter().map(|&c| (c as f64 - expected).powi(2) / expected).sum();
+    assert!(chi2 < 255.0 + 6.0 * 22.6 && chi2 > 255.0 - 6.0 * 22.6, "chi2 {chi2}");
 }

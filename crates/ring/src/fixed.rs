@@ -17,11 +17,7 @@ pub struct FixedPoint {
 
 /// `2^e` as an `f64` built from its exponent bits (exact; `+∞` when `e > 1023`).
 fn pow2(e: u32) -> f64 {
-    if e > 1023 {
-        f64::INFINITY
-    } else {
-        f64::from_bits(u64::from(1023 + e) << 52)
-    }
+    if e > 1023 { f64::INFINITY } else { f64::from_bits(u64::from(1023 + e) << 52) }
 }
 
 impl FixedPoint {
@@ -45,11 +41,7 @@ impl FixedPoint {
     /// Returns [`RingError::OutOfRange`] when `x` is NaN or infinite, or when the
     /// rounded value is outside `[-2^(k-1), 2^(k-1))`.
     pub fn encode<R: Z2k>(&self, x: f64) -> Result<R, RingError> {
-        let err = || RingError::OutOfRange {
-            value: x,
-            ring_bits: R::BITS,
-            frac_bits: self.frac_bits,
-        };
+        let err = || RingError::OutOfRange { value: x, ring_bits: R::BITS, frac_bits: self.frac_bits };
         if !x.is_finite() {
             return Err(err());
         }

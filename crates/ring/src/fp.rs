@@ -77,11 +77,7 @@ impl<const P: u64> Fp<P> {
     /// The centered representative in `(-P/2, P/2]`, i.e. `v` if `v <= P/2` else `v - P`.
     #[inline]
     pub const fn centered(self) -> i128 {
-        if self.0 <= Self::MODULUS / 2 {
-            self.0 as i128
-        } else {
-            self.0 as i128 - Self::MODULUS as i128
-        }
+        if self.0 <= Self::MODULUS / 2 { self.0 as i128 } else { self.0 as i128 - Self::MODULUS as i128 }
     }
 
     /// `a · b mod P` for canonical `a, b`.
@@ -101,30 +97,18 @@ impl<const P: u64> Fp<P> {
     #[inline(always)]
     pub(crate) const fn add_(self, rhs: Self) -> Self {
         let (s, carry) = self.0.overflowing_add(rhs.0);
-        if carry || s >= Self::MODULUS {
-            Self(s.wrapping_sub(Self::MODULUS))
-        } else {
-            Self(s)
-        }
+        if carry || s >= Self::MODULUS { Self(s.wrapping_sub(Self::MODULUS)) } else { Self(s) }
     }
 
     #[inline(always)]
     pub(crate) const fn sub_(self, rhs: Self) -> Self {
         let (d, borrow) = self.0.overflowing_sub(rhs.0);
-        if borrow {
-            Self(d.wrapping_add(Self::MODULUS))
-        } else {
-            Self(d)
-        }
+        if borrow { Self(d.wrapping_add(Self::MODULUS)) } else { Self(d) }
     }
 
     #[inline(always)]
     pub(crate) const fn neg_(self) -> Self {
-        if self.0 == 0 {
-            self
-        } else {
-            Self(Self::MODULUS - self.0)
-        }
+        if self.0 == 0 { self } else { Self(Self::MODULUS - self.0) }
     }
 
     /// `self^e` by square-and-multiply (`0^0 = 1`).
@@ -143,11 +127,7 @@ impl<const P: u64> Fp<P> {
 
     /// The multiplicative inverse `self^(P-2)` (Fermat), or `None` for zero.
     pub const fn inv(self) -> Option<Self> {
-        if self.0 == 0 {
-            None
-        } else {
-            Some(self.pow(Self::MODULUS - 2))
-        }
+        if self.0 == 0 { None } else { Some(self.pow(Self::MODULUS - 2)) }
     }
 }
 
@@ -200,19 +180,13 @@ impl<const P: u64> Ring for Fp<P> {
 
     fn read_le(bytes: &[u8]) -> Result<Self, RingError> {
         if bytes.len() != Self::BYTES {
-            return Err(RingError::WrongLength {
-                expected: Self::BYTES,
-                got: bytes.len(),
-            });
+            return Err(RingError::WrongLength { expected: Self::BYTES, got: bytes.len() });
         }
         let mut buf = [0u8; 8];
         buf[..Self::BYTES].copy_from_slice(bytes);
         let v = u64::from_le_bytes(buf);
         if v >= Self::MODULUS {
-            return Err(RingError::NonCanonical {
-                value: u128::from(v),
-                modulus: u128::from(Self::MODULUS),
-            });
+            return Err(RingError::NonCanonical { value: u128::from(v), modulus: u128::from(Self::MODULUS) });
         }
         Ok(Self(v))
     }

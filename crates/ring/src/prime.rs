@@ -105,12 +105,7 @@ mod tests {
 
     #[test]
     fn small_numbers_match_trial_division() {
-        let naive = |n: u64| {
-            n >= 2
-                && (2..n)
-                    .take_while(|d| d * d <= n)
-                    .all(|d| !n.is_multiple_of(d))
-        };
+        let naive = |n: u64| n >= 2 && (2..n).take_while(|d| d * d <= n).all(|d| !n.is_multiple_of(d));
         for n in 0..5000 {
             assert_eq!(is_prime(n), naive(n), "n = {n}");
         }
@@ -133,34 +128,20 @@ mod tests {
 
     #[test]
     fn rem_2by1_matches_u128_rem() {
-        for &p in &[
-            3u64,
-            127,
-            (1 << 61) - 1,
-            0xFFFF_FFFF_0000_0001,
-            u64::MAX - 58,
-        ] {
+        for &p in &[3u64, 127, (1 << 61) - 1, 0xFFFF_FFFF_0000_0001, u64::MAX - 58] {
             let s = p.leading_zeros();
             let d = p << s;
             let v = reciprocal(d);
             let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
             for _ in 0..10_000 {
-                x = x
-                    .wrapping_mul(6_364_136_223_846_793_005)
-                    .wrapping_add(1_442_695_040_888_963_407);
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
                 let a = x % p;
-                x = x
-                    .wrapping_mul(6_364_136_223_846_793_005)
-                    .wrapping_add(1_442_695_040_888_963_407);
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
                 let b = x % p;
                 for (a, b) in [(a, b), (p - 1, p - 1), (0, b), (p - 1, 1)] {
                     let prod = (a as u128 * b as u128) << s;
                     let r = rem_2by1((prod >> 64) as u64, prod as u64, d, v) >> s;
-                    assert_eq!(
-                        r as u128,
-                        a as u128 * b as u128 % p as u128,
-                        "p={p} a={a} b={b}"
-                    );
+                    assert_eq!(r as u128, a as u128 * b as u128 % p as u128, "p={p} a={a} b={b}");
                 }
             }
         }

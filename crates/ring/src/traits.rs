@@ -1,9 +1,7 @@
 //! The [`Ring`] and [`Z2k`] traits that every protocol is generic over.
 
 use core::fmt::Debug;
-use core::ops::{
-    Add, AddAssign, BitAnd, BitOr, BitXor, Mul, MulAssign, Neg, Not, Shl, Shr, Sub, SubAssign,
-};
+use core::ops::{Add, AddAssign, BitAnd, BitOr, BitXor, Mul, MulAssign, Neg, Not, Shl, Shr, Sub, SubAssign};
 
 use crate::RingError;
 
@@ -119,10 +117,7 @@ pub fn encode_slice<R: Ring>(xs: &[R]) -> Vec<u8> {
 /// Fails if `bytes.len()` is not a multiple of `R::BYTES` or any element is not canonical.
 pub fn decode_slice<R: Ring>(bytes: &[u8]) -> Result<Vec<R>, RingError> {
     if !bytes.len().is_multiple_of(R::BYTES) {
-        return Err(RingError::RaggedSlice {
-            len: bytes.len(),
-            elem_bytes: R::BYTES,
-        });
+        return Err(RingError::RaggedSlice { len: bytes.len(), elem_bytes: R::BYTES });
     }
     bytes.chunks_exact(R::BYTES).map(R::read_le).collect()
 }

@@ -79,11 +79,7 @@ impl<const K: u32> Zk<K> {
     /// Logical left shift mod `2^K`; `0` when `s >= K`.
     #[inline(always)]
     const fn shl_(self, s: u32) -> Self {
-        if s >= K {
-            Self(0)
-        } else {
-            Self::new(self.0 << s)
-        }
+        if s >= K { Self(0) } else { Self::new(self.0 << s) }
     }
     /// Logical right shift; `0` when `s >= K`.
     #[inline(always)]
@@ -141,19 +137,13 @@ impl<const K: u32> Ring for Zk<K> {
 
     fn read_le(bytes: &[u8]) -> Result<Self, RingError> {
         if bytes.len() != Self::BYTES {
-            return Err(RingError::WrongLength {
-                expected: Self::BYTES,
-                got: bytes.len(),
-            });
+            return Err(RingError::WrongLength { expected: Self::BYTES, got: bytes.len() });
         }
         let mut buf = [0u8; 8];
         buf[..Self::BYTES].copy_from_slice(bytes);
         let v = u64::from_le_bytes(buf);
         if v & !Self::MASK != 0 {
-            return Err(RingError::NonCanonical {
-                value: u128::from(v),
-                modulus: 1u128 << K,
-            });
+            return Err(RingError::NonCanonical { value: u128::from(v), modulus: 1u128 << K });
         }
         Ok(Self(v))
     }

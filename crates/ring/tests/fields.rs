@@ -61,10 +61,10 @@ macro_rules! field_tests {
                         continue;
                     }
                     let bytes = &bad.to_le_bytes()[..n];
-                    assert!(matches!(
-                        F::read_le(bytes),
-                        Err(RingError::NonCanonical { .. })
-                    ), "{bad} accepted");
+                    assert!(
+                        matches!(F::read_le(bytes), Err(RingError::NonCanonical { .. })),
+                        "{bad} accepted"
+                    );
                 }
                 let ok = &(P - 1).to_le_bytes()[..n];
                 assert_eq!(F::read_le(ok).unwrap().value(), P - 1);

@@ -6,14 +6,9 @@ use veil_ring::{FixedPoint, RingError, Z2k, Z8, Z16, Z32, Z64, Z128, Zk};
 
 fn round_trip<R: Z2k>(f: u32, x: f64) -> Result<(), TestCaseError> {
     let fp = FixedPoint::new(f);
-    let enc: R = fp
-        .encode(x)
-        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let enc: R = fp.encode(x).map_err(|e| TestCaseError::fail(e.to_string()))?;
     let back = fp.decode(enc);
-    prop_assert!(
-        (back - x).abs() <= fp.resolution() / 2.0,
-        "x={x} back={back} f={f}"
-    );
+    prop_assert!((back - x).abs() <= fp.resolution() / 2.0, "x={x} back={back} f={f}");
     Ok(())
 }
 
@@ -69,10 +64,7 @@ fn range_edges() {
     assert!(fp.encode::<Zk<1>>(-1.0).is_ok());
     assert!(is_out_of_range::<Zk<1>>(fp, 1.0));
     assert!(is_out_of_range::<Z128>(fp, 2f64.powi(127)));
-    assert_eq!(
-        fp.encode::<Z128>(-(2f64.powi(127))).unwrap().to_signed(),
-        i128::MIN
-    );
+    assert_eq!(fp.encode::<Z128>(-(2f64.powi(127))).unwrap().to_signed(), i128::MIN);
 }
 
 #[test]
@@ -85,10 +77,7 @@ fn non_finite_is_an_error() {
     assert!(is_out_of_range::<Z64>(FixedPoint::new(2000), 1.0));
     assert_eq!(FixedPoint::new(2000).encode::<Z64>(0.0).unwrap(), Z64(0));
     let msg = fp.encode::<Z16>(1e9).unwrap_err().to_string();
-    assert!(
-        msg.contains("16-bit") && msg.contains("8 fractional"),
-        "{msg}"
-    );
+    assert!(msg.contains("16-bit") && msg.contains("8 fractional"), "{msg}");
 }
 
 #[test]

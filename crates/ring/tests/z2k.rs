@@ -5,11 +5,7 @@ use proptest::prelude::*;
 use veil_ring::{Ring, RingError, Z2k, Z8, Z16, Z32, Z64, Z128, Zk};
 
 fn mask(bits: u32) -> u128 {
-    if bits == 128 {
-        u128::MAX
-    } else {
-        (1u128 << bits) - 1
-    }
+    if bits == 128 { u128::MAX } else { (1u128 << bits) - 1 }
 }
 
 macro_rules! test_z2k {
@@ -97,10 +93,7 @@ fn zk_read_le_rejects_high_bits() {
     assert_eq!(<Zk<13> as Ring>::BYTES, 2);
     assert!(matches!(
         Zk::<13>::read_le(&[0xFF, 0x20]),
-        Err(RingError::NonCanonical {
-            value: 0x20FF,
-            modulus: 8192
-        })
+        Err(RingError::NonCanonical { value: 0x20FF, modulus: 8192 })
     ));
     assert_eq!(Zk::<13>::read_le(&[0xFF, 0x1F]).unwrap().value(), 0x1FFF);
     assert!(Zk::<1>::read_le(&[2]).is_err());
@@ -109,10 +102,7 @@ fn zk_read_le_rejects_high_bits() {
 
 #[test]
 fn native_widths() {
-    assert_eq!(
-        (Z8::BYTES, Z16::BYTES, Z32::BYTES, Z64::BYTES, Z128::BYTES),
-        (1, 2, 4, 8, 16)
-    );
+    assert_eq!((Z8::BYTES, Z16::BYTES, Z32::BYTES, Z64::BYTES, Z128::BYTES), (1, 2, 4, 8, 16));
     assert_eq!(Z64(u64::MAX) + Z64(1), Z64(0));
     assert_eq!(Z64::from_i64(i64::MIN).to_signed(), i128::from(i64::MIN));
     assert_eq!(Z128::from_i64(-1).0, u128::MAX);

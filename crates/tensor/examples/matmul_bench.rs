@@ -56,9 +56,7 @@ fn main() -> Result<(), TensorError> {
         Cpu::new().matmul_u64(&a64, &b64, &mut want64, d)?;
         Cpu::new().matmul_u32(&a32, &b32, &mut want32, d)?;
         let filter = std::env::var("VEIL_BENCH_FILTER").unwrap_or_default();
-        let kernels = KERNELS
-            .into_iter()
-            .filter(|k| format!("{k:?}").contains(&filter));
+        let kernels = KERNELS.into_iter().filter(|k| format!("{k:?}").contains(&filter));
         for kernel in kernels.clone() {
             let dev = Cpu::with_kernel(kernel);
             let mut c = vec![0u64; m * n];
@@ -78,10 +76,7 @@ fn main() -> Result<(), TensorError> {
 /// The shapes to run: `VEIL_BENCH_SHAPES` or the two default ones.
 fn shapes() -> Vec<(usize, usize, usize)> {
     let parse = |s: &str| -> Option<(usize, usize, usize)> {
-        let v: Vec<usize> = s
-            .split('x')
-            .map(|d| d.trim().parse().ok())
-            .collect::<Option<_>>()?;
+        let v: Vec<usize> = s.split('x').map(|d| d.trim().parse().ok()).collect::<Option<_>>()?;
         match v[..] {
             [m, k, n] => Some((m, k, n)),
             _ => None,

@@ -10,11 +10,7 @@ fn same_shape<T>(op: &'static str, a: &Tensor<T>, b: &Tensor<T>) -> Result<(), T
     if a.shape() == b.shape() {
         Ok(())
     } else {
-        Err(TensorError::ShapeMismatch {
-            op,
-            left: a.shape().to_vec(),
-            right: b.shape().to_vec(),
-        })
+        Err(TensorError::ShapeMismatch { op, left: a.shape().to_vec(), right: b.shape().to_vec() })
     }
 }
 
@@ -61,10 +57,7 @@ impl<T: Ring> Tensor<T> {
     }
 
     /// Element-wise negation.
-    #[allow(
-        clippy::should_implement_trait,
-        reason = "tensor ops are methods, not operators"
-    )]
+    #[allow(clippy::should_implement_trait, reason = "tensor ops are methods, not operators")]
     pub fn neg(&self) -> Self {
         self.map(|&a| -a)
     }
@@ -83,11 +76,7 @@ impl<T: Ring> Tensor<T> {
     pub fn sum_axis(&self, axis: usize) -> Result<Self, TensorError> {
         let shape = self.shape();
         let Some(&len) = shape.get(axis) else {
-            return Err(TensorError::AxisOutOfRange {
-                op: "sum_axis",
-                axis,
-                shape: shape.to_vec(),
-            });
+            return Err(TensorError::AxisOutOfRange { op: "sum_axis", axis, shape: shape.to_vec() });
         };
         // View as [outer, len, inner]; out[o, i] = Σ_l x[o, l, i].
         let outer: usize = shape[..axis].iter().product();
@@ -110,12 +99,7 @@ impl<T: Ring> Tensor<T> {
 
     /// Element-wise combination of two tensors already known to have equal shapes.
     fn zip_with(&self, other: &Self, f: impl Fn(T, T) -> T) -> Self {
-        let data = self
-            .data()
-            .iter()
-            .zip(other.data())
-            .map(|(&a, &b)| f(a, b))
-            .collect();
+        let data = self.data().iter().zip(other.data()).map(|(&a, &b)| f(a, b)).collect();
         Self::from_parts(self.shape().to_vec(), data)
     }
 }

@@ -19,12 +19,7 @@ use crate::error::TensorError;
 
 impl<T: Ring> Tensor<T> {
     /// Convolution of an NCHW input with an OIHW weight on the default device.
-    pub fn conv2d(
-        &self,
-        weight: &Self,
-        stride: usize,
-        padding: usize,
-    ) -> Result<Self, TensorError> {
+    pub fn conv2d(&self, weight: &Self, stride: usize, padding: usize) -> Result<Self, TensorError> {
         self.conv2d_with(weight, stride, padding, &*default_device())
     }
 
@@ -53,21 +48,14 @@ impl<T: Ring> Tensor<T> {
             TensorError::Conv { reason, .. } => err(reason),
             other => other,
         })?;
-        let (oh, ow) =
-            out_size(self.shape(), kh, kw, stride, padding).ok_or_else(|| err("invalid"))?;
+        let (oh, ow) = out_size(self.shape(), kh, kw, stride, padding).ok_or_else(|| err("invalid"))?;
         let w2 = weight.clone().reshape(&[o, c * kh * kw])?;
         let y = w2.matmul_with(&cols, device)?; // [O, N·H'·W']
         y.reshape(&[o, n, oh, ow])?.permute(&[1, 0, 2, 3])
     }
 
     /// The im2col matrix `[C·kh·kw, N·H'·W']` of an NCHW input (see the module docs).
-    pub fn im2col(
-        &self,
-        kh: usize,
-        kw: usize,
-        stride: usize,
-        padding: usize,
-    ) -> Result<Self, TensorError> {
+    pub fn im2col(&self, kh: usize, kw: usize, stride: usize, padding: usize) -> Result<Self, TensorError> {
         let err = |reason| TensorError::Conv {
             reason,
             input: self.shape().to_vec(),
@@ -101,8 +89,7 @@ impl<T: Ring> Tensor<T> {
                     };
                     let dst = &mut out_row[(b * oh + y) * ow..][..ow];
                     for (xo, d) in dst.iter_mut().enumerate() {
-                        if let Some(ix) = (xo * stride + j).checked_sub(padding).filter(|&v| v < w)
-                        {
+                        if let Some(ix) = (xo * stride + j).checked_sub(padding).filter(|&v| v < w) {
                             *d = plane[iy * w + ix];
                         }
                     }
@@ -114,13 +101,7 @@ impl<T: Ring> Tensor<T> {
 }
 
 /// Output spatial size `(H', W')`, or `None` if the kernel does not fit the padded input.
-fn out_size(
-    shape: &[usize],
-    kh: usize,
-    kw: usize,
-    stride: usize,
-    padding: usize,
-) -> Option<(usize, usize)> {
+fn out_size(shape: &[usize], kh: usize, kw: usize, stride: usize, padding: usize) -> Option<(usize, usize)> {
     let (h, w) = (shape[2] + 2 * padding, shape[3] + 2 * padding);
     if kh > h || kw > w || stride == 0 {
         return None;

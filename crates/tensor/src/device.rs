@@ -54,22 +54,10 @@ pub trait Device: Send + Sync + fmt::Debug {
     fn name(&self) -> &'static str;
 
     /// `c = a · b mod 2^64` with `a: m×k`, `b: k×n`, `c: m×n`.
-    fn matmul_u64(
-        &self,
-        a: &[u64],
-        b: &[u64],
-        c: &mut [u64],
-        dims: MatDims,
-    ) -> Result<(), TensorError>;
+    fn matmul_u64(&self, a: &[u64], b: &[u64], c: &mut [u64], dims: MatDims) -> Result<(), TensorError>;
 
     /// `c = a · b mod 2^32` with `a: m×k`, `b: k×n`, `c: m×n`.
-    fn matmul_u32(
-        &self,
-        a: &[u32],
-        b: &[u32],
-        c: &mut [u32],
-        dims: MatDims,
-    ) -> Result<(), TensorError>;
+    fn matmul_u32(&self, a: &[u32], b: &[u32], c: &mut [u32], dims: MatDims) -> Result<(), TensorError>;
 
     /// `batch` independent products `c[i] = a[i] · b[i] mod 2^64`, each `dims`;
     /// `b` may also hold a single `k×n` matrix shared by all.
@@ -82,9 +70,7 @@ pub trait Device: Send + Sync + fmt::Debug {
         dims: MatDims,
     ) -> Result<(), TensorError> {
         dims.check(batch, a.len(), b.len(), c.len())?;
-        for_each_batch(a, b, c, batch, dims, |a, b, c| {
-            self.matmul_u64(a, b, c, dims)
-        })
+        for_each_batch(a, b, c, batch, dims, |a, b, c| self.matmul_u64(a, b, c, dims))
     }
 
     /// `batch` independent products `c[i] = a[i] · b[i] mod 2^32`; see
@@ -98,9 +84,7 @@ pub trait Device: Send + Sync + fmt::Debug {
         dims: MatDims,
     ) -> Result<(), TensorError> {
         dims.check(batch, a.len(), b.len(), c.len())?;
-        for_each_batch(a, b, c, batch, dims, |a, b, c| {
-            self.matmul_u32(a, b, c, dims)
-        })
+        for_each_batch(a, b, c, batch, dims, |a, b, c| self.matmul_u32(a, b, c, dims))
     }
 }
 
@@ -175,10 +159,7 @@ impl Cpu {
 
     /// The CPU device using `kernel` for every word type.
     pub fn with_kernel(kernel: MatmulKernel) -> Self {
-        Self {
-            kernel_u64: kernel,
-            kernel_u32: kernel,
-        }
+        Self { kernel_u64: kernel, kernel_u32: kernel }
     }
 }
 
@@ -187,25 +168,13 @@ impl Device for Cpu {
         "cpu"
     }
 
-    fn matmul_u64(
-        &self,
-        a: &[u64],
-        b: &[u64],
-        c: &mut [u64],
-        dims: MatDims,
-    ) -> Result<(), TensorError> {
+    fn matmul_u64(&self, a: &[u64], b: &[u64], c: &mut [u64], dims: MatDims) -> Result<(), TensorError> {
         dims.check(1, a.len(), b.len(), c.len())?;
         kernel::cpu_matmul_u64(self.kernel_u64, a, b, c, dims);
         Ok(())
     }
 
-    fn matmul_u32(
-        &self,
-        a: &[u32],
-        b: &[u32],
-        c: &mut [u32],
-        dims: MatDims,
-    ) -> Result<(), TensorError> {
+    fn matmul_u32(&self, a: &[u32], b: &[u32], c: &mut [u32], dims: MatDims) -> Result<(), TensorError> {
         dims.check(1, a.len(), b.len(), c.len())?;
         kernel::cpu_matmul_u32(self.kernel_u32, a, b, c, dims);
         Ok(())
@@ -217,9 +186,7 @@ static DEFAULT_DEVICE: RwLock<Option<Arc<dyn Device>>> = RwLock::new(None);
 
 /// The device used by [`Tensor::matmul`](crate::Tensor::matmul) (a default [`Cpu`] unless replaced).
 pub fn default_device() -> Arc<dyn Device> {
-    let guard = DEFAULT_DEVICE
-        .read()
-        .unwrap_or_else(PoisonError::into_inner);
+    let guard = DEFAULT_DEVICE.read().unwrap_or_else(PoisonError::into_inner);
     match guard.as_ref() {
         Some(dev) => Arc::clone(dev),
         None => Arc::new(Cpu::default()),
@@ -228,7 +195,5 @@ pub fn default_device() -> Arc<dyn Device> {
 
 /// Replaces the process-wide default device.
 pub fn set_default_device(device: Arc<dyn Device>) {
-    *DEFAULT_DEVICE
-        .write()
-        .unwrap_or_else(PoisonError::into_inner) = Some(device);
+    *DEFAULT_DEVICE.write().unwrap_or_else(PoisonError::into_inner) = Some(device);
 }

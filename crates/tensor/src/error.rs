@@ -90,9 +90,7 @@ pub enum TensorError {
     #[error("concat needs at least one tensor")]
     EmptyConcat,
     /// Convolution parameters are invalid for the given shapes.
-    #[error(
-        "conv2d: {reason} (input {input:?}, weight {weight:?}, stride {stride}, padding {padding})"
-    )]
+    #[error("conv2d: {reason} (input {input:?}, weight {weight:?}, stride {stride}, padding {padding})")]
     Conv {
         /// What is wrong.
         reason: &'static str,
@@ -120,7 +118,5 @@ pub(crate) fn numel(shape: &[usize]) -> Result<usize, TensorError> {
     shape
         .iter()
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .ok_or_else(|| TensorError::ShapeOverflow {
-            shape: shape.to_vec(),
-        })
+        .ok_or_else(|| TensorError::ShapeOverflow { shape: shape.to_vec() })
 }

@@ -41,14 +41,9 @@ impl<T: Clone> Tensor<T> {
         let shape = self.shape();
         let mut seen = vec![false; shape.len()];
         let valid = perm.len() == shape.len()
-            && perm
-                .iter()
-                .all(|&p| p < shape.len() && !std::mem::replace(&mut seen[p], true));
+            && perm.iter().all(|&p| p < shape.len() && !std::mem::replace(&mut seen[p], true));
         if !valid {
-            return Err(TensorError::InvalidPermutation {
-                perm: perm.to_vec(),
-                shape: shape.to_vec(),
-            });
+            return Err(TensorError::InvalidPermutation { perm: perm.to_vec(), shape: shape.to_vec() });
         }
         let in_strides = strides(shape);
         let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
@@ -72,11 +67,7 @@ impl<T: Clone> Tensor<T> {
     pub fn slice(&self, axis: usize, range: Range<usize>) -> Result<Self, TensorError> {
         let shape = self.shape();
         let Some(&len) = shape.get(axis) else {
-            return Err(TensorError::AxisOutOfRange {
-                op: "slice",
-                axis,
-                shape: shape.to_vec(),
-            });
+            return Err(TensorError::AxisOutOfRange { op: "slice", axis, shape: shape.to_vec() });
         };
         if range.start > range.end || range.end > len {
             return Err(TensorError::SliceOutOfBounds {
@@ -104,21 +95,14 @@ impl<T: Clone> Tensor<T> {
         let first = tensors.first().ok_or(TensorError::EmptyConcat)?;
         let shape = first.shape();
         if axis >= shape.len() {
-            return Err(TensorError::AxisOutOfRange {
-                op: "concat",
-                axis,
-                shape: shape.to_vec(),
-            });
+            return Err(TensorError::AxisOutOfRange { op: "concat", axis, shape: shape.to_vec() });
         }
         let mut out_shape = shape.to_vec();
         out_shape[axis] = 0;
         for t in tensors {
             let s = t.shape();
             let compatible = s.len() == shape.len()
-                && s.iter()
-                    .zip(shape)
-                    .enumerate()
-                    .all(|(a, (x, y))| a == axis || x == y);
+                && s.iter().zip(shape).enumerate().all(|(a, (x, y))| a == axis || x == y);
             if !compatible {
                 return Err(TensorError::ShapeMismatch {
                     op: "concat",
@@ -145,10 +129,7 @@ impl<T: Clone> Tensor<T> {
     /// dimension must equal the target or be 1; missing leading axes are added.
     pub fn broadcast_to(&self, shape: &[usize]) -> Result<Self, TensorError> {
         let from = self.shape();
-        let err = || TensorError::Broadcast {
-            from: from.to_vec(),
-            to: shape.to_vec(),
-        };
+        let err = || TensorError::Broadcast { from: from.to_vec(), to: shape.to_vec() };
         if from.len() > shape.len() {
             return Err(err());
         }

@@ -23,11 +23,7 @@ impl<T: Ring> Tensor<T> {
             return Err(TensorError::RankMismatch {
                 op: "matmul",
                 expected: "2 (both operands)",
-                shape: if self.ndim() == 2 {
-                    other.shape().to_vec()
-                } else {
-                    self.shape().to_vec()
-                },
+                shape: if self.ndim() == 2 { other.shape().to_vec() } else { self.shape().to_vec() },
             });
         };
         if k != k2 {
@@ -45,11 +41,7 @@ impl<T: Ring> Tensor<T> {
     }
 
     /// Batched product on `device`; see [`batched_matmul`](Self::batched_matmul).
-    pub fn batched_matmul_with(
-        &self,
-        other: &Self,
-        device: &dyn Device,
-    ) -> Result<Self, TensorError> {
+    pub fn batched_matmul_with(&self, other: &Self, device: &dyn Device) -> Result<Self, TensorError> {
         let &[batch, m, k] = self.shape() else {
             return Err(TensorError::RankMismatch {
                 op: "batched_matmul",
@@ -81,9 +73,5 @@ impl<T: Ring> Tensor<T> {
 
 /// A [`TensorError::ShapeMismatch`] naming both operand shapes.
 fn mismatch<T>(op: &'static str, a: &Tensor<T>, b: &Tensor<T>) -> TensorError {
-    TensorError::ShapeMismatch {
-        op,
-        left: a.shape().to_vec(),
-        right: b.shape().to_vec(),
-    }
+    TensorError::ShapeMismatch { op, left: a.shape().to_vec(), right: b.shape().to_vec() }
 }

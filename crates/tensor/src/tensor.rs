@@ -47,11 +47,7 @@ impl<T> Tensor<T> {
     pub fn new(shape: Vec<usize>, data: Vec<T>) -> Result<Self, TensorError> {
         let expected = numel(&shape)?;
         if expected != data.len() {
-            return Err(TensorError::DataLength {
-                shape,
-                expected,
-                got: data.len(),
-            });
+            return Err(TensorError::DataLength { shape, expected, got: data.len() });
         }
         Ok(Self { shape, data })
     }
@@ -64,18 +60,12 @@ impl<T> Tensor<T> {
 
     /// A one-dimensional tensor holding `data`.
     pub fn from_vec(data: Vec<T>) -> Self {
-        Self {
-            shape: vec![data.len()],
-            data,
-        }
+        Self { shape: vec![data.len()], data }
     }
 
     /// A 0-dimensional tensor holding one value.
     pub fn scalar(x: T) -> Self {
-        Self {
-            shape: Vec::new(),
-            data: vec![x],
-        }
+        Self { shape: Vec::new(), data: vec![x] }
     }
 
     /// A tensor whose element at multi-index `idx` is `f(idx)`, filled in row-major order.
@@ -94,10 +84,7 @@ impl<T> Tensor<T> {
                 }
             }
         }
-        Self {
-            shape: shape.to_vec(),
-            data,
-        }
+        Self { shape: shape.to_vec(), data }
     }
 
     /// The dimensions.
@@ -153,23 +140,14 @@ impl<T> Tensor<T> {
     /// The same data viewed with another shape of equal element count.
     pub fn reshape(self, shape: &[usize]) -> Result<Self, TensorError> {
         match numel(shape) {
-            Ok(n) if n == self.data.len() => Ok(Self {
-                shape: shape.to_vec(),
-                data: self.data,
-            }),
-            _ => Err(TensorError::Reshape {
-                from: self.shape,
-                to: shape.to_vec(),
-            }),
+            Ok(n) if n == self.data.len() => Ok(Self { shape: shape.to_vec(), data: self.data }),
+            _ => Err(TensorError::Reshape { from: self.shape, to: shape.to_vec() }),
         }
     }
 
     /// Applies `f` to every element.
     pub fn map<U>(&self, f: impl FnMut(&T) -> U) -> Tensor<U> {
-        Tensor {
-            shape: self.shape.clone(),
-            data: self.data.iter().map(f).collect(),
-        }
+        Tensor { shape: self.shape.clone(), data: self.data.iter().map(f).collect() }
     }
 
     /// Combines two tensors of identical shape element by element.
@@ -187,12 +165,7 @@ impl<T> Tensor<T> {
         }
         Ok(Tensor {
             shape: self.shape.clone(),
-            data: self
-                .data
-                .iter()
-                .zip(&other.data)
-                .map(|(a, b)| f(a, b))
-                .collect(),
+            data: self.data.iter().zip(&other.data).map(|(a, b)| f(a, b)).collect(),
         })
     }
 }
@@ -203,9 +176,6 @@ impl<T: Clone + Default> Tensor<T> {
     /// # Panics
     /// Only if the shape's element count overflows `usize` (the allocation could not succeed).
     pub fn zeros(shape: &[usize]) -> Self {
-        Self {
-            shape: shape.to_vec(),
-            data: vec![T::default(); saturating_numel(shape)],
-        }
+        Self { shape: shape.to_vec(), data: vec![T::default(); saturating_numel(shape)] }
     }
 }

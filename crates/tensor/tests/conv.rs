@@ -19,10 +19,7 @@ fn naive_conv<R: Ring>(x: &Tensor<R>, w: &Tensor<R>, s: usize, p: usize) -> Tens
         for ch in 0..c {
             for i in 0..kh {
                 for j in 0..kw {
-                    let (iy, ix) = (
-                        (y * s + i) as isize - p as isize,
-                        (xx * s + j) as isize - p as isize,
-                    );
+                    let (iy, ix) = ((y * s + i) as isize - p as isize, (xx * s + j) as isize - p as isize);
                     if iy >= 0 && ix >= 0 && (iy as usize) < h && (ix as usize) < wd {
                         acc += *w.get(&[oc, ch, i, j]).unwrap()
                             * *x.get(&[b, ch, iy as usize, ix as usize]).unwrap();
@@ -49,12 +46,7 @@ fn check<R: Ring>(seed: u64) {
         let x = random_tensor::<R>(&mut g, &[n, c, h, w]);
         let k = random_tensor::<R>(&mut g, &[o, c, kh, kw]);
         let got = x.conv2d(&k, s, p).unwrap();
-        assert_eq!(
-            got,
-            naive_conv(&x, &k, s, p),
-            "{:?}",
-            (n, c, h, w, o, kh, kw, s, p)
-        );
+        assert_eq!(got, naive_conv(&x, &k, s, p), "{:?}", (n, c, h, w, o, kh, kw, s, p));
     }
 }
 
@@ -80,29 +72,12 @@ fn conv2d_errors() {
     let x = Tensor::<Z64>::zeros(&[1, 2, 4, 4]);
     let w = Tensor::<Z64>::zeros(&[3, 2, 3, 3]);
     let conv = |x: &Tensor<Z64>, w: &Tensor<Z64>, s, p| x.conv2d(w, s, p).unwrap_err();
-    assert!(
-        matches!(conv(&x, &w, 0, 0), TensorError::Conv { reason, .. } if reason.contains("stride"))
-    );
+    assert!(matches!(conv(&x, &w, 0, 0), TensorError::Conv { reason, .. } if reason.contains("stride")));
     let e = conv(&x, &Tensor::zeros(&[3, 1, 3, 3]), 1, 0);
-    assert!(
-        e.to_string().contains("[1, 2, 4, 4]") && e.to_string().contains("[3, 1, 3, 3]"),
-        "{e}"
-    );
-    assert!(matches!(
-        conv(&x, &Tensor::zeros(&[3, 2, 5, 5]), 1, 0),
-        TensorError::Conv { .. }
-    ));
+    assert!(e.to_string().contains("[1, 2, 4, 4]") && e.to_string().contains("[3, 1, 3, 3]"), "{e}");
+    assert!(matches!(conv(&x, &Tensor::zeros(&[3, 2, 5, 5]), 1, 0), TensorError::Conv { .. }));
     assert!(x.conv2d(&Tensor::zeros(&[3, 2, 5, 5]), 1, 1).is_ok());
-    assert!(matches!(
-        conv(&Tensor::zeros(&[2, 4, 4]), &w, 1, 0),
-        TensorError::Conv { .. }
-    ));
-    assert!(matches!(
-        conv(&x, &Tensor::zeros(&[3, 2, 3]), 1, 0),
-        TensorError::Conv { .. }
-    ));
-    assert!(matches!(
-        conv(&x, &Tensor::zeros(&[3, 2, 0, 3]), 1, 0),
-        TensorError::Conv { .. }
-    ));
+    assert!(matches!(conv(&Tensor::zeros(&[2, 4, 4]), &w, 1, 0), TensorError::Conv { .. }));
+    assert!(matches!(conv(&x, &Tensor::zeros(&[3, 2, 3]), 1, 0), TensorError::Conv { .. }));
+    assert!(matches!(conv(&x, &Tensor::zeros(&[3, 2, 0, 3]), 1, 0), TensorError::Conv { .. }));
 }

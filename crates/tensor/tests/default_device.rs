@@ -16,27 +16,12 @@ impl Device for Spy {
     fn name(&self) -> &'static str {
         "spy"
     }
-    fn matmul_u64(
-        &self,
-        a: &[u64],
-        b: &[u64],
-        c: &mut [u64],
-        d: MatDims,
-    ) -> Result<(), TensorError> {
+    fn matmul_u64(&self, a: &[u64], b: &[u64], c: &mut [u64], d: MatDims) -> Result<(), TensorError> {
         self.0.fetch_add(1, Ordering::SeqCst);
         Cpu::with_kernel(MatmulKernel::Naive).matmul_u64(a, b, c, d)
     }
-    fn matmul_u32(
-        &self,
-        _: &[u32],
-        _: &[u32],
-        _: &mut [u32],
-        _: MatDims,
-    ) -> Result<(), TensorError> {
-        Err(TensorError::Device {
-            device: "spy",
-            message: "no u32 support".into(),
-        })
+    fn matmul_u32(&self, _: &[u32], _: &[u32], _: &mut [u32], _: MatDims) -> Result<(), TensorError> {
+        Err(TensorError::Device { device: "spy", message: "no u32 support".into() })
     }
 }
 

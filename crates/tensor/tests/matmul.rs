@@ -45,11 +45,7 @@ fn every_kernel_z64_and_z32() {
 
 #[test]
 fn narrow_and_odd_width_rings() {
-    for kernel in [
-        MatmulKernel::Auto,
-        MatmulKernel::Blocked,
-        MatmulKernel::Naive,
-    ] {
+    for kernel in [MatmulKernel::Auto, MatmulKernel::Blocked, MatmulKernel::Naive] {
         let dev = Cpu::with_kernel(kernel);
         check_ring::<Z8>(&dev, 3);
         check_ring::<Z16>(&dev, 4);
@@ -98,11 +94,7 @@ fn deep_products_cross_kernel_slabs() {
         let (m, k, n) = (2, 16_500, 3);
         let a = random_tensor::<Z64>(&mut g, &[m, k]);
         let b = random_tensor::<Z64>(&mut g, &[k, n]);
-        assert_eq!(
-            a.matmul_with(&b, &dev).unwrap(),
-            naive_matmul(&a, &b),
-            "{kernel:?}"
-        );
+        assert_eq!(a.matmul_with(&b, &dev).unwrap(), naive_matmul(&a, &b), "{kernel:?}");
     }
 }
 
@@ -142,10 +134,7 @@ fn batched_matmul_both_forms() {
     let fp = f.batched_matmul(&fb).unwrap();
     let f1 = f.slice(0, 1..2).unwrap().reshape(&[3, 4]).unwrap();
     let fb1 = fb.slice(0, 1..2).unwrap().reshape(&[4, 2]).unwrap();
-    assert_eq!(
-        fp.slice(0, 1..2).unwrap().reshape(&[3, 2]).unwrap(),
-        naive_matmul(&f1, &fb1)
-    );
+    assert_eq!(fp.slice(0, 1..2).unwrap().reshape(&[3, 2]).unwrap(), naive_matmul(&f1, &fb1));
 }
 
 #[test]
@@ -154,14 +143,8 @@ fn shape_errors_name_the_shapes() {
     let b = Tensor::<Z64>::zeros(&[4, 5]);
     let e = a.matmul(&b).unwrap_err();
     assert!(matches!(e, TensorError::ShapeMismatch { .. }));
-    assert!(
-        e.to_string().contains("[2, 3]") && e.to_string().contains("[4, 5]"),
-        "{e}"
-    );
-    assert!(matches!(
-        Tensor::<Z64>::zeros(&[2, 3, 1]).matmul(&b),
-        Err(TensorError::RankMismatch { .. })
-    ));
+    assert!(e.to_string().contains("[2, 3]") && e.to_string().contains("[4, 5]"), "{e}");
+    assert!(matches!(Tensor::<Z64>::zeros(&[2, 3, 1]).matmul(&b), Err(TensorError::RankMismatch { .. })));
     assert!(Tensor::<Z64>::zeros(&[2, 3]).batched_matmul(&b).is_err());
     let a3 = Tensor::<Z64>::zeros(&[2, 3, 4]);
     assert!(a3.batched_matmul(&Tensor::zeros(&[3, 4, 5])).is_err());
@@ -179,14 +162,8 @@ fn device_buffers_are_checked() {
     assert!(dev.matmul_u64(&[0; 6], &[0; 12], &mut c[..7], d).is_err());
     let mut c32 = vec![0u32; 8];
     assert!(dev.matmul_u32(&[0; 6], &[0; 11], &mut c32, d).is_err());
-    assert!(
-        dev.batched_matmul_u64(&[0; 12], &[0; 12], &mut [0; 16], 2, d)
-            .is_ok()
-    );
-    assert!(
-        dev.batched_matmul_u64(&[0; 12], &[0; 13], &mut [0; 16], 2, d)
-            .is_err()
-    );
+    assert!(dev.batched_matmul_u64(&[0; 12], &[0; 12], &mut [0; 16], 2, d).is_ok());
+    assert!(dev.batched_matmul_u64(&[0; 12], &[0; 13], &mut [0; 16], 2, d).is_err());
 }
 
 /// A device that counts calls and forwards to the CPU.
@@ -199,26 +176,12 @@ impl Device for Counting {
     fn name(&self) -> &'static str {
         "counting"
     }
-    fn matmul_u64(
-        &self,
-        a: &[u64],
-        b: &[u64],
-        c: &mut [u64],
-        d: MatDims,
-    ) -> Result<(), TensorError> {
-        self.calls
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    fn matmul_u64(&self, a: &[u64], b: &[u64], c: &mut [u64], d: MatDims) -> Result<(), TensorError> {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Cpu::new().matmul_u64(a, b, c, d)
     }
-    fn matmul_u32(
-        &self,
-        a: &[u32],
-        b: &[u32],
-        c: &mut [u32],
-        d: MatDims,
-    ) -> Result<(), TensorError> {
-        self.calls
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    fn matmul_u32(&self, a: &[u32], b: &[u32], c: &mut [u32], d: MatDims) -> Result<(), TensorError> {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Cpu::new().matmul_u32(a, b, c, d)
     }
 }

@@ -121,11 +121,7 @@ proptest! {
 fn constructors() {
     assert!(matches!(
         Tensor::new(vec![2, 3], vec![Z64(0); 5]),
-        Err(TensorError::DataLength {
-            expected: 6,
-            got: 5,
-            ..
-        })
+        Err(TensorError::DataLength { expected: 6, got: 5, .. })
     ));
     assert!(matches!(
         Tensor::new(vec![usize::MAX, 3], Vec::<Z64>::new()),
@@ -156,49 +152,25 @@ fn random_tensors() {
 #[test]
 fn layout_errors() {
     let t = random_tensor::<Z64>(&mut rng(1), &[2, 3, 4]);
-    assert!(matches!(
-        t.transpose(),
-        Err(TensorError::RankMismatch { .. })
-    ));
+    assert!(matches!(t.transpose(), Err(TensorError::RankMismatch { .. })));
     for bad in [&[0, 1][..], &[0, 1, 1], &[0, 1, 3], &[2, 1, 0, 3]] {
-        assert!(
-            matches!(t.permute(bad), Err(TensorError::InvalidPermutation { .. })),
-            "{bad:?}"
-        );
+        assert!(matches!(t.permute(bad), Err(TensorError::InvalidPermutation { .. })), "{bad:?}");
     }
-    assert!(matches!(
-        t.slice(3, 0..1),
-        Err(TensorError::AxisOutOfRange { .. })
-    ));
-    assert!(matches!(
-        t.slice(1, 2..4),
-        Err(TensorError::SliceOutOfBounds { .. })
-    ));
+    assert!(matches!(t.slice(3, 0..1), Err(TensorError::AxisOutOfRange { .. })));
+    assert!(matches!(t.slice(1, 2..4), Err(TensorError::SliceOutOfBounds { .. })));
     #[allow(clippy::reversed_empty_ranges)]
     let reversed = t.slice(1, 2..1);
     assert!(reversed.is_err());
-    assert!(matches!(
-        Tensor::<Z64>::concat(&[], 0),
-        Err(TensorError::EmptyConcat)
-    ));
+    assert!(matches!(Tensor::<Z64>::concat(&[], 0), Err(TensorError::EmptyConcat)));
     let u = Tensor::<Z64>::zeros(&[2, 5, 4]);
     assert_eq!(Tensor::concat(&[&t, &u], 1).unwrap().shape(), &[2, 8, 4]);
     let e = Tensor::concat(&[&t, &u], 0).unwrap_err();
-    assert!(
-        e.to_string().contains("[2, 3, 4]") && e.to_string().contains("[2, 5, 4]"),
-        "{e}"
-    );
+    assert!(e.to_string().contains("[2, 3, 4]") && e.to_string().contains("[2, 5, 4]"), "{e}");
     assert!(Tensor::concat(&[&t], 3).is_err());
     assert!(Tensor::concat(&[&t, &Tensor::zeros(&[2, 3])], 0).is_err());
-    assert!(matches!(
-        t.broadcast_to(&[2, 2, 4]),
-        Err(TensorError::Broadcast { .. })
-    ));
+    assert!(matches!(t.broadcast_to(&[2, 2, 4]), Err(TensorError::Broadcast { .. })));
     assert!(t.broadcast_to(&[3, 4]).is_err());
-    assert_eq!(
-        t.broadcast_to(&[5, 2, 3, 4]).unwrap().shape(),
-        &[5, 2, 3, 4]
-    );
+    assert_eq!(t.broadcast_to(&[5, 2, 3, 4]).unwrap().shape(), &[5, 2, 3, 4]);
 }
 
 #[test]
@@ -207,18 +179,12 @@ fn elementwise_shape_errors() {
     let b = Tensor::<Z64>::zeros(&[3, 2]);
     for e in [a.add(&b), a.sub(&b), a.mul(&b)] {
         let e = e.unwrap_err();
-        assert!(
-            e.to_string().contains("[2, 3]") && e.to_string().contains("[3, 2]"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("[2, 3]") && e.to_string().contains("[3, 2]"), "{e}");
     }
     assert!(a.zip_map(&b, |x, y| *x + *y).is_err());
     assert!(a.clone().add_assign(&b).is_err());
     assert!(a.clone().sub_assign(&b).is_err());
-    assert!(matches!(
-        a.sum_axis(2),
-        Err(TensorError::AxisOutOfRange { .. })
-    ));
+    assert!(matches!(a.sum_axis(2), Err(TensorError::AxisOutOfRange { .. })));
     assert_eq!(
         Tensor::scalar(Z64(3)).sum_axis(0).unwrap_err().to_string(),
         "sum_axis: axis 0 is out of range for shape []"

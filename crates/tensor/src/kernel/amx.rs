@@ -91,13 +91,8 @@ struct TileConfig {
 impl Tiles {
     /// Configures the tiles of the calling thread.
     pub(crate) fn new(_: Amx) -> Self {
-        let mut cfg = TileConfig {
-            palette: 1,
-            start_row: 0,
-            reserved: [0; 14],
-            colsb: [0; 16],
-            rows: [0; 16],
-        };
+        let mut cfg =
+            TileConfig { palette: 1, start_row: 0, reserved: [0; 14], colsb: [0; 16], rows: [0; 16] };
         cfg.colsb[..8].fill(64);
         cfg.rows[..8].fill(16);
         // SAFETY: AMX is enabled and permitted (`Amx` token); the config is a
@@ -110,22 +105,14 @@ impl Tiles {
     pub(crate) fn zero(&self) {
         // SAFETY: tiles are configured (`self`); only tile registers change.
         unsafe {
-            asm!(
-                "tilezero tmm0",
-                "tilezero tmm1",
-                "tilezero tmm2",
-                "tilezero tmm3",
-                options(nostack, nomem)
-            )
+            asm!("tilezero tmm0", "tilezero tmm1", "tilezero tmm2", "tilezero tmm3", options(nostack, nomem))
         };
     }
 
     /// `C00 += Σ_q A0_q·B0_q`, `C01 += A0·B1`, `C10 += A1·B0`, `C11 += A1·B1` over `nq` tiles.
     pub(crate) fn dot(&self, a0: &[Line], a1: &[Line], b0: &[Line], b1: &[Line], nq: usize) {
         let need = nq * TILE_LINES;
-        assert!(
-            nq > 0 && a0.len() >= need && a1.len() >= need && b0.len() >= need && b1.len() >= need
-        );
+        assert!(nq > 0 && a0.len() >= need && a1.len() >= need && b0.len() >= need && b1.len() >= need);
         // SAFETY: tiles are configured; every load reads 16 lines of 64 bytes at
         // stride 64 from one of the slices, `nq` tiles each, which the assert
         // shows are in bounds; all pointers are 64-byte aligned (`Line`).

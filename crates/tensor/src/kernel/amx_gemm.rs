@@ -62,17 +62,13 @@ impl Plan {
                 if cnt == nq {
                     // A_0..A_s and B_s..B_0 (stored reversed) are runs of (s+1)·nq tiles.
                     let (a, b) = (self.tile(2 * bi, 0, 0), self.tile(2 * bj, l - 1 - s, 0));
-                    let (a1, b1) = (
-                        self.tile(2 * bi + 1, 0, 0),
-                        self.tile(2 * bj + 1, l - 1 - s, 0),
-                    );
+                    let (a1, b1) = (self.tile(2 * bi + 1, 0, 0), self.tile(2 * bj + 1, l - 1 - s, 0));
                     t.dot(&pa[a..], &pa[a1..], &pb[b..], &pb[b1..], (s + 1) * nq);
                 } else {
                     for i in 0..=s {
                         let jr = l - 1 - (s - i);
                         let (a, b) = (self.tile(2 * bi, i, q0), self.tile(2 * bj, jr, q0));
-                        let (a1, b1) =
-                            (self.tile(2 * bi + 1, i, q0), self.tile(2 * bj + 1, jr, q0));
+                        let (a1, b1) = (self.tile(2 * bi + 1, i, q0), self.tile(2 * bj + 1, jr, q0));
                         t.dot(&pa[a..], &pa[a1..], &pb[b..], &pb[b1..], cnt);
                     }
                 }
@@ -95,20 +91,14 @@ pub(crate) fn gemm<W: Word>(amx: Amx, a: &[W], b: &[W], c: &mut [W], d: MatDims)
         return;
     }
     let (l, nq) = (W::BYTES, k.div_ceil(64));
-    let plan = Plan {
-        l,
-        nq,
-        slab: if l == 8 { MAX_Q } else { nq },
-    };
+    let plan = Plan { l, nq, slab: if l == 8 { MAX_Q } else { nq } };
     let (mp, pairs) = (m.div_ceil(32) * 32, n.div_ceil(32));
     let per_blk = l * nq * TILE_LINES;
     let mut pa = vec![Line([0; 64]); mp / TILE_LINES * per_blk];
-    pa.par_chunks_mut(per_blk)
-        .enumerate()
-        .for_each(|(blk, out)| {
-            // SAFETY: an `Amx` token implies AVX-512F/BW/VBMI.
-            unsafe { pack_a_block(a, m, k, nq, blk, out) }
-        });
+    pa.par_chunks_mut(per_blk).enumerate().for_each(|(blk, out)| {
+        // SAFETY: an `Amx` token implies AVX-512F/BW/VBMI.
+        unsafe { pack_a_block(a, m, k, nq, blk, out) }
+    });
     let strips = pairs.div_ceil(PAIRS);
     let rows = rows_per_item(mp, strips);
     // Item (row group g, column strip st) → its (32-row block, 32-column block) pairs.
@@ -117,9 +107,8 @@ pub(crate) fn gemm<W: Word>(amx: Amx, a: &[W], b: &[W], c: &mut [W], d: MatDims)
         let rows = (g * rows / 32)..((g + 1) * rows).min(mp) / 32;
         cols.flat_map(move |bj| rows.clone().map(move |bi| (bi, bj)))
     };
-    let items: Vec<(usize, usize)> = (0..strips)
-        .flat_map(|st| (0..mp.div_ceil(rows)).map(move |g| (g, st)))
-        .collect();
+    let items: Vec<(usize, usize)> =
+        (0..strips).flat_map(|st| (0..mp.div_ceil(rows)).map(move |g| (g, st))).collect();
     let results: Vec<Vec<u64>> = items
         .par_iter()
         .map(|&(g, st)| {

@@ -184,16 +184,12 @@ pub(crate) unsafe fn pack_a_block<W: Word>(
                 let e: [__m512i; 8] = core::array::from_fn(ld);
                 for x in 0..2 {
                     let t1 = idx(&A64_L1[x]);
-                    let g: [__m512i; 4] =
-                        core::array::from_fn(|w| perm(e[2 * w], t1, e[2 * w + 1]));
+                    let g: [__m512i; 4] = core::array::from_fn(|w| perm(e[2 * w], t1, e[2 * w + 1]));
                     for y in 0..2 {
                         let t2 = idx(&A64_L2[y]);
                         let (h0, h1) = (perm(g[0], t2, g[1]), perm(g[2], t2, g[3]));
                         for z in 0..2 {
-                            put(
-                                &mut out[line(4 * x + 2 * y + z, q, r)],
-                                perm(h0, idx(&HALVES[z]), h1),
-                            );
+                            put(&mut out[line(4 * x + 2 * y + z, q, r)], perm(h0, idx(&HALVES[z]), h1));
                         }
                     }
                 }
@@ -203,10 +199,7 @@ pub(crate) unsafe fn pack_a_block<W: Word>(
                     let t1 = idx(&A32_L1[x]);
                     let (g0, g1) = (perm(e[0], t1, e[1]), perm(e[2], t1, e[3]));
                     for z in 0..2 {
-                        put(
-                            &mut out[line(2 * x + z, q, r)],
-                            perm(g0, idx(&HALVES[z]), g1),
-                        );
+                        put(&mut out[line(2 * x + z, q, r)], perm(g0, idx(&HALVES[z]), g1));
                     }
                 }
             }
@@ -228,9 +221,7 @@ pub(crate) unsafe fn pack_b_strip<W: Word>(
     out: &mut [Line],
 ) {
     let per_blk = W::BYTES * nq * TILE_LINES;
-    let strip = n
-        .saturating_sub(blk0 * TILE_LINES)
-        .min(out.len() / per_blk * TILE_LINES);
+    let strip = n.saturating_sub(blk0 * TILE_LINES).min(out.len() / per_blk * TILE_LINES);
     for q in 0..nq {
         for r in 0..TILE_LINES {
             // Rows of a narrow strip are n words apart, which defeats the hardware
@@ -242,8 +233,7 @@ pub(crate) unsafe fn pack_b_strip<W: Word>(
                 }
             }
             for (h, out) in out.chunks_exact_mut(per_blk).enumerate() {
-                let line =
-                    |i: usize, q: usize, r: usize| ((W::BYTES - 1 - i) * nq + q) * TILE_LINES + r;
+                let line = |i: usize, q: usize, r: usize| ((W::BYTES - 1 - i) * nq + q) * TILE_LINES + r;
                 let j0 = (blk0 + h) * TILE_LINES;
                 let width = TILE_LINES.min(n.saturating_sub(j0));
                 // Row t of the group, columns [j0 + off, j0 + off + 64/BYTES).
@@ -282,10 +272,7 @@ pub(crate) unsafe fn pack_b_strip<W: Word>(
                         let t1 = idx(&B32_L1[x]);
                         let (u01, u23) = (perm(rt[0], t1, rt[1]), perm(rt[2], t1, rt[3]));
                         for l in 0..2 {
-                            put(
-                                &mut out[line(2 * x + l, q, r)],
-                                perm(u01, idx(&B32_L2[l]), u23),
-                            );
+                            put(&mut out[line(2 * x + l, q, r)], perm(u01, idx(&B32_L2[l]), u23));
                         }
                     }
                 }

@@ -70,47 +70,33 @@ fn gemm_limbs<W: Word>(l: Limbs, a: &[W], b: &[W], c: &mut [W], d: MatDims) {
     let depth = (1usize << (55 - 2 * l.bits)).min(k);
     let bl = split(b, l);
     let rows = m.div_ceil(rayon::current_num_threads()).max(1);
-    c.par_chunks_mut(rows * n)
-        .zip(a.par_chunks(rows * k))
-        .for_each(|(c_rows, a_rows)| {
-            let mr = a_rows.len() / k;
-            let al = split(a_rows, l);
-            let mut acc = vec![0u64; mr * n];
-            let mut t = vec![0f64; mr * n];
-            for p0 in (0..k).step_by(depth) {
-                let kc = depth.min(k - p0);
-                for (i, ai) in al.iter().enumerate() {
-                    for (j, bj) in bl.iter().enumerate().take(l.count - i) {
-                        dgemm(mr, kc, n, &ai[p0..], k, &bj[p0 * n..], n, &mut t);
-                        let shift = l.bits * (i + j) as u32;
-                        for (s, &x) in acc.iter_mut().zip(&t) {
-                            // |x| <= 2^53 is an exact integer, so the cast is exact.
-                            *s = s.wrapping_add((x as i64 as u64) << shift);
-                        }
+    c.par_chunks_mut(rows * n).zip(a.par_chunks(rows * k)).for_each(|(c_rows, a_rows)| {
+        let mr = a_rows.len() / k;
+        let al = split(a_rows, l);
+        let mut acc = vec![0u64; mr * n];
+        let mut t = vec![0f64; mr * n];
+        for p0 in (0..k).step_by(depth) {
+            let kc = depth.min(k - p0);
+            for (i, ai) in al.iter().enumerate() {
+                for (j, bj) in bl.iter().enumerate().take(l.count - i) {
+                    dgemm(mr, kc, n, &ai[p0..], k, &bj[p0 * n..], n, &mut t);
+                    let shift = l.bits * (i + j) as u32;
+                    for (s, &x) in acc.iter_mut().zip(&t) {
+                        // |x| <= 2^53 is an exact integer, so the cast is exact.
+                        *s = s.wrapping_add((x as i64 as u64) << shift);
                     }
                 }
             }
-            for (o, &s) in c_rows.iter_mut().zip(&acc) {
-                *o = W::from_u64(s);
-            }
-        });
+        }
+        for (o, &s) in c_rows.iter_mut().zip(&acc) {
+            *o = W::from_u64(s);
+        }
+    });
 }
 
 /// `c[m×n] = a[m×k] · b[k×n]` in `f64`, with row strides `lda`, `ldb` and `c` dense.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "mirrors the BLAS dgemm signature"
-)]
-fn dgemm(
-    m: usize,
-    k: usize,
-    n: usize,
-    a: &[f64],
-    lda: usize,
-    b: &[f64],
-    ldb: usize,
-    c: &mut [f64],
-) {
+#[allow(clippy::too_many_arguments, reason = "mirrors the BLAS dgemm signature")]
+fn dgemm(m: usize, k: usize, n: usize, a: &[f64], lda: usize, b: &[f64], ldb: usize, c: &mut [f64]) {
     assert!(m > 0 && k > 0 && n > 0 && k <= lda && n <= ldb);
     assert!(a.len() >= (m - 1) * lda + k && b.len() >= (k - 1) * ldb + n && c.len() >= m * n);
     let s = |x: usize| x as isize;

@@ -27,13 +27,7 @@ pub(crate) trait Micro<W: Word>: Sync {
 
 /// The shared micro-kernel body (inlined into each ISA-specific wrapper).
 #[inline(always)]
-fn body<W: Word, const MR: usize, const NR: usize>(
-    kc: usize,
-    a: &[W],
-    b: &[W],
-    c: &mut [W],
-    ldc: usize,
-) {
+fn body<W: Word, const MR: usize, const NR: usize>(kc: usize, a: &[W], b: &[W], c: &mut [W], ldc: usize) {
     let mut acc = [[W::ZERO; NR]; MR];
     let (a, _) = a.as_chunks::<MR>();
     let (b, _) = b.as_chunks::<NR>();

@@ -98,17 +98,9 @@ fn amx_token() -> Option<amx::Amx> {
 }
 
 /// `c = a · b mod 2^64` on the CPU with the chosen kernel (lengths already checked).
-pub(crate) fn cpu_matmul_u64(
-    kernel: MatmulKernel,
-    a: &[u64],
-    b: &[u64],
-    c: &mut [u64],
-    d: MatDims,
-) {
+pub(crate) fn cpu_matmul_u64(kernel: MatmulKernel, a: &[u64], b: &[u64], c: &mut [u64], d: MatDims) {
     match kernel {
-        MatmulKernel::Auto | MatmulKernel::Amx if let Some(amx) = amx_token() => {
-            amx_gemm(amx, a, b, c, d)
-        }
+        MatmulKernel::Auto | MatmulKernel::Amx if let Some(amx) = amx_token() => amx_gemm(amx, a, b, c, d),
         MatmulKernel::Auto | MatmulKernel::Amx | MatmulKernel::Blocked => {
             packed::gemm_u64(micro::Isa::best(), a, b, c, d)
         }
@@ -120,17 +112,9 @@ pub(crate) fn cpu_matmul_u64(
 }
 
 /// `c = a · b mod 2^32` on the CPU with the chosen kernel (lengths already checked).
-pub(crate) fn cpu_matmul_u32(
-    kernel: MatmulKernel,
-    a: &[u32],
-    b: &[u32],
-    c: &mut [u32],
-    d: MatDims,
-) {
+pub(crate) fn cpu_matmul_u32(kernel: MatmulKernel, a: &[u32], b: &[u32], c: &mut [u32], d: MatDims) {
     match kernel {
-        MatmulKernel::Auto | MatmulKernel::Amx if let Some(amx) = amx_token() => {
-            amx_gemm(amx, a, b, c, d)
-        }
+        MatmulKernel::Auto | MatmulKernel::Amx if let Some(amx) = amx_token() => amx_gemm(amx, a, b, c, d),
         MatmulKernel::Auto | MatmulKernel::Amx | MatmulKernel::Blocked => {
             packed::gemm_u32(micro::Isa::best(), a, b, c, d)
         }
@@ -153,9 +137,7 @@ pub(crate) fn matmul<R: Ring>(
 ) -> Result<Vec<R>, TensorError> {
     let mut out = vec![R::ZERO; batch * d.m * d.n];
     let done = match cast::storage::<R>() {
-        Some((Storage::U64, bits)) if bits > 32 => {
-            word_path_u64(dev, a, b, &mut out, batch, d, bits)?
-        }
+        Some((Storage::U64, bits)) if bits > 32 => word_path_u64(dev, a, b, &mut out, batch, d, bits)?,
         Some((Storage::U32, _)) => match (cast::u32s(a), cast::u32s(b), cast::u32s_mut(&mut out)) {
             (Some(a), Some(b), Some(c)) => dev.batched_matmul_u32(a, b, c, batch, d).map(Some)?,
             _ => None,

@@ -19,25 +19,12 @@ pub(crate) fn gemm_words<W: Word>(a: &[W], b: &[W], c: &mut [W], d: MatDims) {
 }
 
 /// `batch` products over any ring; `out` must be zero-filled with `batch·m·n` entries.
-pub(crate) fn matmul_ring<R: Ring>(
-    a: &[R],
-    b: &[R],
-    mut out: Vec<R>,
-    batch: usize,
-    d: MatDims,
-) -> Vec<R> {
+pub(crate) fn matmul_ring<R: Ring>(a: &[R], b: &[R], mut out: Vec<R>, batch: usize, d: MatDims) -> Vec<R> {
     let (sa, sc) = (d.m * d.k, d.m * d.n);
     let sb = if b.len() == d.k * d.n { 0 } else { d.k * d.n };
     for i in 0..batch {
         let (ai, bi) = (&a[i * sa..(i + 1) * sa], &b[i * sb..i * sb + d.k * d.n]);
-        axpy_rows(
-            ai,
-            bi,
-            &mut out[i * sc..(i + 1) * sc],
-            d,
-            R::ZERO,
-            |acc, x, y| *acc += x * y,
-        );
+        axpy_rows(ai, bi, &mut out[i * sc..(i + 1) * sc], d, R::ZERO, |acc, x, y| *acc += x * y);
     }
     out
 }
@@ -56,17 +43,15 @@ fn axpy_rows<T: Copy + Send + Sync>(
         return;
     }
     c.fill(zero);
-    c.par_chunks_mut(ROWS * n)
-        .zip(a.par_chunks(ROWS * k.max(1)))
-        .for_each(|(c_rows, a_rows)| {
-            for p in 0..k {
-                let b_row = &b[p * n..(p + 1) * n];
-                for (c_row, a_row) in c_rows.chunks_exact_mut(n).zip(a_rows.chunks(k.max(1))) {
-                    let x = a_row[p];
-                    for (acc, &y) in c_row.iter_mut().zip(b_row) {
-                        mac(acc, x, y);
-                    }
+    c.par_chunks_mut(ROWS * n).zip(a.par_chunks(ROWS * k.max(1))).for_each(|(c_rows, a_rows)| {
+        for p in 0..k {
+            let b_row = &b[p * n..(p + 1) * n];
+            for (c_row, a_row) in c_rows.chunks_exact_mut(n).zip(a_rows.chunks(k.max(1))) {
+                let x = a_row[p];
+                for (acc, &y) in c_row.iter_mut().zip(b_row) {
+                    mac(acc, x, y);
                 }
             }
-        });
+        }
+    });
 }

@@ -49,16 +49,14 @@ fn pack_a<W: Word>(a: &[W], m: usize, k: usize, mp: usize, mr: usize) -> Vec<W> 
     let mut out = vec![W::ZERO; mp * k];
     for (p0, kc) in slabs(k) {
         let slab = &mut out[p0 * mp..(p0 + kc) * mp];
-        slab.par_chunks_mut(kc * mr)
-            .enumerate()
-            .for_each(|(ip, panel)| {
-                for i in 0..mr.min(m.saturating_sub(ip * mr)) {
-                    let row = &a[(ip * mr + i) * k + p0..][..kc];
-                    for (p, &x) in row.iter().enumerate() {
-                        panel[p * mr + i] = x;
-                    }
+        slab.par_chunks_mut(kc * mr).enumerate().for_each(|(ip, panel)| {
+            for i in 0..mr.min(m.saturating_sub(ip * mr)) {
+                let row = &a[(ip * mr + i) * k + p0..][..kc];
+                for (p, &x) in row.iter().enumerate() {
+                    panel[p * mr + i] = x;
                 }
-            });
+            }
+        });
     }
     out
 }
@@ -69,15 +67,13 @@ fn pack_b<W: Word>(b: &[W], k: usize, n: usize, np: usize, nr: usize) -> Vec<W> 
     let mut out = vec![W::ZERO; np * k];
     for (p0, kc) in slabs(k) {
         let slab = &mut out[p0 * np..(p0 + kc) * np];
-        slab.par_chunks_mut(kc * nr)
-            .enumerate()
-            .for_each(|(jp, panel)| {
-                let j0 = jp * nr;
-                let w = nr.min(n - j0);
-                for (p, dst) in panel.chunks_exact_mut(nr).enumerate() {
-                    dst[..w].copy_from_slice(&b[(p0 + p) * n + j0..][..w]);
-                }
-            });
+        slab.par_chunks_mut(kc * nr).enumerate().for_each(|(jp, panel)| {
+            let j0 = jp * nr;
+            let w = nr.min(n - j0);
+            for (p, dst) in panel.chunks_exact_mut(nr).enumerate() {
+                dst[..w].copy_from_slice(&b[(p0 + p) * n + j0..][..w]);
+            }
+        });
     }
     out
 }
@@ -113,10 +109,8 @@ pub(crate) fn gemm<W: Word, K: Micro<W>>(kern: &K, a: &[W], b: &[W], c: &mut [W]
     let pa = pack_a(a, m, k, mp, mr);
     let pb = pack_b(b, k, n, np, nr);
     let (mc, nc) = tile_sizes(mp, np, mr, nr);
-    let tiles: Vec<(usize, usize)> = (0..mp)
-        .step_by(mc)
-        .flat_map(|i0| (0..np).step_by(nc).map(move |j0| (i0, j0)))
-        .collect();
+    let tiles: Vec<(usize, usize)> =
+        (0..mp).step_by(mc).flat_map(|i0| (0..np).step_by(nc).map(move |j0| (i0, j0))).collect();
     let results: Vec<Vec<W>> = tiles
         .par_iter()
         .map(|&(i0, j0)| {

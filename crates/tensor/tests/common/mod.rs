@@ -13,19 +13,9 @@ pub fn rng(seed: u64) -> StdRng {
 
 /// Random elements, with roughly one in four an edge value (0, 1, -1 = all ones, 2^(k-1)).
 pub fn random_tensor<R: Ring>(rng: &mut StdRng, shape: &[usize]) -> Tensor<R> {
-    let edges = [
-        R::ZERO,
-        R::ONE,
-        -R::ONE,
-        R::from_i64(i64::MIN),
-        R::from_u64(u64::MAX),
-    ];
+    let edges = [R::ZERO, R::ONE, -R::ONE, R::from_i64(i64::MIN), R::from_u64(u64::MAX)];
     Tensor::from_fn(shape, |_| {
-        if rng.gen_ratio(1, 4) {
-            edges[rng.gen_range(0..edges.len())]
-        } else {
-            R::random(rng)
-        }
+        if rng.gen_ratio(1, 4) { edges[rng.gen_range(0..edges.len())] } else { R::random(rng) }
     })
 }
 
@@ -34,9 +24,5 @@ pub fn naive_matmul<R: Ring>(a: &Tensor<R>, b: &Tensor<R>) -> Tensor<R> {
     let (&[m, k], &[_, n]) = (a.shape(), b.shape()) else {
         panic!("naive_matmul needs 2-D operands");
     };
-    Tensor::from_fn(&[m, n], |ij| {
-        (0..k)
-            .map(|p| a.data()[ij[0] * k + p] * b.data()[p * n + ij[1]])
-            .sum()
-    })
+    Tensor::from_fn(&[m, n], |ij| (0..k).map(|p| a.data()[ij[0] * k + p] * b.data()[p * n + ij[1]]).sum())
 }
