@@ -14,7 +14,7 @@
 //! # Operations and their cost (per party, `m` elements, `n` parties, `B` bytes per element)
 //! | op | bytes sent | messages | rounds |
 //! |---|---|---|---|
-//! | [`Additive::share_input`] | 0 | 0 | 0 |
+//! | `share_input` | 0 | 0 | 0 |
 //! | `reveal_all` | (n-1)·m·B | n-1 | 1 |
 //! | `reveal_to(t)` | m·B at parties ≠ t, 0 at t | 1 / 0 | 1 |
 //! | `add`, `sub`, `add_public`, `mul_public` | 0 | 0 | 0 |

@@ -29,7 +29,7 @@ struct Cli {
 enum Command {
     /// Print the version of this build.
     Version,
-    /// Create a CA and a certificate per party (party-<id>.pem/.key, ca.pem) in a folder.
+    /// Create a CA and a certificate per party (`party-<id>.pem`/`.key`, `ca.pem`) in a folder.
     Certs {
         /// Number of parties.
         #[arg(long)]
