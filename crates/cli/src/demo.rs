@@ -14,7 +14,8 @@ use anyhow::{Context, bail};
 use serde::Serialize;
 
 use crate::config::{Config, Job, PartyEntry};
-use crate::report::{PartyReport, table};
+use crate::report::table;
+use veil_runtime::PartyReport;
 
 const X: [f64; 6] = [1.5, -2.25, 3.0, 0.125, 100.0, -0.5];
 const Y: [f64; 6] = [2.0, 4.0, -1.5, 8.0, 0.01, -0.5];

@@ -1,28 +1,16 @@
-//! One party's run: join the deployment over TCP + mutual TLS, run the job, report.
-//!
-//! The demo job multiplies party 0's secret vector by party 1's, elementwise, in fixed point
-//! (Z_2^64, 16 fractional bits; the product carries 32 and is decoded as such, no truncation
-//! is needed for one multiplication), with the n-party additive protocol and Beaver triples
-//! from the *insecure* test dealer, and reveals the product to the output party only.
+//! One party's run: join the deployment over TCP + mutual TLS, run the job
+//! ([`veil_runtime::demo_mul`]), report.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use veil_additive::{Additive, InsecureDealer};
 use veil_crypto::{Seed, SessionId};
-use veil_mpc::traits::{Multiply, Sharing};
-use veil_mpc::{Ctx, MpcError};
 use veil_net::certs::Identity;
 use veil_net::tcp::{TcpConfig, TcpTransport};
-use veil_ring::{FixedPoint, Z64};
-use veil_tensor::Tensor;
+use veil_runtime::{PartyReport, demo_mul, phases};
 
 use crate::config::{Config, Job};
-use crate::report::{PartyReport, phases};
-
-/// Fractional bits of the inputs.
-pub const FRAC_BITS: u32 = 16;
 
 /// `veil party`: loads the config, reads this party's input if it has one, runs, prints.
 pub fn run_party_from_config(
@@ -92,26 +80,4 @@ fn run(cfg: &Config, tcp: TcpConfig, input: Option<Vec<f64>>) -> anyhow::Result<
         })
     })?;
     Ok(result)
-}
-
-/// The job itself: share, multiply, reveal to `output`.
-pub fn demo_mul(
-    ctx: &mut Ctx,
-    input: Option<&[f64]>,
-    length: usize,
-    output: usize,
-) -> Result<Option<Vec<f64>>, MpcError> {
-    let fp = FixedPoint { frac_bits: FRAC_BITS };
-    let mut proto = Additive::new(InsecureDealer::new());
-    let shape = [length];
-    let mine = match input {
-        Some(v) => Some(Tensor::new(shape.to_vec(), fp.encode_slice::<Z64>(v)?)?),
-        None => None,
-    };
-    let me = ctx.party();
-    let x = proto.share_input(ctx, 0, if me == 0 { mine.as_ref() } else { None }, &shape)?;
-    let y = proto.share_input(ctx, 1, if me == 1 { mine.as_ref() } else { None }, &shape)?;
-    let z = proto.mul(ctx, &x, &y)?;
-    let product = FixedPoint { frac_bits: 2 * FRAC_BITS };
-    Ok(proto.reveal_to(ctx, &z, output)?.map(|t| product.decode_slice(t.data())))
 }
