@@ -21,3 +21,12 @@ impl Cost {
             && self.rounds == measured.rounds
     }
 }
+
+/// Latency rounds of an operation across parties, from each party's logical time before and
+/// after it ([`veil_net::CommStats::time`]): the longest chain of dependent messages that the
+/// operation added, `max(after) - max(before)`.
+pub fn rounds_across(spans: &[(u64, u64)]) -> u64 {
+    let before = spans.iter().map(|s| s.0).max().unwrap_or(0);
+    let after = spans.iter().map(|s| s.1).max().unwrap_or(0);
+    after.saturating_sub(before)
+}

@@ -107,6 +107,15 @@ impl CommStats {
         p
     }
 
+    /// This party's logical time: the largest message depth it has sent or received.
+    ///
+    /// Per-party round counts are differences of this time, and parties can be out of step
+    /// (one that only sent is a round behind one that received). The rounds of an operation
+    /// across parties are `max(time after) - max(time before)`, see `veil_mpc::cost`.
+    pub fn time(&self) -> u64 {
+        u64::from(self.time)
+    }
+
     /// Counters of the current phase, rounds up to now.
     pub fn current(&self) -> PhaseStats {
         self.get(&self.current)

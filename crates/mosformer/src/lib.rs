@@ -1,0 +1,32 @@
+//! The `mosformer` protocol family: maliciously secure three-party transformer inference,
+//! after *Mosformer: Maliciously Secure Three-Party Inference Framework for Large
+//! Transformers* (ACM CCS 2025).
+//!
+//! # Security model
+//! Three compute servers P0, P1, P2; at most one is corrupted and may deviate arbitrarily
+//! (malicious, honest majority); security with abort: a detected deviation stops the run with
+//! an [`veil_mpc::MpcError::Abort`] naming the failed check, and nothing more is revealed.
+//!
+//! # What is here so far
+//! The replicated-sharing layer (paper §3, "Basic sub-protocols"):
+//! - [`rss`]: 2-of-3 replicated shares `⟨x⟩` over Z_2^16, Z_2^32, Z_2^64 and their local
+//!   operations;
+//! - [`prss`]: PRF-derived random sharings (F_rand) and zero-sharings, without communication;
+//! - [`reshare`]: 3-of-3 additive → replicated (1 message of ℓ bits per element per party);
+//! - [`mul`]: the local cross-term product followed by reshare (the semi-honest multiplication
+//!   that the malicious one verifies with triples);
+//! - [`open`]: reconstruction to one party and to all, each checked with the redundant copy
+//!   that replicated sharing provides (sent as a hash, see the module);
+//! - [`input`]: input sharing by a server with a consistency check between its two receivers.
+//!
+//! The VDPF-based gates, triples and truncation, modulus conversion and the MAC checks come in
+//! the following steps.
+
+pub mod input;
+pub mod mul;
+pub mod open;
+pub mod prss;
+pub mod reshare;
+pub mod rss;
+
+pub use rss::Rss;

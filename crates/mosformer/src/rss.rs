@@ -1,0 +1,110 @@
+//! 2-of-3 replicated secret sharing (RSS) over Z_2^ℓ.
+//!
+//! `x = a_0 + a_1 + a_2 (mod 2^ℓ)`; party `P_b` holds `⟨x⟩_b = (a_b, a_{b+1})` (indices mod 3),
+//! so component `a_j` is known to `P_{j-1}` and `P_j`, and any two parties together know all
+//! three. Consistency: `P_b`'s second component equals `P_{b+1}`'s first.
+//! Linear operations are local: addition is component-wise; a public constant `c` is added to
+//! `a_0` (held by `P_0` as first component and by `P_2` as second); multiplying by a public
+//! constant scales both components.
+
+use veil_mpc::{MpcError, PartyId, Result};
+use veil_ring::Ring;
+use veil_tensor::Tensor;
+
+/// The next party in the ring of three.
+pub fn next(b: PartyId) -> PartyId {
+    (b + 1) % 3
+}
+
+/// The previous party in the ring of three.
+pub fn prev(b: PartyId) -> PartyId {
+    (b + 2) % 3
+}
+
+/// One party's replicated share `(a_b, a_{b+1})` of a secret tensor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rss<R> {
+    /// `a_b`: shared with the previous party.
+    pub first: Tensor<R>,
+    /// `a_{b+1}`: shared with the next party.
+    pub second: Tensor<R>,
+}
+
+impl<R: Ring> Rss<R> {
+    /// A share from its two components, which must have the same shape.
+    pub fn new(first: Tensor<R>, second: Tensor<R>) -> Result<Self> {
+        if first.shape() != second.shape() {
+            return Err(MpcError::Invalid(format!(
+                "share components of shapes {:?} and {:?}",
+                first.shape(),
+                second.shape()
+            )));
+        }
+        Ok(Rss { first, second })
+    }
+
+    /// The all-zero sharing (every component 0).
+    pub fn zeros(shape: &[usize]) -> Self {
+        Rss { first: Tensor::zeros(shape), second: Tensor::zeros(shape) }
+    }
+
+    /// Shape of the secret.
+    pub fn shape(&self) -> &[usize] {
+        self.first.shape()
+    }
+
+    /// Number of elements of the secret.
+    pub fn len(&self) -> usize {
+        self.first.len()
+    }
+
+    /// Whether the secret has no element.
+    pub fn is_empty(&self) -> bool {
+        self.first.is_empty()
+    }
+
+    /// `⟨x + y⟩`, local.
+    pub fn add(&self, y: &Self) -> Result<Self> {
+        Ok(Rss { first: self.first.add(&y.first)?, second: self.second.add(&y.second)? })
+    }
+
+    /// `⟨x - y⟩`, local.
+    pub fn sub(&self, y: &Self) -> Result<Self> {
+        Ok(Rss { first: self.first.sub(&y.first)?, second: self.second.sub(&y.second)? })
+    }
+
+    /// `⟨-x⟩`, local.
+    pub fn neg(&self) -> Self {
+        Rss { first: self.first.neg(), second: self.second.neg() }
+    }
+
+    /// `⟨c·x⟩` for a public scalar, local.
+    pub fn scale(&self, c: R) -> Self {
+        Rss { first: self.first.scale(c), second: self.second.scale(c) }
+    }
+
+    /// `⟨x ⊙ c⟩` for a public tensor, local.
+    pub fn mul_public(&self, c: &Tensor<R>) -> Result<Self> {
+        Ok(Rss { first: self.first.mul(c)?, second: self.second.mul(c)? })
+    }
+
+    /// `⟨x + c⟩` for a public tensor: `c` goes into component `a_0`, which is `P_0`'s first
+    /// and `P_2`'s second component.
+    pub fn add_public(&self, party: PartyId, c: &Tensor<R>) -> Result<Self> {
+        let mut out = self.clone();
+        match party {
+            0 => out.first = out.first.add(c)?,
+            2 => out.second = out.second.add(c)?,
+            _ => {
+                if c.shape() != self.shape() {
+                    return Err(MpcError::Invalid(format!(
+                        "adding a constant of shape {:?} to a secret of shape {:?}",
+                        c.shape(),
+                        self.shape()
+                    )));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
