@@ -17,10 +17,13 @@
 //!   that the malicious one verifies with triples);
 //! - [`open`]: reconstruction to one party and to all, each checked with the redundant copy
 //!   that replicated sharing provides (sent as a hash, see the module);
-//! - [`input`]: input sharing by a server with a consistency check between its two receivers.
+//! - [`input`]: input sharing by a server with a consistency check between its two receivers;
+//! - [`verified`]: malicious multiplication and matrix multiplication, verified with triples
+//!   ([`triples`]) before the product is used.
 //!
-//! The VDPF-based gates, triples and truncation, modulus conversion and the MAC checks come in
-//! the following steps.
+//! Still to come: triples, truncation pairs and FSS keys produced by the parties themselves
+//! (only an insecure test dealer of triples exists yet), truncation, the VDPF-based gates,
+//! modulus conversion and the MAC checks.
 
 pub mod input;
 pub mod mul;
@@ -28,5 +31,7 @@ pub mod open;
 pub mod prss;
 pub mod reshare;
 pub mod rss;
+pub mod triples;
+pub mod verified;
 
 pub use rss::Rss;

@@ -8,23 +8,31 @@
 
 use veil_mpc::{Ctx, Result};
 use veil_ring::Ring;
+use veil_tensor::Tensor;
 
 use crate::reshare::reshare;
 use crate::rss::Rss;
 
-/// `⟨x ⊙ y⟩` elementwise, without verification.
-pub fn mul_semi_honest<R: Ring>(ctx: &mut Ctx, x: &Rss<R>, y: &Rss<R>) -> Result<Rss<R>> {
+/// This party's additive term `z_b = a_b c_b + a_b c_{b+1} + a_{b+1} c_b` of `x ⊙ y`.
+pub fn cross_terms<R: Ring>(x: &Rss<R>, y: &Rss<R>) -> Result<Tensor<R>> {
     let z = x.first.mul(&y.first)?;
     let z = z.add(&x.first.mul(&y.second)?)?;
-    let z = z.add(&x.second.mul(&y.first)?)?;
-    reshare(ctx, z)
+    Ok(z.add(&x.second.mul(&y.first)?)?)
 }
 
-/// `⟨X · Y⟩` for matrices `[m, k] × [k, n]`, without verification: the same cross terms
-/// with matrix products, then one reshare of the `m × n` result.
-pub fn matmul_semi_honest<R: Ring>(ctx: &mut Ctx, x: &Rss<R>, y: &Rss<R>) -> Result<Rss<R>> {
+/// This party's additive term of `X · Y`: the same cross terms with matrix products.
+pub fn matmul_cross_terms<R: Ring>(x: &Rss<R>, y: &Rss<R>) -> Result<Tensor<R>> {
     let z = x.first.matmul(&y.first)?;
     let z = z.add(&x.first.matmul(&y.second)?)?;
-    let z = z.add(&x.second.matmul(&y.first)?)?;
-    reshare(ctx, z)
+    Ok(z.add(&x.second.matmul(&y.first)?)?)
+}
+
+/// `⟨x ⊙ y⟩` elementwise, without verification.
+pub fn mul_semi_honest<R: Ring>(ctx: &mut Ctx, x: &Rss<R>, y: &Rss<R>) -> Result<Rss<R>> {
+    reshare(ctx, cross_terms(x, y)?)
+}
+
+/// `⟨X · Y⟩` for matrices `[m, k] × [k, n]`, without verification (one reshare of `m × n`).
+pub fn matmul_semi_honest<R: Ring>(ctx: &mut Ctx, x: &Rss<R>, y: &Rss<R>) -> Result<Rss<R>> {
+    reshare(ctx, matmul_cross_terms(x, y)?)
 }

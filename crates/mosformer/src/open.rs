@@ -76,9 +76,21 @@ pub fn reveal_to<R: Ring>(ctx: &mut Ctx, x: &Rss<R>, to: PartyId) -> Result<Opti
 
 /// Opens `x` to every party.
 pub fn open_all<R: Ring>(ctx: &mut Ctx, x: &Rss<R>) -> Result<Tensor<R>> {
+    open_all_send(ctx, x)?;
+    open_all_recv(ctx, x)
+}
+
+/// First half of [`open_all`]: send our components (lets other sends share the round).
+pub fn open_all_send<R: Ring>(ctx: &mut Ctx, x: &Rss<R>) -> Result<()> {
     let b = ctx.party();
     // P_{b+1} lacks a_b (our first); P_{b-1} lacks a_{b+1} (our second).
     ctx.send_ring(next(b), x.first.data())?;
     ctx.net().send(prev(b), component_digest(&x.second).0.to_vec())?;
+    Ok(())
+}
+
+/// Second half of [`open_all`]: receive, check and reconstruct.
+pub fn open_all_recv<R: Ring>(ctx: &mut Ctx, x: &Rss<R>) -> Result<Tensor<R>> {
+    let b = ctx.party();
     complete(ctx, x, prev(b), next(b), "open")
 }
