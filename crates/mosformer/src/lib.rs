@@ -19,10 +19,11 @@
 //!   that replicated sharing provides (sent as a hash, see the module);
 //! - [`input`]: input sharing by a server with a consistency check between its two receivers;
 //! - [`verified`]: malicious multiplication and matrix multiplication, verified with triples
-//!   ([`triples`]) before the product is used.
+//!   ([`triples`]) before the product is used;
+//! - [`trunc`]: truncation by public divisors (powers of two and others) with truncation pairs.
 //!
 //! Still to come: triples, truncation pairs and FSS keys produced by the parties themselves
-//! (only an insecure test dealer of triples exists yet), truncation, the VDPF-based gates,
+//! (only an insecure test dealer of triples and truncation pairs exists yet), the VDPF-based gates,
 //! modulus conversion and the MAC checks.
 
 pub mod input;
@@ -32,6 +33,7 @@ pub mod prss;
 pub mod reshare;
 pub mod rss;
 pub mod triples;
+pub mod trunc;
 pub mod verified;
 
 pub use rss::Rss;

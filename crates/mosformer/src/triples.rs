@@ -48,11 +48,15 @@ impl InsecureRssDealer {
     pub fn usage(&self) -> &PrepUsage {
         &self.usage
     }
+
+    pub(crate) fn usage_mut(&mut self) -> &mut PrepUsage {
+        &mut self.usage
+    }
 }
 
-/// Replicated shares of a public value, split with the common PRG: `a_0, a_1` random,
-/// `a_2 = v - a_0 - a_1`; party `b` keeps `(a_b, a_{b+1})`.
-fn split<R: Ring>(ctx: &mut Ctx, v: &Tensor<R>) -> Result<Rss<R>> {
+/// Replicated shares of a value every party knows, split with the common PRG: `a_0, a_1`
+/// random, `a_2 = v - a_0 - a_1`; party `b` keeps `(a_b, a_{b+1})`. Insecure dealer only.
+pub(crate) fn split<R: Ring>(ctx: &mut Ctx, v: &Tensor<R>) -> Result<Rss<R>> {
     let mut g = ctx.common_prg("mosformer/insecure-dealer/split");
     let a0 = Tensor::new(v.shape().to_vec(), R::random_vec(&mut g, v.len()))?;
     let a1 = Tensor::new(v.shape().to_vec(), R::random_vec(&mut g, v.len()))?;

@@ -16,6 +16,11 @@ pub enum CorrelationRequest {
         /// Number of triples.
         count: usize,
     },
+    /// `count` truncation pairs `(r, ⌊r/d⌋)`.
+    TruncPairs {
+        /// Number of pairs.
+        count: usize,
+    },
     /// One matrix triple (A: m×k, B: k×n, C = A·B) over Z_2^ring_bits.
     MatmulTriple {
         /// Ring width.
@@ -35,6 +40,7 @@ impl CorrelationRequest {
         match self {
             CorrelationRequest::MulTriples { .. } => "mul_triples",
             CorrelationRequest::MatmulTriple { .. } => "matmul_triple",
+            CorrelationRequest::TruncPairs { .. } => "trunc_pairs",
         }
     }
 
@@ -43,6 +49,7 @@ impl CorrelationRequest {
         match *self {
             CorrelationRequest::MulTriples { count, .. } => 3 * count,
             CorrelationRequest::MatmulTriple { m, k, n, .. } => m * k + k * n + m * n,
+            CorrelationRequest::TruncPairs { count } => 2 * count,
         }
     }
 }
@@ -59,6 +66,7 @@ impl PrepUsage {
         let units = match *req {
             CorrelationRequest::MulTriples { count, .. } => count as u64,
             CorrelationRequest::MatmulTriple { .. } => 1,
+            CorrelationRequest::TruncPairs { count } => count as u64,
         };
         *self.counts.entry(req.kind()).or_insert(0) += units;
     }
