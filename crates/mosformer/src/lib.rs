@@ -20,12 +20,14 @@
 //! - [`input`]: input sharing by a server with a consistency check between its two receivers;
 //! - [`verified`]: malicious multiplication and matrix multiplication, verified with triples
 //!   ([`triples`]) before the product is used;
-//! - [`trunc`]: truncation by public divisors (powers of two and others) with truncation pairs.
+//! - [`trunc`]: truncation by public divisors (powers of two and others) with truncation pairs;
+//! - [`convert`]: modulus conversion, local downcast and masked-opening upcast.
 //!
 //! Still to come: triples, truncation pairs and FSS keys produced by the parties themselves
-//! (only an insecure test dealer of triples and truncation pairs exists yet), the VDPF-based gates,
-//! modulus conversion and the MAC checks.
+//! (only an insecure test dealer of triples, truncation pairs and upcast tuples exists yet),
+//! the VDPF-based gates and the MAC checks.
 
+pub mod convert;
 pub mod input;
 pub mod mul;
 pub mod open;

@@ -21,6 +21,11 @@ pub enum CorrelationRequest {
         /// Number of pairs.
         count: usize,
     },
+    /// `count` upcast tuples `(r mod 2^ℓ, r in the larger ring, MSB(r))`.
+    UpcastTuples {
+        /// Number of tuples.
+        count: usize,
+    },
     /// One matrix triple (A: m×k, B: k×n, C = A·B) over Z_2^ring_bits.
     MatmulTriple {
         /// Ring width.
@@ -41,6 +46,7 @@ impl CorrelationRequest {
             CorrelationRequest::MulTriples { .. } => "mul_triples",
             CorrelationRequest::MatmulTriple { .. } => "matmul_triple",
             CorrelationRequest::TruncPairs { .. } => "trunc_pairs",
+            CorrelationRequest::UpcastTuples { .. } => "upcast_tuples",
         }
     }
 
@@ -50,6 +56,7 @@ impl CorrelationRequest {
             CorrelationRequest::MulTriples { count, .. } => 3 * count,
             CorrelationRequest::MatmulTriple { m, k, n, .. } => m * k + k * n + m * n,
             CorrelationRequest::TruncPairs { count } => 2 * count,
+            CorrelationRequest::UpcastTuples { count } => 3 * count,
         }
     }
 }
@@ -66,7 +73,9 @@ impl PrepUsage {
         let units = match *req {
             CorrelationRequest::MulTriples { count, .. } => count as u64,
             CorrelationRequest::MatmulTriple { .. } => 1,
-            CorrelationRequest::TruncPairs { count } => count as u64,
+            CorrelationRequest::TruncPairs { count } | CorrelationRequest::UpcastTuples { count } => {
+                count as u64
+            }
         };
         *self.counts.entry(req.kind()).or_insert(0) += units;
     }

@@ -1,0 +1,178 @@
+//! The fixed-key AES primitives behind the tree: the length-doubling PRG `G` and `Convert`.
+//!
+//! Seeds are 128-bit blocks (`λ = 128`) stored as `u128` (little-endian byte order).
+//! Following Boyle–Gilboa–Ishai (CCS 2016, "Function secret sharing: improvements and
+//! extensions") and common DPF implementations, the control bit of a child is the least
+//! significant bit of its PRG block and that bit is then cleared in the child seed, so tree
+//! seeds carry 127 pseudorandom bits.
+//!
+//! * `G(s) = (s_L ‖ t_L, s_R ‖ t_R)` with `s_L ‖ t_L = MMO(s)` and `s_R ‖ t_R = MMO(s ⊕ 1)`, where
+//!   `MMO(x) = AES_K(x) ⊕ x` is the Matyas–Meyer–Oseas compression function with a fixed,
+//!   public key `K` (a correlation-robust hash in the ideal-permutation model, Guo et al.,
+//!   S&P 2020). Tree seeds have a zero low bit, so `s` and `s ⊕ 1` never collide with another
+//!   seed: every AES input is fresh.
+//! * `Convert(s)`: the output-group element of a leaf seed, sampled by `Ring::random` from the
+//!   stream `MMO'(s), MMO'(s ⊕ 2^64), MMO'(s ⊕ 2·2^64), …` under a second fixed key `K'`.
+//!   For `Z_{2^ℓ}` with `ℓ ≤ 64` only the first block is used.
+//!
+//! The AES keys are nothing-up-my-sleeve constants (ASCII labels); AES-NI makes every call
+//! constant time, and [`expand_level`] pipelines whole tree levels through `encrypt_blocks`.
+
+use aes::Aes128;
+use aes::cipher::{BlockEncrypt, KeyInit, generic_array::GenericArray};
+use veil_ring::Ring;
+
+/// AES block type of the `aes` crate.
+pub(crate) type Block = GenericArray<u8, aes::cipher::consts::U16>;
+
+/// Fixed public key of the tree PRG `G`.
+const TREE_KEY: [u8; 16] = *b"veil-fss:tree-G\0";
+/// Fixed public key of `Convert`.
+const CONVERT_KEY: [u8; 16] = *b"veil-fss:convert";
+
+/// Mask clearing the control bit (bit 0) of a seed.
+pub(crate) const SEED_MASK: u128 = !1;
+
+/// The two fixed-key ciphers used by the tree.
+pub(crate) struct FixedAes {
+    tree: Aes128,
+    convert: Aes128,
+}
+
+impl FixedAes {
+    /// Runs the two AES key schedules.
+    pub(crate) fn new() -> Self {
+        Self { tree: Aes128::new(&TREE_KEY.into()), convert: Aes128::new(&CONVERT_KEY.into()) }
+    }
+
+    /// `G(s) = (s_L, t_L, s_R, t_R)` for a single seed.
+    pub(crate) fn expand(&self, s: u128) -> (u128, bool, u128, bool) {
+        let mut blocks = [Block::from(s.to_le_bytes()), Block::from((s ^ 1).to_le_bytes())];
+        self.tree.encrypt_blocks(&mut blocks);
+        let l = u128::from_le_bytes(blocks[0].into()) ^ s;
+        let r = u128::from_le_bytes(blocks[1].into()) ^ s ^ 1;
+        (l & SEED_MASK, l & 1 == 1, r & SEED_MASK, r & 1 == 1)
+    }
+
+    /// Expands a whole level: `children[2j], children[2j+1] = G(parents[j])` (seed and control
+    /// bit, before correction). `children` must have twice the length of `parents`.
+    pub(crate) fn expand_level(&self, parents: &[u128], children: &mut [Block]) {
+        for (pair, &s) in children.chunks_exact_mut(2).zip(parents) {
+            pair[0] = Block::from(s.to_le_bytes());
+            pair[1] = Block::from((s ^ 1).to_le_bytes());
+        }
+        self.tree.encrypt_blocks(children);
+    }
+
+    /// `Convert(s)` for one leaf seed.
+    pub(crate) fn convert<R: Ring>(&self, s: u128) -> R {
+        let first = self.convert_blocks(&[s]);
+        self.convert_with_first(s, first.first().copied().unwrap_or_default())
+    }
+
+    /// First `MMO'` block for every leaf seed, batched.
+    pub(crate) fn convert_blocks(&self, seeds: &[u128]) -> Vec<u128> {
+        let mut blocks: Vec<Block> = seeds.iter().map(|s| Block::from(s.to_le_bytes())).collect();
+        self.convert.encrypt_blocks(&mut blocks);
+        blocks.iter().zip(seeds).map(|(b, s)| u128::from_le_bytes((*b).into()) ^ s).collect()
+    }
+
+    /// `Convert(s)` given its precomputed first block.
+    pub(crate) fn convert_with_first<R: Ring>(&self, s: u128, first: u128) -> R {
+        let mut rng =
+            ConvertRng { aes: &self.convert, seed: s, counter: 0, block: first.to_le_bytes(), pos: 0 };
+        R::random(&mut rng)
+    }
+}
+
+/// Reads an expanded child block back as `(seed, control bit)`, undoing the MMO feed-forward.
+#[inline]
+pub(crate) fn child(block: &Block, input: u128) -> (u128, bool) {
+    let v = u128::from_le_bytes((*block).into()) ^ input;
+    (v & SEED_MASK, v & 1 == 1)
+}
+
+/// The deterministic byte stream that `Convert` feeds to `Ring::random`.
+struct ConvertRng<'a> {
+    aes: &'a Aes128,
+    seed: u128,
+    counter: u64,
+    block: [u8; 16],
+    pos: usize,
+}
+
+impl ConvertRng<'_> {
+    fn refill(&mut self) {
+        self.counter = self.counter.wrapping_add(1);
+        let input = self.seed ^ (u128::from(self.counter) << 64);
+        let mut b = Block::from(input.to_le_bytes());
+        self.aes.encrypt_block(&mut b);
+        self.block = (u128::from_le_bytes(b.into()) ^ input).to_le_bytes();
+        self.pos = 0;
+    }
+}
+
+impl rand_core::RngCore for ConvertRng<'_> {
+    fn next_u32(&mut self) -> u32 {
+        let mut b = [0u8; 4];
+        self.fill_bytes(&mut b);
+        u32::from_le_bytes(b)
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        let mut b = [0u8; 8];
+        self.fill_bytes(&mut b);
+        u64::from_le_bytes(b)
+    }
+
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        for byte in dest {
+            if self.pos == 16 {
+                self.refill();
+            }
+            *byte = self.block[self.pos];
+            self.pos += 1;
+        }
+    }
+
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand_core::Error> {
+        self.fill_bytes(dest);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use veil_ring::Z64;
+
+    #[test]
+    fn level_expansion_matches_single_expansion() {
+        let aes = FixedAes::new();
+        let parents: Vec<u128> = (0..37u128)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c834) & SEED_MASK)
+            .collect();
+        let mut children = vec![Block::default(); 2 * parents.len()];
+        aes.expand_level(&parents, &mut children);
+        for (j, &s) in parents.iter().enumerate() {
+            let (sl, tl, sr, tr) = aes.expand(s);
+            assert_eq!(child(&children[2 * j], s), (sl, tl));
+            assert_eq!(child(&children[2 * j + 1], s ^ 1), (sr, tr));
+        }
+    }
+
+    #[test]
+    fn convert_batch_matches_single_and_differs_per_seed() {
+        let aes = FixedAes::new();
+        let seeds = [2u128, 4, 6];
+        let firsts = aes.convert_blocks(&seeds);
+        for (s, f) in seeds.iter().zip(&firsts) {
+            assert_eq!(aes.convert::<Z64>(*s), aes.convert_with_first::<Z64>(*s, *f));
+        }
+        assert_ne!(aes.convert::<Z64>(2), aes.convert::<Z64>(4));
+        let mut rng = ConvertRng { aes: &aes.convert, seed: 8, counter: 0, block: [0; 16], pos: 0 };
+        let mut long = [0u8; 40];
+        rand_core::RngCore::fill_bytes(&mut rng, &mut long);
+        assert_ne!(long[..16], long[16..32]);
+    }
+}

@@ -1,0 +1,137 @@
+//! Verifiable full-domain evaluation `BVEval` and `Verify` (de Castro–Polychroniadou,
+//! "Lightweight, Maliciously Secure Verifiable Function Secret Sharing", EUROCRYPT 2022;
+//! used by Mosformer for its comparison and LUT protocols, notes §4).
+//!
+//! Each evaluator computes, for every `x` in ascending order, with `(s, t)` its leaf values,
+//!
+//! `π̃ = H(x ‖ s) ⊕ t·cs` (4λ bits), then `π ← π ⊕ H'(π ⊕ π̃)` (2λ bits; `π` is zero-padded to
+//! 4λ bits before the XOR),
+//!
+//! starting from `π = H_0(cs ‖ OCW ‖ d)`. (The paper starts from `π = cs`; compressing it with a
+//! hash keeps the 2λ-bit state and additionally binds `OCW`, see below.) The evaluators exchange
+//! their 2λ-bit proofs and accept iff `π_0 = π_1` ([`verify`], constant time).
+//!
+//! **Completeness.** For honest keys, off the `α` path `(s_0, t_0) = (s_1, t_1)`, and at `α`
+//! `t_0 ⊕ t_1 = 1` and `cs = H(α‖s_0) ⊕ H(α‖s_1)`, so `π̃_0 = π̃_1` at every `x` and the chains agree.
+//!
+//! **Soundness** (`H` collision- and XOR-collision-resistant, `H'`, `H_0` collision-resistant;
+//! here all three are keyed BLAKE3 with distinct keys). If the proofs agree, then w.h.p.
+//! `π̃_0 = π̃_1` at every `x` and both keys carry the same `cs` and `OCW`. At an `x` with
+//! `t_0 = t_1` this forces `s_0 = s_1`, hence `y_0 + y_1 = 0`; an `x` with `t_0 ≠ t_1` needs
+//! `cs = H(x‖s_0) ⊕ H(x‖s_1)`, and two such `x ≠ x'` would be an XOR collision of `H`. So
+//! `y_0 + y_1` is nonzero in at most one position. The value there (`β`) and the position (`α`)
+//! are *not* fixed by this check: see [`one_hot_checks`](crate::one_hot_checks).
+//!
+//! **Privacy.** `π` is a function of values common to both parties in an honest run, so it
+//! reveals nothing beyond what the other party already knows.
+
+use subtle::ConstantTimeEq;
+use veil_ring::Ring;
+
+use crate::FssError;
+use crate::eval::{expand_leaves, leaf_outputs};
+use crate::key::{CS_BYTES, DpfKey};
+use crate::prg::FixedAes;
+
+/// The 2λ-bit proof `π_b` of [`eval_full_verified`], exchanged between the two evaluators.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Proof(pub [u8; 32]);
+
+impl Proof {
+    /// The proof bytes to send to the other evaluator.
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
+    /// A proof received from the other evaluator.
+    pub fn from_bytes(bytes: [u8; 32]) -> Self {
+        Self(bytes)
+    }
+}
+
+/// `Verify(π_0, π_1)`: accepts iff the two proofs are equal, compared in constant time.
+pub fn verify(p0: &Proof, p1: &Proof) -> bool {
+    p0.0.ct_eq(&p1.0).into()
+}
+
+/// The hash functions `H: {0,1}^{64+λ} → {0,1}^{4λ}`, `H': {0,1}^{4λ} → {0,1}^{2λ}` and the
+/// initialisation hash `H_0`, as keyed BLAKE3 with keys derived from distinct context strings.
+pub(crate) struct VdpfHash {
+    leaf: [u8; 32],
+    step: [u8; 32],
+    init: [u8; 32],
+}
+
+impl VdpfHash {
+    pub(crate) fn new() -> Self {
+        Self {
+            leaf: blake3::derive_key("veil-fss v1 VDPF leaf hash H", b""),
+            step: blake3::derive_key("veil-fss v1 VDPF proof hash H'", b""),
+            init: blake3::derive_key("veil-fss v1 VDPF proof init H_0", b""),
+        }
+    }
+
+    /// `H(x ‖ s)`, 4λ bits.
+    pub(crate) fn leaf(&self, x: u64, s: u128) -> [u8; CS_BYTES] {
+        let mut input = [0u8; 24];
+        input[..8].copy_from_slice(&x.to_le_bytes());
+        input[8..].copy_from_slice(&s.to_le_bytes());
+        let mut out = [0u8; CS_BYTES];
+        blake3::Hasher::new_keyed(&self.leaf).update(&input).finalize_xof().fill(&mut out);
+        out
+    }
+
+    /// `H_0(cs ‖ OCW ‖ d)`, the initial proof state.
+    fn init<R: Ring>(&self, key: &DpfKey<R>) -> [u8; 32] {
+        let mut ocw = vec![0u8; R::BYTES];
+        key.ocw.write_le(&mut ocw);
+        let mut h = blake3::Hasher::new_keyed(&self.init);
+        h.update(&key.cs).update(&ocw).update(&key.domain_bits.to_le_bytes());
+        *h.finalize().as_bytes()
+    }
+
+    /// `π ← π ⊕ H'(π ⊕ π̃)`.
+    fn step(&self, pi: &mut [u8; 32], mut pi_tilde: [u8; CS_BYTES]) {
+        for (a, b) in pi_tilde.iter_mut().zip(pi.iter()) {
+            *a ^= b;
+        }
+        let h = blake3::keyed_hash(&self.step, &pi_tilde);
+        for (a, b) in pi.iter_mut().zip(h.as_bytes()) {
+            *a ^= b;
+        }
+    }
+}
+
+/// `BVEval(b, k_b, {0, …, 2^d − 1})`: party `b`'s shares of the whole truth table (as
+/// [`eval_full`](crate::eval_full)) together with its proof `π_b`.
+///
+/// The two evaluators exchange proofs and call [`verify`]; an honest pair always verifies, and a
+/// pair whose outputs sum to a vector with two or more nonzero entries is rejected except with
+/// negligible probability. Callers that need `β = 1` and a specific `α` must also run
+/// [`one_hot_checks`](crate::one_hot_checks).
+///
+/// # Errors
+/// [`FssError::InvalidParty`] if `b > 1`, [`FssError::PartyMismatch`] if `b` is not the key's
+/// party, [`FssError::DomainTooLargeForFullEval`] as for [`eval_full`](crate::eval_full).
+pub fn eval_full_verified<R: Ring>(b: u8, key: &DpfKey<R>) -> Result<(Vec<R>, Proof), FssError> {
+    if b > 1 {
+        return Err(FssError::InvalidParty(b));
+    }
+    if b != key.party {
+        return Err(FssError::PartyMismatch { key: key.party, requested: b });
+    }
+    let aes = FixedAes::new();
+    let (seeds, ts) = expand_leaves(key, &aes)?;
+    let hash = VdpfHash::new();
+    let mut pi = hash.init(key);
+    for (x, (&s, &t)) in (0u64..).zip(seeds.iter().zip(&ts)) {
+        let mut pi_tilde = hash.leaf(x, s);
+        if t {
+            for (a, c) in pi_tilde.iter_mut().zip(&key.cs) {
+                *a ^= c;
+            }
+        }
+        hash.step(&mut pi, pi_tilde);
+    }
+    Ok((leaf_outputs(key, &aes, &seeds, &ts), Proof(pi)))
+}
