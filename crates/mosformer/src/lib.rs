@@ -36,6 +36,7 @@ pub mod reshare;
 pub mod rss;
 pub mod triples;
 pub mod trunc;
+pub mod ucmp;
 pub mod verified;
 
 pub use rss::Rss;

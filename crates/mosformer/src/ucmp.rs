@@ -1,0 +1,208 @@
+//! Π_UCMP: comparison of a secret unsigned value with a public one between an evaluator pair,
+//! with VDPF keys dealt by the third party (paper Algorithm 1, §5 of the notes).
+//!
+//! The evaluators hold 2-of-2 additive shares of the bits `x[i]` of an `n`-bit `x`; `y` is
+//! public. With `u[i] = x[i] - y[i]`, `w[i] = x[i] ⊕ y[i]` and
+//! `c[i] = u[i] + 1 + Σ_{j>i} w[j]`: if `x ≥ y` every `c[i] > 0`, and if `x < y` exactly one
+//! `c[i] = 0` (at the highest differing bit). So `1{x < y} = Σ_i 1{c[i] = 0}`, and since
+//! `0 ≤ c[i] ≤ n`, a point function on a domain of `2^d ≥ 2n` points detects the zero.
+//!
+//! **Ring.** Bits, `c`, `α` and the VDPF outputs live in Z_2^8 (so `n ≤ 127`), and the VDPF
+//! domain is `2^d` with `d = ⌈log2(2n)⌉`: a power of two, as the notes recommend, so that the
+//! opened `δ` reduces consistently and `res` reduces to an XOR share mod 2.
+//!
+//! **Offline, by the parties** ([`setup`], 2 rounds): the dealer `P_j` draws `α[i] < 2^d` per
+//! bit, shares it, makes VDPF keys for `f_{α[i],1}` and sends each evaluator its keys and
+//! `α`-shares (`P_{j+1}` gets key 1, `P_{j+2}` key 0). The evaluators expand every key over the
+//! full domain with its proof and exchange one message: a hash of all their proofs, and their
+//! shares of `t = Σ V` and `s = α - Σ_k k·V[k]` per key. They abort unless the proofs match
+//! (at most one nonzero position per key), `t = 1` (β = 1) and `s = 0` (the hot position is the
+//! shared `α`). A malicious dealer is therefore caught before any key is used.
+//!
+//! **Online** ([`eval`], 1 round): `δ[i] = c[i] + α[i] mod 2^d` is opened within the pair
+//! (1 byte per bit each), and `[[res]] = Σ_i V_i[δ[i]]`: the entry is hot exactly when `c[i] = 0`.
+//! Each key is used once; `α` masks `c`.
+//!
+//! **Security of the online step**: semi-honest within the pair (as in the paper); an additive
+//! error on `δ` is caught later by the MAC of the gate that uses UCMP. The notes point out that
+//! whether such an error changes `res` depends on `c[i]` (a selective-failure predicate); this
+//! is accepted here as in the paper and listed as a known limitation.
+
+use veil_crypto::{Digest, Hasher};
+use veil_fss::{DpfKey, eval_full_verified, gen_keys, key_bytes, one_hot_checks};
+use veil_mpc::{Ctx, MpcError, PartyId, Result};
+use veil_ring::{Ring, Z8};
+
+use crate::rss::{next, prev};
+
+/// Largest number of bits a UCMP compares (the domain `2n` must fit Z_2^8).
+pub const MAX_BITS: usize = 127;
+
+/// VDPF domain bits for `n`-bit values: `⌈log2(2n)⌉`.
+pub fn domain_bits(n: usize) -> u32 {
+    (2 * n).next_power_of_two().trailing_zeros()
+}
+
+/// One evaluator's verified material for `count` comparisons of `bits`-bit values.
+#[derive(Clone, Debug)]
+pub struct UcmpKeys {
+    role: u8,
+    bits: usize,
+    count: usize,
+    /// One-hot share vectors, `count · bits` of them, each of length `2^d`.
+    tables: Vec<Vec<Z8>>,
+    /// Shares of `α`, one per table.
+    alpha: Vec<Z8>,
+}
+
+impl UcmpKeys {
+    /// 0 or 1: which key of each pair this evaluator holds.
+    pub fn role(&self) -> u8 {
+        self.role
+    }
+
+    /// Comparisons this material serves.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+}
+
+/// The evaluators of dealer `j`: `(role-0 party, role-1 party) = (P_{j+2}, P_{j+1})`.
+pub fn evaluators(dealer: PartyId) -> (PartyId, PartyId) {
+    (prev(dealer), next(dealer))
+}
+
+fn check_args(bits: usize) -> Result<u32> {
+    if bits == 0 || bits > MAX_BITS {
+        return Err(MpcError::Invalid(format!("UCMP compares 1 to {MAX_BITS} bits, not {bits}")));
+    }
+    Ok(domain_bits(bits))
+}
+
+/// The dealer's message to one evaluator: `α`-shares, then the serialized keys.
+pub fn dealer_message(alpha: &[Z8], keys: &[DpfKey<Z8>]) -> Vec<u8> {
+    let mut m: Vec<u8> = alpha.iter().map(|a| a.0).collect();
+    for k in keys {
+        m.extend_from_slice(&k.to_bytes());
+    }
+    m
+}
+
+/// Runs the offline phase for dealer `dealer`: all three parties call it; the evaluators get
+/// verified material, the dealer `None`.
+pub fn setup(ctx: &mut Ctx, dealer: PartyId, bits: usize, count: usize) -> Result<Option<UcmpKeys>> {
+    let d = check_args(bits)?;
+    let m = bits * count;
+    let b = ctx.party();
+    let (e0, e1) = evaluators(dealer);
+    if b == dealer {
+        let (mut a0, mut a1, mut k0, mut k1) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..m {
+            let alpha = ctx.rng().next_u64() & ((1 << d) - 1);
+            let share0 = Z8::random(ctx.rng());
+            let (key0, key1) = gen_keys(alpha, Z8::ONE, d, ctx.rng())
+                .map_err(|e| MpcError::Invalid(format!("VDPF key generation: {e}")))?;
+            a0.push(share0);
+            a1.push(Z8::from_u64(alpha) - share0);
+            k0.push(key0);
+            k1.push(key1);
+        }
+        ctx.net().send(e0, dealer_message(&a0, &k0))?;
+        ctx.net().send(e1, dealer_message(&a1, &k1))?;
+        return Ok(None);
+    }
+    let role = if b == e0 { 0 } else { 1 };
+    let partner = if b == e0 { e1 } else { e0 };
+    let msg = ctx.net().recv(dealer)?;
+    let kb = key_bytes::<Z8>(d);
+    if msg.len() != m * (1 + kb) {
+        return Err(MpcError::Malformed {
+            from: dealer,
+            what: format!("UCMP keys: {} bytes, expected {}", msg.len(), m * (1 + kb)),
+        });
+    }
+    let alpha: Vec<Z8> = msg[..m].iter().map(|&v| Z8(v)).collect();
+    let mut tables = Vec::with_capacity(m);
+    let mut proofs = Hasher::new("mosformer/ucmp/proofs");
+    let mut checks: Vec<Z8> = Vec::with_capacity(2 * m);
+    for (i, chunk) in msg[m..].chunks(kb).enumerate() {
+        let bad =
+            |e: veil_fss::FssError| MpcError::abort(format!("UCMP setup: malformed key ({e})"), Some(dealer));
+        let key = DpfKey::<Z8>::from_bytes(chunk, d).map_err(bad)?;
+        let (v, proof) = eval_full_verified(role, &key).map_err(bad)?;
+        proofs.update(proof.as_bytes());
+        let (t, s) = one_hot_checks(&v, alpha[i]);
+        checks.push(t);
+        checks.push(s);
+        tables.push(v);
+    }
+    let mut out = proofs.finalize().0.to_vec();
+    out.extend(checks.iter().map(|v| v.0));
+    ctx.net().send(partner, out)?;
+    let theirs = ctx.net().recv(partner)?;
+    if theirs.len() != 32 + 2 * m {
+        return Err(MpcError::Malformed { from: partner, what: "UCMP key check message".into() });
+    }
+    let mut their_digest = [0u8; 32];
+    their_digest.copy_from_slice(&theirs[..32]);
+    if !proofs.finalize().ct_eq(&Digest(their_digest)) {
+        return Err(MpcError::abort("UCMP setup: VDPF verification", Some(dealer)));
+    }
+    for (i, pair) in checks.chunks(2).enumerate() {
+        let t = pair[0] + Z8(theirs[32 + 2 * i]);
+        let s = pair[1] + Z8(theirs[32 + 2 * i + 1]);
+        if t != Z8::ONE || s != Z8::ZERO {
+            return Err(MpcError::abort("UCMP setup: one-hot check (t = 1, s = 0)", Some(dealer)));
+        }
+    }
+    Ok(Some(UcmpKeys { role, bits, count, tables, alpha }))
+}
+
+/// Online comparison: this evaluator's shares of the bits of each `x` (LSB first, `bits` per
+/// value, `count` values) and the public `y`s; returns shares over Z_2^8 of `1{x < y}` (0 or 1,
+/// so its low bit is an XOR share).
+pub fn eval(ctx: &mut Ctx, keys: &UcmpKeys, partner: PartyId, x_bits: &[Z8], y: &[u64]) -> Result<Vec<Z8>> {
+    let (n, count) = (keys.bits, keys.count);
+    if x_bits.len() != n * count || y.len() != count {
+        return Err(MpcError::Invalid(format!(
+            "UCMP of {count} values of {n} bits: got {} bit shares and {} public values",
+            x_bits.len(),
+            y.len()
+        )));
+    }
+    let lead = keys.role == 0; // adds the public constants
+    let mut delta = Vec::with_capacity(n * count);
+    for (v, &yv) in y.iter().enumerate() {
+        let xs = &x_bits[v * n..(v + 1) * n];
+        let mut suffix = Z8::ZERO; // Σ_{j>i} [[w[j]]]
+        let mut c = vec![Z8::ZERO; n];
+        for i in (0..n).rev() {
+            let yi = Z8::from_u64((yv >> i) & 1);
+            let one = if lead { Z8::ONE } else { Z8::ZERO };
+            let u = xs[i] - if lead { yi } else { Z8::ZERO };
+            c[i] = u + one + suffix;
+            let w = if yi == Z8::ZERO { xs[i] } else { one - xs[i] };
+            suffix += w;
+        }
+        for (i, ci) in c.into_iter().enumerate() {
+            delta.push(ci + keys.alpha[v * n + i]);
+        }
+    }
+    ctx.net().send(partner, delta.iter().map(|d| d.0).collect())?;
+    let theirs = ctx.net().recv(partner)?;
+    if theirs.len() != delta.len() {
+        return Err(MpcError::Malformed { from: partner, what: "UCMP δ opening".into() });
+    }
+    let mask = (1usize << domain_bits(n)) - 1;
+    Ok((0..count)
+        .map(|v| {
+            (0..n)
+                .map(|i| {
+                    let k = v * n + i;
+                    let opened = (delta[k] + Z8(theirs[k])).0 as usize & mask;
+                    keys.tables[k][opened]
+                })
+                .sum()
+        })
+        .collect())
+}
