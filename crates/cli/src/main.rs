@@ -7,6 +7,7 @@
 //!   runs the demo job (a private product of two secret vectors), then prints the result and
 //!   the bytes, messages and rounds of each party.
 
+mod bench;
 mod config;
 mod demo;
 mod job;
@@ -56,6 +57,11 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Benchmarks (see the project's benchmark conventions).
+    Bench {
+        #[command(subcommand)]
+        what: BenchCommand,
+    },
     /// Run the demo: 3 local parties as separate processes over mutual TLS.
     Demo {
         /// Number of parties.
@@ -70,6 +76,31 @@ enum Command {
     },
 }
 
+#[derive(Subcommand, Debug)]
+enum BenchCommand {
+    /// Per-operation cost: bytes, messages, rounds and seconds per party, beside the paper.
+    Ops {
+        /// Protocol family.
+        #[arg(long)]
+        family: String,
+        /// `malicious` or `semi-honest`.
+        #[arg(long, default_value = "malicious")]
+        security: String,
+        /// Ring width (default: the op's ring in the paper's precision plan).
+        #[arg(long)]
+        ring: Option<u32>,
+        /// Number of elements (default: 10^4, 10^5, 10^6).
+        #[arg(long)]
+        n: Option<usize>,
+        /// One operation (default: all of the family's).
+        #[arg(long)]
+        op: Option<String>,
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -80,6 +111,9 @@ fn main() -> ExitCode {
         Command::Certs { parties, out, name } => certs(parties, &out, &name),
         Command::Party { config, id, input, json } => job::run_party_from_config(&config, id, input, json),
         Command::Demo { parties, json, workdir } => demo::run(parties, json, workdir),
+        Command::Bench { what: BenchCommand::Ops { family, security, ring, n, op, json } } => {
+            bench::ops(&family, &security, ring, n, op.as_deref(), json)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

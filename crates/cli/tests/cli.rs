@@ -131,3 +131,22 @@ fn party_with_another_partys_certificate_is_refused() {
     let e1 = stderr(&o1);
     assert!(e1.contains("claims to be party 1") && e1.contains("party-1.veil"), "{e1}");
 }
+
+#[test]
+fn bench_ops_prints_json_lines_with_paper_figures() {
+    let o = veil(&["bench", "ops", "--family", "mosformer", "--op", "mul", "--n", "1000", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let line = String::from_utf8_lossy(&o.stdout);
+    let r: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+    assert_eq!(r["family"], "mosformer");
+    assert_eq!(r["security"], "malicious");
+    assert_eq!(r["n"], 1000);
+    // Verified product in Z_2^32: reshare 4 B + opening of ρ,σ 8 B per element, 64 B of digests.
+    assert_eq!(r["online"]["bytes_per_party"].as_f64().unwrap(), 12.0 * 1000.0 + 64.0);
+    assert_eq!(r["online"]["rounds"], 2);
+    assert_eq!(r["paper"]["value"].as_f64().unwrap(), 24.0);
+    let bad = veil(&["bench", "ops", "--family", "mosformer", "--op", "teleport"]);
+    assert!(stderr(&bad).contains("no op 'teleport'"));
+    let other = veil(&["bench", "ops", "--family", "nope"]);
+    assert!(stderr(&other).contains("no benchmarks for family 'nope'"));
+}

@@ -6,6 +6,8 @@
 //! n-party additive protocol and Beaver triples from the **insecure** test dealer, revealed to
 //! one output party only.
 
+pub mod bench;
+
 use serde::{Deserialize, Serialize};
 use veil_additive::{Additive, InsecureDealer};
 use veil_mpc::harness::{simulate, simulate_tcp};

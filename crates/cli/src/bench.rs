@@ -1,0 +1,86 @@
+//! `veil bench ops`: per-operation benchmarks (JSON Lines with `--json`, a table otherwise;
+//! progress on standard error).
+
+use anyhow::bail;
+use veil_runtime::bench::{MOSFORMER_OPS, OpRecord, mosformer_op};
+
+/// Default sizes: 10^4, 10^5, 10^6 elements; comparisons (31 VDPF keys each) stop at 10^4.
+fn default_sizes(op: &str) -> Vec<usize> {
+    if op == "compare" { vec![1_000, 10_000] } else { vec![10_000, 100_000, 1_000_000] }
+}
+
+/// Runs the benchmarks and prints them.
+pub fn ops(
+    family: &str,
+    security: &str,
+    ring: Option<u32>,
+    n: Option<usize>,
+    op: Option<&str>,
+    json: bool,
+) -> anyhow::Result<()> {
+    if family != "mosformer" {
+        bail!("no benchmarks for family '{family}' yet (available: mosformer)");
+    }
+    let malicious = match security {
+        "malicious" => true,
+        "semi-honest" => false,
+        other => bail!("--security must be 'malicious' or 'semi-honest', not '{other}'"),
+    };
+    let ops: Vec<&str> = match op {
+        Some(o) if MOSFORMER_OPS.contains(&o) => vec![o],
+        Some(o) => bail!("mosformer has no op '{o}' (available: {})", MOSFORMER_OPS.join(", ")),
+        None => MOSFORMER_OPS.to_vec(),
+    };
+    if !json {
+        println!(
+            "{:<9} {:<11} {:>4} {:>9} {:>14} {:>8} {:>6} {:>12} {:>10} {:>9} {:>11}",
+            "op",
+            "security",
+            "ring",
+            "n",
+            "online B/el",
+            "paper",
+            "rounds",
+            "msgs/party",
+            "offline B",
+            "online s",
+            "offline s"
+        );
+    }
+    for op in ops {
+        for size in n.map(|v| vec![v]).unwrap_or_else(|| default_sizes(op)) {
+            eprintln!("bench: {op} n={size} ...");
+            let r = mosformer_op(op, malicious, size, ring)?;
+            print_record(&r, json)?;
+        }
+    }
+    if !json {
+        println!(
+            "(online B/el: mean bytes sent per party per element; paper: the paper's figure in the same unit, see --json for its source)"
+        );
+    }
+    Ok(())
+}
+
+fn print_record(r: &OpRecord, json: bool) -> anyhow::Result<()> {
+    if json {
+        println!("{}", serde_json::to_string(r)?);
+        return Ok(());
+    }
+    let paper = r.paper.as_ref().map(|p| format!("{:.2}", p.value)).unwrap_or_else(|| "-".into());
+    println!(
+        "{:<9} {:<11} {:>4} {:>9} {:>14.3} {:>8} {:>6} {:>12.1} {:>10.0} {:>9.4} {:>11.4}",
+        r.op,
+        r.security,
+        r.ring_bits,
+        r.n,
+        r.online_bytes_per_element,
+        paper,
+        r.online.rounds,
+        r.online.messages_per_party,
+        r.offline.bytes_per_party,
+        r.seconds.online,
+        r.seconds.offline
+    );
+    Ok(())
+}
