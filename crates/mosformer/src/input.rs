@@ -23,8 +23,11 @@ pub fn share_input<R: Ring>(
     value: Option<&Tensor<R>>,
     shape: &[usize],
 ) -> Result<Rss<R>> {
-    if owner >= 3 || ctx.parties() != 3 {
-        return Err(MpcError::Invalid(format!("owner {owner} in a session of {} parties", ctx.parties())));
+    crate::prss::check_server(ctx)?;
+    if owner >= 3 {
+        return Err(MpcError::Invalid(format!(
+            "party {owner} is not a server; use `owners::share_from_owner`"
+        )));
     }
     let b = ctx.party();
     let n: usize = shape.iter().product();

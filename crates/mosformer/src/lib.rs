@@ -18,6 +18,9 @@
 //! - [`open`]: reconstruction to one party and to all, each checked with the redundant copy
 //!   that replicated sharing provides (sent as a hash, see the module);
 //! - [`input`]: input sharing by a server with a consistency check between its two receivers;
+//! - [`owners`]: input owners outside the servers (data owner, model owner): checked sharing,
+//!   and output revealed to the data owner only;
+//! - [`keys`]: the MAC key and the *random* sharing of 1 the FSS gates weight pairs with;
 //! - [`verified`]: malicious multiplication and matrix multiplication, verified with triples
 //!   ([`triples`]) before the product is used;
 //! - [`trunc`]: truncation by public divisors (powers of two and others) with truncation pairs;
@@ -29,8 +32,10 @@
 
 pub mod convert;
 pub mod input;
+pub mod keys;
 pub mod mul;
 pub mod open;
+pub mod owners;
 pub mod prss;
 pub mod reshare;
 pub mod rss;

@@ -12,16 +12,22 @@ use veil_tensor::Tensor;
 
 use crate::rss::{Rss, next, prev};
 
-fn check_three(ctx: &Ctx) -> Result<()> {
-    if ctx.parties() != 3 {
-        return Err(MpcError::Invalid(format!("mosformer runs among 3 parties, not {}", ctx.parties())));
+/// Checks that this party is one of the three compute servers (parties 0, 1, 2; input owners,
+/// if any, are parties 3 and up).
+pub fn check_server(ctx: &Ctx) -> Result<()> {
+    if ctx.parties() < 3 || ctx.party() >= 3 {
+        return Err(MpcError::Invalid(format!(
+            "party {} of {} is not one of the three compute servers 0, 1, 2",
+            ctx.party(),
+            ctx.parties()
+        )));
     }
     Ok(())
 }
 
 /// `⟨r⟩` for a uniformly random `r` no party knows (F_rand).
 pub fn random<R: Ring>(ctx: &mut Ctx, shape: &[usize]) -> Result<Rss<R>> {
-    check_three(ctx)?;
+    check_server(ctx)?;
     let b = ctx.party();
     let n = shape.iter().product();
     let first = R::random_vec(&mut ctx.pair_prg(prev(b), "mosformer/rand")?, n);
@@ -31,7 +37,7 @@ pub fn random<R: Ring>(ctx: &mut Ctx, shape: &[usize]) -> Result<Rss<R>> {
 
 /// This party's additive share `ζ_b` of zero (3-of-3).
 pub fn zero_share<R: Ring>(ctx: &mut Ctx, n: usize) -> Result<Vec<R>> {
-    check_three(ctx)?;
+    check_server(ctx)?;
     let b = ctx.party();
     let r_b = R::random_vec(&mut ctx.pair_prg(prev(b), "mosformer/zero")?, n);
     let r_next = R::random_vec(&mut ctx.pair_prg(next(b), "mosformer/zero")?, n);
