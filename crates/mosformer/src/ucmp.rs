@@ -7,7 +7,7 @@
 //! `c[i] = 0` (at the highest differing bit). So `1{x < y} = Σ_i 1{c[i] = 0}`, and since
 //! `0 ≤ c[i] ≤ n`, a point function on a domain of `2^d ≥ 2n` points detects the zero.
 //!
-//! **Ring.** Bits, `c`, `α` and the VDPF outputs live in Z_2^8 (so `n ≤ 127`), and the VDPF
+//! **Ring.** Bits, `c`, `α` and the VDPF outputs live in Z_2^8 (`n ≤ 64`), and the VDPF
 //! domain is `2^d` with `d = ⌈log2(2n)⌉`: a power of two, as the notes recommend, so that the
 //! opened `δ` reduces consistently and `res` reduces to an XOR share mod 2.
 //!
@@ -20,7 +20,7 @@
 //! shared `α`). A malicious dealer is therefore caught before any key is used.
 //!
 //! **Online** ([`eval`], 1 round): `δ[i] = c[i] + α[i] mod 2^d` is opened within the pair
-//! (1 byte per bit each), and `[[res]] = Σ_i V_i[δ[i]]`: the entry is hot exactly when `c[i] = 0`.
+//! (`d` bits per compared bit, packed), and `[[res]] = Σ_i V_i[δ[i]]`: the entry is hot exactly when `c[i] = 0`.
 //! Each key is used once; `α` masks `c`.
 //!
 //! **Security of the online step**: semi-honest within the pair (as in the paper); an additive
@@ -30,13 +30,15 @@
 
 use veil_crypto::{Digest, Hasher};
 use veil_fss::{DpfKey, eval_full_verified, gen_keys, key_bytes, one_hot_checks};
+use veil_mpc::wire::{pack_bits, unpack_bits};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use veil_ring::{Ring, Z8};
 
 use crate::rss::{next, prev};
 
-/// Largest number of bits a UCMP compares (the domain `2n` must fit Z_2^8).
-pub const MAX_BITS: usize = 127;
+/// Largest number of bits a UCMP compares: public values are `u64` (and the domain `2n = 128`
+/// fits Z_2^8).
+pub const MAX_BITS: usize = 64;
 
 /// VDPF domain bits for `n`-bit values: `⌈log2(2n)⌉`.
 pub fn domain_bits(n: usize) -> u32 {
@@ -188,18 +190,20 @@ pub fn eval(ctx: &mut Ctx, keys: &UcmpKeys, partner: PartyId, x_bits: &[Z8], y: 
             delta.push(ci + keys.alpha[v * n + i]);
         }
     }
-    ctx.net().send(partner, delta.iter().map(|d| d.0).collect())?;
-    let theirs = ctx.net().recv(partner)?;
-    if theirs.len() != delta.len() {
-        return Err(MpcError::Malformed { from: partner, what: "UCMP δ opening".into() });
-    }
-    let mask = (1usize << domain_bits(n)) - 1;
+    // δ is only needed mod 2^d: send d bits per value (the paper's n·log2(2n) bits; its
+    // released code sends a byte).
+    let d = domain_bits(n);
+    let low = ((1u16 << d) - 1) as u8;
+    let mine: Vec<u8> = delta.iter().map(|v| v.0 & low).collect();
+    ctx.net().send(partner, pack_bits(&mine, d))?;
+    let theirs = unpack_bits(partner, &ctx.net().recv(partner)?, d, mine.len())?;
+    let mask = (1usize << d) - 1;
     Ok((0..count)
         .map(|v| {
             (0..n)
                 .map(|i| {
                     let k = v * n + i;
-                    let opened = (delta[k] + Z8(theirs[k])).0 as usize & mask;
+                    let opened = (mine[k].wrapping_add(theirs[k])) as usize & mask;
                     keys.tables[k][opened]
                 })
                 .sum()

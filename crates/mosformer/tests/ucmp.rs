@@ -44,9 +44,10 @@ fn compare(dealer: usize, bits: usize, xs: &[u64], ys: &[u64], seed: u64) -> Vec
         Ok((res, ctx.stats().get("offline").bytes_sent, ctx.stats().get("online").bytes_sent))
     });
     let out: Vec<_> = out.into_iter().map(|r| r.unwrap()).collect();
-    // Online: each evaluator sends one byte per bit; the dealer nothing.
+    // Online: each evaluator sends d = ⌈log2 2n⌉ bits per compared bit, packed; the dealer nothing.
     assert_eq!(out[dealer].2, 0);
-    assert_eq!(out[e0].2, (bits * xs.len()) as u64);
+    let d = ucmp::domain_bits(bits) as usize;
+    assert_eq!(out[e0].2, (bits * xs.len() * d).div_ceil(8) as u64);
     let r0 = out[e0].0.as_ref().unwrap();
     let r1 = out[e1].0.as_ref().unwrap();
     r0.iter().zip(r1).map(|(a, b)| (*a + *b).0).collect()
@@ -168,4 +169,14 @@ fn honest_setups_never_abort() {
         let got = compare((seed % 3) as usize, 5, &[3, 17, 31, 0], &[4, 17, 2, 1], 100 + seed);
         assert_eq!(got, vec![1, 0, 0, 1]);
     }
+}
+
+#[test]
+fn widest_comparison_64_bits() {
+    // n = 64 bits → 2n = 128 → d = 7.
+    let xs = [0u64, 5, (1 << 63) + 7, u64::MAX - 1];
+    let ys = [1u64, 5, 1 << 63, u64::MAX];
+    assert_eq!(compare(2, 64, &xs, &ys, 9), vec![1, 0, 0, 1]);
+    let res = simulate(3, 10, |ctx| ucmp::setup(ctx, 0, 65, 1).map(|_| ()));
+    assert!(res.iter().all(|r| r.as_ref().unwrap_err().to_string().contains("1 to 64 bits")));
 }

@@ -23,3 +23,67 @@ pub fn decode<R: Ring>(from: PartyId, bytes: &[u8], expected: usize) -> Result<V
     }
     decode_slice(bytes).map_err(|e| MpcError::Malformed { from, what: e.to_string() })
 }
+
+/// Packs values of `bits` bits each (1..=8, the low bits of each byte) densely, LSB first.
+pub fn pack_bits(values: &[u8], bits: u32) -> Vec<u8> {
+    let bits = bits.clamp(1, 8) as usize;
+    let mut out = vec![0u8; (values.len() * bits).div_ceil(8)];
+    for (i, &v) in values.iter().enumerate() {
+        for k in 0..bits {
+            if (v >> k) & 1 == 1 {
+                let pos = i * bits + k;
+                out[pos / 8] |= 1 << (pos % 8);
+            }
+        }
+    }
+    out
+}
+
+/// Inverse of [`pack_bits`] for exactly `count` values; a payload of the wrong length or with
+/// nonzero padding bits is [`MpcError::Malformed`].
+pub fn unpack_bits(from: PartyId, bytes: &[u8], bits: u32, count: usize) -> Result<Vec<u8>> {
+    let b = bits.clamp(1, 8) as usize;
+    let total = count * b;
+    if bytes.len() != total.div_ceil(8) {
+        return Err(MpcError::Malformed {
+            from,
+            what: format!(
+                "expected {} bytes of {count} packed {b}-bit values, got {}",
+                total.div_ceil(8),
+                bytes.len()
+            ),
+        });
+    }
+    if !total.is_multiple_of(8) && bytes[bytes.len() - 1] >> (total % 8) != 0 {
+        return Err(MpcError::Malformed { from, what: "nonzero padding bits".into() });
+    }
+    Ok((0..count)
+        .map(|i| {
+            (0..b).fold(0u8, |acc, k| {
+                let pos = i * b + k;
+                acc | (((bytes[pos / 8] >> (pos % 8)) & 1) << k)
+            })
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pack_round_trip_every_width() {
+        for bits in 1..=8u32 {
+            let vals: Vec<u8> = (0..37u32).map(|i| ((i * 37 + 11) % (1 << bits)) as u8).collect();
+            let packed = pack_bits(&vals, bits);
+            assert_eq!(packed.len(), (37 * bits as usize).div_ceil(8));
+            assert_eq!(unpack_bits(1, &packed, bits, 37).unwrap(), vals);
+        }
+    }
+
+    #[test]
+    fn malformed_packings_are_errors() {
+        assert!(unpack_bits(1, &[0, 0], 6, 4).is_err()); // 3 bytes expected
+        assert!(unpack_bits(1, &[0, 0, 0x80], 6, 3).is_err()); // padding bit set
+    }
+}
