@@ -222,9 +222,14 @@ fn op_facts(op: &str, malicious: bool, ring_bits: u32) -> (u32, Option<PaperFigu
         ),
         "downcast" => (16, bytes(0.0, "mosformer §6 downcast: local", "sent per party")),
         "upcast" => (12, bytes(2.0 * l, "mosformer §6 upcast online: 2ℓ bits", "sent per party; 2 sends")),
-        "compare" => {
-            (0, bytes(31.0, "mosformer released code: UCMP δ, 1 byte per bit, 31 bits", "sent per evaluator"))
-        }
+        "compare" => (
+            0,
+            bytes(
+                31.0 * 6.0 / 8.0,
+                "mosformer Algorithm 1 cost n·log2(2n) bits, n = 31 (its released code sends 31 B)",
+                "sent per evaluator",
+            ),
+        ),
         _ => (0, None),
     }
 }
