@@ -159,7 +159,7 @@ impl<R: Ring, D: TripleSource<R>> Multiply<R> for Additive<D> {
         Ok(Share(Tensor::new(x.0.shape().to_vec(), z)?))
     }
 
-    fn mul_cost(elements: usize, parties: usize) -> Cost {
+    fn mul_cost(&self, elements: usize, parties: usize) -> Cost {
         let peers = parties.saturating_sub(1) as u64;
         Cost { bytes_sent: 2 * peers * (elements * R::BYTES) as u64, messages_sent: peers, rounds: 1 }
     }

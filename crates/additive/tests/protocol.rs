@@ -47,7 +47,7 @@ fn mul_run<R: Z2k>(ctx: &mut Ctx, x: &[R], y: &[R]) -> Result<(Vec<R>, Vec<R>, b
     let before = ctx.stats().current();
     let z = p.mul(ctx, &xs, &ys)?;
     let spent = ctx.stats().current().since(&before);
-    let cost_ok = <Additive<InsecureDealer> as Multiply<R>>::mul_cost(x.len(), n).matches(&spent);
+    let cost_ok = Multiply::<R>::mul_cost(&p, x.len(), n).matches(&spent);
     let sum = p.add(&xs, &ys)?;
     Ok((p.reveal_all(ctx, &z)?.into_data(), p.reveal_all(ctx, &sum)?.into_data(), cost_ok))
 }
@@ -81,7 +81,7 @@ fn beaver_mul_matches_plaintext_z32() {
 #[test]
 fn declared_mul_cost_is_exact() {
     // 3 parties, 1000 Z_2^64 elements: each party sends d and e to 2 peers in one message each.
-    let cost = <Additive<InsecureDealer> as Multiply<Z64>>::mul_cost(1000, 3);
+    let cost = Multiply::<Z64>::mul_cost(&Additive::new(InsecureDealer::new()), 1000, 3);
     assert_eq!(cost.bytes_sent, 2 * 2 * 1000 * 8);
     assert_eq!(cost.messages_sent, 2);
     assert_eq!(cost.rounds, 1);

@@ -24,13 +24,16 @@
 //! - [`verified`]: malicious multiplication and matrix multiplication, verified with triples
 //!   ([`triples`]) before the product is used;
 //! - [`trunc`]: truncation by public divisors (powers of two and others) with truncation pairs;
-//! - [`convert`]: modulus conversion, local downcast and masked-opening upcast.
+//! - [`convert`]: modulus conversion, local downcast and masked-opening upcast;
+//! - [`family`]: [`Mosformer`], the family behind `veil-mpc`'s capability traits, in malicious
+//!   or semi-honest mode.
 //!
 //! Still to come: triples, truncation pairs and FSS keys produced by the parties themselves
 //! (only an insecure test dealer of triples, truncation pairs and upcast tuples exists yet),
 //! the VDPF-based gates and the MAC checks.
 
 pub mod convert;
+pub mod family;
 pub mod input;
 pub mod keys;
 pub mod mul;
@@ -44,4 +47,5 @@ pub mod trunc;
 pub mod ucmp;
 pub mod verified;
 
+pub use family::{Mosformer, Security};
 pub use rss::Rss;

@@ -48,6 +48,7 @@ pub trait Linear<R: Ring>: Sharing<R> {
 pub trait Multiply<R: Ring>: Sharing<R> {
     /// `x · y` elementwise.
     fn mul(&mut self, ctx: &mut Ctx, x: &Self::Share, y: &Self::Share) -> Result<Self::Share>;
-    /// Declared online cost of multiplying `elements` pairs among `parties` parties, at one party.
-    fn mul_cost(elements: usize, parties: usize) -> Cost;
+    /// Declared online cost of multiplying `elements` pairs among `parties` parties, at one party
+    /// (it may depend on the instance's mode).
+    fn mul_cost(&self, elements: usize, parties: usize) -> Cost;
 }

@@ -1,0 +1,103 @@
+//! The family behind `veil-mpc`'s capability traits, so that the model runtime can drive it
+//! without knowing its internals. Malicious mode verifies every product with a triple; the
+//! semi-honest mode skips verification (and needs no triples).
+
+use veil_mpc::cost::Cost;
+use veil_mpc::traits::{Linear, Multiply, Sharing};
+use veil_mpc::{Ctx, PartyId, Result};
+use veil_ring::Ring;
+use veil_tensor::Tensor;
+
+use crate::input::share_input;
+use crate::mul::mul_semi_honest;
+use crate::open::{open_all, reveal_to};
+use crate::rss::Rss;
+use crate::triples::TripleSource;
+use crate::verified;
+
+/// Security mode of the family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Security {
+    /// Every product verified with a triple; checked openings; abort on any deviation.
+    Malicious,
+    /// No verification of products (openings stay checked: their redundancy is free).
+    SemiHonest,
+}
+
+/// A `mosformer` protocol instance among the three servers.
+#[derive(Debug)]
+pub struct Mosformer<D> {
+    security: Security,
+    triples: D,
+}
+
+impl<D> Mosformer<D> {
+    /// An instance in the given mode drawing triples from `triples`.
+    pub fn new(security: Security, triples: D) -> Self {
+        Mosformer { security, triples }
+    }
+
+    /// The mode.
+    pub fn security(&self) -> Security {
+        self.security
+    }
+}
+
+impl<R: Ring, D: TripleSource<R>> Sharing<R> for Mosformer<D> {
+    type Share = Rss<R>;
+
+    fn share_input(
+        &mut self,
+        ctx: &mut Ctx,
+        owner: PartyId,
+        value: Option<&Tensor<R>>,
+        shape: &[usize],
+    ) -> Result<Rss<R>> {
+        share_input(ctx, owner, value, shape)
+    }
+
+    fn reveal_all(&mut self, ctx: &mut Ctx, x: &Rss<R>) -> Result<Tensor<R>> {
+        open_all(ctx, x)
+    }
+
+    fn reveal_to(&mut self, ctx: &mut Ctx, x: &Rss<R>, to: PartyId) -> Result<Option<Tensor<R>>> {
+        reveal_to(ctx, x, to)
+    }
+}
+
+impl<R: Ring, D: TripleSource<R>> Linear<R> for Mosformer<D> {
+    fn add(&self, x: &Rss<R>, y: &Rss<R>) -> Result<Rss<R>> {
+        x.add(y)
+    }
+
+    fn sub(&self, x: &Rss<R>, y: &Rss<R>) -> Result<Rss<R>> {
+        x.sub(y)
+    }
+
+    fn add_public(&self, ctx: &Ctx, x: &Rss<R>, c: &Tensor<R>) -> Result<Rss<R>> {
+        x.add_public(ctx.party(), c)
+    }
+
+    fn mul_public(&self, x: &Rss<R>, c: &Tensor<R>) -> Result<Rss<R>> {
+        x.mul_public(c)
+    }
+}
+
+impl<R: Ring, D: TripleSource<R>> Multiply<R> for Mosformer<D> {
+    fn mul(&mut self, ctx: &mut Ctx, x: &Rss<R>, y: &Rss<R>) -> Result<Rss<R>> {
+        match self.security {
+            Security::Malicious => verified::mul(ctx, &mut self.triples, x, y),
+            Security::SemiHonest => mul_semi_honest(ctx, x, y),
+        }
+    }
+
+    /// Malicious: reshare `n·B`, opening of ρ, σ `2n·B + 32`, zero check 32; 4 messages,
+    /// 2 rounds. Semi-honest: the reshare alone, 1 message, 1 round. (Three parties.)
+    fn mul_cost(&self, elements: usize, _parties: usize) -> Cost {
+        let nb = (elements * R::BYTES) as u64;
+        match self.security {
+            Security::Malicious => Cost { bytes_sent: 3 * nb + 64, messages_sent: 4, rounds: 2 },
+            Security::SemiHonest => Cost { bytes_sent: nb, messages_sent: 1, rounds: 1 },
+        }
+    }
+}
