@@ -21,6 +21,7 @@
 //! - [`owners`]: input owners outside the servers (data owner, model owner): checked sharing,
 //!   and output revealed to the data owner only;
 //! - [`keys`]: the MAC key and the *random* sharing of 1 the FSS gates weight pairs with;
+//! - [`mac`]: the batched, deferrable MAC check, made sound over rings with extra bits;
 //! - [`verified`]: malicious multiplication and matrix multiplication, verified with triples
 //!   ([`triples`]) before the product is used;
 //! - [`trunc`]: truncation by public divisors (powers of two and others) with truncation pairs;
@@ -30,12 +31,13 @@
 //!
 //! Still to come: triples, truncation pairs and FSS keys produced by the parties themselves
 //! (only an insecure test dealer of triples, truncation pairs and upcast tuples exists yet),
-//! the VDPF-based gates and the MAC checks.
+//! the LUT, DReLU and the gates built on them.
 
 pub mod convert;
 pub mod family;
 pub mod input;
 pub mod keys;
+pub mod mac;
 pub mod mul;
 pub mod open;
 pub mod owners;
