@@ -34,6 +34,7 @@
 //! the LUT, DReLU and the gates built on them.
 
 pub mod convert;
+pub mod deal;
 pub mod family;
 pub mod input;
 pub mod keys;

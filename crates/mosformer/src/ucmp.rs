@@ -28,13 +28,11 @@
 //! whether such an error changes `res` depends on `c[i]` (a selective-failure predicate); this
 //! is accepted here as in the paper and listed as a known limitation.
 
-use veil_crypto::{Digest, Hasher};
-use veil_fss::{DpfKey, eval_full_verified, gen_keys, key_bytes, one_hot_checks};
 use veil_mpc::wire::{pack_bits, unpack_bits};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use veil_ring::{Ring, Z8};
 
-use crate::rss::{next, prev};
+use crate::deal::{Dealt, deal};
 
 /// Largest number of bits a UCMP compares: public values are `u64` (and the domain `2n = 128`
 /// fits Z_2^8).
@@ -69,11 +67,6 @@ impl UcmpKeys {
     }
 }
 
-/// The evaluators of dealer `j`: `(role-0 party, role-1 party) = (P_{j+2}, P_{j+1})`.
-pub fn evaluators(dealer: PartyId) -> (PartyId, PartyId) {
-    (prev(dealer), next(dealer))
-}
-
 fn check_args(bits: usize) -> Result<u32> {
     if bits == 0 || bits > MAX_BITS {
         return Err(MpcError::Invalid(format!("UCMP compares 1 to {MAX_BITS} bits, not {bits}")));
@@ -81,83 +74,18 @@ fn check_args(bits: usize) -> Result<u32> {
     Ok(domain_bits(bits))
 }
 
-/// The dealer's message to one evaluator: `α`-shares, then the serialized keys.
-pub fn dealer_message(alpha: &[Z8], keys: &[DpfKey<Z8>]) -> Vec<u8> {
-    let mut m: Vec<u8> = alpha.iter().map(|a| a.0).collect();
-    for k in keys {
-        m.extend_from_slice(&k.to_bytes());
-    }
-    m
-}
+pub use crate::deal::{dealer_message, evaluators};
 
 /// Runs the offline phase for dealer `dealer`: all three parties call it; the evaluators get
-/// verified material, the dealer `None`.
+/// verified material, the dealer `None`. (The dealing itself is [`crate::deal::deal`].)
 pub fn setup(ctx: &mut Ctx, dealer: PartyId, bits: usize, count: usize) -> Result<Option<UcmpKeys>> {
     let d = check_args(bits)?;
-    let m = bits * count;
-    let b = ctx.party();
-    let (e0, e1) = evaluators(dealer);
-    if b == dealer {
-        let (mut a0, mut a1, mut k0, mut k1) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for _ in 0..m {
-            let alpha = ctx.rng().next_u64() & ((1 << d) - 1);
-            let share0 = Z8::random(ctx.rng());
-            let (key0, key1) = gen_keys(alpha, Z8::ONE, d, ctx.rng())
-                .map_err(|e| MpcError::Invalid(format!("VDPF key generation: {e}")))?;
-            a0.push(share0);
-            a1.push(Z8::from_u64(alpha) - share0);
-            k0.push(key0);
-            k1.push(key1);
-        }
-        ctx.net().send(e0, dealer_message(&a0, &k0))?;
-        ctx.net().send(e1, dealer_message(&a1, &k1))?;
-        return Ok(None);
-    }
-    let role = if b == e0 { 0 } else { 1 };
-    let partner = if b == e0 { e1 } else { e0 };
-    let msg = ctx.net().recv(dealer)?;
-    let kb = key_bytes::<Z8>(d);
-    if msg.len() != m * (1 + kb) {
-        return Err(MpcError::Malformed {
-            from: dealer,
-            what: format!("UCMP keys: {} bytes, expected {}", msg.len(), m * (1 + kb)),
-        });
-    }
-    let alpha: Vec<Z8> = msg[..m].iter().map(|&v| Z8(v)).collect();
-    let mut tables = Vec::with_capacity(m);
-    let mut proofs = Hasher::new("mosformer/ucmp/proofs");
-    let mut checks: Vec<Z8> = Vec::with_capacity(2 * m);
-    for (i, chunk) in msg[m..].chunks(kb).enumerate() {
-        let bad =
-            |e: veil_fss::FssError| MpcError::abort(format!("UCMP setup: malformed key ({e})"), Some(dealer));
-        let key = DpfKey::<Z8>::from_bytes(chunk, d).map_err(bad)?;
-        let (v, proof) = eval_full_verified(role, &key).map_err(bad)?;
-        proofs.update(proof.as_bytes());
-        let (t, s) = one_hot_checks(&v, alpha[i]);
-        checks.push(t);
-        checks.push(s);
-        tables.push(v);
-    }
-    let mut out = proofs.finalize().0.to_vec();
-    out.extend(checks.iter().map(|v| v.0));
-    ctx.net().send(partner, out)?;
-    let theirs = ctx.net().recv(partner)?;
-    if theirs.len() != 32 + 2 * m {
-        return Err(MpcError::Malformed { from: partner, what: "UCMP key check message".into() });
-    }
-    let mut their_digest = [0u8; 32];
-    their_digest.copy_from_slice(&theirs[..32]);
-    if !proofs.finalize().ct_eq(&Digest(their_digest)) {
-        return Err(MpcError::abort("UCMP setup: VDPF verification", Some(dealer)));
-    }
-    for (i, pair) in checks.chunks(2).enumerate() {
-        let t = pair[0] + Z8(theirs[32 + 2 * i]);
-        let s = pair[1] + Z8(theirs[32 + 2 * i + 1]);
-        if t != Z8::ONE || s != Z8::ZERO {
-            return Err(MpcError::abort("UCMP setup: one-hot check (t = 1, s = 0)", Some(dealer)));
+    match deal::<Z8, Z8>(ctx, dealer, d, bits * count)? {
+        Dealt::Dealer { .. } => Ok(None),
+        Dealt::Evaluator(k) => {
+            Ok(Some(UcmpKeys { role: k.role, bits, count, tables: k.tables, alpha: k.alpha }))
         }
     }
-    Ok(Some(UcmpKeys { role, bits, count, tables, alpha }))
 }
 
 /// Online comparison: this evaluator's shares of the bits of each `x` (LSB first, `bits` per

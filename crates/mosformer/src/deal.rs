@@ -1,0 +1,144 @@
+//! Dealing verified point-function keys (the offline phase of every FSS gate, paper §4-§8).
+//!
+//! Dealer `P_j` draws, for each of `count` instances, a point `α < 2^d`, shares it additively
+//! over a ring `A`, and makes VDPF keys for `f_{α,1}` with outputs in a ring `O`. Evaluator
+//! `P_{j+2}` gets key 0 and share 0, `P_{j+1}` key 1 and share 1, in one message each. The
+//! evaluators expand every key over the full domain with its proof and exchange one message:
+//! a digest of all their proofs and their shares of `t = Σ_k V[k]` (in `O`) and
+//! `s = α - Σ_k k·V[k]` (in `A`, reducing `V` from `O`; `A` must be at least `d` bits wide so
+//! that `s = 0` pins the hot position). They abort, blaming the dealer, unless the proofs
+//! match (at most one nonzero position per key), `t = 1` (β = 1) and `s = 0` (the hot
+//! position is the shared `α`). Two rounds. The dealer keeps its own shares of every `α`
+//! (it needs them to mask openings online).
+
+use veil_crypto::{Digest, Hasher};
+use veil_fss::{DpfKey, eval_full_verified, gen_keys, key_bytes, one_hot_checks};
+use veil_mpc::{Ctx, MpcError, PartyId, Result};
+use veil_ring::{Ring, Z2k, decode_slice, encode_slice};
+
+use crate::rss::{next, prev};
+
+/// What one party holds after a dealing.
+#[derive(Clone, Debug)]
+pub enum Dealt<O, A> {
+    /// The dealer: `(share 0, share 1)` of every `α`.
+    Dealer {
+        /// Shares given to the role-0 evaluator.
+        alpha0: Vec<A>,
+        /// Shares given to the role-1 evaluator.
+        alpha1: Vec<A>,
+    },
+    /// An evaluator's verified material.
+    Evaluator(PointKeys<O, A>),
+}
+
+/// An evaluator's verified one-hot vectors and `α`-shares.
+#[derive(Clone, Debug)]
+pub struct PointKeys<O, A> {
+    /// 0 or 1.
+    pub role: u8,
+    /// Domain bits.
+    pub d: u32,
+    /// Shares of the one-hot vectors `e_α`, one vector of `2^d` entries per instance.
+    pub tables: Vec<Vec<O>>,
+    /// Shares of `α`, one per instance.
+    pub alpha: Vec<A>,
+}
+
+/// The evaluators of dealer `j`: `(role 0, role 1) = (P_{j+2}, P_{j+1})`.
+pub fn evaluators(dealer: PartyId) -> (PartyId, PartyId) {
+    (prev(dealer), next(dealer))
+}
+
+/// The dealer's message to one evaluator: `α`-shares, then the serialized keys.
+pub fn dealer_message<O: Ring, A: Ring>(alpha: &[A], keys: &[DpfKey<O>]) -> Vec<u8> {
+    let mut m = encode_slice(alpha);
+    for k in keys {
+        m.extend_from_slice(&k.to_bytes());
+    }
+    m
+}
+
+fn reduce<O: Z2k, A: Z2k>(v: O) -> A {
+    A::from_u128(v.to_u128())
+}
+
+/// Runs one dealing with dealer `dealer`; all three servers call it.
+pub fn deal<O: Z2k, A: Z2k>(ctx: &mut Ctx, dealer: PartyId, d: u32, count: usize) -> Result<Dealt<O, A>> {
+    if d == 0 || d > 24 || d > A::BITS {
+        return Err(MpcError::Invalid(format!(
+            "point keys over 2^{d} points with α-shares in Z_2^{}",
+            A::BITS
+        )));
+    }
+    let b = ctx.party();
+    let (e0, e1) = evaluators(dealer);
+    if b == dealer {
+        let (mut a0, mut a1, mut k0, mut k1) = (vec![], vec![], vec![], vec![]);
+        for _ in 0..count {
+            let alpha = ctx.rng().next_u64() & ((1 << d) - 1);
+            let share0 = A::random(ctx.rng());
+            let (key0, key1) = gen_keys(alpha, O::ONE, d, ctx.rng())
+                .map_err(|e| MpcError::Invalid(format!("VDPF key generation: {e}")))?;
+            a0.push(share0);
+            a1.push(A::from_u64(alpha) - share0);
+            k0.push(key0);
+            k1.push(key1);
+        }
+        ctx.net().send(e0, dealer_message(&a0, &k0))?;
+        ctx.net().send(e1, dealer_message(&a1, &k1))?;
+        return Ok(Dealt::Dealer { alpha0: a0, alpha1: a1 });
+    }
+    let (role, partner) = if b == e0 { (0u8, e1) } else { (1u8, e0) };
+    let msg = ctx.net().recv(dealer)?;
+    let kb = key_bytes::<O>(d);
+    let head = count * A::BYTES;
+    if msg.len() != head + count * kb {
+        return Err(MpcError::Malformed {
+            from: dealer,
+            what: format!("point keys: {} bytes, expected {}", msg.len(), head + count * kb),
+        });
+    }
+    let alpha: Vec<A> =
+        decode_slice(&msg[..head]).map_err(|e| MpcError::Malformed { from: dealer, what: e.to_string() })?;
+    let mut tables = Vec::with_capacity(count);
+    let mut proofs = Hasher::new("mosformer/deal/proofs");
+    let (mut ts, mut ss): (Vec<O>, Vec<A>) = (Vec::with_capacity(count), Vec::with_capacity(count));
+    for (i, chunk) in msg[head..].chunks(kb).enumerate() {
+        let bad =
+            |e: veil_fss::FssError| MpcError::abort(format!("FSS setup: malformed key ({e})"), Some(dealer));
+        let key = DpfKey::<O>::from_bytes(chunk, d).map_err(bad)?;
+        let (v, proof) = eval_full_verified(role, &key).map_err(bad)?;
+        proofs.update(proof.as_bytes());
+        ts.push(v.iter().copied().sum());
+        let reduced: Vec<A> = v.iter().map(|&x| reduce(x)).collect();
+        ss.push(one_hot_checks(&reduced, alpha[i]).1);
+        tables.push(v);
+    }
+    let mut out = proofs.finalize().0.to_vec();
+    out.extend_from_slice(&encode_slice(&ts));
+    out.extend_from_slice(&encode_slice(&ss));
+    ctx.net().send(partner, out)?;
+    let theirs = ctx.net().recv(partner)?;
+    let want = 32 + count * (O::BYTES + A::BYTES);
+    if theirs.len() != want {
+        return Err(MpcError::Malformed {
+            from: partner,
+            what: format!("key check: {} bytes, expected {want}", theirs.len()),
+        });
+    }
+    let mut digest = [0u8; 32];
+    digest.copy_from_slice(&theirs[..32]);
+    if !proofs.finalize().ct_eq(&Digest(digest)) {
+        return Err(MpcError::abort("FSS setup: VDPF verification", Some(dealer)));
+    }
+    let malformed = |e: veil_ring::RingError| MpcError::Malformed { from: partner, what: e.to_string() };
+    let their_t: Vec<O> = decode_slice(&theirs[32..32 + count * O::BYTES]).map_err(malformed)?;
+    let their_s: Vec<A> = decode_slice(&theirs[32 + count * O::BYTES..]).map_err(malformed)?;
+    for i in 0..count {
+        if ts[i] + their_t[i] != O::ONE || ss[i] + their_s[i] != A::ZERO {
+            return Err(MpcError::abort("FSS setup: one-hot check (t = 1, s = 0)", Some(dealer)));
+        }
+    }
+    Ok(Dealt::Evaluator(PointKeys { role, d, tables, alpha }))
+}
