@@ -22,6 +22,8 @@
 //!   and output revealed to the data owner only;
 //! - [`keys`]: the MAC key and the *random* sharing of 1 the FSS gates weight pairs with;
 //! - [`mac`]: the batched, deferrable MAC check, made sound over rings with extra bits;
+//! - [`deal`]: verified dealing of point-function keys (the offline phase of the FSS gates);
+//! - [`lut`]: Π_LUT, a public table at a secret index, MAC'd;
 //! - [`verified`]: malicious multiplication and matrix multiplication, verified with triples
 //!   ([`triples`]) before the product is used;
 //! - [`trunc`]: truncation by public divisors (powers of two and others) with truncation pairs;
@@ -31,13 +33,14 @@
 //!
 //! Still to come: triples, truncation pairs and FSS keys produced by the parties themselves
 //! (only an insecure test dealer of triples, truncation pairs and upcast tuples exists yet),
-//! the LUT, DReLU and the gates built on them.
+//! DReLU and the gates built on it and on the LUT.
 
 pub mod convert;
 pub mod deal;
 pub mod family;
 pub mod input;
 pub mod keys;
+pub mod lut;
 pub mod mac;
 pub mod mul;
 pub mod open;
