@@ -26,11 +26,11 @@ fn indices() -> Vec<u32> {
     v
 }
 
+/// Opened results, online bytes sent and the logical-time span of the lookup.
+type Outcome = (Vec<Z64>, u64, (u64, u64));
+
 /// Runs lookups; `tamper(party, res_term)` may change an additive term before the reshare.
-fn run(
-    seed: u64,
-    tamper: impl Fn(usize, &mut Tensor<Z64>) + Sync,
-) -> Vec<Result<(Vec<Z64>, u64, (u64, u64))>> {
+fn run(seed: u64, tamper: impl Fn(usize, &mut Tensor<Z64>) + Sync) -> Vec<Result<Outcome>> {
     let idx = indices();
     let t = table();
     simulate(3, seed, |ctx| {
