@@ -4,9 +4,14 @@
 use anyhow::bail;
 use veil_runtime::bench::{MOSFORMER_OPS, OpRecord, mosformer_op};
 
-/// Default sizes: 10^4, 10^5, 10^6 elements; comparisons (31 VDPF keys each) stop at 10^4.
+/// Default sizes: 10^4, 10^5, 10^6 elements; comparisons (31 VDPF keys each) stop at 10^4,
+/// lookups (three 256-entry one-hot vectors each, in memory) at 10^5.
 fn default_sizes(op: &str) -> Vec<usize> {
-    if op == "compare" { vec![1_000, 10_000] } else { vec![10_000, 100_000, 1_000_000] }
+    match op {
+        "compare" => vec![1_000, 10_000],
+        "lut" => vec![1_000, 10_000, 100_000],
+        _ => vec![10_000, 100_000, 1_000_000],
+    }
 }
 
 /// Runs the benchmarks and prints them.

@@ -24,7 +24,7 @@ use veil_ring::{Ring, Z8, Z16, Z32, Z64};
 use veil_tensor::Tensor;
 
 /// Operations `veil bench ops --family mosformer` knows.
-pub const MOSFORMER_OPS: &[&str] = &["mul", "trunc", "downcast", "upcast", "compare"];
+pub const MOSFORMER_OPS: &[&str] = &["mul", "trunc", "downcast", "upcast", "compare", "lut"];
 
 /// Counters of one phase, over the parties.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -110,8 +110,22 @@ fn phase_cost(parts: &[&Measured]) -> PhaseCost {
     }
 }
 
-/// Runs `f` at one party and measures it as one phase.
+/// Waits until every party got here (one byte to each peer, counted in its own phase), so that
+/// a phase's seconds do not include waiting for a slower party to finish the previous one.
+fn barrier(ctx: &mut Ctx) -> Result<()> {
+    ctx.set_phase("sync");
+    for p in ctx.peers() {
+        ctx.net().send(p, vec![0])?;
+    }
+    for p in ctx.peers() {
+        ctx.net().recv(p)?;
+    }
+    Ok(())
+}
+
+/// Runs `f` at one party and measures it as one phase (after a barrier).
 fn measure<T>(ctx: &mut Ctx, name: &str, f: impl FnOnce(&mut Ctx) -> Result<T>) -> Result<(T, Measured)> {
+    barrier(ctx)?;
     ctx.set_phase(name);
     let (before, t0, start) = (ctx.stats().current(), ctx.stats().time(), Instant::now());
     let out = f(ctx)?;
@@ -181,8 +195,30 @@ fn run_op(op: &str, malicious: bool, n: usize, ring_bits: u32, ctx: &mut Ctx) ->
             })?;
             Ok((off, on))
         }
+        ("lut", 32) => bench_lut(ctx, n),
         _ => Err(MpcError::Invalid(format!("mosformer has no benchmark for op '{op}' in Z_2^{ring_bits}"))),
     }
+}
+
+/// A lookup into a 256-entry table (GELU's size) from Z_2^32, output and MAC in Z_2^64; the
+/// MAC check of the whole batch is part of the online time and bytes.
+fn bench_lut(ctx: &mut Ctx, n: usize) -> Result<Run> {
+    let x = small_input::<Z32>(ctx, n, 8)?;
+    let x = x.add_public(ctx.party(), &Tensor::new(vec![n], vec![Z32(128); n])?)?;
+    let table: Vec<Z64> = (0..256).map(|i| Z64(i * 3 + 1)).collect();
+    let (keys, off) = measure(ctx, "offline", |c| {
+        let one = veil_mosformer::keys::random_one::<Z64>(c)?;
+        let alpha = veil_mosformer::keys::mac_key::<Z64>(c)?;
+        Ok((veil_mosformer::lut::setup::<Z32, Z64>(c, 8, n)?, one, alpha))
+    })?;
+    let (_, on) = measure(ctx, "online", |c| {
+        let (keys, one, alpha) = keys;
+        let mut batch = veil_mosformer::mac::MacBatch::new();
+        let y = veil_mosformer::lut::lookup(c, keys, &x, &table, &one, &alpha, &mut batch)?;
+        batch.check(c, &alpha, 32, "lut")?;
+        Ok(y)
+    })?;
+    Ok((off, on))
 }
 
 fn bench_mul<R: Ring>(
@@ -222,6 +258,14 @@ fn op_facts(op: &str, malicious: bool, ring_bits: u32) -> (u32, Option<PaperFigu
         ),
         "downcast" => (16, bytes(0.0, "mosformer §6 downcast: local", "sent per party")),
         "upcast" => (12, bytes(2.0 * l, "mosformer §6 upcast online: 2ℓ bits", "sent per party; 2 sends")),
+        "lut" => (
+            12,
+            bytes(
+                56.0,
+                "mosformer Table 5 / released code: 56 B per lookup (14ℓ bits, MAC check included)",
+                "sent per party",
+            ),
+        ),
         "compare" => (
             0,
             bytes(
