@@ -11,7 +11,7 @@
 //!    `(0, [[r]]_0)` — no communication;
 //! 2. `x̂_j = x - r^j`, each component reduced mod 2^{ℓ_t} (notes §19.9: opening over Z_2^ℓ
 //!    would leak the high bits and the wrap), revealed to `P_{j+1}` and `P_{j+2}`: six checked
-//!    reveals in one round;
+//!    reveals in one round, each component packed in `ℓ_t` bits;
 //! 3. each evaluator of dealer `j` computes `w = Σ_k V[k]·T[(k + x̂_j) mod 2^{ℓ_t}]` (the one-hot
 //!    vector rotated from `r^j` to `x`), a 2-of-2 share of `T[x]`;
 //! 4. weighting by the component of `⟨1⟩` (and of `⟨α⟩`) that the pair knows, index `j + 2`:
@@ -25,8 +25,8 @@
 //! offline. Output and MAC live in `M` (e.g. Z_2^64 for a Z_2^32 working ring) so the check is
 //! sound over rings ([`crate::mac`]); take the result mod 2^ℓ afterwards.
 //!
-//! Cost per lookup and party: `2·B_R` (two full reveal components) + `2·B_M` (reshare of the
-//! value and its MAC), plus 64 bytes of digests per batch; 2 latency rounds. The MAC check is
+//! Cost per lookup and party: `2·ℓ_t` bits (two packed reveal components) + `2·B_M` (reshare of
+//! the value and its MAC), plus 64 bytes of digests per batch; 2 latency rounds. The MAC check is
 //! batched separately. (The paper: 14ℓ bits, 56 B at ℓ = 32, with an undeferred MAC check.)
 
 use veil_mpc::{Ctx, MpcError, Result};
@@ -35,7 +35,7 @@ use veil_tensor::Tensor;
 
 use crate::deal::{Dealt, PointKeys, deal};
 use crate::mac::MacBatch;
-use crate::open::reveal_batch;
+use crate::open::reveal_batch_packed;
 use crate::reshare::reshare;
 use crate::rss::{Rss, next, prev};
 
@@ -129,7 +129,7 @@ pub fn lookup_terms<R: Z2k, M: Z2k>(
     }
     let items: Vec<(&Rss<R>, usize)> =
         (0..3).flat_map(|j| [(&hats[j], next(j)), (&hats[j], prev(j))]).collect();
-    let opened = reveal_batch(ctx, &items)?;
+    let opened = reveal_batch_packed(ctx, &items, keys.ell_t)?;
     // Item 2j and 2j+1 reveal x̂_j; the two addressed to us are those of our two dealers.
     let (mut x_next, mut x_prev) = (None, None);
     for (idx, v) in opened.into_iter().enumerate() {

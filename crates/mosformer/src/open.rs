@@ -11,8 +11,9 @@
 //! - [`open_all`]: every party sends `n·B + 32` bytes in 2 messages.
 
 use veil_crypto::{Digest, Hasher};
+use veil_mpc::wire::{pack_words, unpack_words};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
-use veil_ring::{Ring, encode_slice};
+use veil_ring::{Ring, Z2k, encode_slice};
 use veil_tensor::Tensor;
 
 use crate::rss::{Rss, next, prev};
@@ -47,6 +48,17 @@ fn complete<R: Ring>(
     what: &str,
 ) -> Result<Tensor<R>> {
     let missing = Tensor::new(x.shape().to_vec(), ctx.recv_ring::<R>(full_from, x.len())?)?;
+    check_copy(ctx, x, missing, hash_from, what)
+}
+
+/// Compares the missing component with the digest sent by `hash_from`, then reconstructs.
+fn check_copy<R: Ring>(
+    ctx: &mut Ctx,
+    x: &Rss<R>,
+    missing: Tensor<R>,
+    hash_from: PartyId,
+    what: &str,
+) -> Result<Tensor<R>> {
     let digest = recv_digest(ctx, hash_from)?;
     if !component_digest(&missing).ct_eq(&digest) {
         // One of the two senders lied; the receiver cannot tell which.
@@ -93,6 +105,47 @@ pub fn open_all_send<R: Ring>(ctx: &mut Ctx, x: &Rss<R>) -> Result<()> {
 pub fn open_all_recv<R: Ring>(ctx: &mut Ctx, x: &Rss<R>) -> Result<Tensor<R>> {
     let b = ctx.party();
     complete(ctx, x, prev(b), next(b), "open")
+}
+
+/// [`reveal_batch`] for values whose components are all below `2^bits` (e.g. reduced mod
+/// 2^{ℓ_t} for a lookup): the full component travels packed in `bits` bits per element; the
+/// digest is unchanged. A component at or above `2^bits` is an error at the sender.
+pub fn reveal_batch_packed<R: Z2k>(
+    ctx: &mut Ctx,
+    items: &[(&Rss<R>, PartyId)],
+    bits: u32,
+) -> Result<Vec<Option<Tensor<R>>>> {
+    let b = ctx.party();
+    let limit = if bits >= 64 { u128::MAX } else { 1u128 << bits };
+    for &(x, to) in items {
+        if to >= 3 {
+            return Err(MpcError::Invalid(format!("no party {to} among 3")));
+        }
+        if b == prev(to) {
+            if x.first.data().iter().any(|v| v.to_u128() >= limit) {
+                return Err(MpcError::Invalid(format!("a component does not fit {bits} bits")));
+            }
+            let words: Vec<u64> = x.first.data().iter().map(|v| v.to_u128() as u64).collect();
+            ctx.net().send(to, pack_words(&words, bits))?;
+        } else if b == next(to) {
+            ctx.net().send(to, component_digest(&x.second).0.to_vec())?;
+        }
+    }
+    let mut out = Vec::with_capacity(items.len());
+    for &(x, to) in items {
+        if b != to {
+            out.push(None);
+            continue;
+        }
+        let bytes = ctx.net().recv(prev(to))?;
+        let words = unpack_words(prev(to), &bytes, bits, x.len())?;
+        let missing = Tensor::new(
+            x.shape().to_vec(),
+            words.into_iter().map(|w| R::from_u128(u128::from(w))).collect(),
+        )?;
+        out.push(Some(check_copy(ctx, x, missing, next(to), "reveal")?));
+    }
+    Ok(out)
 }
 
 /// Several reveals in one round: every party first sends what each reveal needs from it, then

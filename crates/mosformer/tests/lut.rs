@@ -61,9 +61,9 @@ fn lookups_match_the_table_and_pass_the_mac_check() {
         for (k, &i) in indices().iter().enumerate() {
             assert_eq!(vals[k], t[i as usize], "T[{i}]");
         }
-        // Two full reveal components (Z_2^32) and the reshare of value and MAC (Z_2^64), plus
+        // Two reveal components packed in 8 bits, the reshare of value and MAC (Z_2^64), and
         // two 32-byte digests.
-        assert_eq!(*bytes, (2 * 4 * n + 2 * 8 * n + 64) as u64);
+        assert_eq!(*bytes, (2 * n + 2 * 8 * n + 64) as u64);
     }
     let spans: Vec<_> = out.iter().map(|o| o.2).collect();
     assert_eq!(rounds_across(&spans), 2);

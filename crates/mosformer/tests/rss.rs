@@ -256,3 +256,37 @@ fn honest_runs_never_abort() {
         assert!(out.iter().all(|(o, _)| o.data() == x.as_slice()));
     }
 }
+
+#[test]
+fn packed_reveals_check_copies_and_ranges() {
+    use veil_mosformer::open::reveal_batch_packed;
+    let reduce = |s: &Rss<Z32>| {
+        let m = |t: &Tensor<Z32>| t.map(|v| Z32(v.0 & 0xff));
+        Rss::new(m(&s.first), m(&s.second)).unwrap()
+    };
+    let x = tensor(&[Z32(1), Z32(200), Z32(77)]);
+    // Honest: the sum of the reduced components, mod 2^32 (the caller reduces it mod 2^8).
+    let out = all_ok(simulate(3, 30, |ctx| {
+        let s = reduce(&shared(ctx, 0, &x)?);
+        reveal_batch_packed(ctx, &[(&s, 1)], 8)
+    }))
+    .unwrap();
+    let opened: &Tensor<Z32> = out[1][0].as_ref().unwrap();
+    let got: Vec<u32> = opened.data().iter().map(|v| v.0 & 0xff).collect();
+    assert_eq!(got, vec![1, 200, 77]);
+    // The full-copy sender (P0 = prev(1)) changes its component: the digest from P2 disagrees.
+    let res = simulate(3, 31, |ctx| {
+        let mut s = reduce(&shared(ctx, 0, &x)?);
+        if ctx.party() == 0 {
+            s.first = s.first.map(|v| Z32((v.0 + 1) & 0xff));
+        }
+        reveal_batch_packed(ctx, &[(&s, 1)], 8)
+    });
+    assert!(matches!(&res[1], Err(MpcError::Abort { .. })), "{res:?}");
+    // A component that does not fit the declared width is refused at the sender.
+    let res = simulate(3, 32, |ctx| {
+        let s = shared(ctx, 0, &x)?;
+        reveal_batch_packed(ctx, &[(&s, 1)], 8)
+    });
+    assert!(res[0].as_ref().unwrap_err().to_string().contains("does not fit 8 bits"));
+}

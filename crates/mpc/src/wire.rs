@@ -67,6 +67,49 @@ pub fn unpack_bits(from: PartyId, bytes: &[u8], bits: u32, count: usize) -> Resu
         .collect())
 }
 
+/// Packs words of `bits` bits each (1..=64; higher bits are dropped) densely, LSB first.
+pub fn pack_words(values: &[u64], bits: u32) -> Vec<u8> {
+    let b = bits.clamp(1, 64) as usize;
+    let mut out = vec![0u8; (values.len() * b).div_ceil(8)];
+    for (i, &v) in values.iter().enumerate() {
+        for k in 0..b {
+            if (v >> k) & 1 == 1 {
+                let pos = i * b + k;
+                out[pos / 8] |= 1 << (pos % 8);
+            }
+        }
+    }
+    out
+}
+
+/// Inverse of [`pack_words`] for exactly `count` words; wrong length or nonzero padding is
+/// [`MpcError::Malformed`].
+pub fn unpack_words(from: PartyId, bytes: &[u8], bits: u32, count: usize) -> Result<Vec<u64>> {
+    let b = bits.clamp(1, 64) as usize;
+    let total = count * b;
+    if bytes.len() != total.div_ceil(8) {
+        return Err(MpcError::Malformed {
+            from,
+            what: format!(
+                "expected {} bytes of {count} packed {b}-bit words, got {}",
+                total.div_ceil(8),
+                bytes.len()
+            ),
+        });
+    }
+    if !total.is_multiple_of(8) && bytes[bytes.len() - 1] >> (total % 8) != 0 {
+        return Err(MpcError::Malformed { from, what: "nonzero padding bits".into() });
+    }
+    Ok((0..count)
+        .map(|i| {
+            (0..b).fold(0u64, |acc, k| {
+                let pos = i * b + k;
+                acc | (u64::from((bytes[pos / 8] >> (pos % 8)) & 1) << k)
+            })
+        })
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,6 +122,16 @@ mod tests {
             assert_eq!(packed.len(), (37 * bits as usize).div_ceil(8));
             assert_eq!(unpack_bits(1, &packed, bits, 37).unwrap(), vals);
         }
+    }
+
+    #[test]
+    fn word_packing_round_trip() {
+        for bits in [1u32, 7, 8, 12, 31, 64] {
+            let vals: Vec<u64> =
+                (0..29u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)).collect();
+            assert_eq!(unpack_words(0, &pack_words(&vals, bits), bits, 29).unwrap(), vals);
+        }
+        assert!(unpack_words(0, &[0xff], 4, 1).is_err());
     }
 
     #[test]
