@@ -24,6 +24,7 @@
 //! - [`mac`]: the batched, deferrable MAC check, made sound over rings with extra bits;
 //! - [`deal`]: verified dealing of point-function keys (the offline phase of the FSS gates);
 //! - [`lut`]: Π_LUT, a public table at a secret index, MAC'd;
+//! - [`drelu`]: Π_DReLU with the dealer's auxiliary data checked (binarity + linear relation);
 //! - [`verified`]: malicious multiplication and matrix multiplication, verified with triples
 //!   ([`triples`]) before the product is used;
 //! - [`trunc`]: truncation by public divisors (powers of two and others) with truncation pairs;
@@ -33,10 +34,11 @@
 //!
 //! Still to come: triples, truncation pairs and FSS keys produced by the parties themselves
 //! (only an insecure test dealer of triples, truncation pairs and upcast tuples exists yet),
-//! DReLU and the gates built on it and on the LUT.
+//! Select, ReLU, Max and the functions built on DReLU and the LUT.
 
 pub mod convert;
 pub mod deal;
+pub mod drelu;
 pub mod family;
 pub mod input;
 pub mod keys;

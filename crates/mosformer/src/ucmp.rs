@@ -92,6 +92,25 @@ pub fn setup(ctx: &mut Ctx, dealer: PartyId, bits: usize, count: usize) -> Resul
 /// value, `count` values) and the public `y`s; returns shares over Z_2^8 of `1{x < y}` (0 or 1,
 /// so its low bit is an XOR share).
 pub fn eval(ctx: &mut Ctx, keys: &UcmpKeys, partner: PartyId, x_bits: &[Z8], y: &[u64]) -> Result<Vec<Z8>> {
+    let pending = eval_send(ctx, keys, partner, x_bits, y)?;
+    eval_recv(ctx, keys, pending)
+}
+
+/// A comparison whose δ is sent and whose partner's δ is not yet received.
+#[derive(Debug)]
+pub struct PendingCompare {
+    partner: PartyId,
+    mine: Vec<u8>,
+}
+
+/// First half of [`eval`]: compute and send δ (so that several comparisons share a round).
+pub fn eval_send(
+    ctx: &mut Ctx,
+    keys: &UcmpKeys,
+    partner: PartyId,
+    x_bits: &[Z8],
+    y: &[u64],
+) -> Result<PendingCompare> {
     let (n, count) = (keys.bits, keys.count);
     if x_bits.len() != n * count || y.len() != count {
         return Err(MpcError::Invalid(format!(
@@ -101,6 +120,7 @@ pub fn eval(ctx: &mut Ctx, keys: &UcmpKeys, partner: PartyId, x_bits: &[Z8], y: 
         )));
     }
     let lead = keys.role == 0; // adds the public constants
+    let one = if lead { Z8::ONE } else { Z8::ZERO };
     let mut delta = Vec::with_capacity(n * count);
     for (v, &yv) in y.iter().enumerate() {
         let xs = &x_bits[v * n..(v + 1) * n];
@@ -108,7 +128,6 @@ pub fn eval(ctx: &mut Ctx, keys: &UcmpKeys, partner: PartyId, x_bits: &[Z8], y: 
         let mut c = vec![Z8::ZERO; n];
         for i in (0..n).rev() {
             let yi = Z8::from_u64((yv >> i) & 1);
-            let one = if lead { Z8::ONE } else { Z8::ZERO };
             let u = xs[i] - if lead { yi } else { Z8::ZERO };
             c[i] = u + one + suffix;
             let w = if yi == Z8::ZERO { xs[i] } else { one - xs[i] };
@@ -124,15 +143,22 @@ pub fn eval(ctx: &mut Ctx, keys: &UcmpKeys, partner: PartyId, x_bits: &[Z8], y: 
     let low = ((1u16 << d) - 1) as u8;
     let mine: Vec<u8> = delta.iter().map(|v| v.0 & low).collect();
     ctx.net().send(partner, pack_bits(&mine, d))?;
-    let theirs = unpack_bits(partner, &ctx.net().recv(partner)?, d, mine.len())?;
+    Ok(PendingCompare { partner, mine })
+}
+
+/// Second half of [`eval`]: receive the partner's δ and read the one-hot tables.
+pub fn eval_recv(ctx: &mut Ctx, keys: &UcmpKeys, pending: PendingCompare) -> Result<Vec<Z8>> {
+    let (n, count) = (keys.bits, keys.count);
+    let d = domain_bits(n);
+    let mine = pending.mine;
+    let theirs = unpack_bits(pending.partner, &ctx.net().recv(pending.partner)?, d, mine.len())?;
     let mask = (1usize << d) - 1;
     Ok((0..count)
         .map(|v| {
             (0..n)
                 .map(|i| {
                     let k = v * n + i;
-                    let opened = (mine[k].wrapping_add(theirs[k])) as usize & mask;
-                    keys.tables[k][opened]
+                    keys.tables[k][mine[k].wrapping_add(theirs[k]) as usize & mask]
                 })
                 .sum()
         })

@@ -1,0 +1,407 @@
+//! Π_DReLU: `DReLU(x) = 1{x ≥ 0} = 1 - MSB(x)` with MAC'd output (paper Algorithm 2, notes §6),
+//! with the dealer's auxiliary data checked as in `docs/mosformer-drelu.md`.
+//!
+//! **MSB decomposition.** With `x̂ = x + r mod 2^ℓ`, `ŷ_0 = x̂ mod 2^{ℓ-1}` and
+//! `ŷ_1 = (-r) mod 2^{ℓ-1}`: `MSB(x) = MSB(x̂) ⊕ MSB(-r) ⊕ 1{y < ŷ_0}` with
+//! `y = 2^{ℓ-1} - 1 - ŷ_1` (an (ℓ-1)-bit value). `c = MSB(-r)` and the bits of `y` come from
+//! the dealer; the last term is a UCMP of the bit-shared `y` against the public `ŷ_0`.
+//!
+//! **Offline** ([`setup`]), each server dealing in turn for its pair: `r`, `c`, the bits of `y`
+//! (all shared 2-of-2 over the working ring Z_2^ℓ) and a random bit `ρ` for B2A (over the MAC
+//! ring), plus UCMP keys ([`crate::ucmp`], verified). Then the three servers check the data on
+//! the masked replicated sharings they hold: binarity of `c`, of every `y[i]` and of `ρ`
+//! (verified products `b(1-b)` that must open to 0) and the linear relation
+//! `r + c·2^{ℓ-1} + 2^{ℓ-1} - 1 - Σ 2^i y[i] = 0`, which together force `c = MSB(-r)` and the
+//! right `y` (notes §19.3 fix, without a two-party MSB protocol).
+//!
+//! **Online** ([`drelu`]), per dealer `j` and its pair (`P_{j+2}` role 0, `P_{j+1}` role 1):
+//! 1. `x̂_j = x + r^j` revealed to the pair (six checked reveals in one round);
+//! 2. the UCMP of `y^j` against `ŷ_0` (both of a party's comparisons in one round);
+//! 3. the XOR share `θ_e = [e = 0]·MSB(x̂) ⊕ c_e ⊕ res_e` of `θ = MSB(x)`, then B2A with `ρ`:
+//!    each sends `θ_e ⊕ ρ_e` (one bit), `e = θ ⊕ ρ`, `[[θ]] = e + [[ρ]] - 2e[[ρ]]`;
+//! 4. weighting as in the LUT: `[[v]]_b = 1_b·(1 - [[θ^{b+1}]]) + 1_{b+1}·(1 - [[θ^{b+2}]])`
+//!    (the 1 added by role 0 only) and the same with `α`; reshare; MAC batch.
+//!
+//! An online deviation by an evaluator (in δ, in its B2A bit, in its terms or its reshare)
+//! changes `v` by a multiple of a component of the random `⟨1⟩` that it cannot match in the MAC
+//! without knowing `α`: the MAC check aborts. The selective-failure predicate of the UCMP δ
+//! opening is accepted as in the paper (see [`crate::ucmp`]).
+//!
+//! Triples for the offline binarity checks still come from the insecure test dealer.
+
+use veil_mpc::wire::{pack_bits, unpack_bits};
+use veil_mpc::{Ctx, MpcError, PartyId, Result};
+use veil_ring::{Ring, Z2k, Z8, decode_slice, encode_slice};
+use veil_tensor::Tensor;
+
+use crate::mac::MacBatch;
+use crate::open::{open_all, reveal_batch};
+use crate::rss::{Rss, next, prev};
+use crate::triples::InsecureRssDealer;
+use crate::ucmp::{self, UcmpKeys};
+
+/// One share of a dealer's auxiliary data for `n` elements.
+#[derive(Clone, Debug)]
+struct Aux<R, M> {
+    r: Vec<R>,
+    c: Vec<R>,
+    /// Bit `i` of element `k` at `k·(ℓ-1) + i`.
+    y: Vec<R>,
+    rho: Vec<M>,
+}
+
+impl<R: Z2k, M: Z2k> Aux<R, M> {
+    fn encode(&self) -> Vec<u8> {
+        let mut m = encode_slice(&self.r);
+        m.extend(encode_slice(&self.c));
+        m.extend(encode_slice(&self.y));
+        m.extend(encode_slice(&self.rho));
+        m
+    }
+
+    fn decode(from: PartyId, bytes: &[u8], n: usize) -> Result<Self> {
+        let bits = R::BITS as usize - 1;
+        let sizes = [n * R::BYTES, n * R::BYTES, n * bits * R::BYTES, n * M::BYTES];
+        if bytes.len() != sizes.iter().sum::<usize>() {
+            return Err(MpcError::Malformed {
+                from,
+                what: format!("DReLU auxiliary data: {} bytes", bytes.len()),
+            });
+        }
+        let bad = |e: veil_ring::RingError| MpcError::Malformed { from, what: e.to_string() };
+        let (a, rest) = bytes.split_at(sizes[0]);
+        let (b, rest) = rest.split_at(sizes[1]);
+        let (c, d) = rest.split_at(sizes[2]);
+        Ok(Aux {
+            r: decode_slice(a).map_err(bad)?,
+            c: decode_slice(b).map_err(bad)?,
+            y: decode_slice(c).map_err(bad)?,
+            rho: decode_slice(d).map_err(bad)?,
+        })
+    }
+}
+
+/// One server's verified material for `n` DReLUs.
+#[derive(Clone, Debug)]
+pub struct DreluKeys<R, M> {
+    n: usize,
+    /// As dealer: both shares (share 0 went to `P_{b+2}`, share 1 to `P_{b+1}`).
+    own: (Aux<R, M>, Aux<R, M>),
+    /// As role-0 evaluator of dealer `b + 1`: its share and UCMP keys.
+    e0: (Aux<R, M>, UcmpKeys),
+    /// As role-1 evaluator of dealer `b + 2`.
+    e1: (Aux<R, M>, UcmpKeys),
+}
+
+/// The dealer's data for `n` elements, split into two shares.
+fn deal_aux<R: Z2k, M: Z2k>(ctx: &mut Ctx, n: usize) -> (Aux<R, M>, Aux<R, M>) {
+    let l = R::BITS;
+    let half = 1u128 << (l - 1);
+    let (mut s0, mut s1) = (
+        Aux { r: vec![], c: vec![], y: vec![], rho: vec![] },
+        Aux { r: vec![], c: vec![], y: vec![], rho: vec![] },
+    );
+    let split = |v: R, a: &mut Vec<R>, b: &mut Vec<R>, ctx: &mut Ctx| {
+        let s = R::random(ctx.rng());
+        a.push(s);
+        b.push(v - s);
+    };
+    for _ in 0..n {
+        let r = R::random(ctx.rng());
+        let neg = (R::ZERO - r).to_u128();
+        let c = R::from_u128(neg >> (l - 1));
+        let y = half - 1 - (neg % half);
+        split(r, &mut s0.r, &mut s1.r, ctx);
+        split(c, &mut s0.c, &mut s1.c, ctx);
+        for i in 0..l - 1 {
+            split(R::from_u128((y >> i) & 1), &mut s0.y, &mut s1.y, ctx);
+        }
+        let rho = M::from_u64(ctx.rng().next_u64() & 1);
+        let s = M::random(ctx.rng());
+        s0.rho.push(s);
+        s1.rho.push(rho - s);
+    }
+    (s0, s1)
+}
+
+/// The masked replicated sharing of a dealer's value among the three servers: components
+/// `(share 0, share 1, 0)` at indices `(j, j+1, j+2)`.
+fn masked<T: Ring>(b: PartyId, dealer: PartyId, s0: &[T], s1: &[T]) -> Result<Rss<T>> {
+    let t = |v: &[T]| Tensor::new(vec![v.len()], v.to_vec());
+    let zero = |len: usize| Tensor::new(vec![len], vec![T::ZERO; len]);
+    if b == dealer {
+        Rss::new(t(s0)?, t(s1)?)
+    } else if b == next(dealer) {
+        Rss::new(t(s1)?, zero(s1.len())?)
+    } else {
+        Rss::new(zero(s0.len())?, t(s0)?)
+    }
+}
+
+/// This party's view of dealer `j`'s shares (the missing one replaced by the one it has).
+fn views<'a, R, M>(
+    keys_own: &'a (Aux<R, M>, Aux<R, M>),
+    e0: &'a Aux<R, M>,
+    e1: &'a Aux<R, M>,
+    b: PartyId,
+    j: PartyId,
+) -> (&'a Aux<R, M>, &'a Aux<R, M>) {
+    if j == b {
+        (&keys_own.0, &keys_own.1)
+    } else if j == next(b) {
+        (e0, e0) // role 0 of dealer b+1: holds share 0
+    } else {
+        (e1, e1) // role 1 of dealer b+2: holds share 1
+    }
+}
+
+/// Aborts blaming `dealer` unless every opened value is zero.
+fn all_zero<T: Ring>(t: &Tensor<T>, dealer: PartyId, what: &str) -> Result<()> {
+    if t.data().iter().any(|v| *v != T::ZERO) {
+        return Err(MpcError::abort(format!("DReLU setup: auxiliary data ({what})"), Some(dealer)));
+    }
+    Ok(())
+}
+
+/// `b ⊙ (1 - b)` for a masked sharing, with a verified product.
+fn non_binarity<T: Ring>(ctx: &mut Ctx, z: &Rss<T>) -> Result<Tensor<T>> {
+    let ones = Tensor::new(z.shape().to_vec(), vec![T::ONE; z.len()])?;
+    let one_minus = z.neg().add_public(ctx.party(), &ones)?;
+    let p = crate::verified::mul(ctx, &mut InsecureRssDealer::new(), z, &one_minus)?;
+    open_all(ctx, &p)
+}
+
+/// Deals, verifies and checks the material of `n` DReLUs over Z_2^ℓ (`R`) with MACs in `M`.
+pub fn setup<R: Z2k, M: Z2k>(ctx: &mut Ctx, n: usize) -> Result<DreluKeys<R, M>> {
+    setup_dealing(ctx, n, &|_, _| {})
+}
+
+/// Changes a dealer may make to its data before sending it (tests model a cheating dealer).
+type Corruption<'a, R, M> = &'a dyn Fn(&mut Aux<R, M>, &mut Aux<R, M>);
+
+/// [`setup`], with the dealing passed through `corrupt` (the identity for honest dealers).
+fn setup_dealing<R: Z2k, M: Z2k>(
+    ctx: &mut Ctx,
+    n: usize,
+    corrupt: Corruption<'_, R, M>,
+) -> Result<DreluKeys<R, M>> {
+    crate::prss::check_server(ctx)?;
+    if M::BITS <= R::BITS {
+        return Err(MpcError::Invalid("the MAC ring must be larger than the working ring".into()));
+    }
+    let b = ctx.party();
+    let bits = R::BITS as usize - 1;
+    let mut own = None;
+    let (mut a0, mut a1) = (None, None);
+    for dealer in 0..3 {
+        let (e0, e1) = ucmp::evaluators(dealer);
+        if b == dealer {
+            let (mut s0, mut s1) = deal_aux::<R, M>(ctx, n);
+            corrupt(&mut s0, &mut s1);
+            ctx.net().send(e0, s0.encode())?;
+            ctx.net().send(e1, s1.encode())?;
+            own = Some((s0, s1));
+        } else {
+            let aux = Aux::<R, M>::decode(dealer, &ctx.net().recv(dealer)?, n)?;
+            if b == e0 { a0 = Some(aux) } else { a1 = Some(aux) }
+        }
+    }
+    let (Some(own), Some(a0), Some(a1)) = (own, a0, a1) else {
+        return Err(MpcError::Invalid("DReLU setup did not give every role".into()));
+    };
+    // UCMP keys of the y-bits, one dealing per dealer.
+    let (mut u0, mut u1) = (None, None);
+    for dealer in 0..3 {
+        if let Some(k) = ucmp::setup(ctx, dealer, bits, n)? {
+            if dealer == next(b) { u0 = Some(k) } else { u1 = Some(k) }
+        }
+    }
+    let (Some(u0), Some(u1)) = (u0, u1) else {
+        return Err(MpcError::Invalid("UCMP setup did not give both evaluator roles".into()));
+    };
+    // The checks, on masked sharings of each dealer's data.
+    let half = R::from_u128(1u128 << bits);
+    for dealer in 0..3 {
+        let (s0, s1) = views(&own, &a0, &a1, b, dealer);
+        let r = masked(b, dealer, &s0.r, &s1.r)?;
+        let c = masked(b, dealer, &s0.c, &s1.c)?;
+        let y = masked(b, dealer, &s0.y, &s1.y)?;
+        let rho = masked(b, dealer, &s0.rho, &s1.rho)?;
+        // r + c·2^{ℓ-1} + (2^{ℓ-1} - 1) - Σ 2^i y[i]
+        let weights =
+            Tensor::new(vec![n * bits], (0..n * bits).map(|k| R::from_u128(1u128 << (k % bits))).collect())?;
+        let wy = y.mul_public(&weights)?;
+        let sum_y = Rss::new(group_sum(&wy.first, bits)?, group_sum(&wy.second, bits)?)?;
+        let lin = r.add(&c.scale(half))?.sub(&sum_y)?;
+        let lin = lin.add_public(b, &Tensor::new(vec![n], vec![half - R::ONE; n])?)?;
+        all_zero(&open_all(ctx, &lin)?, dealer, "linear relation")?;
+        let cy =
+            Rss::new(Tensor::concat(&[&c.first, &y.first], 0)?, Tensor::concat(&[&c.second, &y.second], 0)?)?;
+        all_zero(&non_binarity(ctx, &cy)?, dealer, "bits not binary")?;
+        all_zero(&non_binarity(ctx, &rho)?, dealer, "B2A bit not binary")?;
+    }
+    Ok(DreluKeys { n, own, e0: (a0, u0), e1: (a1, u1) })
+}
+
+/// Sums consecutive groups of `g` entries.
+fn group_sum<R: Ring>(t: &Tensor<R>, g: usize) -> Result<Tensor<R>> {
+    let v: Vec<R> = t.data().chunks(g).map(|c| c.iter().copied().sum()).collect();
+    Ok(Tensor::new(vec![v.len()], v)?)
+}
+
+/// `⟨DReLU(x)⟩` in the MAC ring, its MAC queued in `batch`; consumes the keys.
+pub fn drelu<R: Z2k, M: Z2k>(
+    ctx: &mut Ctx,
+    keys: DreluKeys<R, M>,
+    x: &Rss<R>,
+    one: &Rss<M>,
+    alpha: &Rss<M>,
+    batch: &mut MacBatch<M>,
+) -> Result<Rss<M>> {
+    let (res, mac) = drelu_terms(ctx, &keys, x, one, alpha)?;
+    crate::lut::lookup_finish(ctx, res, mac, batch)
+}
+
+/// Steps 1-4 at this party: its additive terms of `DReLU(x)` and of its MAC.
+pub fn drelu_terms<R: Z2k, M: Z2k>(
+    ctx: &mut Ctx,
+    keys: &DreluKeys<R, M>,
+    x: &Rss<R>,
+    one: &Rss<M>,
+    alpha: &Rss<M>,
+) -> Result<(Tensor<M>, Tensor<M>)> {
+    let n = keys.n;
+    if x.len() != n || one.len() != 1 || alpha.len() != 1 {
+        return Err(MpcError::Invalid(format!("DReLU of {} values with keys for {n}", x.len())));
+    }
+    let b = ctx.party();
+    let l = R::BITS;
+    let flat = |t: &Tensor<R>| Tensor::new(vec![n], t.data().to_vec());
+    let x = Rss::new(flat(&x.first)?, flat(&x.second)?)?;
+    // 1. x̂_j = x + r^j, revealed to dealer j's pair.
+    let mut hats = Vec::with_capacity(3);
+    for dealer in 0..3 {
+        let (s0, s1) = views(&keys.own, &keys.e0.0, &keys.e1.0, b, dealer);
+        hats.push(x.add(&masked(b, dealer, &s0.r, &s1.r)?)?);
+    }
+    let items: Vec<(&Rss<R>, usize)> =
+        (0..3).flat_map(|j| [(&hats[j], next(j)), (&hats[j], prev(j))]).collect();
+    let (mut hat0, mut hat1) = (None, None);
+    for (idx, v) in reveal_batch(ctx, &items)?.into_iter().enumerate() {
+        match v {
+            Some(v) if idx / 2 == next(b) => hat0 = Some(v),
+            Some(v) => hat1 = Some(v),
+            None => {}
+        }
+    }
+    let (Some(hat0), Some(hat1)) = (hat0, hat1) else {
+        return Err(MpcError::Invalid("DReLU: a masked value was not revealed to this party".into()));
+    };
+    // 2. Both comparisons (as role 0 of dealer b+1 with partner b+2, as role 1 of dealer b+2
+    //    with partner b+1) in one round.
+    let low = (1u128 << (l - 1)) - 1;
+    let y_bits = |aux: &Aux<R, M>| -> Vec<Z8> { aux.y.iter().map(|v| Z8(v.to_u128() as u8)).collect() };
+    let pub_y = |h: &Tensor<R>| -> Vec<u64> { h.data().iter().map(|v| (v.to_u128() & low) as u64).collect() };
+    let p0 = ucmp::eval_send(ctx, &keys.e0.1, prev(b), &y_bits(&keys.e0.0), &pub_y(&hat0))?;
+    let p1 = ucmp::eval_send(ctx, &keys.e1.1, next(b), &y_bits(&keys.e1.0), &pub_y(&hat1))?;
+    let res0 = ucmp::eval_recv(ctx, &keys.e0.1, p0)?;
+    let res1 = ucmp::eval_recv(ctx, &keys.e1.1, p1)?;
+    // 3. XOR shares of θ = MSB(x), then B2A with ρ (one packed bit per element to each partner).
+    let theta = |role: u8, hat: &Tensor<R>, aux: &Aux<R, M>, res: &[Z8]| -> Vec<u8> {
+        (0..n)
+            .map(|k| {
+                let m = if role == 0 { u8::from(hat.data()[k].msb()) } else { 0 };
+                m ^ (aux.c[k].to_u128() & 1) as u8 ^ (res[k].0 & 1)
+            })
+            .collect()
+    };
+    let t0 = theta(0, &hat0, &keys.e0.0, &res0);
+    let t1 = theta(1, &hat1, &keys.e1.0, &res1);
+    let masked_bits = |t: &[u8], aux: &Aux<R, M>| -> Vec<u8> {
+        t.iter().zip(&aux.rho).map(|(&t, r)| t ^ (r.to_u128() & 1) as u8).collect()
+    };
+    let (m0, m1) = (masked_bits(&t0, &keys.e0.0), masked_bits(&t1, &keys.e1.0));
+    ctx.net().send(prev(b), pack_bits(&m0, 1))?;
+    ctx.net().send(next(b), pack_bits(&m1, 1))?;
+    let o0 = unpack_bits(prev(b), &ctx.net().recv(prev(b))?, 1, n)?;
+    let o1 = unpack_bits(next(b), &ctx.net().recv(next(b))?, 1, n)?;
+    let arith = |role: u8, mine: &[u8], theirs: &[u8], aux: &Aux<R, M>| -> Vec<M> {
+        (0..n)
+            .map(|k| {
+                let e = M::from_u64(u64::from(mine[k] ^ theirs[k]));
+                let rho = aux.rho[k];
+                let base = if role == 0 { e } else { M::ZERO };
+                base + rho - e * rho - e * rho
+            })
+            .collect()
+    };
+    let th0 = arith(0, &m0, &o0, &keys.e0.0);
+    let th1 = arith(1, &m1, &o1, &keys.e1.0);
+    // 4. Weighting: role 0 holds 1 - θ as (1 - θ_0), role 1 as (-θ_1).
+    let (one0, one1) = (one.first.data()[0], one.second.data()[0]);
+    let (al0, al1) = (alpha.first.data()[0], alpha.second.data()[0]);
+    let d0: Vec<M> = th0.iter().map(|&t| M::ONE - t).collect();
+    let d1: Vec<M> = th1.iter().map(|&t| M::ZERO - t).collect();
+    let res: Vec<M> = (0..n).map(|k| d0[k] * one0 + d1[k] * one1).collect();
+    let mac: Vec<M> = (0..n).map(|k| d0[k] * al0 + d1[k] * al1).collect();
+    Ok((Tensor::new(vec![n], res)?, Tensor::new(vec![n], mac)?))
+}
+
+#[cfg(test)]
+mod tests {
+    //! A cheating dealer (party 0) sends auxiliary data that breaks one of the relations and
+    //! uses the same data as its own components; its two evaluators must abort blaming it.
+    use super::*;
+    use veil_mpc::harness::simulate;
+    use veil_ring::{Z16, Z64};
+
+    fn cheat(corrupt: impl Fn(&mut Aux<Z16, Z64>, &mut Aux<Z16, Z64>) + Sync) -> Vec<String> {
+        let res = simulate(3, 40, |ctx| {
+            let hook = |a: &mut Aux<Z16, Z64>, b: &mut Aux<Z16, Z64>| corrupt(a, b);
+            if ctx.party() == 0 {
+                setup_dealing::<Z16, Z64>(ctx, 4, &hook).map(|_| ())
+            } else {
+                setup::<Z16, Z64>(ctx, 4).map(|_| ())
+            }
+        });
+        res.into_iter()
+            .map(|r| match r {
+                Err(e) => e.to_string(),
+                Ok(()) => "no error".into(),
+            })
+            .collect()
+    }
+
+    fn blamed(errs: &[String], what: &str) -> bool {
+        errs.iter().all(|e| e.contains("DReLU setup") && e.contains(what) && e.contains("party 0"))
+    }
+
+    #[test]
+    fn wrong_c_is_caught() {
+        // c + 1 is either 2 (not a bit) or the wrong bit (the linear relation fails).
+        let errs = cheat(|_, s1| s1.c[2] += Z16(1));
+        assert!(blamed(&errs, "auxiliary data"), "{errs:?}");
+    }
+
+    #[test]
+    fn non_binary_y_bits_with_the_right_weighted_sum_are_caught() {
+        // y[0] + 2 and y[1] - 1 leave Σ 2^i y[i] unchanged: only the binarity check sees it.
+        let errs = cheat(|s0, _| {
+            s0.y[0] += Z16(2);
+            s0.y[1] -= Z16(1);
+        });
+        assert!(blamed(&errs, "bits not binary"), "{errs:?}");
+    }
+
+    #[test]
+    fn a_mask_inconsistent_with_c_and_y_is_caught() {
+        let errs = cheat(|s0, _| s0.r[1] += Z16(4));
+        assert!(blamed(&errs, "linear relation"), "{errs:?}");
+    }
+
+    #[test]
+    fn a_b2a_bit_that_is_not_a_bit_is_caught() {
+        let errs = cheat(|_, s1| s1.rho[3] += Z64(2));
+        assert!(blamed(&errs, "B2A bit not binary"), "{errs:?}");
+    }
+}

@@ -1,0 +1,99 @@
+//! Π_DReLU against `1{x ≥ 0}`, with the MAC check, the dealer checks and online tampering.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+
+use veil_mosformer::drelu::{self, drelu_terms};
+use veil_mosformer::input::share_input;
+use veil_mosformer::keys::{mac_key, random_one};
+use veil_mosformer::lut::lookup_finish;
+use veil_mosformer::mac::MacBatch;
+use veil_mosformer::open::open_all;
+use veil_mpc::harness::simulate;
+use veil_mpc::{MpcError, Result};
+use veil_ring::{Ring, Z2k, Z16, Z32, Z64};
+use veil_tensor::Tensor;
+
+fn inputs<R: Z2k>(seed: u64, n: usize) -> Vec<R> {
+    use rand::{SeedableRng, rngs::StdRng};
+    let top = 1u128 << (R::BITS - 1);
+    let mut v = vec![
+        R::ZERO,
+        R::ONE,
+        R::from_i64(-1),
+        R::from_u128(top - 1),
+        R::from_u128(top),
+        R::from_u128(top + 1),
+        R::from_i64(-2),
+    ];
+    v.extend(R::random_vec(&mut StdRng::seed_from_u64(seed), n));
+    v
+}
+
+/// Shares `xs`, runs the setup and one DReLU; `tamper(party, v_term)` may change a term.
+fn run<R: Z2k>(
+    seed: u64,
+    xs: &[R],
+    tamper: impl Fn(usize, &mut Tensor<Z64>) + Sync,
+) -> Vec<Result<Vec<Z64>>> {
+    simulate(3, seed, |ctx| {
+        let n = xs.len();
+        let x = Tensor::new(vec![n], xs.to_vec())?;
+        let s = share_input(ctx, 1, (ctx.party() == 1).then_some(&x), &[n])?;
+        let one = random_one::<Z64>(ctx)?;
+        let alpha = mac_key::<Z64>(ctx)?;
+        let keys = drelu::setup::<R, Z64>(ctx, n)?;
+        let mut batch = MacBatch::new();
+        let (mut v, m) = drelu_terms(ctx, &keys, &s, &one, &alpha)?;
+        tamper(ctx.party(), &mut v);
+        let out = lookup_finish(ctx, v, m, &mut batch)?;
+        batch.check(ctx, &alpha, 32, "drelu")?;
+        Ok(open_all(ctx, &out)?.into_data())
+    })
+}
+
+fn check<R: Z2k>(seed: u64) {
+    let xs = inputs::<R>(seed, 60);
+    for r in run(seed, &xs, |_, _| ()) {
+        let got = r.unwrap();
+        for (k, x) in xs.iter().enumerate() {
+            assert_eq!(got[k], Z64(u64::from(!x.msb())), "DReLU({:?})", x.to_signed());
+        }
+    }
+}
+
+#[test]
+fn drelu_in_z32_and_z16() {
+    check::<Z32>(1);
+    check::<Z16>(2);
+}
+
+#[test]
+fn honest_runs_never_abort() {
+    for seed in 10..15 {
+        check::<Z16>(seed);
+    }
+}
+
+#[test]
+fn an_online_error_is_caught_by_the_mac() {
+    let xs = inputs::<Z16>(3, 10);
+    for cheater in 0..3 {
+        let res = run(20 + cheater as u64, &xs, |p, v| {
+            if p == cheater {
+                let mut d = v.data().to_vec();
+                d[4] += Z64::ONE; // flips the output, as a wrong B2A bit or δ would
+                *v = Tensor::new(v.shape().to_vec(), d).unwrap();
+            }
+        });
+        assert!(
+            res.iter()
+                .all(|r| matches!(r, Err(MpcError::Abort { check, .. }) if check.contains("MAC check"))),
+            "cheater {cheater}: {res:?}"
+        );
+    }
+}
+
+#[test]
+fn wrong_rings_are_refused() {
+    let res = simulate(3, 30, |ctx| drelu::setup::<Z64, Z64>(ctx, 1).map(|_| ()));
+    assert!(res.iter().all(|r| r.as_ref().unwrap_err().to_string().contains("MAC ring must be larger")));
+}
