@@ -24,7 +24,7 @@ use veil_ring::{Ring, Z8, Z16, Z32, Z64};
 use veil_tensor::Tensor;
 
 /// Operations `veil bench ops --family mosformer` knows.
-pub const MOSFORMER_OPS: &[&str] = &["mul", "trunc", "downcast", "upcast", "compare", "lut"];
+pub const MOSFORMER_OPS: &[&str] = &["mul", "trunc", "downcast", "upcast", "compare", "lut", "drelu"];
 
 /// Counters of one phase, over the parties.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -196,6 +196,8 @@ fn run_op(op: &str, malicious: bool, n: usize, ring_bits: u32, ctx: &mut Ctx) ->
             Ok((off, on))
         }
         ("lut", 32) => bench_lut(ctx, n),
+        ("drelu", 32) => bench_drelu::<Z32>(ctx, n),
+        ("drelu", 16) => bench_drelu::<Z16>(ctx, n),
         _ => Err(MpcError::Invalid(format!("mosformer has no benchmark for op '{op}' in Z_2^{ring_bits}"))),
     }
 }
@@ -216,6 +218,24 @@ fn bench_lut(ctx: &mut Ctx, n: usize) -> Result<Run> {
         let mut batch = veil_mosformer::mac::MacBatch::new();
         let y = veil_mosformer::lut::lookup(c, keys, &x, &table, &one, &alpha, &mut batch)?;
         batch.check(c, &alpha, 32, "lut")?;
+        Ok(y)
+    })?;
+    Ok((off, on))
+}
+
+/// DReLU with output and MAC in Z_2^64; the batch's MAC check is part of the online phase.
+fn bench_drelu<R: veil_ring::Z2k>(ctx: &mut Ctx, n: usize) -> Result<Run> {
+    let x = random_input::<R>(ctx, n)?;
+    let (keys, off) = measure(ctx, "offline", |c| {
+        let one = veil_mosformer::keys::random_one::<Z64>(c)?;
+        let alpha = veil_mosformer::keys::mac_key::<Z64>(c)?;
+        Ok((veil_mosformer::drelu::setup::<R, Z64>(c, n)?, one, alpha))
+    })?;
+    let (_, on) = measure(ctx, "online", |c| {
+        let (keys, one, alpha) = keys;
+        let mut batch = veil_mosformer::mac::MacBatch::new();
+        let y = veil_mosformer::drelu::drelu(c, keys, &x, &one, &alpha, &mut batch)?;
+        batch.check(c, &alpha, 32, "drelu")?;
         Ok(y)
     })?;
     Ok((off, on))
@@ -258,6 +278,14 @@ fn op_facts(op: &str, malicious: bool, ring_bits: u32) -> (u32, Option<PaperFigu
         ),
         "downcast" => (16, bytes(0.0, "mosformer §6 downcast: local", "sent per party")),
         "upcast" => (12, bytes(2.0 * l, "mosformer §6 upcast online: 2ℓ bits", "sent per party; 2 sends")),
+        "drelu" => (
+            if ring_bits == 16 { 6 } else { 12 },
+            bytes(
+                if ring_bits == 16 { 60.0 } else { 120.0 },
+                "mosformer notes §18: released code's DReLU, MAC check included (30ℓ bits)",
+                "sent per party; its 18 rounds count sends",
+            ),
+        ),
         "lut" => (
             12,
             bytes(
