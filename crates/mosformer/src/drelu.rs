@@ -262,16 +262,15 @@ pub fn drelu<R: Z2k, M: Z2k>(
     crate::lut::lookup_finish(ctx, res, mac, batch)
 }
 
-/// Steps 1-4 at this party: its additive terms of `DReLU(x)` and of its MAC.
-pub fn drelu_terms<R: Z2k, M: Z2k>(
+/// Steps 1-3 at this party: its 2-of-2 shares over `M` of `DReLU(x) = 1 - θ` in its two pairs,
+/// `(as role 0 of dealer b+1, as role 1 of dealer b+2)`.
+pub fn pair_shares<R: Z2k, M: Z2k>(
     ctx: &mut Ctx,
     keys: &DreluKeys<R, M>,
     x: &Rss<R>,
-    one: &Rss<M>,
-    alpha: &Rss<M>,
-) -> Result<(Tensor<M>, Tensor<M>)> {
+) -> Result<(Vec<M>, Vec<M>)> {
     let n = keys.n;
-    if x.len() != n || one.len() != 1 || alpha.len() != 1 {
+    if x.len() != n {
         return Err(MpcError::Invalid(format!("DReLU of {} values with keys for {n}", x.len())));
     }
     let b = ctx.party();
@@ -337,14 +336,61 @@ pub fn drelu_terms<R: Z2k, M: Z2k>(
     };
     let th0 = arith(0, &m0, &o0, &keys.e0.0);
     let th1 = arith(1, &m1, &o1, &keys.e1.0);
-    // 4. Weighting: role 0 holds 1 - θ as (1 - θ_0), role 1 as (-θ_1).
-    let (one0, one1) = (one.first.data()[0], one.second.data()[0]);
-    let (al0, al1) = (alpha.first.data()[0], alpha.second.data()[0]);
+    // Role 0 holds 1 - θ as (1 - θ_0), role 1 as (-θ_1).
     let d0: Vec<M> = th0.iter().map(|&t| M::ONE - t).collect();
     let d1: Vec<M> = th1.iter().map(|&t| M::ZERO - t).collect();
-    let res: Vec<M> = (0..n).map(|k| d0[k] * one0 + d1[k] * one1).collect();
-    let mac: Vec<M> = (0..n).map(|k| d0[k] * al0 + d1[k] * al1).collect();
-    Ok((Tensor::new(vec![n], res)?, Tensor::new(vec![n], mac)?))
+    Ok((d0, d1))
+}
+
+/// Step 4: `[[v]]_b = w_b ⊙ d_0 + w_{b+1} ⊙ d_1`, where `w_b, w_{b+1}` are this party's two
+/// components of a weight sharing (the component index `j + 2` that dealer `j`'s pair knows).
+fn weigh<M: Z2k>(d: &(Vec<M>, Vec<M>), w: &Rss<M>) -> Result<Tensor<M>> {
+    let n = d.0.len();
+    let (w0, w1) = (w.first.data(), w.second.data());
+    let at = |v: &[M], k: usize| if v.len() == 1 { v[0] } else { v[k] };
+    if w.len() != 1 && w.len() != n {
+        return Err(MpcError::Invalid(format!("weights of {} elements for {n} values", w.len())));
+    }
+    Ok(Tensor::new(vec![n], (0..n).map(|k| d.0[k] * at(w0, k) + d.1[k] * at(w1, k)).collect())?)
+}
+
+/// Steps 1-4 at this party: its additive terms of `DReLU(x)` and of its MAC.
+pub fn drelu_terms<R: Z2k, M: Z2k>(
+    ctx: &mut Ctx,
+    keys: &DreluKeys<R, M>,
+    x: &Rss<R>,
+    one: &Rss<M>,
+    alpha: &Rss<M>,
+) -> Result<(Tensor<M>, Tensor<M>)> {
+    if one.len() != 1 || alpha.len() != 1 {
+        return Err(MpcError::Invalid("⟨1⟩ and ⟨α⟩ must be single elements".into()));
+    }
+    let d = pair_shares(ctx, keys, x)?;
+    Ok((weigh(&d, one)?, weigh(&d, alpha)?))
+}
+
+/// Π_Select (paper Algorithm 4): `⟨DReLU(x) · y⟩` in the MAC ring, its MAC queued in `batch`.
+/// The pair shares are weighted by the components of `⟨y⟩` and `⟨α·y⟩` instead of `⟨1⟩` and
+/// `⟨α⟩`; `⟨α·y⟩` comes from a semi-honest product, whose errors the MAC check catches.
+pub fn select<R: Z2k, M: Z2k>(
+    ctx: &mut Ctx,
+    keys: DreluKeys<R, M>,
+    x: &Rss<R>,
+    y: &Rss<M>,
+    alpha: &Rss<M>,
+    batch: &mut MacBatch<M>,
+) -> Result<Rss<M>> {
+    let n = x.len();
+    if y.len() != n || alpha.len() != 1 {
+        return Err(MpcError::Invalid(format!("select of {n} conditions and {} values", y.len())));
+    }
+    let flat = |t: &Tensor<M>| Tensor::new(vec![n], t.data().to_vec());
+    let y = Rss::new(flat(&y.first)?, flat(&y.second)?)?;
+    let spread = |v: M| Tensor::new(vec![n], vec![v; n]);
+    let alphas = Rss::new(spread(alpha.first.data()[0])?, spread(alpha.second.data()[0])?)?;
+    let my = crate::mul::mul_semi_honest(ctx, &y, &alphas)?;
+    let d = pair_shares(ctx, &keys, x)?;
+    crate::lut::lookup_finish(ctx, weigh(&d, &y)?, weigh(&d, &my)?, batch)
 }
 
 #[cfg(test)]

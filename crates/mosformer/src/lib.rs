@@ -24,7 +24,9 @@
 //! - [`mac`]: the batched, deferrable MAC check, made sound over rings with extra bits;
 //! - [`deal`]: verified dealing of point-function keys (the offline phase of the FSS gates);
 //! - [`lut`]: Π_LUT, a public table at a secret index, MAC'd;
-//! - [`drelu`]: Π_DReLU with the dealer's auxiliary data checked (binarity + linear relation);
+//! - [`drelu`]: Π_DReLU with the dealer's auxiliary data checked (binarity + linear relation),
+//!   and Π_Select;
+//! - [`max`]: ReLU and the Max tournament;
 //! - [`verified`]: malicious multiplication and matrix multiplication, verified with triples
 //!   ([`triples`]) before the product is used;
 //! - [`trunc`]: truncation by public divisors (powers of two and others) with truncation pairs;
@@ -34,7 +36,7 @@
 //!
 //! Still to come: triples, truncation pairs and FSS keys produced by the parties themselves
 //! (only an insecure test dealer of triples, truncation pairs and upcast tuples exists yet),
-//! Select, ReLU, Max and the functions built on DReLU and the LUT.
+//! the functions built on DReLU and the LUT (GELU, Exp, Inv, Rsqrt, Softmax, LayerNorm).
 
 pub mod convert;
 pub mod deal;
@@ -44,6 +46,7 @@ pub mod input;
 pub mod keys;
 pub mod lut;
 pub mod mac;
+pub mod max;
 pub mod mul;
 pub mod open;
 pub mod owners;

@@ -1,0 +1,103 @@
+//! ReLU and Max on top of Select (paper §7, Algorithm 9).
+//!
+//! - `ReLU(x) = Select(x, x)`: the condition in the working ring, the value (the same `x`)
+//!   already in the MAC ring (the caller lifts it, e.g. with [`crate::convert::upcast`]).
+//! - `max(a, b) = Select(a - b, a - b) + b`.
+//! - Π_Max over the last axis of a `[rows, k]` tensor: a tournament of `⌈log2 k⌉` levels, each
+//!   pairing the first half of the remaining columns with the second half (the paper's
+//!   pairing); an odd column carries over to the next level unchanged (one Select less than
+//!   duplicating it). Values stay in the MAC ring between levels; each comparison takes the
+//!   difference down to the working ring locally ([`crate::convert::downcast`] by 0 bits,
+//!   exact mod 2^ℓ). `k - 1` Selects per row in all, every result MAC'd.
+
+use veil_mpc::{Ctx, MpcError, Result};
+use veil_ring::Z2k;
+use veil_tensor::Tensor;
+
+use crate::convert::downcast;
+use crate::drelu::{DreluKeys, select, setup};
+use crate::mac::MacBatch;
+use crate::rss::Rss;
+
+/// `⟨ReLU(x)⟩` in the MAC ring: `x` in the working ring, `x_m` the same value in the MAC ring.
+pub fn relu<R: Z2k, M: Z2k>(
+    ctx: &mut Ctx,
+    keys: DreluKeys<R, M>,
+    x: &Rss<R>,
+    x_m: &Rss<M>,
+    alpha: &Rss<M>,
+    batch: &mut MacBatch<M>,
+) -> Result<Rss<M>> {
+    select(ctx, keys, x, x_m, alpha, batch)
+}
+
+/// Verified DReLU material for every level of a `[rows, k]` maximum.
+#[derive(Clone, Debug)]
+pub struct MaxKeys<R, M> {
+    rows: usize,
+    k: usize,
+    levels: Vec<DreluKeys<R, M>>,
+}
+
+/// Number of pairs compared at each level for `k` columns.
+fn level_pairs(mut k: usize) -> Vec<usize> {
+    let mut v = Vec::new();
+    while k > 1 {
+        v.push(k / 2);
+        k -= k / 2;
+    }
+    v
+}
+
+/// Deals and checks the DReLU material of a `[rows, k]` maximum.
+pub fn max_setup<R: Z2k, M: Z2k>(ctx: &mut Ctx, rows: usize, k: usize) -> Result<MaxKeys<R, M>> {
+    let levels = level_pairs(k).into_iter().map(|p| setup::<R, M>(ctx, rows * p)).collect::<Result<_>>()?;
+    Ok(MaxKeys { rows, k, levels })
+}
+
+fn columns<M: Z2k>(x: &Rss<M>, lo: usize, hi: usize) -> Result<Rss<M>> {
+    Rss::new(x.first.slice(1, lo..hi)?, x.second.slice(1, lo..hi)?)
+}
+
+fn concat_columns<M: Z2k>(parts: &[&Rss<M>]) -> Result<Rss<M>> {
+    let first: Vec<&Tensor<M>> = parts.iter().map(|p| &p.first).collect();
+    let second: Vec<&Tensor<M>> = parts.iter().map(|p| &p.second).collect();
+    Rss::new(Tensor::concat(&first, 1)?, Tensor::concat(&second, 1)?)
+}
+
+/// `⟨max_j x[i, j]⟩` for every row `i` of `x: [rows, k]` (values in the MAC ring; their
+/// differences must fit the working ring's signed range). Returns shape `[rows]`.
+pub fn max<R: Z2k, M: Z2k>(
+    ctx: &mut Ctx,
+    keys: MaxKeys<R, M>,
+    x: &Rss<M>,
+    alpha: &Rss<M>,
+    batch: &mut MacBatch<M>,
+) -> Result<Rss<M>> {
+    if x.shape() != [keys.rows, keys.k] {
+        return Err(MpcError::Invalid(format!(
+            "max over {:?} with keys for [{}, {}]",
+            x.shape(),
+            keys.rows,
+            keys.k
+        )));
+    }
+    let rows = keys.rows;
+    let mut cur = x.clone();
+    for level in keys.levels {
+        let width = cur.shape()[1];
+        let p = width / 2;
+        let a = columns(&cur, 0, p)?;
+        let b = columns(&cur, p, 2 * p)?;
+        let diff = a.sub(&b)?;
+        let flat = |t: &Tensor<M>| t.clone().reshape(&[rows * p]);
+        let diff_m = Rss::new(flat(&diff.first)?, flat(&diff.second)?)?;
+        let diff_r: Rss<R> = downcast(&diff_m, 0)?;
+        let chosen = select(ctx, level, &diff_r, &diff_m, alpha, batch)?;
+        let back = |t: &Tensor<M>| t.clone().reshape(&[rows, p]);
+        let best = Rss::new(back(&chosen.first)?, back(&chosen.second)?)?.add(&b)?;
+        cur = if width % 2 == 1 { concat_columns(&[&best, &columns(&cur, 2 * p, width)?])? } else { best };
+    }
+    let flat = |t: &Tensor<M>| t.clone().reshape(&[rows]);
+    Rss::new(flat(&cur.first)?, flat(&cur.second)?)
+}
