@@ -27,6 +27,7 @@
 //! - [`drelu`]: Π_DReLU with the dealer's auxiliary data checked (binarity + linear relation),
 //!   and Π_Select;
 //! - [`max`]: ReLU and the Max tournament;
+//! - [`gelu`]: Π_GELU (ReLU minus a 256-entry table of the difference) at 6 fractional bits;
 //! - [`verified`]: malicious multiplication and matrix multiplication, verified with triples
 //!   ([`triples`]) before the product is used;
 //! - [`trunc`]: truncation by public divisors (powers of two and others) with truncation pairs;
@@ -36,12 +37,13 @@
 //!
 //! Still to come: triples, truncation pairs and FSS keys produced by the parties themselves
 //! (only an insecure test dealer of triples, truncation pairs and upcast tuples exists yet),
-//! the functions built on DReLU and the LUT (GELU, Exp, Inv, Rsqrt, Softmax, LayerNorm).
+//! Exp, Inv, Rsqrt, Softmax and LayerNorm (built on DReLU, the LUT and truncation).
 
 pub mod convert;
 pub mod deal;
 pub mod drelu;
 pub mod family;
+pub mod gelu;
 pub mod input;
 pub mod keys;
 pub mod lut;

@@ -1,0 +1,54 @@
+//! Π_GELU against the float GELU.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+
+use veil_mosformer::gelu::{self, gelu_f64, gelu_table};
+use veil_mosformer::input::share_input;
+use veil_mosformer::keys::{mac_key, random_one};
+use veil_mosformer::mac::MacBatch;
+use veil_mosformer::open::open_all;
+use veil_mosformer::triples::InsecureRssDealer;
+use veil_mpc::harness::{all_ok, simulate};
+use veil_ring::{Ring, Z2k, Z16, Z64};
+use veil_tensor::Tensor;
+
+#[test]
+fn table_matches_the_notes() {
+    // f = 12: T[0..8] = 0, 31, 62, 92, 121, 150, 177, 204 and max 696 (notes §10).
+    let t = gelu_table(12);
+    assert_eq!(&t[..8], &[0, 31, 62, 92, 121, 150, 177, 204]);
+    assert_eq!(*t.iter().max().unwrap(), 696);
+    let t6 = gelu_table(6);
+    assert_eq!(&t6[..8], &[0, 0, 0, 1, 1, 2, 2, 3]);
+}
+
+#[test]
+fn gelu_in_z16_at_six_fractional_bits() {
+    // Every raw value in [-300, 300] (real -4.7 .. 4.7) plus far values, at f = 6.
+    let mut raw: Vec<i64> = (-300..=300).step_by(7).collect();
+    raw.extend([0, 1, -1, 255, 256, 257, -256, -257, 4000, -4000, 16383, -16384]);
+    let out = all_ok(simulate(3, 1, |ctx| {
+        let n = raw.len();
+        let x = Tensor::new(vec![n], raw.iter().map(|&v| Z16::from_i64(v)).collect())?;
+        let xs = share_input(ctx, 0, (ctx.party() == 0).then_some(&x), &[n])?;
+        let one = random_one::<Z64>(ctx)?;
+        let alpha = mac_key::<Z64>(ctx)?;
+        let keys = gelu::setup::<Z16, Z64>(ctx, n)?;
+        let mut batch = MacBatch::new();
+        let z = gelu::gelu(ctx, keys, &mut InsecureRssDealer::new(), &xs, &one, &alpha, &mut batch)?;
+        batch.check(ctx, &alpha, 32, "gelu")?;
+        open_all(ctx, &z)
+    }))
+    .unwrap();
+    let mut worst: f64 = 0.0;
+    for (k, &v) in raw.iter().enumerate() {
+        let x = v as f64 / 64.0;
+        let got = out[0].data()[k].to_signed() as f64 / 64.0;
+        worst = worst.max((got - gelu_f64(x)).abs());
+    }
+    // The table's floor (< 1 LSB = 1/64) is the only error: inputs are exact at 6 bits.
+    eprintln!("max |GELU error| = {worst}");
+    assert!(worst < 1.0 / 64.0, "max error {worst}");
+    for o in &out {
+        assert_eq!(o, &out[0]);
+    }
+}
