@@ -28,6 +28,7 @@
 //!   and Π_Select;
 //! - [`max`]: ReLU and the Max tournament;
 //! - [`gelu`]: Π_GELU (ReLU minus a 256-entry table of the difference) at 6 fractional bits;
+//! - [`recip`]: Π_Inv and Π_Rsqrt by domain reduction with base 256;
 //! - [`verified`]: malicious multiplication and matrix multiplication, verified with triples
 //!   ([`triples`]) before the product is used;
 //! - [`trunc`]: truncation by public divisors (powers of two and others) with truncation pairs;
@@ -37,7 +38,7 @@
 //!
 //! Still to come: triples, truncation pairs and FSS keys produced by the parties themselves
 //! (only an insecure test dealer of triples, truncation pairs and upcast tuples exists yet),
-//! Exp, Inv, Rsqrt, Softmax and LayerNorm (built on DReLU, the LUT and truncation).
+//! Exp, Softmax and LayerNorm (built on the gates above).
 
 pub mod convert;
 pub mod deal;
@@ -53,6 +54,7 @@ pub mod mul;
 pub mod open;
 pub mod owners;
 pub mod prss;
+pub mod recip;
 pub mod reshare;
 pub mod rss;
 pub mod triples;

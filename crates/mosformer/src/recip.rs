@@ -1,0 +1,175 @@
+//! Π_Inv and Π_Rsqrt by domain reduction (paper Algorithms 3 and 6, notes §9), base `b = 256`,
+//! inputs with `f` fractional bits in the working ring (Z_2^32, f = 12 in the precision plan).
+//!
+//! For `x > 0` with integer encoding `X`, let `k = #{i ≥ 1 : X ≥ b^i}` (three DReLUs against
+//! the raw thresholds `b, b², b³`, the released code's count, which the paper's measured costs
+//! match). Then `q = X / b^{k+1}` lies in `[2^f/b, 2^f)` and
+//! - `1/x = t · T_inv[q - 2^f/b]` with `t = T_exp[k+1] = ⌊2^{2f} / b^{k+1}⌋`,
+//! - `1/√x = s · T_rsqrt[q - 2^f/b]` with `s = T_exsqrt[k+1] = ⌊2^f·√(2^f / b^{k+1})⌋`,
+//!
+//! where `T_inv[i] = ⌊2^f / (i/2^f + 1/b)⌋` and `T_rsqrt[i] = ⌊2^f / √(i/2^f + 1/b)⌋` for
+//! `i < (1 - 1/b)·2^f`. Steps: the DReLUs, 2-bit LUTs for `t` (and `s`), a verified product
+//! `x·t` with truncation by `2^f`, the `ℓ_t = 12` LUT, and a final verified product with
+//! truncation. DReLU and LUT outputs are MAC'd (the batch is checked by the caller); products
+//! are verified with triples (from the insecure test dealer for now).
+//!
+//! Table padding (notes §19.8): indices `4080..4088` (truncation pushing `q` to `2^f`) read the
+//! last value; `4088..4096` (a negative index wrapping around) read `T[0]`.
+//! Valid inputs: `2^-4 ≤ x < 2^f` in real terms (4096 at f = 12): below, no threshold is
+//! passed and `x·t` outgrows the working ring (notes §19.10).
+//!
+//! Accuracy: once `b^{k+1} > 2^f` the index `q` keeps only `2^f·b^{-(k+1)}·X`'s integer part, so
+//! its relative resolution is `1/q ≥ 2^-8` at the bottom of each range; the paper's plaintext
+//! bound is 0.0036 for `x ≥ 1`. The protocol's truncations (probabilistic, at most one unit low)
+//! can move the index one step, which bounds the inverse's error by about 0.0039 on `[1, 4096)`
+//! (0.00366 measured); below 1 the relative error grows to `1/q ≤ 1/16`.
+
+use veil_mpc::{Ctx, MpcError, Result};
+use veil_ring::Z2k;
+use veil_tensor::Tensor;
+
+use crate::convert::{UpcastSource, downcast, upcast};
+use crate::drelu::{DreluKeys, drelu, setup as drelu_setup};
+use crate::lut::{LutKeys, lookup, setup as lut_setup};
+use crate::mac::MacBatch;
+use crate::rss::Rss;
+use crate::triples::TripleSource;
+use crate::trunc::{TruncPairSource, trunc};
+use crate::verified;
+
+/// The base of the domain reduction.
+pub const BASE: u64 = 256;
+/// Number of thresholds `b^1..b^3`.
+pub const THRESHOLDS: usize = 3;
+/// Index bits of the main tables.
+pub const TABLE_BITS: u32 = 12;
+
+/// Which function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `1/x`.
+    Inv,
+    /// `1/√x`.
+    Rsqrt,
+}
+
+/// `T_exp[i] = ⌊2^{2f}/b^i⌋` or `T_exsqrt[i] = ⌊2^f·√(2^f/b^i)⌋`, `i ∈ [0, 4)`.
+pub fn scale_table(kind: Kind, f: u32) -> Vec<i64> {
+    (0..=THRESHOLDS as u32)
+        .map(|i| {
+            let bi = (BASE as f64).powi(i as i32);
+            let two_f = f64::from(1u32 << f);
+            match kind {
+                Kind::Inv => (two_f * two_f / bi).floor() as i64,
+                Kind::Rsqrt => (two_f * (two_f / bi).sqrt()).floor() as i64,
+            }
+        })
+        .collect()
+}
+
+/// `T_inv` or `T_rsqrt` over `[0, (1 - 1/b)·2^f)`, padded to `2^12` (requires `f = 12`).
+pub fn main_table(kind: Kind, f: u32) -> Result<Vec<i64>> {
+    if f != TABLE_BITS {
+        return Err(MpcError::Invalid(format!("the reciprocal tables need f = {TABLE_BITS}, not {f}")));
+    }
+    let two_f = f64::from(1u32 << f);
+    let len = (two_f * (1.0 - 1.0 / BASE as f64)) as usize;
+    let mut t: Vec<i64> = (0..len)
+        .map(|i| {
+            let v = i as f64 / two_f + 1.0 / BASE as f64;
+            match kind {
+                Kind::Inv => (two_f / v).floor() as i64,
+                Kind::Rsqrt => (two_f / v.sqrt()).floor() as i64,
+            }
+        })
+        .collect();
+    let (first, last) = (t[0], t[len - 1]);
+    let size = 1usize << TABLE_BITS;
+    let middle = len + (size - len) / 2;
+    t.extend((len..size).map(|i| if i < middle { last } else { first }));
+    Ok(t)
+}
+
+/// Verified material for `n` reciprocals (or reciprocal square roots).
+#[derive(Clone, Debug)]
+pub struct RecipKeys<R, M> {
+    kind: Kind,
+    compare: Vec<DreluKeys<R, M>>,
+    /// `T_exp` (Inv) or `T_exsqrt` (Rsqrt) at `k + 1`.
+    scale: LutKeys<R, M>,
+    /// Rsqrt only: `T_exp` at the same index (the paper's merged second table; deriving it as
+    /// `s²/2^f` instead would let a one-unit truncation error turn `T_exp[3] = 1` into 0).
+    exp: Option<LutKeys<R, M>>,
+    table: LutKeys<R, M>,
+}
+
+/// Deals and checks the material of `n` evaluations.
+pub fn setup<R: Z2k, M: Z2k>(ctx: &mut Ctx, kind: Kind, n: usize) -> Result<RecipKeys<R, M>> {
+    let compare = (0..THRESHOLDS).map(|_| drelu_setup(ctx, n)).collect::<Result<_>>()?;
+    let scale = lut_setup(ctx, 2, n)?;
+    let exp = if kind == Kind::Rsqrt { Some(lut_setup(ctx, 2, n)?) } else { None };
+    Ok(RecipKeys { kind, compare, scale, exp, table: lut_setup(ctx, TABLE_BITS, n)? })
+}
+
+/// The preprocessing sources a reciprocal needs besides its keys.
+pub trait Sources<R: Z2k, M: Z2k>: TripleSource<M> + TruncPairSource<M> + UpcastSource<R, M> {}
+impl<R: Z2k, M: Z2k, T: TripleSource<M> + TruncPairSource<M> + UpcastSource<R, M>> Sources<R, M> for T {}
+
+fn constant<M: Z2k>(n: usize, v: i64) -> Result<Tensor<M>> {
+    Ok(Tensor::new(vec![n], vec![M::from_i64(v); n])?)
+}
+
+/// `⟨1/x⟩` or `⟨1/√x⟩` with `f` fractional bits, in the MAC ring; `x` in the working ring.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the protocol's inputs: keys, sources, value, the two shared keys, the batch"
+)]
+pub fn evaluate<R: Z2k, M: Z2k>(
+    ctx: &mut Ctx,
+    keys: RecipKeys<R, M>,
+    sources: &mut impl Sources<R, M>,
+    x: &Rss<R>,
+    f: u32,
+    one: &Rss<M>,
+    alpha: &Rss<M>,
+    batch: &mut MacBatch<M>,
+) -> Result<Rss<M>> {
+    let n = x.len();
+    let b = ctx.party();
+    let flat = |t: &Tensor<R>| Tensor::new(vec![n], t.data().to_vec());
+    let x = Rss::new(flat(&x.first)?, flat(&x.second)?)?;
+    // k = Σ_i DReLU(X - b^i).
+    let mut k: Option<Rss<M>> = None;
+    for (i, kd) in keys.compare.into_iter().enumerate() {
+        let threshold = Tensor::new(vec![n], vec![R::from_u64(BASE.pow(i as u32 + 1)); n])?;
+        let shifted = x.sub(&Rss::zeros(&[n]).add_public(b, &threshold)?)?;
+        let d = drelu(ctx, kd, &shifted, one, alpha, batch)?;
+        k = Some(match k {
+            None => d,
+            Some(acc) => acc.add(&d)?,
+        });
+    }
+    let k = k.ok_or_else(|| MpcError::Invalid("no thresholds".into()))?;
+    // t = T[k + 1] (2-bit index).
+    let k1: Rss<R> = downcast(&k.add_public(b, &constant(n, 1)?)?, 0)?;
+    let scales: Vec<M> = scale_table(keys.kind, f).into_iter().map(M::from_i64).collect();
+    let t_or_s = lookup(ctx, keys.scale, &k1, &scales, one, alpha, batch)?;
+    // For the inverse the same t scales x and the result; for rsqrt x is scaled by T_exp.
+    let t = match keys.exp {
+        None => t_or_s.clone(),
+        Some(exp_keys) => {
+            let exps: Vec<M> = scale_table(Kind::Inv, f).into_iter().map(M::from_i64).collect();
+            lookup(ctx, exp_keys, &k1, &exps, one, alpha, batch)?
+        }
+    };
+    // q = x·t / 2^f in [2^f/b, 2^f); index q - 2^f/b.
+    let x_m: Rss<M> = upcast(ctx, sources, &x, 0)?;
+    let xt = verified::mul(ctx, sources, &x_m, &t)?;
+    let q = trunc(ctx, sources, &xt, 1 << f)?;
+    let offset = 1i64 << (f - BASE.trailing_zeros());
+    let idx: Rss<R> = downcast(&q.add_public(b, &constant(n, -offset)?)?, 0)?;
+    let table: Vec<M> = main_table(keys.kind, f)?.into_iter().map(M::from_i64).collect();
+    let w = lookup(ctx, keys.table, &idx, &table, one, alpha, batch)?;
+    let tw = verified::mul(ctx, sources, &t_or_s, &w)?;
+    trunc(ctx, sources, &tw, 1 << f)
+}

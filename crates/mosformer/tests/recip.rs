@@ -1,0 +1,103 @@
+//! Π_Inv and Π_Rsqrt against 1/x and 1/√x, with the notes' error bound.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+
+use veil_mosformer::input::share_input;
+use veil_mosformer::keys::{mac_key, random_one};
+use veil_mosformer::mac::MacBatch;
+use veil_mosformer::open::open_all;
+use veil_mosformer::recip::{self, Kind, main_table, scale_table};
+use veil_mosformer::triples::InsecureRssDealer;
+use veil_mpc::harness::{all_ok, simulate};
+use veil_ring::{Ring, Z2k, Z32, Z64};
+use veil_tensor::Tensor;
+
+const F: u32 = 12;
+
+#[test]
+fn tables_match_the_notes() {
+    assert_eq!(scale_table(Kind::Inv, F), vec![16777216, 65536, 256, 1]);
+    assert_eq!(scale_table(Kind::Rsqrt, F), vec![262144, 16384, 1024, 64]);
+    let inv = main_table(Kind::Inv, F).unwrap();
+    assert_eq!(&inv[..4], &[1048576, 986895, 932067, 883011]);
+    assert_eq!(inv[4079], 4097);
+    let rs = main_table(Kind::Rsqrt, F).unwrap();
+    assert_eq!(&rs[..4], &[65536, 63579, 61787, 60139]);
+    assert_eq!(rs[4079], 4096);
+    assert_eq!(inv.len(), 4096);
+    assert_eq!(inv[4085], inv[4079]);
+    assert_eq!(inv[4095], inv[0]);
+}
+
+/// Evaluates at real inputs `xs`; returns the results as reals.
+fn run(kind: Kind, xs: &[f64], seed: u64) -> Vec<f64> {
+    let raw: Vec<Z32> =
+        xs.iter().map(|&v| Z32::from_i64((v * f64::from(1u32 << F)).round() as i64)).collect();
+    let out = all_ok(simulate(3, seed, |ctx| {
+        let n = raw.len();
+        let x = Tensor::new(vec![n], raw.clone())?;
+        let s = share_input(ctx, 2, (ctx.party() == 2).then_some(&x), &[n])?;
+        let one = random_one::<Z64>(ctx)?;
+        let alpha = mac_key::<Z64>(ctx)?;
+        let keys = recip::setup::<Z32, Z64>(ctx, kind, n)?;
+        let mut batch = MacBatch::new();
+        let y = recip::evaluate(ctx, keys, &mut InsecureRssDealer::new(), &s, F, &one, &alpha, &mut batch)?;
+        batch.check(ctx, &alpha, 32, "recip")?;
+        open_all(ctx, &y)
+    }))
+    .unwrap();
+    out[0].data().iter().map(|v| v.to_signed() as f64 / f64::from(1u32 << F)).collect()
+}
+
+fn domain() -> Vec<f64> {
+    let mut v = vec![1.0, 1.5, 2.0, 3.0, 15.9, 16.0, 16.1, 100.0, 255.9, 256.0, 1000.0, 4000.0, 4095.0];
+    v.extend((0..40).map(|i| 1.0 + (i as f64).powf(2.2)));
+    v.retain(|x| *x < 4096.0);
+    v
+}
+
+#[test]
+fn inverse_within_the_papers_bound() {
+    let xs = domain();
+    let got = run(Kind::Inv, &xs, 1);
+    let worst = xs.iter().zip(&got).map(|(x, g)| (g - 1.0 / x).abs()).fold(0.0, f64::max);
+    eprintln!("max |1/x error| on [1, 4096) = {worst}");
+    // The paper's plaintext bound is 0.0036; one unit of truncation error in the index adds
+    // at most one table step (2^-8 relative at x = 1): 0.0039.
+    assert!(worst <= 0.0039, "{worst}");
+}
+
+/// The index `q = X·2^f / b^{k+1}` the algorithm reads the table at (its resolution).
+fn index_of(x: f64) -> f64 {
+    let big_x = (x * f64::from(1u32 << F)).round();
+    let k = (1..=3).filter(|i| big_x >= 256f64.powi(*i)).count() as i32;
+    big_x * f64::from(1u32 << F) / 256f64.powi(k + 1)
+}
+
+#[test]
+fn rsqrt_within_its_index_resolution() {
+    // 1/√ halves the relative error of the index (1/(2q)); the truncations can add one step
+    // (1/q); the output itself is floored to 2^-12 twice (table, final truncation).
+    let xs = domain();
+    let got = run(Kind::Rsqrt, &xs, 2);
+    let mut worst: f64 = 0.0;
+    for (x, g) in xs.iter().zip(&got) {
+        let want = 1.0 / x.sqrt();
+        let rel = (g / want - 1.0).abs();
+        worst = worst.max(rel);
+        let bound = 1.5 / index_of(*x) * want + 2.0 / 4096.0;
+        assert!((g - want).abs() <= bound, "rsqrt({x}) = {g}, relative error {rel}");
+    }
+    eprintln!("max relative 1/sqrt(x) error on [1, 4096) = {worst}");
+}
+
+#[test]
+fn inverse_below_one() {
+    // Below 1 the index keeps 4 to 8 bits: relative error ≤ 1/16 at x = 2^-4, ≤ 2^-8 near 1.
+    let xs = [0.0625, 0.1, 0.25, 0.5, 0.9];
+    let got = run(Kind::Inv, &xs, 3);
+    for (x, g) in xs.iter().zip(&got) {
+        let rel = (g - 1.0 / x).abs() * x;
+        // One step of resolution, plus one more from the truncations.
+        assert!(rel <= 2.0 / index_of(*x) + 1e-3, "1/{x}: got {g} (relative error {rel})");
+    }
+}
