@@ -29,6 +29,7 @@
 //! - [`max`]: ReLU and the Max tournament;
 //! - [`gelu`]: Π_GELU (ReLU minus a 256-entry table of the difference) at 6 fractional bits;
 //! - [`recip`]: Π_Inv and Π_Rsqrt by domain reduction with base 256;
+//! - [`exp`]: Π_Exp for non-positive inputs (BOLT's decomposition);
 //! - [`verified`]: malicious multiplication and matrix multiplication, verified with triples
 //!   ([`triples`]) before the product is used;
 //! - [`trunc`]: truncation by public divisors (powers of two and others) with truncation pairs;
@@ -38,11 +39,12 @@
 //!
 //! Still to come: triples, truncation pairs and FSS keys produced by the parties themselves
 //! (only an insecure test dealer of triples, truncation pairs and upcast tuples exists yet),
-//! Exp, Softmax and LayerNorm (built on the gates above).
+//! Softmax and LayerNorm (built on the gates above).
 
 pub mod convert;
 pub mod deal;
 pub mod drelu;
+pub mod exp;
 pub mod family;
 pub mod gelu;
 pub mod input;

@@ -112,8 +112,14 @@ pub fn setup<R: Z2k, M: Z2k>(ctx: &mut Ctx, kind: Kind, n: usize) -> Result<Reci
 }
 
 /// The preprocessing sources a reciprocal needs besides its keys.
-pub trait Sources<R: Z2k, M: Z2k>: TripleSource<M> + TruncPairSource<M> + UpcastSource<R, M> {}
-impl<R: Z2k, M: Z2k, T: TripleSource<M> + TruncPairSource<M> + UpcastSource<R, M>> Sources<R, M> for T {}
+pub trait Sources<R: Z2k, M: Z2k>:
+    TripleSource<M> + TruncPairSource<M> + TruncPairSource<R> + UpcastSource<R, M>
+{
+}
+impl<R: Z2k, M: Z2k, T> Sources<R, M> for T where
+    T: TripleSource<M> + TruncPairSource<M> + TruncPairSource<R> + UpcastSource<R, M>
+{
+}
 
 fn constant<M: Z2k>(n: usize, v: i64) -> Result<Tensor<M>> {
     Ok(Tensor::new(vec![n], vec![M::from_i64(v); n])?)

@@ -1,0 +1,51 @@
+//! Π_Exp against exp(x) on x ≤ 0.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+
+use veil_mosformer::exp::{self, pow2_table};
+use veil_mosformer::input::share_input;
+use veil_mosformer::keys::{mac_key, random_one};
+use veil_mosformer::mac::MacBatch;
+use veil_mosformer::open::open_all;
+use veil_mosformer::triples::InsecureRssDealer;
+use veil_mpc::harness::{all_ok, simulate};
+use veil_ring::{Ring, Z2k, Z32, Z64};
+use veil_tensor::Tensor;
+
+const F: u32 = 12;
+
+#[test]
+fn table() {
+    let t = pow2_table(F).unwrap();
+    assert_eq!(&t[..3], &[4096, 2048, 1024]);
+    assert_eq!(t[12], 1);
+    assert_eq!(t[15], 8192);
+}
+
+#[test]
+fn exp_of_non_positive_values() {
+    let mut xs: Vec<f64> = (0..60).map(|i| -(i as f64) * 0.2).collect();
+    xs.extend([-0.0001, -0.35, -0.693, -0.694, -1.0, -5.0, -8.3, -20.0, -100.0]);
+    let raw: Vec<Z32> = xs.iter().map(|&v| Z32::from_i64((v * 4096.0).round() as i64)).collect();
+    let out = all_ok(simulate(3, 1, |ctx| {
+        let n = raw.len();
+        let x = Tensor::new(vec![n], raw.clone())?;
+        let s = share_input(ctx, 0, (ctx.party() == 0).then_some(&x), &[n])?;
+        let one = random_one::<Z64>(ctx)?;
+        let alpha = mac_key::<Z64>(ctx)?;
+        let keys = exp::setup::<Z32, Z64>(ctx, n)?;
+        let mut batch = MacBatch::new();
+        let e = exp::exp(ctx, keys, &mut InsecureRssDealer::new(), &s, F, &one, &alpha, &mut batch)?;
+        batch.check(ctx, &alpha, 32, "exp")?;
+        open_all(ctx, &e)
+    }))
+    .unwrap();
+    let mut worst: f64 = 0.0;
+    for (k, x) in xs.iter().enumerate() {
+        let got = out[0].data()[k].to_signed() as f64 / 4096.0;
+        let err = (got - x.exp()).abs();
+        worst = worst.max(err);
+        // The quadratic's 0.0021, scaled by 2^-z ≤ 1, plus a few output LSBs.
+        assert!(err <= 0.0021 + 4.0 / 4096.0, "exp({x}) = {got}, want {}", x.exp());
+    }
+    eprintln!("max |exp error| on [-100, 0] = {worst}");
+}
