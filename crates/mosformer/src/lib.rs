@@ -30,6 +30,7 @@
 //! - [`gelu`]: Π_GELU (ReLU minus a 256-entry table of the difference) at 6 fractional bits;
 //! - [`recip`]: Π_Inv and Π_Rsqrt by domain reduction with base 256;
 //! - [`exp`]: Π_Exp for non-positive inputs (BOLT's decomposition);
+//! - [`softmax`]: Π_Softmax, with the causal-mask variant;
 //! - [`verified`]: malicious multiplication and matrix multiplication, verified with triples
 //!   ([`triples`]) before the product is used;
 //! - [`trunc`]: truncation by public divisors (powers of two and others) with truncation pairs;
@@ -39,7 +40,7 @@
 //!
 //! Still to come: triples, truncation pairs and FSS keys produced by the parties themselves
 //! (only an insecure test dealer of triples, truncation pairs and upcast tuples exists yet),
-//! Softmax and LayerNorm (built on the gates above).
+//! LayerNorm (built on the gates above).
 
 pub mod convert;
 pub mod deal;
@@ -59,6 +60,7 @@ pub mod prss;
 pub mod recip;
 pub mod reshare;
 pub mod rss;
+pub mod softmax;
 pub mod triples;
 pub mod trunc;
 pub mod ucmp;

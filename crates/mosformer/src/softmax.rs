@@ -1,0 +1,127 @@
+//! Π_Softmax over the last axis of a `[rows, k]` tensor (paper Algorithm 11, notes §11), with
+//! the causal-mask variant of decoders and GPT-2.
+//!
+//! 1. `m = max_j x[i, j]` (the Max tournament, [`crate::max`]);
+//! 2. `e = exp(x - m)` for every entry ([`crate::exp`], inputs ≤ 0);
+//! 3. `r = 1 / Σ_j e[i, j]` ([`crate::recip`]; the sum lies in `[1, k]`);
+//! 4. `z = e · r` (verified product, truncated).
+//!
+//! **Mask** (public, `true` = masked): masked entries are replaced by the row's first entry
+//! before the max (so they cannot raise it), left out of the sum, and zeroed at the end.
+//!
+//! Inputs in the working ring with `f` fractional bits, lifted to the MAC ring; output in the
+//! MAC ring with `f` fractional bits.
+
+use veil_mpc::{Ctx, MpcError, Result};
+use veil_ring::Z2k;
+use veil_tensor::Tensor;
+
+use crate::convert::{downcast, upcast};
+use crate::exp::{ExpKeys, exp, setup as exp_setup};
+use crate::mac::MacBatch;
+use crate::max::{MaxKeys, max, max_setup};
+use crate::recip::{self, Kind, RecipKeys, Sources};
+use crate::rss::Rss;
+use crate::trunc::trunc;
+use crate::verified;
+
+/// Verified material for a `[rows, k]` softmax.
+#[derive(Clone, Debug)]
+pub struct SoftmaxKeys<R, M> {
+    rows: usize,
+    k: usize,
+    max: MaxKeys<R, M>,
+    exp: ExpKeys<R, M>,
+    inv: RecipKeys<R, M>,
+}
+
+/// Deals and checks the material of a `[rows, k]` softmax.
+pub fn setup<R: Z2k, M: Z2k>(ctx: &mut Ctx, rows: usize, k: usize) -> Result<SoftmaxKeys<R, M>> {
+    Ok(SoftmaxKeys {
+        rows,
+        k,
+        max: max_setup(ctx, rows, k)?,
+        exp: exp_setup(ctx, rows * k)?,
+        inv: recip::setup(ctx, Kind::Inv, rows)?,
+    })
+}
+
+/// Each row's value repeated `k` times: `[rows]` → `[rows, k]`.
+fn spread<M: Z2k>(v: &Rss<M>, k: usize) -> Result<Rss<M>> {
+    let rep = |t: &Tensor<M>| {
+        let d: Vec<M> = t.data().iter().flat_map(|&x| std::iter::repeat_n(x, k)).collect();
+        Tensor::new(vec![t.len(), k], d)
+    };
+    Rss::new(rep(&v.first)?, rep(&v.second)?)
+}
+
+/// Sums each row: `[rows, k]` → `[rows]`.
+fn row_sums<M: Z2k>(v: &Rss<M>, k: usize) -> Result<Rss<M>> {
+    let sum = |t: &Tensor<M>| {
+        let d: Vec<M> = t.data().chunks(k).map(|c| c.iter().copied().sum()).collect();
+        Tensor::new(vec![d.len()], d)
+    };
+    Rss::new(sum(&v.first)?, sum(&v.second)?)
+}
+
+/// `⟨softmax(x)⟩` row by row; `mask[i·k + j] = true` leaves entry `(i, j)` out.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the protocol's inputs: keys, sources, value, mask, the two shared keys, the batch"
+)]
+pub fn softmax<R: Z2k, M: Z2k>(
+    ctx: &mut Ctx,
+    keys: SoftmaxKeys<R, M>,
+    sources: &mut impl Sources<R, M>,
+    x: &Rss<R>,
+    mask: Option<&[bool]>,
+    f: u32,
+    one: &Rss<M>,
+    alpha: &Rss<M>,
+    batch: &mut MacBatch<M>,
+) -> Result<Rss<M>> {
+    let (rows, k) = (keys.rows, keys.k);
+    if x.len() != rows * k || mask.is_some_and(|m| m.len() != rows * k) {
+        return Err(MpcError::Invalid(format!(
+            "softmax of {} values (mask of {:?}) with keys for [{rows}, {k}]",
+            x.len(),
+            mask.map(<[bool]>::len)
+        )));
+    }
+    let shape = |t: &Tensor<R>| Tensor::new(vec![rows, k], t.data().to_vec());
+    let x = Rss::new(shape(&x.first)?, shape(&x.second)?)?;
+    let mut x_m: Rss<M> = upcast(ctx, sources, &x, 0)?;
+    let keep: Option<Tensor<M>> = match mask {
+        Some(m) => {
+            Some(Tensor::new(vec![rows, k], m.iter().map(|&b| if b { M::ZERO } else { M::ONE }).collect())?)
+        }
+        None => None,
+    };
+    if let Some(keep) = &keep {
+        // Masked entries take the row's first value: x·keep + x[:, 0]·(1 - keep).
+        let first = Rss::new(
+            x_m.first.slice(1, 0..1)?.reshape(&[rows])?,
+            x_m.second.slice(1, 0..1)?.reshape(&[rows])?,
+        )?;
+        let masked = keep.map(|&v| M::ONE - v);
+        x_m = x_m.mul_public(keep)?.add(&spread(&first, k)?.mul_public(&masked)?)?;
+    }
+    let m = max(ctx, keys.max, &x_m, alpha, batch)?;
+    let delta = x_m.sub(&spread(&m, k)?)?;
+    let delta_r: Rss<R> = downcast(&delta, 0)?;
+    let mut e = exp(ctx, keys.exp, sources, &delta_r, f, one, alpha, batch)?;
+    let e_shape = |t: &Tensor<M>| Tensor::new(vec![rows, k], t.data().to_vec());
+    e = Rss::new(e_shape(&e.first)?, e_shape(&e.second)?)?;
+    if let Some(keep) = &keep {
+        e = e.mul_public(keep)?;
+    }
+    let s: Rss<R> = downcast(&row_sums(&e, k)?, 0)?;
+    let r = recip::evaluate(ctx, keys.inv, sources, &s, f, one, alpha, batch)?;
+    let z = verified::mul(ctx, sources, &e, &spread(&r, k)?)?;
+    let z = trunc(ctx, sources, &z, 1 << f)?;
+    // Masked outputs are exactly 0 (the truncation of 0 may read -1).
+    match &keep {
+        Some(keep) => z.mul_public(keep),
+        None => Ok(z),
+    }
+}
