@@ -31,6 +31,7 @@
 //! - [`recip`]: Π_Inv and Π_Rsqrt by domain reduction with base 256;
 //! - [`exp`]: Π_Exp for non-positive inputs (BOLT's decomposition);
 //! - [`softmax`]: Π_Softmax, with the causal-mask variant;
+//! - [`layernorm`]: LayerNorm with Rsqrt in the smaller ring;
 //! - [`verified`]: malicious multiplication and matrix multiplication, verified with triples
 //!   ([`triples`]) before the product is used;
 //! - [`trunc`]: truncation by public divisors (powers of two and others) with truncation pairs;
@@ -38,9 +39,9 @@
 //! - [`family`]: [`Mosformer`], the family behind `veil-mpc`'s capability traits, in malicious
 //!   or semi-honest mode.
 //!
-//! Still to come: triples, truncation pairs and FSS keys produced by the parties themselves
-//! (only an insecure test dealer of triples, truncation pairs and upcast tuples exists yet),
-//! LayerNorm (built on the gates above).
+//! Still to come: triples, truncation pairs and upcast tuples produced by the parties themselves
+//! (only an insecure test dealer of those exists yet; FSS keys are already dealt and verified by
+//! the parties), and the model runtime that assembles these gates into transformer layers.
 
 pub mod convert;
 pub mod deal;
@@ -50,6 +51,7 @@ pub mod family;
 pub mod gelu;
 pub mod input;
 pub mod keys;
+pub mod layernorm;
 pub mod lut;
 pub mod mac;
 pub mod max;

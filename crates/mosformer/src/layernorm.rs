@@ -1,0 +1,116 @@
+//! LayerNorm over the last axis (notes §12, the released code's steps), in the precision plan's
+//! rings: Z_2^64 with f = 16 for the linear parts, Rsqrt in Z_2^32 with f = 12.
+//!
+//! `y = γ ⊙ (x - m) / √v + β`, `m = Σ x / k`, `v = Σ (x - m)² / k`:
+//! 1. row sums, truncation by the public `k` → `m`;
+//! 2. `z = x - m`; `z²` by a verified square, truncated by `2^16`;
+//! 3. row sums of `z²`, truncation by `k` → `v`;
+//! 4. `v` down to Z_2^32 with f = 12 (local), Π_Rsqrt, whose MAC'd result is already in
+//!    Z_2^64 with f = 12: a local scale by `2^4` brings it to f = 16;
+//! 5. `z · rsqrt`, `· γ` (verified products, truncated), `+ β`.
+//!
+//! No ε is added to the variance, as in the paper: a row of equal values (v = 0) is outside the
+//! Rsqrt domain (notes §19.11) and gives a wrong row, not an error; the caller must keep
+//! `v ≥ 2^-4`.
+
+use veil_mpc::{Ctx, MpcError, Result};
+use veil_ring::{Z32, Z64};
+use veil_tensor::Tensor;
+
+use crate::convert::downcast;
+use crate::mac::MacBatch;
+use crate::recip::{self, Kind, RecipKeys, Sources};
+use crate::rss::Rss;
+use crate::trunc::trunc;
+use crate::verified;
+
+/// Fractional bits of the linear ring.
+pub const F_LIN: u32 = 16;
+/// Fractional bits of the Rsqrt ring.
+pub const F_RSQRT: u32 = 12;
+
+/// Verified material for LayerNorm over `rows` rows.
+#[derive(Clone, Debug)]
+pub struct LayerNormKeys {
+    rows: usize,
+    k: usize,
+    rsqrt: RecipKeys<Z32, Z64>,
+}
+
+/// Deals and checks the material for `[rows, k]` inputs.
+pub fn setup(ctx: &mut Ctx, rows: usize, k: usize) -> Result<LayerNormKeys> {
+    Ok(LayerNormKeys { rows, k, rsqrt: recip::setup(ctx, Kind::Rsqrt, rows)? })
+}
+
+fn spread(v: &Rss<Z64>, k: usize) -> Result<Rss<Z64>> {
+    let rep = |t: &Tensor<Z64>| {
+        let d: Vec<Z64> = t.data().iter().flat_map(|&x| std::iter::repeat_n(x, k)).collect();
+        Tensor::new(vec![t.len(), k], d)
+    };
+    Rss::new(rep(&v.first)?, rep(&v.second)?)
+}
+
+fn row_sums(v: &Rss<Z64>, k: usize) -> Result<Rss<Z64>> {
+    let sum = |t: &Tensor<Z64>| {
+        let d: Vec<Z64> = t.data().chunks(k).map(|c| c.iter().copied().sum()).collect();
+        Tensor::new(vec![d.len()], d)
+    };
+    Rss::new(sum(&v.first)?, sum(&v.second)?)
+}
+
+/// A verified product truncated by `2^16`.
+fn mul_trunc(
+    ctx: &mut Ctx,
+    sources: &mut impl Sources<Z32, Z64>,
+    a: &Rss<Z64>,
+    b: &Rss<Z64>,
+) -> Result<Rss<Z64>> {
+    let p = verified::mul(ctx, sources, a, b)?;
+    trunc(ctx, sources, &p, 1 << F_LIN)
+}
+
+/// `⟨LayerNorm(x)⟩` for `x: [rows, k]` with `γ, β: [k]` (secret, from the model owner), all in
+/// Z_2^64 with 16 fractional bits.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the protocol's inputs: keys, sources, value, γ, β, the two shared keys, the batch"
+)]
+pub fn layernorm(
+    ctx: &mut Ctx,
+    keys: LayerNormKeys,
+    sources: &mut impl Sources<Z32, Z64>,
+    x: &Rss<Z64>,
+    gamma: &Rss<Z64>,
+    beta: &Rss<Z64>,
+    one: &Rss<Z64>,
+    alpha: &Rss<Z64>,
+    batch: &mut MacBatch<Z64>,
+) -> Result<Rss<Z64>> {
+    let (rows, k) = (keys.rows, keys.k);
+    if x.len() != rows * k || gamma.len() != k || beta.len() != k {
+        return Err(MpcError::Invalid(format!(
+            "LayerNorm of {} values (γ {}, β {}) with keys for [{rows}, {k}]",
+            x.len(),
+            gamma.len(),
+            beta.len()
+        )));
+    }
+    let shape = |t: &Tensor<Z64>| Tensor::new(vec![rows, k], t.data().to_vec());
+    let x = Rss::new(shape(&x.first)?, shape(&x.second)?)?;
+    let tile = |v: &Rss<Z64>| -> Result<Rss<Z64>> {
+        let rep = |t: &Tensor<Z64>| {
+            Tensor::new(vec![rows, k], t.data().iter().copied().cycle().take(rows * k).collect())
+        };
+        Rss::new(rep(&v.first)?, rep(&v.second)?)
+    };
+    let mean = trunc(ctx, sources, &row_sums(&x, k)?, k as u64)?;
+    let z = x.sub(&spread(&mean, k)?)?;
+    let sq = mul_trunc(ctx, sources, &z, &z)?;
+    let var = trunc(ctx, sources, &row_sums(&sq, k)?, k as u64)?;
+    let var32: Rss<Z32> = downcast(&var, F_LIN - F_RSQRT)?;
+    let rs = recip::evaluate(ctx, keys.rsqrt, sources, &var32, F_RSQRT, one, alpha, batch)?;
+    let rs = rs.scale(Z64(1 << (F_LIN - F_RSQRT)));
+    let normed = mul_trunc(ctx, sources, &z, &spread(&rs, k)?)?;
+    let scaled = mul_trunc(ctx, sources, &normed, &tile(gamma)?)?;
+    scaled.add(&tile(beta)?)
+}

@@ -1,0 +1,66 @@
+//! LayerNorm against the float reference.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+
+use veil_mosformer::input::share_input;
+use veil_mosformer::keys::{mac_key, random_one};
+use veil_mosformer::layernorm;
+use veil_mosformer::mac::MacBatch;
+use veil_mosformer::open::open_all;
+use veil_mosformer::triples::InsecureRssDealer;
+use veil_mpc::harness::{all_ok, simulate};
+use veil_ring::{Ring, Z2k, Z64};
+use veil_tensor::Tensor;
+
+fn enc(v: &[f64]) -> Vec<Z64> {
+    v.iter().map(|&x| Z64::from_i64((x * 65536.0).round() as i64)).collect()
+}
+
+#[test]
+fn layernorm_matches_the_float_reference() {
+    let (rows, k) = (3, 8);
+    let xs: Vec<f64> = (0..rows * k).map(|i| ((i * 29 % 17) as f64 - 8.0) * 0.6 + (i / k) as f64).collect();
+    let gamma: Vec<f64> = (0..k).map(|j| 0.5 + 0.1 * j as f64).collect();
+    let beta: Vec<f64> = (0..k).map(|j| 0.05 * j as f64 - 0.2).collect();
+    let out = all_ok(simulate(3, 1, |ctx| {
+        let me = ctx.party();
+        let x = Tensor::new(vec![rows, k], enc(&xs))?;
+        let g = Tensor::new(vec![k], enc(&gamma))?;
+        let b = Tensor::new(vec![k], enc(&beta))?;
+        let xs_sh = share_input(ctx, 0, (me == 0).then_some(&x), &[rows, k])?;
+        let g_sh = share_input(ctx, 2, (me == 2).then_some(&g), &[k])?;
+        let b_sh = share_input(ctx, 2, (me == 2).then_some(&b), &[k])?;
+        let one = random_one::<Z64>(ctx)?;
+        let alpha = mac_key::<Z64>(ctx)?;
+        let keys = layernorm::setup(ctx, rows, k)?;
+        let mut batch = MacBatch::new();
+        let y = layernorm::layernorm(
+            ctx,
+            keys,
+            &mut InsecureRssDealer::new(),
+            &xs_sh,
+            &g_sh,
+            &b_sh,
+            &one,
+            &alpha,
+            &mut batch,
+        )?;
+        batch.check(ctx, &alpha, 32, "layernorm")?;
+        open_all(ctx, &y)
+    }))
+    .unwrap();
+    let got: Vec<f64> = out[0].data().iter().map(|v| v.to_signed() as f64 / 65536.0).collect();
+    let mut worst: f64 = 0.0;
+    for r in 0..rows {
+        let row = &xs[r * k..(r + 1) * k];
+        let m = row.iter().sum::<f64>() / k as f64;
+        let v = row.iter().map(|x| (x - m).powi(2)).sum::<f64>() / k as f64;
+        for j in 0..k {
+            let want = gamma[j] * (row[j] - m) / v.sqrt() + beta[j];
+            let err = (got[r * k + j] - want).abs();
+            worst = worst.max(err);
+            // Rsqrt's relative error (≤ 1.5/q with q ≥ 256 for v in [1, 16)) on |γ(x-m)/√v| ≤ 3.
+            assert!(err < 0.03, "row {r} col {j}: {} vs {want}", got[r * k + j]);
+        }
+    }
+    eprintln!("max |LayerNorm error| = {worst}");
+}
