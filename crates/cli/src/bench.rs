@@ -11,6 +11,7 @@ fn default_sizes(op: &str) -> Vec<usize> {
         "compare" => vec![1_000, 10_000],
         "lut" => vec![1_000, 10_000, 100_000],
         "drelu" => vec![1_000, 10_000],
+        "inv" | "rsqrt" => vec![1_000, 10_000],
         _ => vec![10_000, 100_000, 1_000_000],
     }
 }

@@ -24,7 +24,8 @@ use veil_ring::{Ring, Z8, Z16, Z32, Z64};
 use veil_tensor::Tensor;
 
 /// Operations `veil bench ops --family mosformer` knows.
-pub const MOSFORMER_OPS: &[&str] = &["mul", "trunc", "downcast", "upcast", "compare", "lut", "drelu"];
+pub const MOSFORMER_OPS: &[&str] =
+    &["mul", "trunc", "downcast", "upcast", "compare", "lut", "drelu", "inv", "rsqrt"];
 
 /// Counters of one phase, over the parties.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -198,6 +199,8 @@ fn run_op(op: &str, malicious: bool, n: usize, ring_bits: u32, ctx: &mut Ctx) ->
         ("lut", 32) => bench_lut(ctx, n),
         ("drelu", 32) => bench_drelu::<Z32>(ctx, n),
         ("drelu", 16) => bench_drelu::<Z16>(ctx, n),
+        ("inv", 32) => bench_recip(ctx, veil_mosformer::recip::Kind::Inv, n),
+        ("rsqrt", 32) => bench_recip(ctx, veil_mosformer::recip::Kind::Rsqrt, n),
         _ => Err(MpcError::Invalid(format!("mosformer has no benchmark for op '{op}' in Z_2^{ring_bits}"))),
     }
 }
@@ -236,6 +239,26 @@ fn bench_drelu<R: veil_ring::Z2k>(ctx: &mut Ctx, n: usize) -> Result<Run> {
         let mut batch = veil_mosformer::mac::MacBatch::new();
         let y = veil_mosformer::drelu::drelu(c, keys, &x, &one, &alpha, &mut batch)?;
         batch.check(c, &alpha, 32, "drelu")?;
+        Ok(y)
+    })?;
+    Ok((off, on))
+}
+
+/// Inv or Rsqrt in Z_2^32 (f = 12) on inputs in [1, 4096), output and MACs in Z_2^64.
+fn bench_recip(ctx: &mut Ctx, kind: veil_mosformer::recip::Kind, n: usize) -> Result<Run> {
+    let x = small_input::<Z32>(ctx, n, 23)?;
+    let x = x.add_public(ctx.party(), &Tensor::new(vec![n], vec![Z32(1 << 23); n])?)?;
+    let (keys, off) = measure(ctx, "offline", |c| {
+        let one = veil_mosformer::keys::random_one::<Z64>(c)?;
+        let alpha = veil_mosformer::keys::mac_key::<Z64>(c)?;
+        Ok((veil_mosformer::recip::setup::<Z32, Z64>(c, kind, n)?, one, alpha))
+    })?;
+    let (_, on) = measure(ctx, "online", |c| {
+        let (keys, one, alpha) = keys;
+        let mut batch = veil_mosformer::mac::MacBatch::new();
+        let mut dealer = InsecureRssDealer::new();
+        let y = veil_mosformer::recip::evaluate(c, keys, &mut dealer, &x, 12, &one, &alpha, &mut batch)?;
+        batch.check(c, &alpha, 32, "recip")?;
         Ok(y)
     })?;
     Ok((off, on))
@@ -286,6 +309,15 @@ fn op_facts(op: &str, malicious: bool, ring_bits: u32) -> (u32, Option<PaperFigu
                 "sent per party; its 18 rounds count sends",
             ),
         ),
+        "inv" => (
+            12,
+            bytes(
+                536.0,
+                "mosformer Table 4: Inverse, 5.112 MB per 10^4 (3 DReLUs, MAC included)",
+                "sent per party",
+            ),
+        ),
+        "rsqrt" => (12, bytes(592.0, "mosformer Table 4: Rsqrt, 5.646 MB per 10^4", "sent per party")),
         "lut" => (
             12,
             bytes(
