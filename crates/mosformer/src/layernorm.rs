@@ -42,22 +42,6 @@ pub fn setup(ctx: &mut Ctx, rows: usize, k: usize) -> Result<LayerNormKeys> {
     Ok(LayerNormKeys { rows, k, rsqrt: recip::setup(ctx, Kind::Rsqrt, rows)? })
 }
 
-fn spread(v: &Rss<Z64>, k: usize) -> Result<Rss<Z64>> {
-    let rep = |t: &Tensor<Z64>| {
-        let d: Vec<Z64> = t.data().iter().flat_map(|&x| std::iter::repeat_n(x, k)).collect();
-        Tensor::new(vec![t.len(), k], d)
-    };
-    Rss::new(rep(&v.first)?, rep(&v.second)?)
-}
-
-fn row_sums(v: &Rss<Z64>, k: usize) -> Result<Rss<Z64>> {
-    let sum = |t: &Tensor<Z64>| {
-        let d: Vec<Z64> = t.data().chunks(k).map(|c| c.iter().copied().sum()).collect();
-        Tensor::new(vec![d.len()], d)
-    };
-    Rss::new(sum(&v.first)?, sum(&v.second)?)
-}
-
 /// A verified product truncated by `2^16`.
 fn mul_trunc(
     ctx: &mut Ctx,
@@ -103,14 +87,14 @@ pub fn layernorm(
         };
         Rss::new(rep(&v.first)?, rep(&v.second)?)
     };
-    let mean = trunc(ctx, sources, &row_sums(&x, k)?, k as u64)?;
-    let z = x.sub(&spread(&mean, k)?)?;
+    let mean = trunc(ctx, sources, &x.row_sums(k)?, k as u64)?;
+    let z = x.sub(&mean.spread_rows(k)?)?;
     let sq = mul_trunc(ctx, sources, &z, &z)?;
-    let var = trunc(ctx, sources, &row_sums(&sq, k)?, k as u64)?;
+    let var = trunc(ctx, sources, &sq.row_sums(k)?, k as u64)?;
     let var32: Rss<Z32> = downcast(&var, F_LIN - F_RSQRT)?;
     let rs = recip::evaluate(ctx, keys.rsqrt, sources, &var32, F_RSQRT, one, alpha, batch)?;
     let rs = rs.scale(Z64(1 << (F_LIN - F_RSQRT)));
-    let normed = mul_trunc(ctx, sources, &z, &spread(&rs, k)?)?;
+    let normed = mul_trunc(ctx, sources, &z, &rs.spread_rows(k)?)?;
     let scaled = mul_trunc(ctx, sources, &normed, &tile(gamma)?)?;
     scaled.add(&tile(beta)?)
 }

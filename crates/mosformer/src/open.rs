@@ -29,7 +29,8 @@ pub fn component_digest<R: Ring>(t: &Tensor<R>) -> Digest {
     h.finalize()
 }
 
-fn recv_digest(ctx: &mut Ctx, from: PartyId) -> Result<Digest> {
+/// Receives a 32-byte digest from `from`; any other length is [`MpcError::Malformed`].
+pub(crate) fn recv_digest(ctx: &mut Ctx, from: PartyId) -> Result<Digest> {
     let bytes = ctx.net().recv(from)?;
     let arr: [u8; 32] = bytes.as_slice().try_into().map_err(|_| MpcError::Malformed {
         from,

@@ -14,12 +14,11 @@
 //! its other holder, so one corrupted server cannot change the output without an abort. Cost:
 //! each server `n·B + 32` bytes; 1 round. Nothing is revealed to any server.
 
-use veil_crypto::Digest;
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use veil_ring::Ring;
 use veil_tensor::Tensor;
 
-use crate::open::component_digest;
+use crate::open::{component_digest, recv_digest};
 use crate::prss::check_server;
 use crate::rss::{Rss, next, prev};
 
@@ -31,15 +30,6 @@ fn check_owner(ctx: &Ctx, owner: PartyId) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-fn digest_from(ctx: &mut Ctx, from: PartyId) -> Result<Digest> {
-    let bytes = ctx.net().recv(from)?;
-    let arr: [u8; 32] = bytes.as_slice().try_into().map_err(|_| MpcError::Malformed {
-        from,
-        what: format!("expected a 32-byte digest, got {} bytes", bytes.len()),
-    })?;
-    Ok(Digest(arr))
 }
 
 /// Shares the owner's tensor among the servers. The owner passes `Some(x)` and gets `None`;
@@ -78,7 +68,7 @@ pub fn share_from_owner<R: Ring>(
         Tensor::new(shape.to_vec(), both[n..].to_vec())?,
     )?;
     ctx.net().send(next(me), component_digest(&share.second).0.to_vec())?;
-    let theirs = digest_from(ctx, prev(me))?;
+    let theirs = recv_digest(ctx, prev(me))?;
     if !component_digest(&share.first).ct_eq(&theirs) {
         return Err(MpcError::abort("owner input: the owner sent inconsistent shares", Some(owner)));
     }
@@ -110,7 +100,7 @@ pub fn reveal_to_owner<R: Ring>(
     let mut digests = Vec::with_capacity(3);
     for b in 0..3 {
         comps.push(Tensor::new(shape.to_vec(), ctx.recv_ring::<R>(b, n)?)?);
-        digests.push(digest_from(ctx, b)?);
+        digests.push(recv_digest(ctx, b)?);
     }
     // Component a_b came in full from P_b; its other holder P_{b-1} sent its digest.
     for b in 0..3 {

@@ -107,4 +107,27 @@ impl<R: Ring> Rss<R> {
         }
         Ok(out)
     }
+
+    /// `[rows]` → `[rows, k]`: each element repeated `k` times (a per-row value spread over
+    /// its row), local.
+    pub fn spread_rows(&self, k: usize) -> Result<Self> {
+        let rep = |t: &Tensor<R>| {
+            let d: Vec<R> = t.data().iter().flat_map(|&x| std::iter::repeat_n(x, k)).collect();
+            Tensor::new(vec![t.len(), k], d)
+        };
+        Ok(Rss { first: rep(&self.first)?, second: rep(&self.second)? })
+    }
+
+    /// `[rows, k]` (any shape with `k` dividing the length) → `[rows]`: sums of consecutive
+    /// groups of `k`, local.
+    pub fn row_sums(&self, k: usize) -> Result<Self> {
+        if k == 0 || !self.len().is_multiple_of(k) {
+            return Err(MpcError::Invalid(format!("rows of {k} in {} elements", self.len())));
+        }
+        let sum = |t: &Tensor<R>| {
+            let d: Vec<R> = t.data().chunks(k).map(|c| c.iter().copied().sum()).collect();
+            Tensor::new(vec![d.len()], d)
+        };
+        Ok(Rss { first: sum(&self.first)?, second: sum(&self.second)? })
+    }
 }

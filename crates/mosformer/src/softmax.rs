@@ -46,24 +46,6 @@ pub fn setup<R: Z2k, M: Z2k>(ctx: &mut Ctx, rows: usize, k: usize) -> Result<Sof
     })
 }
 
-/// Each row's value repeated `k` times: `[rows]` → `[rows, k]`.
-fn spread<M: Z2k>(v: &Rss<M>, k: usize) -> Result<Rss<M>> {
-    let rep = |t: &Tensor<M>| {
-        let d: Vec<M> = t.data().iter().flat_map(|&x| std::iter::repeat_n(x, k)).collect();
-        Tensor::new(vec![t.len(), k], d)
-    };
-    Rss::new(rep(&v.first)?, rep(&v.second)?)
-}
-
-/// Sums each row: `[rows, k]` → `[rows]`.
-fn row_sums<M: Z2k>(v: &Rss<M>, k: usize) -> Result<Rss<M>> {
-    let sum = |t: &Tensor<M>| {
-        let d: Vec<M> = t.data().chunks(k).map(|c| c.iter().copied().sum()).collect();
-        Tensor::new(vec![d.len()], d)
-    };
-    Rss::new(sum(&v.first)?, sum(&v.second)?)
-}
-
 /// `⟨softmax(x)⟩` row by row; `mask[i·k + j] = true` leaves entry `(i, j)` out.
 #[allow(
     clippy::too_many_arguments,
@@ -104,10 +86,10 @@ pub fn softmax<R: Z2k, M: Z2k>(
             x_m.second.slice(1, 0..1)?.reshape(&[rows])?,
         )?;
         let masked = keep.map(|&v| M::ONE - v);
-        x_m = x_m.mul_public(keep)?.add(&spread(&first, k)?.mul_public(&masked)?)?;
+        x_m = x_m.mul_public(keep)?.add(&first.spread_rows(k)?.mul_public(&masked)?)?;
     }
     let m = max(ctx, keys.max, &x_m, alpha, batch)?;
-    let delta = x_m.sub(&spread(&m, k)?)?;
+    let delta = x_m.sub(&m.spread_rows(k)?)?;
     let delta_r: Rss<R> = downcast(&delta, 0)?;
     let mut e = exp(ctx, keys.exp, sources, &delta_r, f, one, alpha, batch)?;
     let e_shape = |t: &Tensor<M>| Tensor::new(vec![rows, k], t.data().to_vec());
@@ -115,9 +97,9 @@ pub fn softmax<R: Z2k, M: Z2k>(
     if let Some(keep) = &keep {
         e = e.mul_public(keep)?;
     }
-    let s: Rss<R> = downcast(&row_sums(&e, k)?, 0)?;
+    let s: Rss<R> = downcast(&e.row_sums(k)?, 0)?;
     let r = recip::evaluate(ctx, keys.inv, sources, &s, f, one, alpha, batch)?;
-    let z = verified::mul(ctx, sources, &e, &spread(&r, k)?)?;
+    let z = verified::mul(ctx, sources, &e, &r.spread_rows(k)?)?;
     let z = trunc(ctx, sources, &z, 1 << f)?;
     // Masked outputs are exactly 0 (the truncation of 0 may read -1).
     match &keep {

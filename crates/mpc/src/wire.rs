@@ -26,45 +26,15 @@ pub fn decode<R: Ring>(from: PartyId, bytes: &[u8], expected: usize) -> Result<V
 
 /// Packs values of `bits` bits each (1..=8, the low bits of each byte) densely, LSB first.
 pub fn pack_bits(values: &[u8], bits: u32) -> Vec<u8> {
-    let bits = bits.clamp(1, 8) as usize;
-    let mut out = vec![0u8; (values.len() * bits).div_ceil(8)];
-    for (i, &v) in values.iter().enumerate() {
-        for k in 0..bits {
-            if (v >> k) & 1 == 1 {
-                let pos = i * bits + k;
-                out[pos / 8] |= 1 << (pos % 8);
-            }
-        }
-    }
-    out
+    let words: Vec<u64> = values.iter().map(|&v| u64::from(v)).collect();
+    pack_words(&words, bits.clamp(1, 8))
 }
 
 /// Inverse of [`pack_bits`] for exactly `count` values; a payload of the wrong length or with
 /// nonzero padding bits is [`MpcError::Malformed`].
 pub fn unpack_bits(from: PartyId, bytes: &[u8], bits: u32, count: usize) -> Result<Vec<u8>> {
-    let b = bits.clamp(1, 8) as usize;
-    let total = count * b;
-    if bytes.len() != total.div_ceil(8) {
-        return Err(MpcError::Malformed {
-            from,
-            what: format!(
-                "expected {} bytes of {count} packed {b}-bit values, got {}",
-                total.div_ceil(8),
-                bytes.len()
-            ),
-        });
-    }
-    if !total.is_multiple_of(8) && bytes[bytes.len() - 1] >> (total % 8) != 0 {
-        return Err(MpcError::Malformed { from, what: "nonzero padding bits".into() });
-    }
-    Ok((0..count)
-        .map(|i| {
-            (0..b).fold(0u8, |acc, k| {
-                let pos = i * b + k;
-                acc | (((bytes[pos / 8] >> (pos % 8)) & 1) << k)
-            })
-        })
-        .collect())
+    // Values of at most 8 bits fit a byte.
+    Ok(unpack_words(from, bytes, bits.clamp(1, 8), count)?.into_iter().map(|w| w as u8).collect())
 }
 
 /// Packs words of `bits` bits each (1..=64; higher bits are dropped) densely, LSB first.
