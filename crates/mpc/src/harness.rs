@@ -133,7 +133,15 @@ pub fn run_party<T>(
     let party = transport.party();
     let outcome = catch_unwind(AssertUnwindSafe(move || {
         let mut ctx = Ctx::setup(Net::new(transport, timeout), session, private_seed)?;
-        f(&mut ctx)
+        let result = f(&mut ctx);
+        if let Err(e) = &result {
+            // Peers still waiting on us learn why, instead of seeing a bare disconnect. A party
+            // that only saw another's stop notice does not repeat it.
+            if !matches!(e, MpcError::Net(veil_net::NetError::PeerStopped { .. })) {
+                ctx.net().notify_stop(&e.to_string());
+            }
+        }
+        result
     }));
     outcome.unwrap_or_else(|p| Err(panicked(party, p)))
 }

@@ -13,6 +13,14 @@ pub enum NetError {
         /// The peer that went away.
         peer: PartyId,
     },
+    /// The peer stopped the session and said why (e.g. a failed security check).
+    #[error("party {peer} stopped the session: {reason}")]
+    PeerStopped {
+        /// The peer that stopped.
+        peer: PartyId,
+        /// Its reason, as it sent it (at most 1 KiB of text).
+        reason: String,
+    },
     /// Nothing arrived from the peer within the receive timeout.
     #[error("timed out after {after:?} waiting for a message from party {peer}")]
     Timeout {

@@ -10,6 +10,13 @@ pub const DEFAULT_MAX_FRAME: usize = 1 << 30;
 /// Bytes of the header that precedes each payload on a stream.
 pub(crate) const HEADER_BYTES: usize = 8;
 
+/// Depth of a *stop notice*: a party leaving the session tells its peers why in a frame of
+/// depth 0, which no protocol message has (their depth is 1 + a clock, so at least 1).
+pub(crate) const STOP_DEPTH: u32 = 0;
+
+/// Longest reason a stop notice carries.
+pub(crate) const MAX_STOP_REASON: usize = 1024;
+
 /// One message between two parties.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Frame {

@@ -115,6 +115,18 @@ mod tests {
     }
 
     #[test]
+    fn a_stop_notice_carries_the_reason() {
+        let mut v = nets(3);
+        v[1].send(0, vec![9]).unwrap();
+        v[1].notify_stop("abort: check 'mac' failed");
+        assert_eq!(v[0].recv(1).unwrap(), vec![9]);
+        let err = v[0].recv(1).unwrap_err().to_string();
+        assert_eq!(err, "party 1 stopped the session: abort: check 'mac' failed");
+        assert!(v[2].recv(1).unwrap_err().to_string().contains("stopped the session"));
+        assert_eq!(v[0].stats().current().messages_received, 1);
+    }
+
+    #[test]
     fn timeout_and_bad_peer() {
         let mut v: Vec<Net> =
             mem_mesh(2).into_iter().map(|t| Net::new(Box::new(t), Duration::from_millis(20))).collect();

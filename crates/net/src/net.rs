@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::frame::{MAX_STOP_REASON, STOP_DEPTH};
 use crate::{CommStats, Frame, NetError, PartyId, Transport};
 
 /// A party's view of the network: a boxed [`Transport`] plus [`CommStats`].
@@ -62,12 +63,29 @@ impl Net {
         Ok(())
     }
 
-    /// Receives the next message from `from`.
+    /// Receives the next message from `from`. A stop notice from the peer is returned as
+    /// [`NetError::PeerStopped`] with its reason.
     pub fn recv(&mut self, from: PartyId) -> Result<Vec<u8>, NetError> {
         crate::transport::check_peer(self.party(), from, self.parties())?;
         let frame = self.transport.recv(from, self.timeout)?;
+        if frame.depth == STOP_DEPTH {
+            let end = frame.payload.len().min(MAX_STOP_REASON);
+            let reason = String::from_utf8_lossy(&frame.payload[..end]).into_owned();
+            return Err(NetError::PeerStopped { peer: from, reason });
+        }
         self.stats.on_recv(frame.payload.len(), frame.depth);
         Ok(frame.payload)
+    }
+
+    /// Tells every peer that this party stops, and why, before it leaves the session (best
+    /// effort: a peer already gone is skipped). The reason must not contain secrets; it is
+    /// not counted in the statistics.
+    pub fn notify_stop(&mut self, reason: &str) {
+        let mut bytes = reason.as_bytes().to_vec();
+        bytes.truncate(MAX_STOP_REASON);
+        for p in self.peers().collect::<Vec<_>>() {
+            let _ = self.transport.send(p, Frame { depth: STOP_DEPTH, payload: bytes.clone() });
+        }
     }
 
     /// Receives one message from every other party, in party order (index `me` is empty).
