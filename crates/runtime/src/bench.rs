@@ -25,7 +25,7 @@ use veil_tensor::Tensor;
 
 /// Operations `veil bench ops --family mosformer` knows.
 pub const MOSFORMER_OPS: &[&str] =
-    &["mul", "trunc", "downcast", "upcast", "compare", "lut", "drelu", "inv", "rsqrt"];
+    &["mul", "trunc", "downcast", "upcast", "compare", "lut", "drelu", "gelu", "exp", "inv", "rsqrt"];
 
 /// Counters of one phase, over the parties.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -199,6 +199,8 @@ fn run_op(op: &str, malicious: bool, n: usize, ring_bits: u32, ctx: &mut Ctx) ->
         ("lut", 32) => bench_lut(ctx, n),
         ("drelu", 32) => bench_drelu::<Z32>(ctx, n),
         ("drelu", 16) => bench_drelu::<Z16>(ctx, n),
+        ("gelu", 16) => bench_gelu(ctx, n),
+        ("exp", 32) => bench_exp(ctx, n),
         ("inv", 32) => bench_recip(ctx, veil_mosformer::recip::Kind::Inv, n),
         ("rsqrt", 32) => bench_recip(ctx, veil_mosformer::recip::Kind::Rsqrt, n),
         _ => Err(MpcError::Invalid(format!("mosformer has no benchmark for op '{op}' in Z_2^{ring_bits}"))),
@@ -239,6 +241,46 @@ fn bench_drelu<R: veil_ring::Z2k>(ctx: &mut Ctx, n: usize) -> Result<Run> {
         let mut batch = veil_mosformer::mac::MacBatch::new();
         let y = veil_mosformer::drelu::drelu(c, keys, &x, &one, &alpha, &mut batch)?;
         batch.check(c, &alpha, 32, "drelu")?;
+        Ok(y)
+    })?;
+    Ok((off, on))
+}
+
+/// GELU in Z_2^16 with f = 6 (Algorithm 8) on inputs in [-8, 8), MACs in Z_2^64.
+fn bench_gelu(ctx: &mut Ctx, n: usize) -> Result<Run> {
+    let x = small_input::<Z16>(ctx, n, 10)?;
+    let (keys, off) = measure(ctx, "offline", |c| {
+        let one = veil_mosformer::keys::random_one::<Z64>(c)?;
+        let alpha = veil_mosformer::keys::mac_key::<Z64>(c)?;
+        Ok((veil_mosformer::gelu::setup::<Z16, Z64>(c, n)?, one, alpha))
+    })?;
+    let (_, on) = measure(ctx, "online", |c| {
+        let (keys, one, alpha) = keys;
+        let mut batch = veil_mosformer::mac::MacBatch::new();
+        let mut dealer = InsecureRssDealer::new();
+        let y = veil_mosformer::gelu::gelu(c, keys, &mut dealer, &x, &one, &alpha, &mut batch)?;
+        batch.check(c, &alpha, 32, "gelu")?;
+        Ok(y)
+    })?;
+    Ok((off, on))
+}
+
+/// Exp in Z_2^32 (f = 12) on inputs in (-16, 0], MACs in Z_2^64.
+fn bench_exp(ctx: &mut Ctx, n: usize) -> Result<Run> {
+    // Values in [-2^15, 2^15) shifted down by 2^15: (-16, 0] in real terms.
+    let x = small_input::<Z32>(ctx, n, 16)?;
+    let x = x.add_public(ctx.party(), &Tensor::new(vec![n], vec![Z32((1u32 << 15).wrapping_neg()); n])?)?;
+    let (keys, off) = measure(ctx, "offline", |c| {
+        let one = veil_mosformer::keys::random_one::<Z64>(c)?;
+        let alpha = veil_mosformer::keys::mac_key::<Z64>(c)?;
+        Ok((veil_mosformer::exp::setup::<Z32, Z64>(c, n)?, one, alpha))
+    })?;
+    let (_, on) = measure(ctx, "online", |c| {
+        let (keys, one, alpha) = keys;
+        let mut batch = veil_mosformer::mac::MacBatch::new();
+        let mut dealer = InsecureRssDealer::new();
+        let y = veil_mosformer::exp::exp(c, keys, &mut dealer, &x, 12, &one, &alpha, &mut batch)?;
+        batch.check(c, &alpha, 32, "exp")?;
         Ok(y)
     })?;
     Ok((off, on))
@@ -342,6 +384,7 @@ fn op_facts(op: &str, malicious: bool, ring_bits: u32) -> (u32, Option<PaperFigu
 pub fn mosformer_op(op: &str, malicious: bool, n: usize, ring_bits: Option<u32>) -> Result<OpRecord> {
     let ring_bits = ring_bits.unwrap_or(match op {
         "trunc" | "downcast" => 64,
+        "gelu" => 16,
         _ => 32,
     });
     let runs = all_ok(simulate(3, 7, |ctx| run_op(op, malicious, n, ring_bits, ctx)))?;
