@@ -275,8 +275,7 @@ pub fn pair_shares<R: Z2k, M: Z2k>(
     }
     let b = ctx.party();
     let l = R::BITS;
-    let flat = |t: &Tensor<R>| Tensor::new(vec![n], t.data().to_vec());
-    let x = Rss::new(flat(&x.first)?, flat(&x.second)?)?;
+    let x = x.reshape(&[n])?;
     // 1. x̂_j = x + r^j, revealed to dealer j's pair.
     let mut hats = Vec::with_capacity(3);
     for dealer in 0..3 {
@@ -384,8 +383,7 @@ pub fn select<R: Z2k, M: Z2k>(
     if y.len() != n || alpha.len() != 1 {
         return Err(MpcError::Invalid(format!("select of {n} conditions and {} values", y.len())));
     }
-    let flat = |t: &Tensor<M>| Tensor::new(vec![n], t.data().to_vec());
-    let y = Rss::new(flat(&y.first)?, flat(&y.second)?)?;
+    let y = y.reshape(&[n])?;
     let spread = |v: M| Tensor::new(vec![n], vec![v; n]);
     let alphas = Rss::new(spread(alpha.first.data()[0])?, spread(alpha.second.data()[0])?)?;
     let my = crate::mul::mul_semi_honest(ctx, &y, &alphas)?;

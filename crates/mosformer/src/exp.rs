@@ -94,8 +94,7 @@ pub fn exp<R: Z2k, M: Z2k>(
 ) -> Result<Rss<M>> {
     let n = x.len();
     let b = ctx.party();
-    let flat = |t: &Tensor<R>| Tensor::new(vec![n], t.data().to_vec());
-    let x = Rss::new(flat(&x.first)?, flat(&x.second)?)?;
+    let x = x.reshape(&[n])?;
     let ln2 = fixed(std::f64::consts::LN_2, f);
     // 1. z = -x / ln2 (an integer), in the working ring, and p = z·ln2 + x.
     let z = trunc(ctx, sources, &x.neg(), ln2 as u64)?;

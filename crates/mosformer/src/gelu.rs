@@ -65,8 +65,7 @@ pub fn gelu<R: Z2k, M: Z2k>(
     batch: &mut MacBatch<M>,
 ) -> Result<Rss<M>> {
     let n = x.len();
-    let flat = |t: &Tensor<R>| Tensor::new(vec![n], t.data().to_vec());
-    let x = Rss::new(flat(&x.first)?, flat(&x.second)?)?;
+    let x = x.reshape(&[n])?;
     let b = ctx.party();
     let x_m: Rss<M> = upcast(ctx, tuples, &x, 0)?;
     let p = select(ctx, keys.relu, &x, &x_m, alpha, batch)?;

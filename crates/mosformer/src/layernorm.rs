@@ -79,8 +79,7 @@ pub fn layernorm(
             beta.len()
         )));
     }
-    let shape = |t: &Tensor<Z64>| Tensor::new(vec![rows, k], t.data().to_vec());
-    let x = Rss::new(shape(&x.first)?, shape(&x.second)?)?;
+    let x = x.reshape(&[rows, k])?;
     let tile = |v: &Rss<Z64>| -> Result<Rss<Z64>> {
         let rep = |t: &Tensor<Z64>| {
             Tensor::new(vec![rows, k], t.data().iter().copied().cycle().take(rows * k).collect())

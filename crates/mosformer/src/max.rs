@@ -90,14 +90,11 @@ pub fn max<R: Z2k, M: Z2k>(
         let a = columns(&cur, 0, p)?;
         let b = columns(&cur, p, 2 * p)?;
         let diff = a.sub(&b)?;
-        let flat = |t: &Tensor<M>| t.clone().reshape(&[rows * p]);
-        let diff_m = Rss::new(flat(&diff.first)?, flat(&diff.second)?)?;
+        let diff_m = diff.reshape(&[rows * p])?;
         let diff_r: Rss<R> = downcast(&diff_m, 0)?;
         let chosen = select(ctx, level, &diff_r, &diff_m, alpha, batch)?;
-        let back = |t: &Tensor<M>| t.clone().reshape(&[rows, p]);
-        let best = Rss::new(back(&chosen.first)?, back(&chosen.second)?)?.add(&b)?;
+        let best = chosen.reshape(&[rows, p])?.add(&b)?;
         cur = if width % 2 == 1 { concat_columns(&[&best, &columns(&cur, 2 * p, width)?])? } else { best };
     }
-    let flat = |t: &Tensor<M>| t.clone().reshape(&[rows]);
-    Rss::new(flat(&cur.first)?, flat(&cur.second)?)
+    cur.reshape(&[rows])
 }

@@ -142,8 +142,7 @@ pub fn evaluate<R: Z2k, M: Z2k>(
 ) -> Result<Rss<M>> {
     let n = x.len();
     let b = ctx.party();
-    let flat = |t: &Tensor<R>| Tensor::new(vec![n], t.data().to_vec());
-    let x = Rss::new(flat(&x.first)?, flat(&x.second)?)?;
+    let x = x.reshape(&[n])?;
     // k = Σ_i DReLU(X - b^i).
     let mut k: Option<Rss<M>> = None;
     for (i, kd) in keys.compare.into_iter().enumerate() {

@@ -130,4 +130,9 @@ impl<R: Ring> Rss<R> {
         };
         Ok(Rss { first: sum(&self.first)?, second: sum(&self.second)? })
     }
+
+    /// The same secret with another shape of the same number of elements, local.
+    pub fn reshape(&self, shape: &[usize]) -> Result<Self> {
+        Ok(Rss { first: self.first.clone().reshape(shape)?, second: self.second.clone().reshape(shape)? })
+    }
 }

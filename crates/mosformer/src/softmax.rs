@@ -70,8 +70,7 @@ pub fn softmax<R: Z2k, M: Z2k>(
             mask.map(<[bool]>::len)
         )));
     }
-    let shape = |t: &Tensor<R>| Tensor::new(vec![rows, k], t.data().to_vec());
-    let x = Rss::new(shape(&x.first)?, shape(&x.second)?)?;
+    let x = x.reshape(&[rows, k])?;
     let mut x_m: Rss<M> = upcast(ctx, sources, &x, 0)?;
     let keep: Option<Tensor<M>> = match mask {
         Some(m) => {
@@ -92,8 +91,7 @@ pub fn softmax<R: Z2k, M: Z2k>(
     let delta = x_m.sub(&m.spread_rows(k)?)?;
     let delta_r: Rss<R> = downcast(&delta, 0)?;
     let mut e = exp(ctx, keys.exp, sources, &delta_r, f, one, alpha, batch)?;
-    let e_shape = |t: &Tensor<M>| Tensor::new(vec![rows, k], t.data().to_vec());
-    e = Rss::new(e_shape(&e.first)?, e_shape(&e.second)?)?;
+    e = e.reshape(&[rows, k])?;
     if let Some(keep) = &keep {
         e = e.mul_public(keep)?;
     }

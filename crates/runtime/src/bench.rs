@@ -13,6 +13,7 @@ use std::time::Instant;
 use serde::Serialize;
 use veil_mosformer::convert::{downcast, upcast};
 use veil_mosformer::input::share_input;
+use veil_mosformer::mac::MacBatch;
 use veil_mosformer::mul::mul_semi_honest;
 use veil_mosformer::rss::Rss;
 use veil_mosformer::triples::InsecureRssDealer;
@@ -207,62 +208,68 @@ fn run_op(op: &str, malicious: bool, n: usize, ring_bits: u32, ctx: &mut Ctx) ->
     }
 }
 
-/// A lookup into a 256-entry table (GELU's size) from Z_2^32, output and MAC in Z_2^64; the
-/// MAC check of the whole batch is part of the online time and bytes.
-fn bench_lut(ctx: &mut Ctx, n: usize) -> Result<Run> {
-    let x = small_input::<Z32>(ctx, n, 8)?;
-    let x = x.add_public(ctx.party(), &Tensor::new(vec![n], vec![Z32(128); n])?)?;
-    let table: Vec<Z64> = (0..256).map(|i| Z64(i * 3 + 1)).collect();
-    let (keys, off) = measure(ctx, "offline", |c| {
-        let one = veil_mosformer::keys::random_one::<Z64>(c)?;
-        let alpha = veil_mosformer::keys::mac_key::<Z64>(c)?;
-        Ok((veil_mosformer::lut::setup::<Z32, Z64>(c, 8, n)?, one, alpha))
+/// The shared keys of a MAC'd gate: `⟨1⟩` and `⟨α⟩` in Z_2^64.
+struct MacKeys {
+    one: Rss<Z64>,
+    alpha: Rss<Z64>,
+}
+
+/// Benchmarks a gate whose outputs are MAC'd in Z_2^64: the offline phase makes `⟨1⟩`, `⟨α⟩`
+/// and the gate's keys (`setup`); the online phase runs the gate (`run`) and the batch's MAC
+/// check, which is part of the online time and bytes.
+fn bench_mac_gate<K, T>(
+    ctx: &mut Ctx,
+    setup: impl FnOnce(&mut Ctx) -> Result<K>,
+    run: impl FnOnce(&mut Ctx, K, &MacKeys, &mut MacBatch<Z64>) -> Result<T>,
+) -> Result<Run> {
+    let ((keys, mk), off) = measure(ctx, "offline", |c| {
+        let mk = MacKeys {
+            one: veil_mosformer::keys::random_one::<Z64>(c)?,
+            alpha: veil_mosformer::keys::mac_key::<Z64>(c)?,
+        };
+        Ok((setup(c)?, mk))
     })?;
     let (_, on) = measure(ctx, "online", |c| {
-        let (keys, one, alpha) = keys;
-        let mut batch = veil_mosformer::mac::MacBatch::new();
-        let y = veil_mosformer::lut::lookup(c, keys, &x, &table, &one, &alpha, &mut batch)?;
-        batch.check(c, &alpha, 32, "lut")?;
-        Ok(y)
+        let mut batch = MacBatch::new();
+        run(c, keys, &mk, &mut batch)?;
+        batch.check(c, &mk.alpha, 32, "bench")
     })?;
     Ok((off, on))
 }
 
-/// DReLU with output and MAC in Z_2^64; the batch's MAC check is part of the online phase.
+/// A lookup into a 256-entry table (GELU's size) from Z_2^32, output and MAC in Z_2^64.
+fn bench_lut(ctx: &mut Ctx, n: usize) -> Result<Run> {
+    let x = small_input::<Z32>(ctx, n, 8)?;
+    let x = x.add_public(ctx.party(), &Tensor::new(vec![n], vec![Z32(128); n])?)?;
+    let table: Vec<Z64> = (0..256).map(|i| Z64(i * 3 + 1)).collect();
+    bench_mac_gate(
+        ctx,
+        |c| veil_mosformer::lut::setup::<Z32, Z64>(c, 8, n),
+        |c, keys, mk, batch| veil_mosformer::lut::lookup(c, keys, &x, &table, &mk.one, &mk.alpha, batch),
+    )
+}
+
+/// DReLU with output and MAC in Z_2^64.
 fn bench_drelu<R: veil_ring::Z2k>(ctx: &mut Ctx, n: usize) -> Result<Run> {
     let x = random_input::<R>(ctx, n)?;
-    let (keys, off) = measure(ctx, "offline", |c| {
-        let one = veil_mosformer::keys::random_one::<Z64>(c)?;
-        let alpha = veil_mosformer::keys::mac_key::<Z64>(c)?;
-        Ok((veil_mosformer::drelu::setup::<R, Z64>(c, n)?, one, alpha))
-    })?;
-    let (_, on) = measure(ctx, "online", |c| {
-        let (keys, one, alpha) = keys;
-        let mut batch = veil_mosformer::mac::MacBatch::new();
-        let y = veil_mosformer::drelu::drelu(c, keys, &x, &one, &alpha, &mut batch)?;
-        batch.check(c, &alpha, 32, "drelu")?;
-        Ok(y)
-    })?;
-    Ok((off, on))
+    bench_mac_gate(
+        ctx,
+        |c| veil_mosformer::drelu::setup::<R, Z64>(c, n),
+        |c, keys, mk, batch| veil_mosformer::drelu::drelu(c, keys, &x, &mk.one, &mk.alpha, batch),
+    )
 }
 
 /// GELU in Z_2^16 with f = 6 (Algorithm 8) on inputs in [-8, 8), MACs in Z_2^64.
 fn bench_gelu(ctx: &mut Ctx, n: usize) -> Result<Run> {
     let x = small_input::<Z16>(ctx, n, 10)?;
-    let (keys, off) = measure(ctx, "offline", |c| {
-        let one = veil_mosformer::keys::random_one::<Z64>(c)?;
-        let alpha = veil_mosformer::keys::mac_key::<Z64>(c)?;
-        Ok((veil_mosformer::gelu::setup::<Z16, Z64>(c, n)?, one, alpha))
-    })?;
-    let (_, on) = measure(ctx, "online", |c| {
-        let (keys, one, alpha) = keys;
-        let mut batch = veil_mosformer::mac::MacBatch::new();
-        let mut dealer = InsecureRssDealer::new();
-        let y = veil_mosformer::gelu::gelu(c, keys, &mut dealer, &x, &one, &alpha, &mut batch)?;
-        batch.check(c, &alpha, 32, "gelu")?;
-        Ok(y)
-    })?;
-    Ok((off, on))
+    bench_mac_gate(
+        ctx,
+        |c| veil_mosformer::gelu::setup::<Z16, Z64>(c, n),
+        |c, keys, mk, batch| {
+            let mut dealer = InsecureRssDealer::new();
+            veil_mosformer::gelu::gelu(c, keys, &mut dealer, &x, &mk.one, &mk.alpha, batch)
+        },
+    )
 }
 
 /// Exp in Z_2^32 (f = 12) on inputs in (-16, 0], MACs in Z_2^64.
@@ -270,40 +277,28 @@ fn bench_exp(ctx: &mut Ctx, n: usize) -> Result<Run> {
     // Values in [-2^15, 2^15) shifted down by 2^15: (-16, 0] in real terms.
     let x = small_input::<Z32>(ctx, n, 16)?;
     let x = x.add_public(ctx.party(), &Tensor::new(vec![n], vec![Z32((1u32 << 15).wrapping_neg()); n])?)?;
-    let (keys, off) = measure(ctx, "offline", |c| {
-        let one = veil_mosformer::keys::random_one::<Z64>(c)?;
-        let alpha = veil_mosformer::keys::mac_key::<Z64>(c)?;
-        Ok((veil_mosformer::exp::setup::<Z32, Z64>(c, n)?, one, alpha))
-    })?;
-    let (_, on) = measure(ctx, "online", |c| {
-        let (keys, one, alpha) = keys;
-        let mut batch = veil_mosformer::mac::MacBatch::new();
-        let mut dealer = InsecureRssDealer::new();
-        let y = veil_mosformer::exp::exp(c, keys, &mut dealer, &x, 12, &one, &alpha, &mut batch)?;
-        batch.check(c, &alpha, 32, "exp")?;
-        Ok(y)
-    })?;
-    Ok((off, on))
+    bench_mac_gate(
+        ctx,
+        |c| veil_mosformer::exp::setup::<Z32, Z64>(c, n),
+        |c, keys, mk, batch| {
+            let mut dealer = InsecureRssDealer::new();
+            veil_mosformer::exp::exp(c, keys, &mut dealer, &x, 12, &mk.one, &mk.alpha, batch)
+        },
+    )
 }
 
 /// Inv or Rsqrt in Z_2^32 (f = 12) on inputs in [1, 4096), output and MACs in Z_2^64.
 fn bench_recip(ctx: &mut Ctx, kind: veil_mosformer::recip::Kind, n: usize) -> Result<Run> {
     let x = small_input::<Z32>(ctx, n, 23)?;
     let x = x.add_public(ctx.party(), &Tensor::new(vec![n], vec![Z32(1 << 23); n])?)?;
-    let (keys, off) = measure(ctx, "offline", |c| {
-        let one = veil_mosformer::keys::random_one::<Z64>(c)?;
-        let alpha = veil_mosformer::keys::mac_key::<Z64>(c)?;
-        Ok((veil_mosformer::recip::setup::<Z32, Z64>(c, kind, n)?, one, alpha))
-    })?;
-    let (_, on) = measure(ctx, "online", |c| {
-        let (keys, one, alpha) = keys;
-        let mut batch = veil_mosformer::mac::MacBatch::new();
-        let mut dealer = InsecureRssDealer::new();
-        let y = veil_mosformer::recip::evaluate(c, keys, &mut dealer, &x, 12, &one, &alpha, &mut batch)?;
-        batch.check(c, &alpha, 32, "recip")?;
-        Ok(y)
-    })?;
-    Ok((off, on))
+    bench_mac_gate(
+        ctx,
+        |c| veil_mosformer::recip::setup::<Z32, Z64>(c, kind, n),
+        |c, keys, mk, batch| {
+            let mut dealer = InsecureRssDealer::new();
+            veil_mosformer::recip::evaluate(c, keys, &mut dealer, &x, 12, &mk.one, &mk.alpha, batch)
+        },
+    )
 }
 
 fn bench_mul<R: Ring>(
