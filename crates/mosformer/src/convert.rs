@@ -17,17 +17,20 @@
 //! Then `x = x̂ - r + ŵ·2^ℓ - 2^{ℓ-2}` over the integers, computed in Z_2^{ℓ'} and scaled by
 //! `2^{f'-f}`: exact. Cost per party: `n·B_ℓ + 32` bytes, 2 messages, 1 round.
 //!
+//! Tuples come from [`generate_upcast_tuples`], built from random bits the servers produce
+//! and verify themselves.
+//!
 //! Known limitation: a value outside `[-2^{ℓ-2}, 2^{ℓ-2})` upcasts to a wrong value without
 //! notice; the guard needs a comparison gate (DReLU), which comes with the FSS gates.
 
-use veil_mpc::prep::CorrelationRequest;
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::Z2k;
 use veil_tensor::Tensor;
 
+use crate::bits::random_bits;
 use crate::open::open_all;
 use crate::rss::Rss;
-use crate::triples::{InsecureRssDealer, split};
+use crate::triples::TripleSource;
 
 fn convert<R: Z2k, S: Z2k>(t: &Tensor<R>, shift: u32) -> Tensor<S> {
     t.map(|v| S::from_u128(v.to_u128() >> shift))
@@ -88,14 +91,34 @@ pub fn upcast<R: Z2k, S: Z2k>(
     Ok(x_large.scale(S::from_u128(1u128 << shift)))
 }
 
-impl<R: Z2k, S: Z2k> UpcastSource<R, S> for InsecureRssDealer {
-    fn upcast_tuple(&mut self, ctx: &mut Ctx, shape: &[usize]) -> Result<UpcastTuple<R, S>> {
-        let n: usize = shape.iter().product();
-        self.usage_mut().record(&CorrelationRequest::UpcastTuples { count: n });
-        let mut g = ctx.common_prg("mosformer/insecure-dealer/upcast");
-        let r = Tensor::new(shape.to_vec(), R::random_vec(&mut g, n))?;
-        let r_large = r.map(|v| S::from_u128(v.to_u128()));
-        let msb = r.map(|v| if v.msb() { S::ONE } else { S::ZERO });
-        Ok(UpcastTuple { r_small: split(ctx, &r)?, r_large: split(ctx, &r_large)?, msb: split(ctx, &msb)? })
+/// `n` upcast tuples for `Z_2^ℓ → Z_2^{ℓ'}` (`R → S`), from `ℓ·n` random bits over `S`
+/// ([`crate::bits`]): `r = Σ 2^i β_i` over `S`, `⟨r mod 2^ℓ⟩` by local reduction (a ring
+/// homomorphism), `MSB(r) = β_{ℓ-1}`. Exact and uniform; costs `2ℓ` verified products per tuple.
+pub fn generate_upcast_tuples<R: Z2k, S: Z2k>(
+    ctx: &mut Ctx,
+    triples: &mut impl TripleSource<S>,
+    n: usize,
+) -> Result<UpcastTuple<R, S>> {
+    let l = R::BITS as usize;
+    if S::BITS <= R::BITS {
+        return Err(MpcError::Invalid(format!("upcast tuples from Z_2^{} to Z_2^{}", R::BITS, S::BITS)));
     }
+    // Bit i of tuple k at k·ℓ + i.
+    let bits = random_bits::<S>(ctx, triples, n * l)?;
+    let weigh = |t: &Tensor<S>| -> Result<(Tensor<S>, Tensor<S>)> {
+        let (mut r, mut msb) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for chunk in t.data().chunks(l) {
+            r.push(chunk.iter().enumerate().fold(S::ZERO, |acc, (i, &v)| acc + (v << i as u32)));
+            msb.push(chunk[l - 1]);
+        }
+        Ok((Tensor::new(vec![n], r)?, Tensor::new(vec![n], msb)?))
+    };
+    let (r0, m0) = weigh(&bits.first)?;
+    let (r1, m1) = weigh(&bits.second)?;
+    let r_large = Rss::new(r0, r1)?;
+    Ok(UpcastTuple {
+        r_small: r_large.map_components(|v| R::from_u128(v.to_u128())),
+        r_large,
+        msb: Rss::new(m0, m1)?,
+    })
 }

@@ -27,7 +27,7 @@
 //! without knowing `α`: the MAC check aborts. The selective-failure predicate of the UCMP δ
 //! opening is accepted as in the paper (see [`crate::ucmp`]).
 //!
-//! Triples for the offline binarity checks still come from the insecure test dealer.
+//! The binarity checks use triples the servers generate on the spot ([`crate::triples`]).
 
 use veil_mpc::wire::{pack_bits, unpack_bits};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
@@ -37,7 +37,7 @@ use veil_tensor::Tensor;
 use crate::mac::MacBatch;
 use crate::open::{open_all, reveal_batch};
 use crate::rss::{Rss, next, prev};
-use crate::triples::InsecureRssDealer;
+use crate::triples::{FreshTriples, Sacrifice};
 use crate::ucmp::{self, UcmpKeys};
 
 /// One share of a dealer's auxiliary data for `n` elements.
@@ -164,15 +164,15 @@ fn all_zero<T: Ring>(t: &Tensor<T>, dealer: PartyId, what: &str) -> Result<()> {
 }
 
 /// `b ⊙ (1 - b)` for a masked sharing, with a verified product.
-fn non_binarity<T: Ring>(ctx: &mut Ctx, z: &Rss<T>) -> Result<Tensor<T>> {
+fn non_binarity<T: Sacrifice>(ctx: &mut Ctx, z: &Rss<T>) -> Result<Tensor<T>> {
     let ones = Tensor::new(z.shape().to_vec(), vec![T::ONE; z.len()])?;
     let one_minus = z.neg().add_public(ctx.party(), &ones)?;
-    let p = crate::verified::mul(ctx, &mut InsecureRssDealer::new(), z, &one_minus)?;
+    let p = crate::verified::mul(ctx, &mut FreshTriples, z, &one_minus)?;
     open_all(ctx, &p)
 }
 
 /// Deals, verifies and checks the material of `n` DReLUs over Z_2^ℓ (`R`) with MACs in `M`.
-pub fn setup<R: Z2k, M: Z2k>(ctx: &mut Ctx, n: usize) -> Result<DreluKeys<R, M>> {
+pub fn setup<R: Sacrifice, M: Sacrifice>(ctx: &mut Ctx, n: usize) -> Result<DreluKeys<R, M>> {
     setup_dealing(ctx, n, &|_, _| {})
 }
 
@@ -180,7 +180,7 @@ pub fn setup<R: Z2k, M: Z2k>(ctx: &mut Ctx, n: usize) -> Result<DreluKeys<R, M>>
 type Corruption<'a, R, M> = &'a dyn Fn(&mut Aux<R, M>, &mut Aux<R, M>);
 
 /// [`setup`], with the dealing passed through `corrupt` (the identity for honest dealers).
-fn setup_dealing<R: Z2k, M: Z2k>(
+fn setup_dealing<R: Sacrifice, M: Sacrifice>(
     ctx: &mut Ctx,
     n: usize,
     corrupt: Corruption<'_, R, M>,

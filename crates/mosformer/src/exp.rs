@@ -4,13 +4,15 @@
 //! Write `x = -ln2·z + p` with an integer `z ≥ 0` and `p ∈ (-ln2, 0]`; then
 //! `exp(x) = exp(p)·2^{-z}` with `exp(p) ≈ 0.3585·(p + 1.353)² + 0.344` (max error 0.0021):
 //! 1. `z = -x / ln2` by truncation with the public divisor `⌊ln2·2^f⌋` (an integer), and
-//!    `p = z·⌊ln2·2^f⌋ + x` (local). The truncation is one unit low with probability
-//!    `frac(-x/ln2)`, which would leave `p ∈ (-2ln2, -ln2]` where the quadratic is off by up to
-//!    0.09 (a gap in the paper's algorithm): one DReLU `c = 1{p ≤ -ln2}` and `z += c`,
-//!    `p += c·ln2` put `p` back in `(-ln2, 0]`;
+//!    `p = z·⌊ln2·2^f⌋ + x` (local). The truncation ([`crate::trunc`]) leaves `z` off by
+//!    `e ∈ {-1, 0, 1, 2}`, which moves `p` by `e·ln2` out of the interval `(-ln2, 0]` the
+//!    quadratic is fitted on (off by up to 0.09 per unit: a gap in the paper's algorithm even
+//!    for its one-unit error). Three DReLUs in one batch, `1{p ≤ -ln2}`, `1{p > 0}` and
+//!    `1{p > ln2}`, give the correction `c = c_lo - c_1 - c_2`; `z += c`, `p += c·ln2` make
+//!    `z = ⌊-x/ln2⌋` exactly and `p ∈ (-ln2, 0]`;
 //! 2. `z' = min(z, f) = Select(z - f, f - z) + z` (below `2^-f` the result is 0 anyway);
-//! 3. `2^{-z'}` from a 16-entry table `T[i] = 2^{f-i}`; the truncation can leave `z = -1` for
-//!    `x` near 0, which wraps to index 15, holding `2^{f+1}` (notes §19.8, the released code's
+//! 3. `2^{-z'}` from a 16-entry table `T[i] = 2^{f-i}`; after the correction `z ≥ 0`, and
+//!    index 15 (`z = -1`) holds `2^{f+1}` as a guard (notes §19.8, the released code's
 //!    remedy with its 2f+1 table is the same idea);
 //! 4. `p` lifted to the MAC ring;
 //! 5. `exp(p)` by one verified square and two truncations, with the released code's constants
@@ -27,6 +29,7 @@ use crate::lut::{LutKeys, lookup, setup as lut_setup};
 use crate::mac::MacBatch;
 use crate::recip::Sources;
 use crate::rss::Rss;
+use crate::triples::Sacrifice;
 use crate::trunc::trunc;
 use crate::verified;
 
@@ -65,9 +68,9 @@ pub struct ExpKeys<R, M> {
 }
 
 /// Deals and checks the material of `n` exponentials.
-pub fn setup<R: Z2k, M: Z2k>(ctx: &mut Ctx, n: usize) -> Result<ExpKeys<R, M>> {
+pub fn setup<R: Sacrifice, M: Sacrifice>(ctx: &mut Ctx, n: usize) -> Result<ExpKeys<R, M>> {
     Ok(ExpKeys {
-        fix: drelu_setup(ctx, n)?,
+        fix: drelu_setup(ctx, 3 * n)?,
         clip: drelu_setup(ctx, n)?,
         table: lut_setup(ctx, TABLE_BITS, n)?,
     })
@@ -99,10 +102,13 @@ pub fn exp<R: Z2k, M: Z2k>(
     // 1. z = -x / ln2 (an integer), in the working ring, and p = z·ln2 + x.
     let z = trunc(ctx, sources, &x.neg(), ln2 as u64)?;
     let p = z.scale(R::from_i64(ln2)).add(&x)?;
-    // The truncation leaves z one low with probability frac(-x/ln2), and then p ≤ -ln2, outside
-    // the interval the quadratic is fitted on: c = 1{p ≤ -ln2} moves z up and p into range.
+    // The truncation leaves z off by e ∈ {-1, 0, 1, 2}, and p off by e·ln2: three comparisons
+    // in one batch, 1{p ≤ -ln2}, 1{p > 0}, 1{p > ln2}, bring z to ⌊-x/ln2⌋ and p into range.
     let below = p.neg().add_public(b, &constant(n, -ln2)?)?;
-    let c = drelu(ctx, keys.fix, &below, one, alpha, batch)?;
+    let above = p.add_public(b, &constant(n, -1)?)?;
+    let far_above = p.add_public(b, &constant(n, -ln2 - 1)?)?;
+    let all = drelu(ctx, keys.fix, &Rss::concat(&[&below, &above, &far_above])?, one, alpha, batch)?;
+    let c = all.range(0, n)?.sub(&all.range(n, n)?)?.sub(&all.range(2 * n, n)?)?;
     let z_m: Rss<M> = upcast::<R, M>(ctx, sources, &z, 0)?.add(&c)?;
     let p_m: Rss<M> = upcast::<R, M>(ctx, sources, &p, 0)?.add(&c.scale(M::from_i64(ln2)))?;
     // 2. z' = min(z, f) = Select(z - f, f - z) + z, in the MAC ring.

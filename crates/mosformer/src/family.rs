@@ -41,6 +41,11 @@ impl<D> Mosformer<D> {
     pub fn security(&self) -> Security {
         self.security
     }
+
+    /// The preprocessing source (to produce material ahead of the online phase).
+    pub fn source_mut(&mut self) -> &mut D {
+        &mut self.triples
+    }
 }
 
 impl<R: Ring, D: TripleSource<R>> Sharing<R> for Mosformer<D> {

@@ -22,6 +22,7 @@ use crate::drelu::{DreluKeys, select, setup as drelu_setup};
 use crate::lut::{LutKeys, lookup, setup as lut_setup};
 use crate::mac::MacBatch;
 use crate::rss::Rss;
+use crate::triples::Sacrifice;
 
 /// Fractional bits of GELU's input (the table's index resolution).
 pub const F_IN: u32 = 6;
@@ -50,7 +51,7 @@ pub struct GeluKeys<R, M> {
 }
 
 /// Deals and checks the material of `n` GELUs.
-pub fn setup<R: Z2k, M: Z2k>(ctx: &mut Ctx, n: usize) -> Result<GeluKeys<R, M>> {
+pub fn setup<R: Sacrifice, M: Sacrifice>(ctx: &mut Ctx, n: usize) -> Result<GeluKeys<R, M>> {
     Ok(GeluKeys { relu: drelu_setup(ctx, n)?, clip: drelu_setup(ctx, n)?, lut: lut_setup(ctx, 8, n)? })
 }
 

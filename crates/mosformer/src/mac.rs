@@ -32,7 +32,7 @@
 //! value.
 
 use veil_mpc::{Ctx, MpcError, Result};
-use veil_ring::{Z2k, Z64};
+use veil_ring::Z2k;
 use veil_tensor::Tensor;
 
 use crate::mul::mul_semi_honest;
@@ -97,12 +97,7 @@ impl<R: Z2k> MacBatch<R> {
         let r = random::<R>(ctx, &[1])?;
         let m_r = mul_semi_honest(ctx, alpha, &r)?;
         // 2. Challenge seed, drawn now (after every value in the batch was fixed).
-        let kappa_shares = random::<Z64>(ctx, &[2])?;
-        let kappa = open_all(ctx, &kappa_shares)?;
-        let mut seed = [0u8; 16];
-        seed[..8].copy_from_slice(&kappa.data()[0].0.to_le_bytes());
-        seed[8..].copy_from_slice(&kappa.data()[1].0.to_le_bytes());
-        let mut g = veil_crypto::Prg::new(&veil_crypto::Seed(seed));
+        let mut g = crate::coin::public_prg(ctx)?;
         let low = R::from_u128((1u128 << s) - 1);
         // 3. Random linear combinations.
         let (mut y_first, mut y_second) = (r.first.data()[0], r.second.data()[0]);

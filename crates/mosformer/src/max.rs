@@ -18,6 +18,7 @@ use crate::convert::downcast;
 use crate::drelu::{DreluKeys, select, setup};
 use crate::mac::MacBatch;
 use crate::rss::Rss;
+use crate::triples::Sacrifice;
 
 /// `⟨ReLU(x)⟩` in the MAC ring: `x` in the working ring, `x_m` the same value in the MAC ring.
 pub fn relu<R: Z2k, M: Z2k>(
@@ -50,7 +51,7 @@ fn level_pairs(mut k: usize) -> Vec<usize> {
 }
 
 /// Deals and checks the DReLU material of a `[rows, k]` maximum.
-pub fn max_setup<R: Z2k, M: Z2k>(ctx: &mut Ctx, rows: usize, k: usize) -> Result<MaxKeys<R, M>> {
+pub fn max_setup<R: Sacrifice, M: Sacrifice>(ctx: &mut Ctx, rows: usize, k: usize) -> Result<MaxKeys<R, M>> {
     let levels = level_pairs(k).into_iter().map(|p| setup::<R, M>(ctx, rows * p)).collect::<Result<_>>()?;
     Ok(MaxKeys { rows, k, levels })
 }

@@ -33,6 +33,7 @@ use crate::drelu::{DreluKeys, drelu, setup as drelu_setup};
 use crate::lut::{LutKeys, lookup, setup as lut_setup};
 use crate::mac::MacBatch;
 use crate::rss::Rss;
+use crate::triples::Sacrifice;
 use crate::triples::TripleSource;
 use crate::trunc::{TruncPairSource, trunc};
 use crate::verified;
@@ -104,7 +105,7 @@ pub struct RecipKeys<R, M> {
 }
 
 /// Deals and checks the material of `n` evaluations.
-pub fn setup<R: Z2k, M: Z2k>(ctx: &mut Ctx, kind: Kind, n: usize) -> Result<RecipKeys<R, M>> {
+pub fn setup<R: Sacrifice, M: Sacrifice>(ctx: &mut Ctx, kind: Kind, n: usize) -> Result<RecipKeys<R, M>> {
     let compare = (0..THRESHOLDS).map(|_| drelu_setup(ctx, n)).collect::<Result<_>>()?;
     let scale = lut_setup(ctx, 2, n)?;
     let exp = if kind == Kind::Rsqrt { Some(lut_setup(ctx, 2, n)?) } else { None };

@@ -135,4 +135,33 @@ impl<R: Ring> Rss<R> {
     pub fn reshape(&self, shape: &[usize]) -> Result<Self> {
         Ok(Rss { first: self.first.clone().reshape(shape)?, second: self.second.clone().reshape(shape)? })
     }
+
+    /// The concatenation of flattened sharings, as one `[Σ len]` sharing, local.
+    pub fn concat(parts: &[&Self]) -> Result<Self> {
+        let cat = |pick: fn(&Self) -> &Tensor<R>| {
+            let d: Vec<R> = parts.iter().flat_map(|p| pick(p).data().iter().copied()).collect();
+            Tensor::new(vec![d.len()], d)
+        };
+        Ok(Rss { first: cat(|p| &p.first)?, second: cat(|p| &p.second)? })
+    }
+
+    /// Elements `start .. start + len` of the flattened secret, as a `[len]` sharing, local.
+    pub fn range(&self, start: usize, len: usize) -> Result<Self> {
+        if start + len > self.len() {
+            return Err(MpcError::Invalid(format!(
+                "elements {start}..{} of a sharing of {}",
+                start + len,
+                self.len()
+            )));
+        }
+        let cut = |t: &Tensor<R>| Tensor::new(vec![len], t.data()[start..start + len].to_vec());
+        Ok(Rss { first: cut(&self.first)?, second: cut(&self.second)? })
+    }
+
+    /// Applies `f` to each component separately (both holders of a component compute the same
+    /// value). This shares `Σ f(a_j)`, which is `f(x)` only for additive `f` (such as reduction
+    /// to a smaller power-of-two ring); callers with other `f` say what they share.
+    pub fn map_components<S: Ring>(&self, f: impl Fn(R) -> S) -> Rss<S> {
+        Rss { first: self.first.map(|&v| f(v)), second: self.second.map(|&v| f(v)) }
+    }
 }

@@ -22,6 +22,7 @@ use crate::mac::MacBatch;
 use crate::max::{MaxKeys, max, max_setup};
 use crate::recip::{self, Kind, RecipKeys, Sources};
 use crate::rss::Rss;
+use crate::triples::Sacrifice;
 use crate::trunc::trunc;
 use crate::verified;
 
@@ -36,7 +37,7 @@ pub struct SoftmaxKeys<R, M> {
 }
 
 /// Deals and checks the material of a `[rows, k]` softmax.
-pub fn setup<R: Z2k, M: Z2k>(ctx: &mut Ctx, rows: usize, k: usize) -> Result<SoftmaxKeys<R, M>> {
+pub fn setup<R: Sacrifice, M: Sacrifice>(ctx: &mut Ctx, rows: usize, k: usize) -> Result<SoftmaxKeys<R, M>> {
     Ok(SoftmaxKeys {
         rows,
         k,

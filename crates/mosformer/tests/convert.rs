@@ -3,9 +3,9 @@
 
 use veil_mosformer::convert::{downcast, upcast};
 use veil_mosformer::input::share_input;
+use veil_mosformer::offline::{Offline, OfflineRing};
 use veil_mosformer::open::open_all;
 use veil_mosformer::rss::Rss;
-use veil_mosformer::triples::InsecureRssDealer;
 use veil_mpc::harness::{all_ok, simulate};
 use veil_ring::{Z2k, Z16, Z32, Z64};
 use veil_tensor::Tensor;
@@ -55,14 +55,16 @@ fn downcast_outside_its_identity_is_refused() {
     assert!(downcast::<Z16, Z32>(&Rss::<Z16>::zeros(&[1]), 0).is_err());
 }
 
-fn check_up<R: Z2k, S: Z2k>(shift: u32, seed: u64) {
+fn check_up<R: Z2k, S: OfflineRing>(shift: u32, seed: u64) {
     let bound = 1i64 << (R::BITS - 2);
     let xs = values(bound, 300, seed);
     let x = Tensor::new(vec![xs.len()], xs.iter().map(|&v| R::from_i64(v)).collect()).unwrap();
     let out = all_ok(simulate(3, seed, |ctx| {
         let s = share_input(ctx, 1, (ctx.party() == 1).then_some(&x), x.shape())?;
+        let mut offline = Offline::new();
+        offline.produce_upcast::<R, S>(ctx, x.len())?;
         let (before, t0) = (ctx.stats().current(), ctx.stats().time());
-        let u: Rss<S> = upcast(ctx, &mut InsecureRssDealer::new(), &s, shift)?;
+        let u: Rss<S> = upcast(ctx, &mut offline, &s, shift)?;
         let cost = ctx.stats().current().since(&before);
         let span = (t0, ctx.stats().time());
         Ok((open_all(ctx, &u)?, cost.bytes_sent, span))

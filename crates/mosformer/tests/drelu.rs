@@ -29,7 +29,7 @@ fn inputs<R: Z2k>(seed: u64, n: usize) -> Vec<R> {
 }
 
 /// Shares `xs`, runs the setup and one DReLU; `tamper(party, v_term)` may change a term.
-fn run<R: Z2k>(
+fn run<R: veil_mosformer::triples::Sacrifice>(
     seed: u64,
     xs: &[R],
     tamper: impl Fn(usize, &mut Tensor<Z64>) + Sync,
@@ -50,7 +50,7 @@ fn run<R: Z2k>(
     })
 }
 
-fn check<R: Z2k>(seed: u64) {
+fn check<R: veil_mosformer::triples::Sacrifice>(seed: u64) {
     let xs = inputs::<R>(seed, 60);
     for r in run(seed, &xs, |_, _| ()) {
         let got = r.unwrap();

@@ -5,8 +5,8 @@ use veil_mosformer::exp::{self, pow2_table};
 use veil_mosformer::input::share_input;
 use veil_mosformer::keys::{mac_key, random_one};
 use veil_mosformer::mac::MacBatch;
+use veil_mosformer::offline::Offline;
 use veil_mosformer::open::open_all;
-use veil_mosformer::triples::InsecureRssDealer;
 use veil_mpc::harness::{all_ok, simulate};
 use veil_ring::{Ring, Z2k, Z32, Z64};
 use veil_tensor::Tensor;
@@ -34,7 +34,7 @@ fn exp_of_non_positive_values() {
         let alpha = mac_key::<Z64>(ctx)?;
         let keys = exp::setup::<Z32, Z64>(ctx, n)?;
         let mut batch = MacBatch::new();
-        let e = exp::exp(ctx, keys, &mut InsecureRssDealer::new(), &s, F, &one, &alpha, &mut batch)?;
+        let e = exp::exp(ctx, keys, &mut Offline::new(), &s, F, &one, &alpha, &mut batch)?;
         batch.check(ctx, &alpha, 32, "exp")?;
         open_all(ctx, &e)
     }))

@@ -1,7 +1,7 @@
 //! The family through `veil-mpc`'s capability traits, in both modes, with declared costs.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
-use veil_mosformer::triples::InsecureRssDealer;
+use veil_mosformer::offline::Offline;
 use veil_mosformer::{Mosformer, Security};
 use veil_mpc::cost::rounds_across;
 use veil_mpc::harness::{all_ok, simulate};
@@ -34,7 +34,10 @@ fn both_modes_through_the_traits() {
     let want: Vec<Z32> = x.data().iter().map(|&v| v * v + Z32::ONE).collect();
     for (security, rounds) in [(Security::Malicious, 2), (Security::SemiHonest, 1)] {
         let out = all_ok(simulate(3, 1, |ctx| {
-            let mut p = Mosformer::new(security, InsecureRssDealer::new());
+            let mut p = Mosformer::new(security, Offline::new());
+            if security == Security::Malicious {
+                p.source_mut().produce_mul::<Z32>(ctx, x.len())?;
+            }
             square_plus_one(&mut p, ctx, &x)
         }))
         .unwrap();

@@ -5,8 +5,8 @@ use veil_mosformer::gelu::{self, gelu_f64, gelu_table};
 use veil_mosformer::input::share_input;
 use veil_mosformer::keys::{mac_key, random_one};
 use veil_mosformer::mac::MacBatch;
+use veil_mosformer::offline::Offline;
 use veil_mosformer::open::open_all;
-use veil_mosformer::triples::InsecureRssDealer;
 use veil_mpc::harness::{all_ok, simulate};
 use veil_ring::{Ring, Z2k, Z16, Z64};
 use veil_tensor::Tensor;
@@ -34,7 +34,7 @@ fn gelu_in_z16_at_six_fractional_bits() {
         let alpha = mac_key::<Z64>(ctx)?;
         let keys = gelu::setup::<Z16, Z64>(ctx, n)?;
         let mut batch = MacBatch::new();
-        let z = gelu::gelu(ctx, keys, &mut InsecureRssDealer::new(), &xs, &one, &alpha, &mut batch)?;
+        let z = gelu::gelu(ctx, keys, &mut Offline::new(), &xs, &one, &alpha, &mut batch)?;
         batch.check(ctx, &alpha, 32, "gelu")?;
         open_all(ctx, &z)
     }))

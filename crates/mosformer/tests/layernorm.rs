@@ -5,8 +5,8 @@ use veil_mosformer::input::share_input;
 use veil_mosformer::keys::{mac_key, random_one};
 use veil_mosformer::layernorm;
 use veil_mosformer::mac::MacBatch;
+use veil_mosformer::offline::Offline;
 use veil_mosformer::open::open_all;
-use veil_mosformer::triples::InsecureRssDealer;
 use veil_mpc::harness::{all_ok, simulate};
 use veil_ring::{Ring, Z2k, Z64};
 use veil_tensor::Tensor;
@@ -36,7 +36,7 @@ fn layernorm_matches_the_float_reference() {
         let y = layernorm::layernorm(
             ctx,
             keys,
-            &mut InsecureRssDealer::new(),
+            &mut Offline::new(),
             &xs_sh,
             &g_sh,
             &b_sh,

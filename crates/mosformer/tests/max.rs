@@ -7,8 +7,8 @@ use veil_mosformer::input::share_input;
 use veil_mosformer::keys::mac_key;
 use veil_mosformer::mac::MacBatch;
 use veil_mosformer::max::{max, max_setup, relu};
+use veil_mosformer::offline::Offline;
 use veil_mosformer::open::open_all;
-use veil_mosformer::triples::InsecureRssDealer;
 use veil_mpc::harness::{all_ok, simulate};
 use veil_ring::{Ring, Z2k, Z16, Z64};
 use veil_tensor::Tensor;
@@ -36,7 +36,7 @@ fn select_and_relu_match_plaintext() {
         let k1 = setup::<Z16, Z64>(ctx, n)?;
         let sel = select(ctx, k1, &xs_r, &ys_m, &alpha, &mut batch)?;
         // ReLU: lift x to the MAC ring (|x| < 2^14 as upcast requires), then Select(x, x).
-        let x_m = upcast::<Z16, Z64>(ctx, &mut InsecureRssDealer::new(), &xs_r, 0)?;
+        let x_m = upcast::<Z16, Z64>(ctx, &mut Offline::new(), &xs_r, 0)?;
         let k2 = setup::<Z16, Z64>(ctx, n)?;
         let r = relu(ctx, k2, &xs_r, &x_m, &alpha, &mut batch)?;
         batch.check(ctx, &alpha, 32, "select")?;

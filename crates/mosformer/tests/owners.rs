@@ -2,10 +2,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
 use veil_mosformer::keys::{mac_key, random_one};
+use veil_mosformer::offline::Offline;
 use veil_mosformer::open::open_all;
 use veil_mosformer::owners::{reveal_to_owner, share_from_owner};
 use veil_mosformer::rss::Rss;
-use veil_mosformer::triples::InsecureRssDealer;
 use veil_mosformer::verified::matmul;
 use veil_mpc::harness::{all_ok, simulate};
 use veil_mpc::{MpcError, Result};
@@ -28,7 +28,7 @@ fn data_owner_times_model_owner_revealed_to_the_data_owner_only() {
         let xs = share_from_owner(ctx, DATA_OWNER, (me == DATA_OWNER).then_some(&x), x.shape())?;
         let ws = share_from_owner(ctx, MODEL_OWNER, (me == MODEL_OWNER).then_some(&w), w.shape())?;
         let y: Option<Rss<Z64>> = match (xs, ws) {
-            (Some(xs), Some(ws)) => Some(matmul(ctx, &mut InsecureRssDealer::new(), &xs, &ws)?),
+            (Some(xs), Some(ws)) => Some(matmul(ctx, &mut Offline::new(), &xs, &ws)?),
             _ => None,
         };
         reveal_to_owner(ctx, y.as_ref(), DATA_OWNER, &[2, 3])

@@ -4,9 +4,9 @@
 use veil_mosformer::input::share_input;
 use veil_mosformer::keys::{mac_key, random_one};
 use veil_mosformer::mac::MacBatch;
+use veil_mosformer::offline::Offline;
 use veil_mosformer::open::open_all;
 use veil_mosformer::recip::{self, Kind, main_table, scale_table};
-use veil_mosformer::triples::InsecureRssDealer;
 use veil_mpc::harness::{all_ok, simulate};
 use veil_ring::{Ring, Z2k, Z32, Z64};
 use veil_tensor::Tensor;
@@ -40,7 +40,7 @@ fn run(kind: Kind, xs: &[f64], seed: u64) -> Vec<f64> {
         let alpha = mac_key::<Z64>(ctx)?;
         let keys = recip::setup::<Z32, Z64>(ctx, kind, n)?;
         let mut batch = MacBatch::new();
-        let y = recip::evaluate(ctx, keys, &mut InsecureRssDealer::new(), &s, F, &one, &alpha, &mut batch)?;
+        let y = recip::evaluate(ctx, keys, &mut Offline::new(), &s, F, &one, &alpha, &mut batch)?;
         batch.check(ctx, &alpha, 32, "recip")?;
         open_all(ctx, &y)
     }))
@@ -61,9 +61,10 @@ fn inverse_within_the_papers_bound() {
     let got = run(Kind::Inv, &xs, 1);
     let worst = xs.iter().zip(&got).map(|(x, g)| (g - 1.0 / x).abs()).fold(0.0, f64::max);
     eprintln!("max |1/x error| on [1, 4096) = {worst}");
-    // The paper's plaintext bound is 0.0036; one unit of truncation error in the index adds
-    // at most one table step (2^-8 relative at x = 1): 0.0039.
-    assert!(worst <= 0.0039, "{worst}");
+    // The paper's plaintext bound is 0.0036, about one table step (2^-8 relative at x = 1).
+    // The truncation of the index is off by -1 to +2 units (see `trunc`), each a table step:
+    // at most 3·2^-8 in all; measured 0.0039 here.
+    assert!(worst <= 3.0 / 256.0, "{worst}");
 }
 
 /// The index `q = X·2^f / b^{k+1}` the algorithm reads the table at (its resolution).

@@ -4,9 +4,9 @@
 use veil_mosformer::input::share_input;
 use veil_mosformer::keys::{mac_key, random_one};
 use veil_mosformer::mac::MacBatch;
+use veil_mosformer::offline::Offline;
 use veil_mosformer::open::open_all;
 use veil_mosformer::softmax;
-use veil_mosformer::triples::InsecureRssDealer;
 use veil_mpc::harness::{all_ok, simulate};
 use veil_ring::{Ring, Z2k, Z32, Z64};
 use veil_tensor::Tensor;
@@ -25,7 +25,7 @@ fn run(xs: &[f64], rows: usize, k: usize, mask: Option<Vec<bool>>, seed: u64) ->
         let z = softmax::softmax(
             ctx,
             keys,
-            &mut InsecureRssDealer::new(),
+            &mut Offline::new(),
             &s,
             mask.as_deref(),
             F,

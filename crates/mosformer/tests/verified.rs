@@ -3,10 +3,11 @@
 
 use veil_mosformer::input::share_input;
 use veil_mosformer::mul::cross_terms;
+use veil_mosformer::offline::{Offline, OfflineRing};
 use veil_mosformer::open::open_all;
 use veil_mosformer::reshare::reshare;
 use veil_mosformer::rss::Rss;
-use veil_mosformer::triples::{InsecureRssDealer, Triple, TripleSource};
+use veil_mosformer::triples::{Triple, TripleSource};
 use veil_mosformer::verified::{matmul, mul, zero_check};
 use veil_mpc::cost::rounds_across;
 use veil_mpc::harness::{all_ok, simulate};
@@ -25,11 +26,12 @@ fn shared<R: Ring>(ctx: &mut Ctx, owner: usize, v: &Tensor<R>) -> Result<Rss<R>>
     share_input(ctx, owner, (ctx.party() == owner).then_some(v), v.shape())
 }
 
-fn check<R: Ring>(seed: u64) {
+fn check<R: OfflineRing>(seed: u64) {
     let (x, y) = (values::<R>(seed, 40), values::<R>(seed + 1, 40));
     let out = all_ok(simulate(3, seed, |ctx| {
         let (xs, ys) = (shared(ctx, 0, &x)?, shared(ctx, 1, &y)?);
-        let mut dealer = InsecureRssDealer::new();
+        let mut dealer = Offline::new();
+        dealer.produce_mul::<R>(ctx, 40)?;
         let (t0, before) = (ctx.stats().time(), ctx.stats().current());
         let z = mul(ctx, &mut dealer, &xs, &ys)?;
         let cost = ctx.stats().current().since(&before);
@@ -62,7 +64,7 @@ fn verified_matmul_matches_plaintext() {
     let b = Tensor::new(vec![6, 3], Z64::random_vec(&mut g, 18)).unwrap();
     let out = all_ok(simulate(3, 5, |ctx| {
         let (xa, xb) = (shared(ctx, 0, &a)?, shared(ctx, 2, &b)?);
-        let z = matmul(ctx, &mut InsecureRssDealer::new(), &xa, &xb)?;
+        let z = matmul(ctx, &mut Offline::new(), &xa, &xb)?;
         open_all(ctx, &z)
     }))
     .unwrap();
@@ -76,11 +78,11 @@ fn aborted<T: std::fmt::Debug>(res: &[Result<T>]) -> bool {
 }
 
 /// A party that adds `err` to its reshare message: the verification must abort.
-fn reshare_error_aborts<R: Ring>(cheater: usize, err: R) {
+fn reshare_error_aborts<R: OfflineRing>(cheater: usize, err: R) {
     let (x, y) = (values::<R>(7, 8), values::<R>(8, 8));
     let res = simulate(3, 7, |ctx| {
         let (xs, ys) = (shared(ctx, 0, &x)?, shared(ctx, 1, &y)?);
-        let mut dealer = CheatingReshare { inner: InsecureRssDealer::new(), cheater, err };
+        let mut dealer = CheatingReshare { inner: Offline::new(), cheater, err };
         let z = mul(ctx, &mut dealer, &xs, &ys)?;
         open_all(ctx, &z)
     });
@@ -94,12 +96,12 @@ fn reshare_error_aborts<R: Ring>(cheater: usize, err: R) {
 /// A triple source that makes its party corrupt the product before verification, by
 /// perturbing `c`: equivalent to an error `e` in that party's reshare message.
 struct CheatingReshare<R> {
-    inner: InsecureRssDealer,
+    inner: Offline,
     cheater: usize,
     err: R,
 }
 
-impl<R: Ring> TripleSource<R> for CheatingReshare<R> {
+impl<R: OfflineRing> TripleSource<R> for CheatingReshare<R> {
     fn mul_triple(&mut self, ctx: &mut Ctx, shape: &[usize]) -> Result<Triple<R>> {
         let mut t = self.inner.mul_triple(ctx, shape)?;
         if ctx.party() == self.cheater {
@@ -133,7 +135,7 @@ fn additive_error_in_the_reshare_aborts() {
         let (x, y) = (values::<Z64>(9, 6), values::<Z64>(10, 6));
         let res = simulate(3, 9, |ctx| {
             let (xs, ys) = (shared(ctx, 0, &x)?, shared(ctx, 1, &y)?);
-            let mut dealer = InsecureRssDealer::new();
+            let mut dealer = Offline::new();
             let t = dealer.mul_triple(ctx, xs.shape())?;
             let mut z_b = cross_terms(&xs, &ys)?;
             if ctx.party() == cheater {
@@ -162,7 +164,7 @@ fn honest_runs_never_abort_over_many_seeds() {
         let out = all_ok(simulate(3, 1000 + seed, |ctx| {
             let (xs, ys) =
                 (shared(ctx, (seed % 3) as usize, &x)?, shared(ctx, ((seed + 1) % 3) as usize, &y)?);
-            let z = mul(ctx, &mut InsecureRssDealer::new(), &xs, &ys)?;
+            let z = mul(ctx, &mut Offline::new(), &xs, &ys)?;
             open_all(ctx, &z)
         }))
         .unwrap();

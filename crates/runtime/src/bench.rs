@@ -3,10 +3,11 @@
 //!
 //! Every record comes from a real run of the three parties on threads over the in-memory mesh
 //! (`net = "none"`): bytes, messages and latency rounds are what `CommStats` counted, seconds
-//! are wall-clock. Offline and online are separate phases; preprocessing that still comes from
-//! the insecure test dealer (triples, truncation pairs, upcast tuples) costs no communication
-//! here and is reported as `offline_source: "insecure-test-dealer"` so that nobody mistakes
-//! its zero bytes for a result.
+//! are wall-clock. Offline and online are separate phases: the offline phase is everything the
+//! servers make before the input is known (FSS keys and their checks, MAC key, `⟨1⟩`, triples,
+//! upcast tuples; truncation pairs cost nothing), the online phase runs the gate and its MAC
+//! check. A dry run at a few elements plans the offline phase, and the measured run fails if
+//! its online phase needed any material that was not made ahead.
 
 use std::time::Instant;
 
@@ -15,13 +16,14 @@ use veil_mosformer::convert::{downcast, upcast};
 use veil_mosformer::input::share_input;
 use veil_mosformer::mac::MacBatch;
 use veil_mosformer::mul::mul_semi_honest;
+use veil_mosformer::offline::{Offline, OfflineRing, Plan, Request};
 use veil_mosformer::rss::Rss;
-use veil_mosformer::triples::InsecureRssDealer;
+use veil_mosformer::triples::Sacrifice;
 use veil_mosformer::{trunc, ucmp, verified};
 use veil_mpc::cost::rounds_across;
 use veil_mpc::harness::{all_ok, simulate};
 use veil_mpc::{Ctx, MpcError, Result};
-use veil_ring::{Ring, Z8, Z16, Z32, Z64};
+use veil_ring::{Ring, Z2k, Z8, Z16, Z32, Z64};
 use veil_tensor::Tensor;
 
 /// Operations `veil bench ops --family mosformer` knows.
@@ -154,37 +156,60 @@ fn small_input<R: Ring>(ctx: &mut Ctx, n: usize, bound: u32) -> Result<Rss<R>> {
 
 type Run = (Measured, Measured);
 
+/// Elements of the dry run that plans the offline phase.
+const PLAN_N: usize = 16;
+
+/// Runs an op twice: a dry run at [`PLAN_N`] elements, with material made on demand, gives the
+/// plan (elementwise gates request counts proportional to `n`); the measured run at `n` then
+/// produces the scaled plan in its offline phase and must need nothing more online.
+fn planned(
+    ctx: &mut Ctx,
+    n: usize,
+    op: impl Fn(&mut Ctx, usize, &mut Offline, &Plan) -> Result<Run>,
+) -> Result<Run> {
+    let mut dry = Offline::new();
+    op(ctx, PLAN_N, &mut dry, &Vec::new())?;
+    let plan: Plan = dry
+        .plan()
+        .iter()
+        .map(|r| match *r {
+            Request::Mul { bits, count } => Ok(Request::Mul { bits, count: count * n.div_ceil(PLAN_N) }),
+            Request::Upcast { from, to, count } => {
+                Ok(Request::Upcast { from, to, count: count * n.div_ceil(PLAN_N) })
+            }
+            Request::Matmul { .. } => Err(MpcError::Invalid("matrix triples in an elementwise op".into())),
+        })
+        .collect::<Result<_>>()?;
+    let mut offline = Offline::new();
+    let run = op(ctx, n, &mut offline, &plan)?;
+    if offline.made_on_demand() > 0 {
+        return Err(MpcError::Invalid(format!(
+            "the plan missed {} elements of preprocessing",
+            offline.made_on_demand()
+        )));
+    }
+    Ok(run)
+}
+
 fn run_op(op: &str, malicious: bool, n: usize, ring_bits: u32, ctx: &mut Ctx) -> Result<Run> {
-    let empty = |ctx: &mut Ctx| measure(ctx, "offline", |_| Ok(()));
-    let mut dealer = InsecureRssDealer::new();
     match (op, ring_bits) {
-        ("mul", 32) => bench_mul::<Z32>(ctx, &mut dealer, malicious, n),
-        ("mul", 64) => bench_mul::<Z64>(ctx, &mut dealer, malicious, n),
-        ("mul", 16) => bench_mul::<Z16>(ctx, &mut dealer, malicious, n),
-        ("trunc", 64) => {
-            let x = small_input::<Z64>(ctx, n, 40)?;
-            let (_, off) = empty(ctx)?;
-            let (_, on) = measure(ctx, "online", |c| trunc::trunc(c, &mut dealer, &x, 1 << 16))?;
-            Ok((off, on))
-        }
-        ("trunc", 32) => {
-            let x = small_input::<Z32>(ctx, n, 20)?;
-            let (_, off) = empty(ctx)?;
-            let (_, on) = measure(ctx, "online", |c| trunc::trunc(c, &mut dealer, &x, 1 << 12))?;
-            Ok((off, on))
-        }
+        ("mul", 32) => planned(ctx, n, |c, n, o, p| bench_mul::<Z32>(c, o, p, malicious, n)),
+        ("mul", 64) => planned(ctx, n, |c, n, o, p| bench_mul::<Z64>(c, o, p, malicious, n)),
+        ("mul", 16) => planned(ctx, n, |c, n, o, p| bench_mul::<Z16>(c, o, p, malicious, n)),
+        ("trunc", 64) => planned(ctx, n, |c, n, o, p| bench_trunc::<Z64>(c, o, p, n, 40, 16)),
+        ("trunc", 32) => planned(ctx, n, |c, n, o, p| bench_trunc::<Z32>(c, o, p, n, 20, 12)),
         ("downcast", 64) => {
             let x = random_input::<Z64>(ctx, n)?;
-            let (_, off) = empty(ctx)?;
+            let (_, off) = measure(ctx, "offline", |_| Ok(()))?;
             let (_, on) = measure(ctx, "online", |_| downcast::<Z64, Z32>(&x, 4))?;
             Ok((off, on))
         }
-        ("upcast", 32) => {
-            let x = small_input::<Z32>(ctx, n, 28)?;
-            let (_, off) = empty(ctx)?;
-            let (_, on) = measure(ctx, "online", |c| upcast::<Z32, Z64>(c, &mut dealer, &x, 4))?;
+        ("upcast", 32) => planned(ctx, n, |c, n, o, p| {
+            let x = small_input::<Z32>(c, n, 28)?;
+            let (_, off) = measure(c, "offline", |c| o.produce(c, p))?;
+            let (_, on) = measure(c, "online", |c| upcast::<Z32, Z64>(c, o, &x, 4))?;
             Ok((off, on))
-        }
+        }),
         ("compare", 32) => {
             let (keys, off) = measure(ctx, "offline", |c| ucmp::setup(c, 0, 31, n))?;
             let (e0, e1) = ucmp::evaluators(0);
@@ -200,12 +225,30 @@ fn run_op(op: &str, malicious: bool, n: usize, ring_bits: u32, ctx: &mut Ctx) ->
         ("lut", 32) => bench_lut(ctx, n),
         ("drelu", 32) => bench_drelu::<Z32>(ctx, n),
         ("drelu", 16) => bench_drelu::<Z16>(ctx, n),
-        ("gelu", 16) => bench_gelu(ctx, n),
-        ("exp", 32) => bench_exp(ctx, n),
-        ("inv", 32) => bench_recip(ctx, veil_mosformer::recip::Kind::Inv, n),
-        ("rsqrt", 32) => bench_recip(ctx, veil_mosformer::recip::Kind::Rsqrt, n),
+        ("gelu", 16) => planned(ctx, n, bench_gelu),
+        ("exp", 32) => planned(ctx, n, bench_exp),
+        ("inv", 32) => {
+            planned(ctx, n, |c, n, o, p| bench_recip(c, o, p, veil_mosformer::recip::Kind::Inv, n))
+        }
+        ("rsqrt", 32) => {
+            planned(ctx, n, |c, n, o, p| bench_recip(c, o, p, veil_mosformer::recip::Kind::Rsqrt, n))
+        }
         _ => Err(MpcError::Invalid(format!("mosformer has no benchmark for op '{op}' in Z_2^{ring_bits}"))),
     }
+}
+
+fn bench_trunc<R: Z2k>(
+    ctx: &mut Ctx,
+    offline: &mut Offline,
+    plan: &Plan,
+    n: usize,
+    bound: u32,
+    f: u32,
+) -> Result<Run> {
+    let x = small_input::<R>(ctx, n, bound)?;
+    let (_, off) = measure(ctx, "offline", |c| offline.produce(c, plan))?;
+    let (_, on) = measure(ctx, "online", |c| trunc::trunc(c, offline, &x, 1 << f))?;
+    Ok((off, on))
 }
 
 /// The shared keys of a MAC'd gate: `⟨1⟩` and `⟨α⟩` in Z_2^64.
@@ -214,24 +257,28 @@ struct MacKeys {
     alpha: Rss<Z64>,
 }
 
-/// Benchmarks a gate whose outputs are MAC'd in Z_2^64: the offline phase makes `⟨1⟩`, `⟨α⟩`
-/// and the gate's keys (`setup`); the online phase runs the gate (`run`) and the batch's MAC
-/// check, which is part of the online time and bytes.
+/// Benchmarks a gate whose outputs are MAC'd in Z_2^64: the offline phase makes `⟨1⟩`, `⟨α⟩`,
+/// the gate's keys (`setup`) and the planned triples and tuples; the online phase runs the gate
+/// (`run`) and the batch's MAC check, which is part of the online time and bytes.
 fn bench_mac_gate<K, T>(
     ctx: &mut Ctx,
+    offline: &mut Offline,
+    plan: &Plan,
     setup: impl FnOnce(&mut Ctx) -> Result<K>,
-    run: impl FnOnce(&mut Ctx, K, &MacKeys, &mut MacBatch<Z64>) -> Result<T>,
+    run: impl FnOnce(&mut Ctx, K, &MacKeys, &mut Offline, &mut MacBatch<Z64>) -> Result<T>,
 ) -> Result<Run> {
     let ((keys, mk), off) = measure(ctx, "offline", |c| {
         let mk = MacKeys {
             one: veil_mosformer::keys::random_one::<Z64>(c)?,
             alpha: veil_mosformer::keys::mac_key::<Z64>(c)?,
         };
-        Ok((setup(c)?, mk))
+        let keys = setup(c)?;
+        offline.produce(c, plan)?;
+        Ok((keys, mk))
     })?;
     let (_, on) = measure(ctx, "online", |c| {
         let mut batch = MacBatch::new();
-        run(c, keys, &mk, &mut batch)?;
+        run(c, keys, &mk, offline, &mut batch)?;
         batch.check(c, &mk.alpha, 32, "bench")
     })?;
     Ok((off, on))
@@ -244,74 +291,84 @@ fn bench_lut(ctx: &mut Ctx, n: usize) -> Result<Run> {
     let table: Vec<Z64> = (0..256).map(|i| Z64(i * 3 + 1)).collect();
     bench_mac_gate(
         ctx,
+        &mut Offline::new(),
+        &Vec::new(),
         |c| veil_mosformer::lut::setup::<Z32, Z64>(c, 8, n),
-        |c, keys, mk, batch| veil_mosformer::lut::lookup(c, keys, &x, &table, &mk.one, &mk.alpha, batch),
+        |c, keys, mk, _, batch| veil_mosformer::lut::lookup(c, keys, &x, &table, &mk.one, &mk.alpha, batch),
     )
 }
 
 /// DReLU with output and MAC in Z_2^64.
-fn bench_drelu<R: veil_ring::Z2k>(ctx: &mut Ctx, n: usize) -> Result<Run> {
+fn bench_drelu<R: Sacrifice>(ctx: &mut Ctx, n: usize) -> Result<Run> {
     let x = random_input::<R>(ctx, n)?;
     bench_mac_gate(
         ctx,
+        &mut Offline::new(),
+        &Vec::new(),
         |c| veil_mosformer::drelu::setup::<R, Z64>(c, n),
-        |c, keys, mk, batch| veil_mosformer::drelu::drelu(c, keys, &x, &mk.one, &mk.alpha, batch),
+        |c, keys, mk, _, batch| veil_mosformer::drelu::drelu(c, keys, &x, &mk.one, &mk.alpha, batch),
     )
 }
 
 /// GELU in Z_2^16 with f = 6 (Algorithm 8) on inputs in [-8, 8), MACs in Z_2^64.
-fn bench_gelu(ctx: &mut Ctx, n: usize) -> Result<Run> {
+fn bench_gelu(ctx: &mut Ctx, n: usize, offline: &mut Offline, plan: &Plan) -> Result<Run> {
     let x = small_input::<Z16>(ctx, n, 10)?;
     bench_mac_gate(
         ctx,
+        offline,
+        plan,
         |c| veil_mosformer::gelu::setup::<Z16, Z64>(c, n),
-        |c, keys, mk, batch| {
-            let mut dealer = InsecureRssDealer::new();
-            veil_mosformer::gelu::gelu(c, keys, &mut dealer, &x, &mk.one, &mk.alpha, batch)
-        },
+        |c, keys, mk, o, batch| veil_mosformer::gelu::gelu(c, keys, o, &x, &mk.one, &mk.alpha, batch),
     )
 }
 
 /// Exp in Z_2^32 (f = 12) on inputs in (-16, 0], MACs in Z_2^64.
-fn bench_exp(ctx: &mut Ctx, n: usize) -> Result<Run> {
+fn bench_exp(ctx: &mut Ctx, n: usize, offline: &mut Offline, plan: &Plan) -> Result<Run> {
     // Values in [-2^15, 2^15) shifted down by 2^15: (-16, 0] in real terms.
     let x = small_input::<Z32>(ctx, n, 16)?;
     let x = x.add_public(ctx.party(), &Tensor::new(vec![n], vec![Z32((1u32 << 15).wrapping_neg()); n])?)?;
     bench_mac_gate(
         ctx,
+        offline,
+        plan,
         |c| veil_mosformer::exp::setup::<Z32, Z64>(c, n),
-        |c, keys, mk, batch| {
-            let mut dealer = InsecureRssDealer::new();
-            veil_mosformer::exp::exp(c, keys, &mut dealer, &x, 12, &mk.one, &mk.alpha, batch)
-        },
+        |c, keys, mk, o, batch| veil_mosformer::exp::exp(c, keys, o, &x, 12, &mk.one, &mk.alpha, batch),
     )
 }
 
 /// Inv or Rsqrt in Z_2^32 (f = 12) on inputs in [1, 4096), output and MACs in Z_2^64.
-fn bench_recip(ctx: &mut Ctx, kind: veil_mosformer::recip::Kind, n: usize) -> Result<Run> {
+fn bench_recip(
+    ctx: &mut Ctx,
+    offline: &mut Offline,
+    plan: &Plan,
+    kind: veil_mosformer::recip::Kind,
+    n: usize,
+) -> Result<Run> {
     let x = small_input::<Z32>(ctx, n, 23)?;
     let x = x.add_public(ctx.party(), &Tensor::new(vec![n], vec![Z32(1 << 23); n])?)?;
     bench_mac_gate(
         ctx,
+        offline,
+        plan,
         |c| veil_mosformer::recip::setup::<Z32, Z64>(c, kind, n),
-        |c, keys, mk, batch| {
-            let mut dealer = InsecureRssDealer::new();
-            veil_mosformer::recip::evaluate(c, keys, &mut dealer, &x, 12, &mk.one, &mk.alpha, batch)
+        |c, keys, mk, o, batch| {
+            veil_mosformer::recip::evaluate(c, keys, o, &x, 12, &mk.one, &mk.alpha, batch)
         },
     )
 }
 
-fn bench_mul<R: Ring>(
+fn bench_mul<R: OfflineRing>(
     ctx: &mut Ctx,
-    dealer: &mut InsecureRssDealer,
+    offline: &mut Offline,
+    plan: &Plan,
     malicious: bool,
     n: usize,
 ) -> Result<Run> {
     let x = random_input::<R>(ctx, n)?;
     let y = random_input::<R>(ctx, n)?;
-    let (_, off) = measure(ctx, "offline", |_| Ok(()))?;
+    let (_, off) = measure(ctx, "offline", |c| if malicious { offline.produce(c, plan) } else { Ok(()) })?;
     let (_, on) = measure(ctx, "online", |c| {
-        if malicious { verified::mul(c, dealer, &x, &y) } else { mul_semi_honest(c, &x, &y) }
+        if malicious { verified::mul(c, offline, &x, &y) } else { mul_semi_honest(c, &x, &y) }
     })?;
     Ok((off, on))
 }
@@ -402,11 +459,7 @@ pub fn mosformer_op(op: &str, malicious: bool, n: usize, ring_bits: Option<u32>)
         parties: 3,
         offline: phase_cost(&off),
         online,
-        offline_source: if op == "compare" {
-            "parties (VDPF keys dealt and verified)"
-        } else {
-            "insecure-test-dealer"
-        },
+        offline_source: "parties",
         seconds: Seconds {
             online: on.iter().map(|m| m.seconds).fold(0.0, f64::max),
             offline: off.iter().map(|m| m.seconds).fold(0.0, f64::max),

@@ -1,0 +1,358 @@
+//! The offline phase: preprocessing material produced by the three servers themselves, held
+//! until the online phase consumes it.
+//!
+//! [`Offline`] is the [`TripleSource`], [`TruncPairSource`] and [`UpcastSource`] of the
+//! family. What it holds and how it is made:
+//! - elementwise and matrix triples ([`crate::triples`]: random sharings, semi-honest products,
+//!   sacrifice in a wider ring);
+//! - upcast tuples ([`crate::convert::generate_upcast_tuples`]: random bits with verified
+//!   products);
+//! - truncation pairs are made on demand from pairwise seeds, with no communication
+//!   ([`crate::trunc::pair_known_pair`]), so there is nothing to store.
+//!
+//! The FSS material (point-function keys, auxiliary data) is made by each gate's `setup`, and
+//! the MAC key and `⟨1⟩` by [`crate::keys`]; all of it runs before the online phase too.
+//!
+//! **Phases.** Everything produced is counted under the communication phase
+//! [`OFFLINE_PHASE`]. Material is produced ahead with the `produce_*` methods, or from a
+//! [`Plan`]: the list of requests a run made, which [`Offline::plan`] returns after a run
+//! (requests depend on shapes only, never on data, so one run of a computation plans every
+//! later run). If the online phase asks for more than was produced, the missing part is made
+//! on the spot (still counted as offline, but its rounds then delay the online phase);
+//! [`Offline::made_on_demand`] says how much, so benchmarks can check it is zero.
+//!
+//! **Memory.** Material is held until used and then dropped, so producing it per layer (or per
+//! batch of gates) bounds what a party holds at once to one piece.
+
+use std::collections::VecDeque;
+
+use veil_mpc::prep::{CorrelationRequest, PrepUsage};
+use veil_mpc::{Ctx, MpcError, Result};
+use veil_ring::{Z2k, Z16, Z32, Z64};
+
+use crate::convert::{UpcastSource, UpcastTuple, generate_upcast_tuples};
+use crate::rss::Rss;
+use crate::triples::{Sacrifice, Triple, TripleSource, generate_matmul, generate_mul};
+use crate::trunc::{TruncPair, TruncPairSource, pair_known_pair};
+
+/// The communication phase offline production is counted under.
+pub const OFFLINE_PHASE: &str = "offline";
+
+/// One request of a plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Request {
+    /// `count` elementwise triples over Z_2^bits.
+    Mul {
+        /// Ring width.
+        bits: u32,
+        /// Number of triples.
+        count: usize,
+    },
+    /// One matrix triple over Z_2^bits.
+    Matmul {
+        /// Ring width.
+        bits: u32,
+        /// `[m, k] × [k, n]`.
+        dims: (usize, usize, usize),
+    },
+    /// `count` upcast tuples from Z_2^from to Z_2^to.
+    Upcast {
+        /// Small ring width.
+        from: u32,
+        /// Large ring width.
+        to: u32,
+        /// Number of tuples.
+        count: usize,
+    },
+}
+
+/// The requests of a run, in order.
+pub type Plan = Vec<Request>;
+
+/// A queue of equally shaped flat sharings consumed element by element.
+#[derive(Debug)]
+struct Pool<R> {
+    chunks: VecDeque<Vec<Rss<R>>>,
+    offset: usize,
+    available: usize,
+}
+
+impl<R> Default for Pool<R> {
+    fn default() -> Self {
+        Pool { chunks: VecDeque::new(), offset: 0, available: 0 }
+    }
+}
+
+impl<R: Z2k> Pool<R> {
+    fn push(&mut self, parts: Vec<Rss<R>>) {
+        self.available += parts.first().map_or(0, Rss::len);
+        self.chunks.push_back(parts);
+    }
+
+    /// The next `n` elements of every part, each as a `[n]` sharing.
+    fn take(&mut self, n: usize, parts: usize) -> Result<Vec<Rss<R>>> {
+        if n > self.available {
+            return Err(MpcError::Invalid(format!("{n} elements asked, {} held", self.available)));
+        }
+        let mut pieces: Vec<Vec<Rss<R>>> = vec![Vec::new(); parts];
+        let mut need = n;
+        while need > 0 {
+            let front = self.chunks.front().ok_or_else(|| MpcError::Invalid("empty pool".into()))?;
+            let len = front[0].len();
+            let take = need.min(len - self.offset);
+            for (p, piece) in front.iter().zip(pieces.iter_mut()) {
+                piece.push(p.range(self.offset, take)?);
+            }
+            self.offset += take;
+            need -= take;
+            if self.offset == len {
+                self.chunks.pop_front();
+                self.offset = 0;
+            }
+        }
+        self.available -= n;
+        pieces.iter().map(|p| Rss::concat(&p.iter().collect::<Vec<_>>())).collect()
+    }
+}
+
+/// Everything held for one working ring.
+#[derive(Debug, Default)]
+pub struct RingStore<R> {
+    mul: Pool<R>,
+    matmul: VecDeque<((usize, usize, usize), Triple<R>)>,
+    /// Upcast tuples into this ring, by source width: `(r over this ring, MSB(r))`.
+    upcast: Vec<(u32, Pool<R>)>,
+}
+
+impl<R: Z2k> RingStore<R> {
+    fn upcast_pool(&mut self, from: u32) -> &mut Pool<R> {
+        let i = match self.upcast.iter().position(|(b, _)| *b == from) {
+            Some(i) => i,
+            None => {
+                self.upcast.push((from, Pool::default()));
+                self.upcast.len() - 1
+            }
+        };
+        &mut self.upcast[i].1
+    }
+}
+
+/// The rings the offline phase produces triples for.
+pub trait OfflineRing: Sacrifice {
+    /// This ring's store.
+    fn store(o: &mut Offline) -> &mut RingStore<Self>;
+}
+
+impl OfflineRing for Z16 {
+    fn store(o: &mut Offline) -> &mut RingStore<Self> {
+        &mut o.z16
+    }
+}
+impl OfflineRing for Z32 {
+    fn store(o: &mut Offline) -> &mut RingStore<Self> {
+        &mut o.z32
+    }
+}
+impl OfflineRing for Z64 {
+    fn store(o: &mut Offline) -> &mut RingStore<Self> {
+        &mut o.z64
+    }
+}
+
+/// One party's offline material (see the module doc).
+#[derive(Debug, Default)]
+pub struct Offline {
+    z16: RingStore<Z16>,
+    z32: RingStore<Z32>,
+    z64: RingStore<Z64>,
+    plan: Plan,
+    usage: PrepUsage,
+    on_demand: u64,
+    /// Set while the store consumes its own triples (for upcast tuples): not online requests.
+    producing: bool,
+}
+
+/// Runs `f` with communication counted under [`OFFLINE_PHASE`].
+fn in_offline_phase<T>(ctx: &mut Ctx, f: impl FnOnce(&mut Ctx) -> Result<T>) -> Result<T> {
+    let previous = ctx.stats().phase().to_string();
+    ctx.set_phase(OFFLINE_PHASE);
+    let out = f(ctx);
+    ctx.set_phase(&previous);
+    out
+}
+
+impl Offline {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The requests served so far, in order: the plan for another run of the same computation.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// What the online phase consumed, by kind.
+    pub fn usage(&self) -> &PrepUsage {
+        &self.usage
+    }
+
+    /// Elements (triples, tuples, matrix entries) made on demand because nothing was produced
+    /// ahead for them.
+    pub fn made_on_demand(&self) -> u64 {
+        self.on_demand
+    }
+
+    /// Produces `n` elementwise triples over `R`.
+    pub fn produce_mul<R: OfflineRing>(&mut self, ctx: &mut Ctx, n: usize) -> Result<()> {
+        let t = in_offline_phase(ctx, |ctx| generate_mul::<R>(ctx, n))?;
+        R::store(self).mul.push(vec![t.a, t.b, t.c]);
+        Ok(())
+    }
+
+    /// Produces one matrix triple `[m, k] × [k, n]` over `R`.
+    pub fn produce_matmul<R: OfflineRing>(
+        &mut self,
+        ctx: &mut Ctx,
+        m: usize,
+        k: usize,
+        n: usize,
+    ) -> Result<()> {
+        let t = in_offline_phase(ctx, |ctx| generate_matmul::<R>(ctx, m, k, n))?;
+        R::store(self).matmul.push_back(((m, k, n), t));
+        Ok(())
+    }
+
+    /// Produces `n` upcast tuples from `R` into `S`.
+    pub fn produce_upcast<R: Z2k, S: OfflineRing>(&mut self, ctx: &mut Ctx, n: usize) -> Result<()> {
+        // Two verified products per bit, ℓ bits per tuple.
+        let need = 2 * R::BITS as usize * n;
+        let held = S::store(self).mul.available;
+        if held < need {
+            self.produce_mul::<S>(ctx, need - held)?;
+        }
+        self.producing = true;
+        let t = in_offline_phase(ctx, |ctx| generate_upcast_tuples::<R, S>(ctx, self, n));
+        self.producing = false;
+        let t = t?;
+        S::store(self).upcast_pool(R::BITS).push(vec![t.r_large, t.msb]);
+        Ok(())
+    }
+
+    /// Produces everything `plan` lists, merging consecutive elementwise requests of a kind into
+    /// one batch.
+    pub fn produce(&mut self, ctx: &mut Ctx, plan: &[Request]) -> Result<()> {
+        let mut mul = [0usize; 3];
+        let mut up: Vec<((u32, u32), usize)> = Vec::new();
+        for req in plan {
+            match *req {
+                Request::Mul { bits, count } => mul[ring_index(bits)?] += count,
+                Request::Matmul { bits, dims: (m, k, n) } => match bits {
+                    16 => self.produce_matmul::<Z16>(ctx, m, k, n)?,
+                    32 => self.produce_matmul::<Z32>(ctx, m, k, n)?,
+                    64 => self.produce_matmul::<Z64>(ctx, m, k, n)?,
+                    _ => return Err(unsupported(bits)),
+                },
+                Request::Upcast { from, to, count } => match up.iter_mut().find(|(k, _)| *k == (from, to)) {
+                    Some((_, c)) => *c += count,
+                    None => up.push(((from, to), count)),
+                },
+            }
+        }
+        // Upcast tuples consume Z_2^64 or Z_2^32 triples: make those first, with the rest.
+        for &((from, to), count) in &up {
+            let triples = count * from as usize * 2;
+            mul[ring_index(to)?] += triples;
+        }
+        if mul[0] > 0 {
+            self.produce_mul::<Z16>(ctx, mul[0])?;
+        }
+        if mul[1] > 0 {
+            self.produce_mul::<Z32>(ctx, mul[1])?;
+        }
+        if mul[2] > 0 {
+            self.produce_mul::<Z64>(ctx, mul[2])?;
+        }
+        for ((from, to), count) in up {
+            match (from, to) {
+                (16, 32) => self.produce_upcast::<Z16, Z32>(ctx, count)?,
+                (16, 64) => self.produce_upcast::<Z16, Z64>(ctx, count)?,
+                (32, 64) => self.produce_upcast::<Z32, Z64>(ctx, count)?,
+                _ => return Err(MpcError::Invalid(format!("upcast from Z_2^{from} to Z_2^{to}"))),
+            }
+        }
+        Ok(())
+    }
+}
+
+fn ring_index(bits: u32) -> Result<usize> {
+    match bits {
+        16 => Ok(0),
+        32 => Ok(1),
+        64 => Ok(2),
+        _ => Err(unsupported(bits)),
+    }
+}
+
+fn unsupported(bits: u32) -> MpcError {
+    MpcError::Invalid(format!("no offline material over Z_2^{bits} (16, 32 or 64 bits)"))
+}
+
+impl<R: OfflineRing> TripleSource<R> for Offline {
+    fn mul_triple(&mut self, ctx: &mut Ctx, shape: &[usize]) -> Result<Triple<R>> {
+        let n: usize = shape.iter().product();
+        let held = R::store(self).mul.available;
+        if !self.producing {
+            self.plan.push(Request::Mul { bits: R::BITS, count: n });
+            self.usage.record(&CorrelationRequest::MulTriples { ring_bits: R::BITS, count: n });
+            self.on_demand += n.saturating_sub(held) as u64;
+        }
+        if held < n {
+            self.produce_mul::<R>(ctx, n - held)?;
+        }
+        let mut parts = R::store(self).mul.take(n, 3)?.into_iter().map(|p| p.reshape(shape));
+        let mut next = || parts.next().ok_or_else(|| MpcError::Invalid("triple parts".into()))?;
+        Ok(Triple { a: next()?, b: next()?, c: next()? })
+    }
+
+    fn matmul_triple(&mut self, ctx: &mut Ctx, m: usize, k: usize, n: usize) -> Result<Triple<R>> {
+        self.plan.push(Request::Matmul { bits: R::BITS, dims: (m, k, n) });
+        self.usage.record(&CorrelationRequest::MatmulTriple { ring_bits: R::BITS, m, k, n });
+        let store = R::store(self);
+        match store.matmul.iter().position(|(dims, _)| *dims == (m, k, n)) {
+            Some(i) => store
+                .matmul
+                .remove(i)
+                .map(|(_, t)| t)
+                .ok_or_else(|| MpcError::Invalid("matrix triple queue".into())),
+            None => {
+                self.on_demand += (m * k + k * n + m * n) as u64;
+                in_offline_phase(ctx, |ctx| generate_matmul::<R>(ctx, m, k, n))
+            }
+        }
+    }
+}
+
+impl<R: Z2k> TruncPairSource<R> for Offline {
+    fn trunc_pair(&mut self, ctx: &mut Ctx, shape: &[usize], d: u64) -> Result<TruncPair<R>> {
+        self.usage.record(&CorrelationRequest::TruncPairs { count: shape.iter().product() });
+        pair_known_pair(ctx, shape, d)
+    }
+}
+
+impl<R: Z2k, S: OfflineRing> UpcastSource<R, S> for Offline {
+    fn upcast_tuple(&mut self, ctx: &mut Ctx, shape: &[usize]) -> Result<UpcastTuple<R, S>> {
+        let n: usize = shape.iter().product();
+        self.plan.push(Request::Upcast { from: R::BITS, to: S::BITS, count: n });
+        self.usage.record(&CorrelationRequest::UpcastTuples { count: n });
+        let held = S::store(self).upcast_pool(R::BITS).available;
+        if held < n {
+            self.on_demand += (n - held) as u64;
+            self.produce_upcast::<R, S>(ctx, n - held)?;
+        }
+        let parts = S::store(self).upcast_pool(R::BITS).take(n, 2)?;
+        let (r_large, msb) = (parts[0].reshape(shape)?, parts[1].reshape(shape)?);
+        let r_small = r_large.map_components(|v| R::from_u128(v.to_u128()));
+        Ok(UpcastTuple { r_small, r_large, msb })
+    }
+}
