@@ -14,7 +14,8 @@
 //! 3. `2^{-z'}` from a 16-entry table `T[i] = 2^{f-i}`; after the correction `z ≥ 0`, and
 //!    index 15 (`z = -1`) holds `2^{f+1}` as a guard (notes §19.8, the released code's
 //!    remedy with its 2f+1 table is the same idea);
-//! 4. `p` lifted to the MAC ring;
+//! 4. (`z` and `p` are already in the MAC ring: the input comes in the 64-bit ring, and only
+//!    the comparisons read the working ring, through a local downcast);
 //! 5. `exp(p)` by one verified square and two truncations, with the released code's constants
 //!    `⌊1.353·2^f⌋`, `⌊0.3585·2^f⌋`, `⌊0.344·2^f⌋`;
 //! 6. one verified product `exp(p)·2^{-z'}`, truncated.
@@ -23,7 +24,7 @@ use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::Z2k;
 use veil_tensor::Tensor;
 
-use crate::convert::{downcast, upcast};
+use crate::convert::downcast;
 use crate::drelu::{DreluKeys, drelu, select, setup as drelu_setup};
 use crate::lut::{LutKeys, lookup, setup as lut_setup};
 use crate::mac::MacBatch;
@@ -80,7 +81,8 @@ fn constant<T: Z2k>(n: usize, v: i64) -> Result<Tensor<T>> {
     Ok(Tensor::new(vec![n], vec![T::from_i64(v); n])?)
 }
 
-/// `⟨exp(x)⟩` with `f` fractional bits in the MAC ring, for `x ≤ 0` in the working ring.
+/// `⟨exp(x)⟩` with `f` fractional bits in the MAC ring, for `x ≤ 0` given in the MAC ring with
+/// `f` fractional bits (the comparisons run in the working ring `R`).
 #[allow(
     clippy::too_many_arguments,
     reason = "the protocol's inputs: keys, sources, value, the two shared keys, the batch"
@@ -89,7 +91,7 @@ pub fn exp<R: Z2k, M: Z2k>(
     ctx: &mut Ctx,
     keys: ExpKeys<R, M>,
     sources: &mut impl Sources<R, M>,
-    x: &Rss<R>,
+    x: &Rss<M>,
     f: u32,
     one: &Rss<M>,
     alpha: &Rss<M>,
@@ -101,7 +103,9 @@ pub fn exp<R: Z2k, M: Z2k>(
     let ln2 = fixed(std::f64::consts::LN_2, f);
     // 1. z = -x / ln2 (an integer), in the working ring, and p = z·ln2 + x.
     let z = trunc(ctx, sources, &x.neg(), ln2 as u64)?;
-    let p = z.scale(R::from_i64(ln2)).add(&x)?;
+    let p_m = z.scale(M::from_i64(ln2)).add(&x)?;
+    // p is within a few ln2 of 0: exact in the working ring.
+    let p: Rss<R> = downcast(&p_m, 0)?;
     // The truncation leaves z off by e ∈ {-1, 0, 1, 2}, and p off by e·ln2: three comparisons
     // in one batch, 1{p ≤ -ln2}, 1{p > 0}, 1{p > ln2}, bring z to ⌊-x/ln2⌋ and p into range.
     let below = p.neg().add_public(b, &constant(n, -ln2)?)?;
@@ -109,8 +113,8 @@ pub fn exp<R: Z2k, M: Z2k>(
     let far_above = p.add_public(b, &constant(n, -ln2 - 1)?)?;
     let all = drelu(ctx, keys.fix, &Rss::concat(&[&below, &above, &far_above])?, one, alpha, batch)?;
     let c = all.range(0, n)?.sub(&all.range(n, n)?)?.sub(&all.range(2 * n, n)?)?;
-    let z_m: Rss<M> = upcast::<R, M>(ctx, sources, &z, 0)?.add(&c)?;
-    let p_m: Rss<M> = upcast::<R, M>(ctx, sources, &p, 0)?.add(&c.scale(M::from_i64(ln2)))?;
+    let z_m = z.add(&c)?;
+    let p_m = p_m.add(&c.scale(M::from_i64(ln2)))?;
     // 2. z' = min(z, f) = Select(z - f, f - z) + z, in the MAC ring.
     let z_r: Rss<R> = downcast(&z_m, 0)?;
     let cond = z_r.add_public(b, &constant(n, -i64::from(f))?)?;

@@ -10,14 +10,15 @@
 //!
 //! `T_GELU[i] = ⌊δ(i / 64) · 2^f_out⌋` with the tanh form of GELU. Values, MACs and the
 //! result live in the MAC ring with `f_out` fractional bits; the conditions in the working
-//! ring. Two DReLUs, two Selects, one LUT, one upcast (to lift `x` into the MAC ring, which
-//! needs `|x| < 2^{ℓ-2}`: real |x| < 256 for Z_2^16).
+//! ring. Two DReLUs, two Selects, one LUT. The input comes in the MAC ring (where the linear
+//! layers produced it) and the conditions read the working ring through a local downcast, so
+//! no upcast is needed; `|x| < 2^{ℓ-1}` (real |x| < 512 for Z_2^16).
 
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::Z2k;
 use veil_tensor::Tensor;
 
-use crate::convert::{UpcastSource, downcast, upcast};
+use crate::convert::downcast;
 use crate::drelu::{DreluKeys, select, setup as drelu_setup};
 use crate::lut::{LutKeys, lookup, setup as lut_setup};
 use crate::mac::MacBatch;
@@ -55,20 +56,20 @@ pub fn setup<R: Sacrifice, M: Sacrifice>(ctx: &mut Ctx, n: usize) -> Result<Gelu
     Ok(GeluKeys { relu: drelu_setup(ctx, n)?, clip: drelu_setup(ctx, n)?, lut: lut_setup(ctx, 8, n)? })
 }
 
-/// `⟨GELU(x)⟩` in the MAC ring with `F_IN` fractional bits; `x` has `F_IN` fractional bits.
+/// `⟨GELU(x)⟩` in the MAC ring with `F_IN` fractional bits; `x` in the MAC ring with `F_IN`
+/// fractional bits.
 pub fn gelu<R: Z2k, M: Z2k>(
     ctx: &mut Ctx,
     keys: GeluKeys<R, M>,
-    tuples: &mut impl UpcastSource<R, M>,
-    x: &Rss<R>,
+    x: &Rss<M>,
     one: &Rss<M>,
     alpha: &Rss<M>,
     batch: &mut MacBatch<M>,
 ) -> Result<Rss<M>> {
     let n = x.len();
-    let x = x.reshape(&[n])?;
+    let x_m = x.reshape(&[n])?;
     let b = ctx.party();
-    let x_m: Rss<M> = upcast(ctx, tuples, &x, 0)?;
+    let x: Rss<R> = downcast(&x_m, 0)?;
     let p = select(ctx, keys.relu, &x, &x_m, alpha, batch)?;
     let a = p.scale(M::from_u64(2)).sub(&x_m)?;
     let limit = Tensor::new(vec![n], vec![M::from_u64(256); n])?;

@@ -4,9 +4,9 @@
 //! `y = γ ⊙ (x - m) / √v + β`, `m = Σ x / k`, `v = Σ (x - m)² / k`:
 //! 1. row sums, truncation by the public `k` → `m`;
 //! 2. `z = x - m`; `z²` by a verified square, truncated by `2^16`;
-//! 3. row sums of `z²`, truncation by `k` → `v`;
-//! 4. `v` down to Z_2^32 with f = 12 (local), Π_Rsqrt, whose MAC'd result is already in
-//!    Z_2^64 with f = 12: a local scale by `2^4` brings it to f = 16;
+//! 3. row sums of `z²`, one truncation by `k·2^4` → `v` with f = 12, still in Z_2^64;
+//! 4. Π_Rsqrt on `v` (its comparisons read Z_2^32 through a local downcast), whose MAC'd
+//!    result is in Z_2^64 with f = 12: a local scale by `2^4` brings it to f = 16;
 //! 5. `z · rsqrt`, `· γ` (verified products, truncated), `+ β`.
 //!
 //! No ε is added to the variance, as in the paper: a row of equal values (v = 0) is outside the
@@ -17,7 +17,6 @@ use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::{Z32, Z64};
 use veil_tensor::Tensor;
 
-use crate::convert::downcast;
 use crate::mac::MacBatch;
 use crate::recip::{self, Kind, RecipKeys, Sources};
 use crate::rss::Rss;
@@ -89,9 +88,8 @@ pub fn layernorm(
     let mean = trunc(ctx, sources, &x.row_sums(k)?, k as u64)?;
     let z = x.sub(&mean.spread_rows(k)?)?;
     let sq = mul_trunc(ctx, sources, &z, &z)?;
-    let var = trunc(ctx, sources, &sq.row_sums(k)?, k as u64)?;
-    let var32: Rss<Z32> = downcast(&var, F_LIN - F_RSQRT)?;
-    let rs = recip::evaluate(ctx, keys.rsqrt, sources, &var32, F_RSQRT, one, alpha, batch)?;
+    let var = trunc(ctx, sources, &sq.row_sums(k)?, (k as u64) << (F_LIN - F_RSQRT))?;
+    let rs = recip::evaluate(ctx, keys.rsqrt, sources, &var, F_RSQRT, one, alpha, batch)?;
     let rs = rs.scale(Z64(1 << (F_LIN - F_RSQRT)));
     let normed = mul_trunc(ctx, sources, &z, &rs.spread_rows(k)?)?;
     let scaled = mul_trunc(ctx, sources, &normed, &tile(gamma)?)?;

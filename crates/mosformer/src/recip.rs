@@ -28,7 +28,7 @@ use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::Z2k;
 use veil_tensor::Tensor;
 
-use crate::convert::{UpcastSource, downcast, upcast};
+use crate::convert::downcast;
 use crate::drelu::{DreluKeys, drelu, setup as drelu_setup};
 use crate::lut::{LutKeys, lookup, setup as lut_setup};
 use crate::mac::MacBatch;
@@ -113,20 +113,15 @@ pub fn setup<R: Sacrifice, M: Sacrifice>(ctx: &mut Ctx, kind: Kind, n: usize) ->
 }
 
 /// The preprocessing sources a reciprocal needs besides its keys.
-pub trait Sources<R: Z2k, M: Z2k>:
-    TripleSource<M> + TruncPairSource<M> + TruncPairSource<R> + UpcastSource<R, M>
-{
-}
-impl<R: Z2k, M: Z2k, T> Sources<R, M> for T where
-    T: TripleSource<M> + TruncPairSource<M> + TruncPairSource<R> + UpcastSource<R, M>
-{
-}
+pub trait Sources<R: Z2k, M: Z2k>: TripleSource<M> + TruncPairSource<M> {}
+impl<R: Z2k, M: Z2k, T> Sources<R, M> for T where T: TripleSource<M> + TruncPairSource<M> {}
 
 fn constant<M: Z2k>(n: usize, v: i64) -> Result<Tensor<M>> {
     Ok(Tensor::new(vec![n], vec![M::from_i64(v); n])?)
 }
 
-/// `⟨1/x⟩` or `⟨1/√x⟩` with `f` fractional bits, in the MAC ring; `x` in the working ring.
+/// `⟨1/x⟩` or `⟨1/√x⟩` with `f` fractional bits, in the MAC ring; `x` in the MAC ring with `f`
+/// fractional bits (the comparisons run in the working ring `R`, through a local downcast).
 #[allow(
     clippy::too_many_arguments,
     reason = "the protocol's inputs: keys, sources, value, the two shared keys, the batch"
@@ -135,7 +130,7 @@ pub fn evaluate<R: Z2k, M: Z2k>(
     ctx: &mut Ctx,
     keys: RecipKeys<R, M>,
     sources: &mut impl Sources<R, M>,
-    x: &Rss<R>,
+    x: &Rss<M>,
     f: u32,
     one: &Rss<M>,
     alpha: &Rss<M>,
@@ -143,7 +138,8 @@ pub fn evaluate<R: Z2k, M: Z2k>(
 ) -> Result<Rss<M>> {
     let n = x.len();
     let b = ctx.party();
-    let x = x.reshape(&[n])?;
+    let x_m = x.reshape(&[n])?;
+    let x: Rss<R> = downcast(&x_m, 0)?;
     // k = Σ_i DReLU(X - b^i).
     let mut k: Option<Rss<M>> = None;
     for (i, kd) in keys.compare.into_iter().enumerate() {
@@ -169,7 +165,6 @@ pub fn evaluate<R: Z2k, M: Z2k>(
         }
     };
     // q = x·t / 2^f in [2^f/b, 2^f); index q - 2^f/b.
-    let x_m: Rss<M> = upcast(ctx, sources, &x, 0)?;
     let xt = verified::mul(ctx, sources, &x_m, &t)?;
     let q = trunc(ctx, sources, &xt, 1 << f)?;
     let offset = 1i64 << (f - BASE.trailing_zeros());

@@ -9,14 +9,13 @@
 //! **Mask** (public, `true` = masked): masked entries are replaced by the row's first entry
 //! before the max (so they cannot raise it), left out of the sum, and zeroed at the end.
 //!
-//! Inputs in the working ring with `f` fractional bits, lifted to the MAC ring; output in the
-//! MAC ring with `f` fractional bits.
+//! Input and output in the MAC ring with `f` fractional bits; the comparisons read the working
+//! ring through local downcasts, so no upcast is needed anywhere.
 
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::Z2k;
 use veil_tensor::Tensor;
 
-use crate::convert::{downcast, upcast};
 use crate::exp::{ExpKeys, exp, setup as exp_setup};
 use crate::mac::MacBatch;
 use crate::max::{MaxKeys, max, max_setup};
@@ -56,7 +55,7 @@ pub fn softmax<R: Z2k, M: Z2k>(
     ctx: &mut Ctx,
     keys: SoftmaxKeys<R, M>,
     sources: &mut impl Sources<R, M>,
-    x: &Rss<R>,
+    x: &Rss<M>,
     mask: Option<&[bool]>,
     f: u32,
     one: &Rss<M>,
@@ -72,7 +71,7 @@ pub fn softmax<R: Z2k, M: Z2k>(
         )));
     }
     let x = x.reshape(&[rows, k])?;
-    let mut x_m: Rss<M> = upcast(ctx, sources, &x, 0)?;
+    let mut x_m = x;
     let keep: Option<Tensor<M>> = match mask {
         Some(m) => {
             Some(Tensor::new(vec![rows, k], m.iter().map(|&b| if b { M::ZERO } else { M::ONE }).collect())?)
@@ -90,14 +89,12 @@ pub fn softmax<R: Z2k, M: Z2k>(
     }
     let m = max(ctx, keys.max, &x_m, alpha, batch)?;
     let delta = x_m.sub(&m.spread_rows(k)?)?;
-    let delta_r: Rss<R> = downcast(&delta, 0)?;
-    let mut e = exp(ctx, keys.exp, sources, &delta_r, f, one, alpha, batch)?;
+    let mut e = exp(ctx, keys.exp, sources, &delta, f, one, alpha, batch)?;
     e = e.reshape(&[rows, k])?;
     if let Some(keep) = &keep {
         e = e.mul_public(keep)?;
     }
-    let s: Rss<R> = downcast(&e.row_sums(k)?, 0)?;
-    let r = recip::evaluate(ctx, keys.inv, sources, &s, f, one, alpha, batch)?;
+    let r = recip::evaluate(ctx, keys.inv, sources, &e.row_sums(k)?, f, one, alpha, batch)?;
     let z = verified::mul(ctx, sources, &e, &r.spread_rows(k)?)?;
     let z = trunc(ctx, sources, &z, 1 << f)?;
     // Masked outputs are exactly 0 (the truncation of 0 may read -1).

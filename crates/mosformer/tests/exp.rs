@@ -25,7 +25,7 @@ fn table() {
 fn exp_of_non_positive_values() {
     let mut xs: Vec<f64> = (0..60).map(|i| -(i as f64) * 0.2).collect();
     xs.extend([-0.0001, -0.35, -0.693, -0.694, -1.0, -5.0, -8.3, -20.0, -100.0]);
-    let raw: Vec<Z32> = xs.iter().map(|&v| Z32::from_i64((v * 4096.0).round() as i64)).collect();
+    let raw: Vec<Z64> = xs.iter().map(|&v| Z64::from_i64((v * 4096.0).round() as i64)).collect();
     let out = all_ok(simulate(3, 1, |ctx| {
         let n = raw.len();
         let x = Tensor::new(vec![n], raw.clone())?;

@@ -5,7 +5,6 @@ use veil_mosformer::gelu::{self, gelu_f64, gelu_table};
 use veil_mosformer::input::share_input;
 use veil_mosformer::keys::{mac_key, random_one};
 use veil_mosformer::mac::MacBatch;
-use veil_mosformer::offline::Offline;
 use veil_mosformer::open::open_all;
 use veil_mpc::harness::{all_ok, simulate};
 use veil_ring::{Ring, Z2k, Z16, Z64};
@@ -28,13 +27,13 @@ fn gelu_in_z16_at_six_fractional_bits() {
     raw.extend([0, 1, -1, 255, 256, 257, -256, -257, 4000, -4000, 16383, -16384]);
     let out = all_ok(simulate(3, 1, |ctx| {
         let n = raw.len();
-        let x = Tensor::new(vec![n], raw.iter().map(|&v| Z16::from_i64(v)).collect())?;
+        let x = Tensor::new(vec![n], raw.iter().map(|&v| Z64::from_i64(v)).collect())?;
         let xs = share_input(ctx, 0, (ctx.party() == 0).then_some(&x), &[n])?;
         let one = random_one::<Z64>(ctx)?;
         let alpha = mac_key::<Z64>(ctx)?;
         let keys = gelu::setup::<Z16, Z64>(ctx, n)?;
         let mut batch = MacBatch::new();
-        let z = gelu::gelu(ctx, keys, &mut Offline::new(), &xs, &one, &alpha, &mut batch)?;
+        let z = gelu::gelu(ctx, keys, &xs, &one, &alpha, &mut batch)?;
         batch.check(ctx, &alpha, 32, "gelu")?;
         open_all(ctx, &z)
     }))

@@ -30,8 +30,8 @@ fn tables_match_the_notes() {
 
 /// Evaluates at real inputs `xs`; returns the results as reals.
 fn run(kind: Kind, xs: &[f64], seed: u64) -> Vec<f64> {
-    let raw: Vec<Z32> =
-        xs.iter().map(|&v| Z32::from_i64((v * f64::from(1u32 << F)).round() as i64)).collect();
+    let raw: Vec<Z64> =
+        xs.iter().map(|&v| Z64::from_i64((v * f64::from(1u32 << F)).round() as i64)).collect();
     let out = all_ok(simulate(3, seed, |ctx| {
         let n = raw.len();
         let x = Tensor::new(vec![n], raw.clone())?;

@@ -14,7 +14,7 @@ use veil_tensor::Tensor;
 const F: u32 = 12;
 
 fn run(xs: &[f64], rows: usize, k: usize, mask: Option<Vec<bool>>, seed: u64) -> Vec<f64> {
-    let raw: Vec<Z32> = xs.iter().map(|&v| Z32::from_i64((v * 4096.0).round() as i64)).collect();
+    let raw: Vec<Z64> = xs.iter().map(|&v| Z64::from_i64((v * 4096.0).round() as i64)).collect();
     let out = all_ok(simulate(3, seed, |ctx| {
         let x = Tensor::new(vec![rows, k], raw.clone())?;
         let s = share_input(ctx, 1, (ctx.party() == 1).then_some(&x), &[rows, k])?;

@@ -310,23 +310,23 @@ fn bench_drelu<R: Sacrifice>(ctx: &mut Ctx, n: usize) -> Result<Run> {
     )
 }
 
-/// GELU in Z_2^16 with f = 6 (Algorithm 8) on inputs in [-8, 8), MACs in Z_2^64.
+/// GELU (Algorithm 8, comparisons in Z_2^16, f = 6) on inputs in [-8, 8) given in Z_2^64, MACs in Z_2^64.
 fn bench_gelu(ctx: &mut Ctx, n: usize, offline: &mut Offline, plan: &Plan) -> Result<Run> {
-    let x = small_input::<Z16>(ctx, n, 10)?;
+    let x = small_input::<Z64>(ctx, n, 10)?;
     bench_mac_gate(
         ctx,
         offline,
         plan,
         |c| veil_mosformer::gelu::setup::<Z16, Z64>(c, n),
-        |c, keys, mk, o, batch| veil_mosformer::gelu::gelu(c, keys, o, &x, &mk.one, &mk.alpha, batch),
+        |c, keys, mk, _, batch| veil_mosformer::gelu::gelu(c, keys, &x, &mk.one, &mk.alpha, batch),
     )
 }
 
-/// Exp in Z_2^32 (f = 12) on inputs in (-16, 0], MACs in Z_2^64.
+/// Exp (comparisons in Z_2^32, f = 12) on inputs in (-16, 0] given in Z_2^64, MACs in Z_2^64.
 fn bench_exp(ctx: &mut Ctx, n: usize, offline: &mut Offline, plan: &Plan) -> Result<Run> {
     // Values in [-2^15, 2^15) shifted down by 2^15: (-16, 0] in real terms.
-    let x = small_input::<Z32>(ctx, n, 16)?;
-    let x = x.add_public(ctx.party(), &Tensor::new(vec![n], vec![Z32((1u32 << 15).wrapping_neg()); n])?)?;
+    let x = small_input::<Z64>(ctx, n, 16)?;
+    let x = x.add_public(ctx.party(), &Tensor::new(vec![n], vec![Z64((1u64 << 15).wrapping_neg()); n])?)?;
     bench_mac_gate(
         ctx,
         offline,
@@ -336,7 +336,7 @@ fn bench_exp(ctx: &mut Ctx, n: usize, offline: &mut Offline, plan: &Plan) -> Res
     )
 }
 
-/// Inv or Rsqrt in Z_2^32 (f = 12) on inputs in [1, 4096), output and MACs in Z_2^64.
+/// Inv or Rsqrt (comparisons in Z_2^32, f = 12) on inputs in [1, 4096) given in Z_2^64, output and MACs in Z_2^64.
 fn bench_recip(
     ctx: &mut Ctx,
     offline: &mut Offline,
@@ -344,8 +344,8 @@ fn bench_recip(
     kind: veil_mosformer::recip::Kind,
     n: usize,
 ) -> Result<Run> {
-    let x = small_input::<Z32>(ctx, n, 23)?;
-    let x = x.add_public(ctx.party(), &Tensor::new(vec![n], vec![Z32(1 << 23); n])?)?;
+    let x = small_input::<Z64>(ctx, n, 23)?;
+    let x = x.add_public(ctx.party(), &Tensor::new(vec![n], vec![Z64(1 << 23); n])?)?;
     bench_mac_gate(
         ctx,
         offline,
