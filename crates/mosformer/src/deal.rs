@@ -11,7 +11,8 @@
 //! position is the shared `α`). Two rounds. The dealer keeps its own shares of every `α`
 //! (it needs them to mask openings online).
 
-use veil_crypto::{Digest, Hasher};
+use rayon::prelude::*;
+use veil_crypto::{Digest, Hasher, Prg, Seed};
 use veil_fss::{DpfKey, eval_full_verified, gen_keys, key_bytes, one_hot_checks};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use veil_ring::{Ring, Z2k, decode_slice, encode_slice};
@@ -74,14 +75,29 @@ pub fn deal<O: Z2k, A: Z2k>(ctx: &mut Ctx, dealer: PartyId, d: u32, count: usize
     let b = ctx.party();
     let (e0, e1) = evaluators(dealer);
     if b == dealer {
+        // One seed per instance from the party's generator, then the keys in parallel.
+        let seeds: Vec<Seed> = (0..count)
+            .map(|_| {
+                let mut s = [0u8; 16];
+                ctx.rng().fill_bytes(&mut s);
+                Seed(s)
+            })
+            .collect();
+        let made: Vec<(A, A, DpfKey<O>, DpfKey<O>)> = seeds
+            .par_iter()
+            .map(|seed| {
+                let mut g = Prg::new(seed);
+                let alpha = g.next_u64() & ((1 << d) - 1);
+                let share0 = A::random(&mut g);
+                let (key0, key1) = gen_keys(alpha, O::ONE, d, &mut g)
+                    .map_err(|e| MpcError::Invalid(format!("VDPF key generation: {e}")))?;
+                Ok((share0, A::from_u64(alpha) - share0, key0, key1))
+            })
+            .collect::<Result<_>>()?;
         let (mut a0, mut a1, mut k0, mut k1) = (vec![], vec![], vec![], vec![]);
-        for _ in 0..count {
-            let alpha = ctx.rng().next_u64() & ((1 << d) - 1);
-            let share0 = A::random(ctx.rng());
-            let (key0, key1) = gen_keys(alpha, O::ONE, d, ctx.rng())
-                .map_err(|e| MpcError::Invalid(format!("VDPF key generation: {e}")))?;
-            a0.push(share0);
-            a1.push(A::from_u64(alpha) - share0);
+        for (s0, s1, key0, key1) in made {
+            a0.push(s0);
+            a1.push(s1);
             k0.push(key0);
             k1.push(key1);
         }
@@ -101,18 +117,29 @@ pub fn deal<O: Z2k, A: Z2k>(ctx: &mut Ctx, dealer: PartyId, d: u32, count: usize
     }
     let alpha: Vec<A> =
         decode_slice(&msg[..head]).map_err(|e| MpcError::Malformed { from: dealer, what: e.to_string() })?;
+    // Expand and check every key in parallel; fold the proofs in order.
+    let checked: Vec<(Vec<O>, veil_fss::Proof, O, A)> = msg[head..]
+        .par_chunks(kb)
+        .zip(alpha.par_iter())
+        .map(|(chunk, &alpha_i)| {
+            let bad = |e: veil_fss::FssError| {
+                MpcError::abort(format!("FSS setup: malformed key ({e})"), Some(dealer))
+            };
+            let key = DpfKey::<O>::from_bytes(chunk, d).map_err(bad)?;
+            let (v, proof) = eval_full_verified(role, &key).map_err(bad)?;
+            let t = v.iter().copied().sum();
+            let reduced: Vec<A> = v.iter().map(|&x| reduce(x)).collect();
+            let s = one_hot_checks(&reduced, alpha_i).1;
+            Ok((v, proof, t, s))
+        })
+        .collect::<Result<_>>()?;
     let mut tables = Vec::with_capacity(count);
     let mut proofs = Hasher::new("mosformer/deal/proofs");
     let (mut ts, mut ss): (Vec<O>, Vec<A>) = (Vec::with_capacity(count), Vec::with_capacity(count));
-    for (i, chunk) in msg[head..].chunks(kb).enumerate() {
-        let bad =
-            |e: veil_fss::FssError| MpcError::abort(format!("FSS setup: malformed key ({e})"), Some(dealer));
-        let key = DpfKey::<O>::from_bytes(chunk, d).map_err(bad)?;
-        let (v, proof) = eval_full_verified(role, &key).map_err(bad)?;
+    for (v, proof, t, s) in checked {
         proofs.update(proof.as_bytes());
-        ts.push(v.iter().copied().sum());
-        let reduced: Vec<A> = v.iter().map(|&x| reduce(x)).collect();
-        ss.push(one_hot_checks(&reduced, alpha[i]).1);
+        ts.push(t);
+        ss.push(s);
         tables.push(v);
     }
     let mut out = proofs.finalize().0.to_vec();
