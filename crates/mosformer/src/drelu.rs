@@ -219,28 +219,38 @@ fn setup_dealing<R: Sacrifice, M: Sacrifice>(
     let (Some(u0), Some(u1)) = (u0, u1) else {
         return Err(MpcError::Invalid("UCMP setup did not give both evaluator roles".into()));
     };
-    // The checks, on masked sharings of each dealer's data.
+    // The checks, on masked sharings of each dealer's data, all three dealers in one batch.
     let half = R::from_u128(1u128 << bits);
+    let weights =
+        Tensor::new(vec![n * bits], (0..n * bits).map(|k| R::from_u128(1u128 << (k % bits))).collect())?;
+    let (mut lins, mut cys, mut rhos) = (Vec::new(), Vec::new(), Vec::new());
     for dealer in 0..3 {
         let (s0, s1) = views(&own, &a0, &a1, b, dealer);
         let r = masked(b, dealer, &s0.r, &s1.r)?;
         let c = masked(b, dealer, &s0.c, &s1.c)?;
         let y = masked(b, dealer, &s0.y, &s1.y)?;
-        let rho = masked(b, dealer, &s0.rho, &s1.rho)?;
         // r + c·2^{ℓ-1} + (2^{ℓ-1} - 1) - Σ 2^i y[i]
-        let weights =
-            Tensor::new(vec![n * bits], (0..n * bits).map(|k| R::from_u128(1u128 << (k % bits))).collect())?;
         let wy = y.mul_public(&weights)?;
         let sum_y = Rss::new(group_sum(&wy.first, bits)?, group_sum(&wy.second, bits)?)?;
         let lin = r.add(&c.scale(half))?.sub(&sum_y)?;
-        let lin = lin.add_public(b, &Tensor::new(vec![n], vec![half - R::ONE; n])?)?;
-        all_zero(&open_all(ctx, &lin)?, dealer, "linear relation")?;
-        let cy =
-            Rss::new(Tensor::concat(&[&c.first, &y.first], 0)?, Tensor::concat(&[&c.second, &y.second], 0)?)?;
-        all_zero(&non_binarity(ctx, &cy)?, dealer, "bits not binary")?;
-        all_zero(&non_binarity(ctx, &rho)?, dealer, "B2A bit not binary")?;
+        lins.push(lin.add_public(b, &Tensor::new(vec![n], vec![half - R::ONE; n])?)?);
+        cys.push(Rss::concat(&[&c, &y])?);
+        rhos.push(masked(b, dealer, &s0.rho, &s1.rho)?);
+    }
+    let lin = open_all(ctx, &Rss::concat(&lins.iter().collect::<Vec<_>>())?)?;
+    let cy = non_binarity(ctx, &Rss::concat(&cys.iter().collect::<Vec<_>>())?)?;
+    let rho = non_binarity(ctx, &Rss::concat(&rhos.iter().collect::<Vec<_>>())?)?;
+    for dealer in 0..3 {
+        all_zero(&segment(&lin, dealer, n)?, dealer, "linear relation")?;
+        all_zero(&segment(&cy, dealer, n * (bits + 1))?, dealer, "bits not binary")?;
+        all_zero(&segment(&rho, dealer, n)?, dealer, "B2A bit not binary")?;
     }
     Ok(DreluKeys { n, own, e0: (a0, u0), e1: (a1, u1) })
+}
+
+/// Dealer `j`'s part of a batch of `3·len` opened values.
+fn segment<T: Ring>(t: &Tensor<T>, j: PartyId, len: usize) -> Result<Tensor<T>> {
+    Ok(Tensor::new(vec![len], t.data()[j * len..(j + 1) * len].to_vec())?)
 }
 
 /// Sums consecutive groups of `g` entries.
