@@ -4,18 +4,10 @@
 use anyhow::bail;
 use veil_runtime::bench::{MOSFORMER_OPS, OpRecord, mosformer_op};
 
-/// Default sizes: 10^4, 10^5, 10^6 elements; comparisons (31 VDPF keys each) stop at 10^4,
-/// lookups (three 256-entry one-hot vectors each, in memory) at 10^5.
-fn default_sizes(op: &str) -> Vec<usize> {
-    // The paper reports GELU only in Z_2^32 with f = 12 (356 B, Algorithm 7) and no per-element
-    // Exp, so those records carry no paper figure.
-    match op {
-        "compare" => vec![1_000, 10_000],
-        "lut" => vec![1_000, 10_000, 100_000],
-        "drelu" => vec![1_000, 10_000],
-        "inv" | "rsqrt" | "gelu" | "exp" => vec![1_000, 10_000],
-        _ => vec![10_000, 100_000, 1_000_000],
-    }
+/// Default sizes: 10^4, 10^5, 10^6 elements (gates with FSS material run in pieces of
+/// 10^4, made offline and consumed online one after the other, to bound memory).
+fn default_sizes(_op: &str) -> Vec<usize> {
+    vec![10_000, 100_000, 1_000_000]
 }
 
 /// Runs the benchmarks and prints them.
@@ -42,7 +34,7 @@ pub fn ops(
     };
     if !json {
         println!(
-            "{:<9} {:<11} {:>4} {:>9} {:>14} {:>8} {:>6} {:>12} {:>10} {:>9} {:>11}",
+            "{:<9} {:<11} {:>4} {:>9} {:>14} {:>8} {:>6} {:>12} {:>12} {:>9} {:>11} {:>7} {:>9}",
             "op",
             "security",
             "ring",
@@ -53,7 +45,9 @@ pub fn ops(
             "msgs/party",
             "offline B",
             "online s",
-            "offline s"
+            "offline s",
+            "pieces",
+            "peak MiB"
         );
     }
     for op in ops {
@@ -65,7 +59,7 @@ pub fn ops(
     }
     if !json {
         println!(
-            "(online B/el: mean bytes sent per party per element; paper: the paper's figure in the same unit, see --json for its source)"
+            "(online B/el: mean bytes sent per party per element; paper: the paper's figure in the same unit, see --json for its source; offline B: per party; rounds add up over pieces; peak MiB: the one process running all three parties)"
         );
     }
     Ok(())
@@ -78,7 +72,7 @@ fn print_record(r: &OpRecord, json: bool) -> anyhow::Result<()> {
     }
     let paper = r.paper.as_ref().map(|p| format!("{:.2}", p.value)).unwrap_or_else(|| "-".into());
     println!(
-        "{:<9} {:<11} {:>4} {:>9} {:>14.3} {:>8} {:>6} {:>12.1} {:>10.0} {:>9.4} {:>11.4}",
+        "{:<9} {:<11} {:>4} {:>9} {:>14.3} {:>8} {:>6} {:>12.1} {:>12.0} {:>9.4} {:>11.4} {:>7} {:>9}",
         r.op,
         r.security,
         r.ring_bits,
@@ -89,7 +83,9 @@ fn print_record(r: &OpRecord, json: bool) -> anyhow::Result<()> {
         r.online.messages_per_party,
         r.offline.bytes_per_party,
         r.seconds.online,
-        r.seconds.offline
+        r.seconds.offline,
+        r.pieces,
+        r.peak_rss_mib.map(|m| format!("{m:.0}")).unwrap_or_else(|| "-".into())
     );
     Ok(())
 }

@@ -94,3 +94,38 @@ fn division_by_zero_is_an_error() {
     });
     assert!(res.iter().all(|r| r.as_ref().unwrap_err().to_string().contains("truncation by 0")));
 }
+
+/// A source whose pairs are honest except that `cheater` holds a wrong copy of one of its
+/// components (what a corrupted server deviating in its pair-known values amounts to).
+struct WrongCopy {
+    cheater: usize,
+}
+
+impl veil_mosformer::trunc::TruncPairSource<Z64> for WrongCopy {
+    fn trunc_pair(
+        &mut self,
+        ctx: &mut veil_mpc::Ctx,
+        shape: &[usize],
+        d: u64,
+    ) -> veil_mpc::Result<veil_mosformer::trunc::TruncPair<Z64>> {
+        let mut p = veil_mosformer::trunc::pair_known_pair(ctx, shape, d)?;
+        if ctx.party() == self.cheater {
+            p.r.second.data_mut()[0] += Z64(1);
+        }
+        Ok(p)
+    }
+}
+
+#[test]
+fn a_wrong_copy_of_a_pair_component_aborts() {
+    for cheater in 0..3 {
+        let res = simulate(3, 12, |ctx| {
+            let x = veil_mosformer::rss::Rss::<Z64>::zeros(&[4]);
+            let t = trunc(ctx, &mut WrongCopy { cheater }, &x, 1 << 16)?;
+            // The honest party that detects it leaves; the others fail on their next step.
+            open_all(ctx, &t)
+        });
+        assert!(res.iter().all(|r| r.is_err()), "cheater {cheater}: {res:?}");
+        assert!(res.iter().any(|r| matches!(r, Err(veil_mpc::MpcError::Abort { .. }))), "{res:?}");
+    }
+}

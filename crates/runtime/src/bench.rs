@@ -96,20 +96,38 @@ pub struct OpRecord {
     pub online_bytes_per_element: f64,
     /// The paper's figure, where it reports one.
     pub paper: Option<PaperFigure>,
+    /// Pieces the run was cut into (offline then online per piece; rounds add up over pieces).
+    pub pieces: usize,
+    /// Peak resident memory of the process running all three parties, MiB (Linux only).
+    pub peak_rss_mib: Option<f64>,
 }
 
+/// One party's counters of a phase, over one or more pieces run one after the other.
+#[derive(Default)]
 struct Measured {
     phase: veil_net::PhaseStats,
-    span: (u64, u64),
+    /// The phase's span of logical time, one per piece.
+    spans: Vec<(u64, u64)>,
     seconds: f64,
+}
+
+impl Measured {
+    fn absorb(&mut self, piece: Measured) {
+        self.phase = self.phase.plus(&piece.phase);
+        self.spans.extend(piece.spans);
+        self.seconds += piece.seconds;
+    }
 }
 
 fn phase_cost(parts: &[&Measured]) -> PhaseCost {
     let n = parts.len() as f64;
+    let pieces = parts.iter().map(|m| m.spans.len()).min().unwrap_or(0);
     PhaseCost {
         bytes_per_party: parts.iter().map(|m| m.phase.bytes_sent as f64).sum::<f64>() / n,
         bytes_max_party: parts.iter().map(|m| m.phase.bytes_sent).max().unwrap_or(0),
-        rounds: rounds_across(&parts.iter().map(|m| m.span).collect::<Vec<_>>()),
+        rounds: (0..pieces)
+            .map(|i| rounds_across(&parts.iter().map(|m| m.spans[i]).collect::<Vec<_>>()))
+            .sum(),
         messages_per_party: parts.iter().map(|m| m.phase.messages_sent as f64).sum::<f64>() / n,
     }
 }
@@ -135,7 +153,7 @@ fn measure<T>(ctx: &mut Ctx, name: &str, f: impl FnOnce(&mut Ctx) -> Result<T>) 
     let out = f(ctx)?;
     let m = Measured {
         phase: ctx.stats().current().since(&before),
-        span: (t0, ctx.stats().time()),
+        spans: vec![(t0, ctx.stats().time())],
         seconds: start.elapsed().as_secs_f64(),
     };
     Ok((out, m))
@@ -432,6 +450,15 @@ fn op_facts(op: &str, malicious: bool, ring_bits: u32) -> (u32, Option<PaperFigu
     }
 }
 
+/// Elements per piece for the gates with FSS material: larger runs are cut into pieces, each
+/// made offline and then consumed online, so that a party holds one piece's material at a time.
+pub const FSS_PIECE: usize = 10_000;
+
+/// Whether an op uses FSS material (and so runs in pieces of [`FSS_PIECE`]).
+fn uses_fss(op: &str) -> bool {
+    matches!(op, "compare" | "lut" | "drelu" | "gelu" | "exp" | "inv" | "rsqrt")
+}
+
 /// Runs one op at `n` elements; `ring_bits` None picks the op's default ring.
 pub fn mosformer_op(op: &str, malicious: bool, n: usize, ring_bits: Option<u32>) -> Result<OpRecord> {
     let ring_bits = ring_bits.unwrap_or(match op {
@@ -439,7 +466,19 @@ pub fn mosformer_op(op: &str, malicious: bool, n: usize, ring_bits: Option<u32>)
         "gelu" => 16,
         _ => 32,
     });
-    let runs = all_ok(simulate(3, 7, |ctx| run_op(op, malicious, n, ring_bits, ctx)))?;
+    let piece = if uses_fss(op) { FSS_PIECE } else { n.max(1) };
+    let sizes: Vec<usize> = (0..n.div_ceil(piece)).map(|i| piece.min(n - i * piece)).collect();
+    crate::memory::reset_peak();
+    let runs = all_ok(simulate(3, 7, |ctx| {
+        let (mut off, mut on) = (Measured::default(), Measured::default());
+        for &size in &sizes {
+            let (o, p) = run_op(op, malicious, size, ring_bits, ctx)?;
+            off.absorb(o);
+            on.absorb(p);
+        }
+        Ok((off, on))
+    }))?;
+    let peak_rss_mib = crate::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20));
     let off: Vec<&Measured> = runs.iter().map(|r| &r.0).collect();
     let on: Vec<&Measured> = runs.iter().map(|r| &r.1).collect();
     let online = phase_cost(&on);
@@ -467,5 +506,7 @@ pub fn mosformer_op(op: &str, malicious: bool, n: usize, ring_bits: Option<u32>)
         net: "none",
         online_bytes_per_element,
         paper,
+        pieces: sizes.len(),
+        peak_rss_mib,
     })
 }

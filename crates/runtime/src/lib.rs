@@ -7,6 +7,7 @@
 //! one output party only.
 
 pub mod bench;
+pub mod memory;
 
 use serde::{Deserialize, Serialize};
 use veil_additive::{Additive, InsecureDealer};
