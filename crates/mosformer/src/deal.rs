@@ -13,10 +13,11 @@
 
 use rayon::prelude::*;
 use veil_crypto::{Digest, Hasher, Prg, Seed};
-use veil_fss::{DpfKey, eval_full_verified, gen_keys, key_bytes, one_hot_checks};
+use veil_fss::{DpfKey, eval_full, eval_full_verified, gen_keys, key_bytes, one_hot_checks};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use veil_ring::{Ring, Z2k, decode_slice, encode_slice};
 
+use crate::family::Security;
 use crate::rss::{next, prev};
 
 /// What one party holds after a dealing.
@@ -64,8 +65,20 @@ fn reduce<O: Z2k, A: Z2k>(v: O) -> A {
     A::from_u128(v.to_u128())
 }
 
-/// Runs one dealing with dealer `dealer`; all three servers call it.
+/// Runs one dealing with dealer `dealer`, verified; all three servers call it.
 pub fn deal<O: Z2k, A: Z2k>(ctx: &mut Ctx, dealer: PartyId, d: u32, count: usize) -> Result<Dealt<O, A>> {
+    deal_with(ctx, dealer, d, count, Security::Malicious)
+}
+
+/// [`deal`] in a given mode: semi-honest evaluators expand the keys without proofs and skip the
+/// exchange of proofs and one-hot checks (one message and round less).
+pub fn deal_with<O: Z2k, A: Z2k>(
+    ctx: &mut Ctx,
+    dealer: PartyId,
+    d: u32,
+    count: usize,
+    security: Security,
+) -> Result<Dealt<O, A>> {
     if d == 0 || d > 24 || d > A::BITS {
         return Err(MpcError::Invalid(format!(
             "point keys over 2^{d} points with α-shares in Z_2^{}",
@@ -117,6 +130,19 @@ pub fn deal<O: Z2k, A: Z2k>(ctx: &mut Ctx, dealer: PartyId, d: u32, count: usize
     }
     let alpha: Vec<A> =
         decode_slice(&msg[..head]).map_err(|e| MpcError::Malformed { from: dealer, what: e.to_string() })?;
+    if security == Security::SemiHonest {
+        let tables: Vec<Vec<O>> = msg[head..]
+            .par_chunks(kb)
+            .map(|chunk| {
+                let bad = |e: veil_fss::FssError| MpcError::Malformed {
+                    from: dealer,
+                    what: format!("point key ({e})"),
+                };
+                eval_full(&DpfKey::<O>::from_bytes(chunk, d).map_err(bad)?).map_err(bad)
+            })
+            .collect::<Result<_>>()?;
+        return Ok(Dealt::Evaluator(PointKeys { role, d, tables, alpha }));
+    }
     // Expand and check every key in parallel; fold the proofs in order.
     let checked: Vec<(Vec<O>, veil_fss::Proof, O, A)> = msg[head..]
         .par_chunks(kb)

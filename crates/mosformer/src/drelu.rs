@@ -34,6 +34,7 @@ use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use veil_ring::{Ring, Z2k, Z8, decode_slice, encode_slice};
 use veil_tensor::Tensor;
 
+use crate::family::Security;
 use crate::mac::MacBatch;
 use crate::open::{open_all, reveal_batch};
 use crate::rss::{Rss, next, prev};
@@ -173,7 +174,16 @@ fn non_binarity<T: Sacrifice>(ctx: &mut Ctx, z: &Rss<T>) -> Result<Tensor<T>> {
 
 /// Deals, verifies and checks the material of `n` DReLUs over Z_2^ℓ (`R`) with MACs in `M`.
 pub fn setup<R: Sacrifice, M: Sacrifice>(ctx: &mut Ctx, n: usize) -> Result<DreluKeys<R, M>> {
-    setup_dealing(ctx, n, &|_, _| {})
+    setup_dealing(ctx, n, Security::Malicious, &|_, _| {})
+}
+
+/// [`setup`] in a given mode (semi-honest: no checks of keys or auxiliary data).
+pub fn setup_with<R: Sacrifice, M: Sacrifice>(
+    ctx: &mut Ctx,
+    n: usize,
+    security: Security,
+) -> Result<DreluKeys<R, M>> {
+    setup_dealing(ctx, n, security, &|_, _| {})
 }
 
 /// Changes a dealer may make to its data before sending it (tests model a cheating dealer).
@@ -183,6 +193,7 @@ type Corruption<'a, R, M> = &'a dyn Fn(&mut Aux<R, M>, &mut Aux<R, M>);
 fn setup_dealing<R: Sacrifice, M: Sacrifice>(
     ctx: &mut Ctx,
     n: usize,
+    security: Security,
     corrupt: Corruption<'_, R, M>,
 ) -> Result<DreluKeys<R, M>> {
     crate::prss::check_server(ctx)?;
@@ -212,13 +223,16 @@ fn setup_dealing<R: Sacrifice, M: Sacrifice>(
     // UCMP keys of the y-bits, one dealing per dealer.
     let (mut u0, mut u1) = (None, None);
     for dealer in 0..3 {
-        if let Some(k) = ucmp::setup(ctx, dealer, bits, n)? {
+        if let Some(k) = ucmp::setup_with(ctx, dealer, bits, n, security)? {
             if dealer == next(b) { u0 = Some(k) } else { u1 = Some(k) }
         }
     }
     let (Some(u0), Some(u1)) = (u0, u1) else {
         return Err(MpcError::Invalid("UCMP setup did not give both evaluator roles".into()));
     };
+    if security == Security::SemiHonest {
+        return Ok(DreluKeys { n, own, e0: (a0, u0), e1: (a1, u1) });
+    }
     // The checks, on masked sharings of each dealer's data, all three dealers in one batch.
     let half = R::from_u128(1u128 << bits);
     let weights =
@@ -394,10 +408,14 @@ pub fn select<R: Z2k, M: Z2k>(
         return Err(MpcError::Invalid(format!("select of {n} conditions and {} values", y.len())));
     }
     let y = y.reshape(&[n])?;
+    let d = pair_shares(ctx, &keys, x)?;
+    if !batch.wants_macs() {
+        let res = weigh(&d, &y)?;
+        return crate::lut::lookup_finish(ctx, res.clone(), res, batch);
+    }
     let spread = |v: M| Tensor::new(vec![n], vec![v; n]);
     let alphas = Rss::new(spread(alpha.first.data()[0])?, spread(alpha.second.data()[0])?)?;
     let my = crate::mul::mul_semi_honest(ctx, &y, &alphas)?;
-    let d = pair_shares(ctx, &keys, x)?;
     crate::lut::lookup_finish(ctx, weigh(&d, &y)?, weigh(&d, &my)?, batch)
 }
 
@@ -413,7 +431,7 @@ mod tests {
         let res = simulate(3, 40, |ctx| {
             let hook = |a: &mut Aux<Z16, Z64>, b: &mut Aux<Z16, Z64>| corrupt(a, b);
             if ctx.party() == 0 {
-                setup_dealing::<Z16, Z64>(ctx, 4, &hook).map(|_| ())
+                setup_dealing::<Z16, Z64>(ctx, 4, Security::Malicious, &hook).map(|_| ())
             } else {
                 setup::<Z16, Z64>(ctx, 4).map(|_| ())
             }

@@ -25,8 +25,11 @@ use veil_ring::Z2k;
 use veil_tensor::Tensor;
 
 use crate::convert::downcast;
-use crate::drelu::{DreluKeys, drelu, select, setup as drelu_setup};
-use crate::lut::{LutKeys, lookup, setup as lut_setup};
+use crate::drelu::setup_with as drelu_setup_with;
+use crate::drelu::{DreluKeys, drelu, select};
+use crate::family::Security;
+use crate::lut::setup_with as lut_setup_with;
+use crate::lut::{LutKeys, lookup};
 use crate::mac::MacBatch;
 use crate::recip::Sources;
 use crate::rss::Rss;
@@ -70,10 +73,19 @@ pub struct ExpKeys<R, M> {
 
 /// Deals and checks the material of `n` exponentials.
 pub fn setup<R: Sacrifice, M: Sacrifice>(ctx: &mut Ctx, n: usize) -> Result<ExpKeys<R, M>> {
+    setup_with(ctx, n, Security::Malicious)
+}
+
+/// [`setup`] in a given mode.
+pub fn setup_with<R: Sacrifice, M: Sacrifice>(
+    ctx: &mut Ctx,
+    n: usize,
+    security: Security,
+) -> Result<ExpKeys<R, M>> {
     Ok(ExpKeys {
-        fix: drelu_setup(ctx, 3 * n)?,
-        clip: drelu_setup(ctx, n)?,
-        table: lut_setup(ctx, TABLE_BITS, n)?,
+        fix: drelu_setup_with(ctx, 3 * n, security)?,
+        clip: drelu_setup_with(ctx, n, security)?,
+        table: lut_setup_with(ctx, TABLE_BITS, n, security)?,
     })
 }
 

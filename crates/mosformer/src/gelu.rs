@@ -19,8 +19,11 @@ use veil_ring::Z2k;
 use veil_tensor::Tensor;
 
 use crate::convert::downcast;
-use crate::drelu::{DreluKeys, select, setup as drelu_setup};
-use crate::lut::{LutKeys, lookup, setup as lut_setup};
+use crate::drelu::setup_with as drelu_setup_with;
+use crate::drelu::{DreluKeys, select};
+use crate::family::Security;
+use crate::lut::setup_with as lut_setup_with;
+use crate::lut::{LutKeys, lookup};
 use crate::mac::MacBatch;
 use crate::rss::Rss;
 use crate::triples::Sacrifice;
@@ -53,7 +56,20 @@ pub struct GeluKeys<R, M> {
 
 /// Deals and checks the material of `n` GELUs.
 pub fn setup<R: Sacrifice, M: Sacrifice>(ctx: &mut Ctx, n: usize) -> Result<GeluKeys<R, M>> {
-    Ok(GeluKeys { relu: drelu_setup(ctx, n)?, clip: drelu_setup(ctx, n)?, lut: lut_setup(ctx, 8, n)? })
+    setup_with(ctx, n, Security::Malicious)
+}
+
+/// [`setup`] in a given mode.
+pub fn setup_with<R: Sacrifice, M: Sacrifice>(
+    ctx: &mut Ctx,
+    n: usize,
+    security: Security,
+) -> Result<GeluKeys<R, M>> {
+    Ok(GeluKeys {
+        relu: drelu_setup_with(ctx, n, security)?,
+        clip: drelu_setup_with(ctx, n, security)?,
+        lut: lut_setup_with(ctx, 8, n, security)?,
+    })
 }
 
 /// `⟨GELU(x)⟩` in the MAC ring with `F_IN` fractional bits; `x` in the MAC ring with `F_IN`

@@ -17,6 +17,7 @@ use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::{Z32, Z64};
 use veil_tensor::Tensor;
 
+use crate::family::Security;
 use crate::mac::MacBatch;
 use crate::recip::{self, Kind, RecipKeys, Sources};
 use crate::rss::Rss;
@@ -38,7 +39,12 @@ pub struct LayerNormKeys {
 
 /// Deals and checks the material for `[rows, k]` inputs.
 pub fn setup(ctx: &mut Ctx, rows: usize, k: usize) -> Result<LayerNormKeys> {
-    Ok(LayerNormKeys { rows, k, rsqrt: recip::setup(ctx, Kind::Rsqrt, rows)? })
+    setup_with(ctx, rows, k, Security::Malicious)
+}
+
+/// [`setup`] in a given mode.
+pub fn setup_with(ctx: &mut Ctx, rows: usize, k: usize, security: Security) -> Result<LayerNormKeys> {
+    Ok(LayerNormKeys { rows, k, rsqrt: recip::setup_with(ctx, Kind::Rsqrt, rows, security)? })
 }
 
 /// A verified product truncated by `2^16`.

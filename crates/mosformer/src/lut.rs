@@ -33,7 +33,8 @@ use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::Z2k;
 use veil_tensor::Tensor;
 
-use crate::deal::{Dealt, PointKeys, deal};
+use crate::deal::{Dealt, PointKeys, deal_with};
+use crate::family::Security;
 use crate::mac::MacBatch;
 use crate::open::reveal_batch_packed;
 use crate::reshare::reshare;
@@ -67,11 +68,21 @@ pub fn pad_table<M: Copy>(values: &[M], ell_t: u32) -> Result<Vec<M>> {
 
 /// Deals and verifies the keys of `count` lookups (each server deals once; 6 rounds).
 pub fn setup<R: Z2k, M: Z2k>(ctx: &mut Ctx, ell_t: u32, count: usize) -> Result<LutKeys<R, M>> {
+    setup_with(ctx, ell_t, count, Security::Malicious)
+}
+
+/// [`setup`] in a given mode (semi-honest: keys not verified).
+pub fn setup_with<R: Z2k, M: Z2k>(
+    ctx: &mut Ctx,
+    ell_t: u32,
+    count: usize,
+    security: Security,
+) -> Result<LutKeys<R, M>> {
     crate::prss::check_server(ctx)?;
     let b = ctx.party();
     let (mut own, mut e0, mut e1) = (None, None, None);
     for dealer in 0..3 {
-        match deal::<M, R>(ctx, dealer, ell_t, count)? {
+        match deal_with::<M, R>(ctx, dealer, ell_t, count, security)? {
             Dealt::Dealer { alpha0, alpha1 } => own = Some((alpha0, alpha1)),
             Dealt::Evaluator(k) if dealer == next(b) => e0 = Some(k),
             Dealt::Evaluator(k) => e1 = Some(k),
@@ -169,6 +180,9 @@ pub fn lookup_finish<M: Z2k>(
 ) -> Result<Rss<M>> {
     let shape = res.shape().to_vec();
     let n = res.len();
+    if !batch.wants_macs() {
+        return reshare(ctx, res);
+    }
     let both = Tensor::concat(&[&res.reshape(&[n])?, &mac.reshape(&[n])?], 0)?;
     let shared = reshare(ctx, both)?;
     let part = |t: &Tensor<M>, lo: usize| Tensor::new(shape.clone(), t.data()[lo..lo + n].to_vec());

@@ -45,11 +45,14 @@ use crate::rss::Rss;
 pub struct MacBatch<R> {
     values: Vec<Rss<R>>,
     macs: Vec<Rss<R>>,
+    /// False in the semi-honest mode: gates then compute and reshare no MACs, and the check is
+    /// a no-op.
+    enabled: bool,
 }
 
 impl<R: Z2k> Default for MacBatch<R> {
     fn default() -> Self {
-        MacBatch { values: Vec::new(), macs: Vec::new() }
+        MacBatch { values: Vec::new(), macs: Vec::new(), enabled: true }
     }
 }
 
@@ -59,8 +62,21 @@ impl<R: Z2k> MacBatch<R> {
         Self::default()
     }
 
-    /// Adds `⟨x⟩` and its MAC `⟨α·x⟩` (same shape).
+    /// The semi-honest mode's batch: gates skip their MACs, nothing is checked.
+    pub fn semi_honest() -> Self {
+        MacBatch { enabled: false, ..Self::default() }
+    }
+
+    /// Whether gates must compute MACs for this batch (false in the semi-honest mode).
+    pub fn wants_macs(&self) -> bool {
+        self.enabled
+    }
+
+    /// Adds `⟨x⟩` and its MAC `⟨α·x⟩` (same shape); ignored in the semi-honest mode.
     pub fn push(&mut self, x: Rss<R>, mac: Rss<R>) -> Result<()> {
+        if !self.enabled {
+            return Ok(());
+        }
         if x.shape() != mac.shape() {
             return Err(MpcError::Invalid(format!(
                 "MAC of shape {:?} for a value of shape {:?}",
@@ -86,6 +102,9 @@ impl<R: Z2k> MacBatch<R> {
     /// Checks every value against its MAC under `⟨α⟩` with `s` bits of challenge; aborts
     /// naming `what` if any value or MAC was changed (see the module doc for the bound).
     pub fn check(self, ctx: &mut Ctx, alpha: &Rss<R>, s: u32, what: &str) -> Result<()> {
+        if !self.enabled {
+            return Ok(());
+        }
         if s == 0 || s >= R::BITS || alpha.len() != 1 {
             return Err(MpcError::Invalid(format!(
                 "MAC check with s = {s} in Z_2^{} and a key of {} elements",

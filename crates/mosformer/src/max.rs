@@ -15,7 +15,8 @@ use veil_ring::Z2k;
 use veil_tensor::Tensor;
 
 use crate::convert::downcast;
-use crate::drelu::{DreluKeys, select, setup};
+use crate::drelu::{DreluKeys, select};
+use crate::family::Security;
 use crate::mac::MacBatch;
 use crate::rss::Rss;
 use crate::triples::Sacrifice;
@@ -52,7 +53,20 @@ fn level_pairs(mut k: usize) -> Vec<usize> {
 
 /// Deals and checks the DReLU material of a `[rows, k]` maximum.
 pub fn max_setup<R: Sacrifice, M: Sacrifice>(ctx: &mut Ctx, rows: usize, k: usize) -> Result<MaxKeys<R, M>> {
-    let levels = level_pairs(k).into_iter().map(|p| setup::<R, M>(ctx, rows * p)).collect::<Result<_>>()?;
+    max_setup_with(ctx, rows, k, Security::Malicious)
+}
+
+/// [`max_setup`] in a given mode.
+pub fn max_setup_with<R: Sacrifice, M: Sacrifice>(
+    ctx: &mut Ctx,
+    rows: usize,
+    k: usize,
+    security: Security,
+) -> Result<MaxKeys<R, M>> {
+    let levels = level_pairs(k)
+        .into_iter()
+        .map(|p| crate::drelu::setup_with::<R, M>(ctx, rows * p, security))
+        .collect::<Result<_>>()?;
     Ok(MaxKeys { rows, k, levels })
 }
 

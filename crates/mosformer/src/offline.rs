@@ -170,6 +170,8 @@ pub struct Offline {
     on_demand: u64,
     /// Set while the store consumes its own triples (for upcast tuples): not online requests.
     producing: bool,
+    /// The semi-honest mode: no triples, products unverified.
+    semi_honest: bool,
 }
 
 /// Runs `f` with communication counted under [`OFFLINE_PHASE`].
@@ -185,6 +187,12 @@ impl Offline {
     /// An empty store.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The semi-honest mode's store: products are not verified, so it makes no triples (upcast
+    /// tuples then come from unverified bits).
+    pub fn semi_honest() -> Self {
+        Offline { semi_honest: true, ..Self::default() }
     }
 
     /// The requests served so far, in order: the plan for another run of the same computation.
@@ -203,8 +211,11 @@ impl Offline {
         self.on_demand
     }
 
-    /// Produces `n` elementwise triples over `R`.
+    /// Produces `n` elementwise triples over `R` (nothing in the semi-honest mode).
     pub fn produce_mul<R: OfflineRing>(&mut self, ctx: &mut Ctx, n: usize) -> Result<()> {
+        if self.semi_honest {
+            return Ok(());
+        }
         let t = in_offline_phase(ctx, |ctx| generate_mul::<R>(ctx, n))?;
         R::store(self).mul.push(vec![t.a, t.b, t.c]);
         Ok(())
@@ -299,6 +310,10 @@ fn unsupported(bits: u32) -> MpcError {
 }
 
 impl<R: OfflineRing> TripleSource<R> for Offline {
+    fn verifies(&self) -> bool {
+        !self.semi_honest
+    }
+
     fn mul_triple(&mut self, ctx: &mut Ctx, shape: &[usize]) -> Result<Triple<R>> {
         let n: usize = shape.iter().product();
         let held = R::store(self).mul.available;

@@ -29,8 +29,11 @@ use veil_ring::Z2k;
 use veil_tensor::Tensor;
 
 use crate::convert::downcast;
-use crate::drelu::{DreluKeys, drelu, setup as drelu_setup};
-use crate::lut::{LutKeys, lookup, setup as lut_setup};
+use crate::drelu::setup_with as drelu_setup_with;
+use crate::drelu::{DreluKeys, drelu};
+use crate::family::Security;
+use crate::lut::setup_with as lut_setup_with;
+use crate::lut::{LutKeys, lookup};
 use crate::mac::MacBatch;
 use crate::rss::Rss;
 use crate::triples::Sacrifice;
@@ -106,10 +109,20 @@ pub struct RecipKeys<R, M> {
 
 /// Deals and checks the material of `n` evaluations.
 pub fn setup<R: Sacrifice, M: Sacrifice>(ctx: &mut Ctx, kind: Kind, n: usize) -> Result<RecipKeys<R, M>> {
-    let compare = (0..THRESHOLDS).map(|_| drelu_setup(ctx, n)).collect::<Result<_>>()?;
-    let scale = lut_setup(ctx, 2, n)?;
-    let exp = if kind == Kind::Rsqrt { Some(lut_setup(ctx, 2, n)?) } else { None };
-    Ok(RecipKeys { kind, compare, scale, exp, table: lut_setup(ctx, TABLE_BITS, n)? })
+    setup_with(ctx, kind, n, Security::Malicious)
+}
+
+/// [`setup`] in a given mode.
+pub fn setup_with<R: Sacrifice, M: Sacrifice>(
+    ctx: &mut Ctx,
+    kind: Kind,
+    n: usize,
+    security: Security,
+) -> Result<RecipKeys<R, M>> {
+    let compare = (0..THRESHOLDS).map(|_| drelu_setup_with(ctx, n, security)).collect::<Result<_>>()?;
+    let scale = lut_setup_with(ctx, 2, n, security)?;
+    let exp = if kind == Kind::Rsqrt { Some(lut_setup_with(ctx, 2, n, security)?) } else { None };
+    Ok(RecipKeys { kind, compare, scale, exp, table: lut_setup_with(ctx, TABLE_BITS, n, security)? })
 }
 
 /// The preprocessing sources a reciprocal needs besides its keys.

@@ -16,9 +16,11 @@ use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::Z2k;
 use veil_tensor::Tensor;
 
-use crate::exp::{ExpKeys, exp, setup as exp_setup};
+use crate::exp::{ExpKeys, exp};
+use crate::family::Security;
 use crate::mac::MacBatch;
-use crate::max::{MaxKeys, max, max_setup};
+use crate::max::max_setup_with;
+use crate::max::{MaxKeys, max};
 use crate::recip::{self, Kind, RecipKeys, Sources};
 use crate::rss::Rss;
 use crate::triples::Sacrifice;
@@ -37,12 +39,22 @@ pub struct SoftmaxKeys<R, M> {
 
 /// Deals and checks the material of a `[rows, k]` softmax.
 pub fn setup<R: Sacrifice, M: Sacrifice>(ctx: &mut Ctx, rows: usize, k: usize) -> Result<SoftmaxKeys<R, M>> {
+    setup_with(ctx, rows, k, Security::Malicious)
+}
+
+/// [`setup`] in a given mode.
+pub fn setup_with<R: Sacrifice, M: Sacrifice>(
+    ctx: &mut Ctx,
+    rows: usize,
+    k: usize,
+    security: Security,
+) -> Result<SoftmaxKeys<R, M>> {
     Ok(SoftmaxKeys {
         rows,
         k,
-        max: max_setup(ctx, rows, k)?,
-        exp: exp_setup(ctx, rows * k)?,
-        inv: recip::setup(ctx, Kind::Inv, rows)?,
+        max: max_setup_with(ctx, rows, k, security)?,
+        exp: crate::exp::setup_with(ctx, rows * k, security)?,
+        inv: recip::setup_with(ctx, Kind::Inv, rows, security)?,
     })
 }
 

@@ -62,6 +62,12 @@ pub trait TripleSource<R: veil_ring::Ring> {
     fn mul_triple(&mut self, ctx: &mut Ctx, shape: &[usize]) -> Result<Triple<R>>;
     /// A triple for the product of an `m × k` and a `k × n` matrix.
     fn matmul_triple(&mut self, ctx: &mut Ctx, m: usize, k: usize, n: usize) -> Result<Triple<R>>;
+
+    /// Whether products are verified; a semi-honest source says no, and the verified products
+    /// of [`crate::verified`] then skip their checks (and ask for no triple).
+    fn verifies(&self) -> bool {
+        true
+    }
 }
 
 /// A working ring and the wider ring `Z_2^{k+s}` its triples are checked in.

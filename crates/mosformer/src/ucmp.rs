@@ -32,7 +32,8 @@ use veil_mpc::wire::{pack_bits, unpack_bits};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use veil_ring::{Ring, Z8};
 
-use crate::deal::{Dealt, deal};
+use crate::deal::{Dealt, deal_with};
+use crate::family::Security;
 
 /// Largest number of bits a UCMP compares: public values are `u64` (and the domain `2n = 128`
 /// fits Z_2^8).
@@ -79,8 +80,19 @@ pub use crate::deal::{dealer_message, evaluators};
 /// Runs the offline phase for dealer `dealer`: all three parties call it; the evaluators get
 /// verified material, the dealer `None`. (The dealing itself is [`crate::deal::deal`].)
 pub fn setup(ctx: &mut Ctx, dealer: PartyId, bits: usize, count: usize) -> Result<Option<UcmpKeys>> {
+    setup_with(ctx, dealer, bits, count, Security::Malicious)
+}
+
+/// [`setup`] in a given mode (semi-honest: keys not verified).
+pub fn setup_with(
+    ctx: &mut Ctx,
+    dealer: PartyId,
+    bits: usize,
+    count: usize,
+    security: Security,
+) -> Result<Option<UcmpKeys>> {
     let d = check_args(bits)?;
-    match deal::<Z8, Z8>(ctx, dealer, d, bits * count)? {
+    match deal_with::<Z8, Z8>(ctx, dealer, d, bits * count, security)? {
         Dealt::Dealer { .. } => Ok(None),
         Dealt::Evaluator(k) => {
             Ok(Some(UcmpKeys { role: k.role, bits, count, tables: k.tables, alpha: k.alpha }))

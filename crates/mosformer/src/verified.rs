@@ -71,13 +71,17 @@ pub fn zero_check<R: Ring>(ctx: &mut Ctx, zeta: &Rss<R>, what: &str) -> Result<(
     Ok(())
 }
 
-/// `⟨x ⊙ y⟩`, verified with a triple from `triples`; aborts on any deviation.
+/// `⟨x ⊙ y⟩`, verified with a triple from `triples`; aborts on any deviation. (With a source
+/// that does not verify, the semi-honest product.)
 pub fn mul<R: Ring>(
     ctx: &mut Ctx,
     triples: &mut impl TripleSource<R>,
     x: &Rss<R>,
     y: &Rss<R>,
 ) -> Result<Rss<R>> {
+    if !triples.verifies() {
+        return crate::mul::mul_semi_honest(ctx, x, y);
+    }
     let t = triples.mul_triple(ctx, x.shape())?;
     let (z, rho, sigma) = product_and_masks(ctx, cross_terms(x, y)?, &t.a.sub(x)?, &t.b.sub(y)?)?;
     let b = ctx.party();
@@ -105,6 +109,9 @@ pub fn matmul<R: Ring>(
     let (xs, ys) = (x.shape(), y.shape());
     if xs.len() != 2 || ys.len() != 2 || xs[1] != ys[0] {
         return Err(MpcError::Invalid(format!("matmul of shapes {xs:?} and {ys:?}")));
+    }
+    if !triples.verifies() {
+        return crate::mul::matmul_semi_honest(ctx, x, y);
     }
     let t = triples.matmul_triple(ctx, xs[0], xs[1], ys[1])?;
     let (z, rho, sigma) = product_and_masks(ctx, matmul_cross_terms(x, y)?, &t.a.sub(x)?, &t.b.sub(y)?)?;

@@ -174,6 +174,10 @@ fn small_input<R: Ring>(ctx: &mut Ctx, n: usize, bound: u32) -> Result<Rss<R>> {
 
 type Run = (Measured, Measured);
 
+fn security(malicious: bool) -> veil_mosformer::Security {
+    if malicious { veil_mosformer::Security::Malicious } else { veil_mosformer::Security::SemiHonest }
+}
+
 /// Elements of the dry run that plans the offline phase.
 const PLAN_N: usize = 16;
 
@@ -183,9 +187,11 @@ const PLAN_N: usize = 16;
 fn planned(
     ctx: &mut Ctx,
     n: usize,
+    malicious: bool,
     op: impl Fn(&mut Ctx, usize, &mut Offline, &Plan) -> Result<Run>,
 ) -> Result<Run> {
-    let mut dry = Offline::new();
+    let store = || if malicious { Offline::new() } else { Offline::semi_honest() };
+    let mut dry = store();
     op(ctx, PLAN_N, &mut dry, &Vec::new())?;
     let plan: Plan = dry
         .plan()
@@ -198,7 +204,7 @@ fn planned(
             Request::Matmul { .. } => Err(MpcError::Invalid("matrix triples in an elementwise op".into())),
         })
         .collect::<Result<_>>()?;
-    let mut offline = Offline::new();
+    let mut offline = store();
     let run = op(ctx, n, &mut offline, &plan)?;
     if offline.made_on_demand() > 0 {
         return Err(MpcError::Invalid(format!(
@@ -211,25 +217,26 @@ fn planned(
 
 fn run_op(op: &str, malicious: bool, n: usize, ring_bits: u32, ctx: &mut Ctx) -> Result<Run> {
     match (op, ring_bits) {
-        ("mul", 32) => planned(ctx, n, |c, n, o, p| bench_mul::<Z32>(c, o, p, malicious, n)),
-        ("mul", 64) => planned(ctx, n, |c, n, o, p| bench_mul::<Z64>(c, o, p, malicious, n)),
-        ("mul", 16) => planned(ctx, n, |c, n, o, p| bench_mul::<Z16>(c, o, p, malicious, n)),
-        ("trunc", 64) => planned(ctx, n, |c, n, o, p| bench_trunc::<Z64>(c, o, p, n, 40, 16)),
-        ("trunc", 32) => planned(ctx, n, |c, n, o, p| bench_trunc::<Z32>(c, o, p, n, 20, 12)),
+        ("mul", 32) => planned(ctx, n, malicious, |c, n, o, p| bench_mul::<Z32>(c, o, p, malicious, n)),
+        ("mul", 64) => planned(ctx, n, malicious, |c, n, o, p| bench_mul::<Z64>(c, o, p, malicious, n)),
+        ("mul", 16) => planned(ctx, n, malicious, |c, n, o, p| bench_mul::<Z16>(c, o, p, malicious, n)),
+        ("trunc", 64) => planned(ctx, n, malicious, |c, n, o, p| bench_trunc::<Z64>(c, o, p, n, 40, 16)),
+        ("trunc", 32) => planned(ctx, n, malicious, |c, n, o, p| bench_trunc::<Z32>(c, o, p, n, 20, 12)),
         ("downcast", 64) => {
             let x = random_input::<Z64>(ctx, n)?;
             let (_, off) = measure(ctx, "offline", |_| Ok(()))?;
             let (_, on) = measure(ctx, "online", |_| downcast::<Z64, Z32>(&x, 4))?;
             Ok((off, on))
         }
-        ("upcast", 32) => planned(ctx, n, |c, n, o, p| {
+        ("upcast", 32) => planned(ctx, n, malicious, |c, n, o, p| {
             let x = small_input::<Z32>(c, n, 28)?;
             let (_, off) = measure(c, "offline", |c| o.produce(c, p))?;
             let (_, on) = measure(c, "online", |c| upcast::<Z32, Z64>(c, o, &x, 4))?;
             Ok((off, on))
         }),
         ("compare", 32) => {
-            let (keys, off) = measure(ctx, "offline", |c| ucmp::setup(c, 0, 31, n))?;
+            let sec = security(malicious);
+            let (keys, off) = measure(ctx, "offline", |c| ucmp::setup_with(c, 0, 31, n, sec))?;
             let (e0, e1) = ucmp::evaluators(0);
             let mut g = ctx.common_prg("bench/ucmp");
             let shares: Vec<Z8> = (0..31 * n).map(|_| Z8::random(&mut g)).collect();
@@ -240,17 +247,17 @@ fn run_op(op: &str, malicious: bool, n: usize, ring_bits: u32, ctx: &mut Ctx) ->
             })?;
             Ok((off, on))
         }
-        ("lut", 32) => bench_lut(ctx, n),
-        ("drelu", 32) => bench_drelu::<Z32>(ctx, n),
-        ("drelu", 16) => bench_drelu::<Z16>(ctx, n),
-        ("gelu", 16) => planned(ctx, n, bench_gelu),
-        ("exp", 32) => planned(ctx, n, bench_exp),
-        ("inv", 32) => {
-            planned(ctx, n, |c, n, o, p| bench_recip(c, o, p, veil_mosformer::recip::Kind::Inv, n))
-        }
-        ("rsqrt", 32) => {
-            planned(ctx, n, |c, n, o, p| bench_recip(c, o, p, veil_mosformer::recip::Kind::Rsqrt, n))
-        }
+        ("lut", 32) => bench_lut(ctx, n, malicious),
+        ("drelu", 32) => bench_drelu::<Z32>(ctx, n, malicious),
+        ("drelu", 16) => bench_drelu::<Z16>(ctx, n, malicious),
+        ("gelu", 16) => planned(ctx, n, malicious, |c, n, o, p| bench_gelu(c, n, o, p, malicious)),
+        ("exp", 32) => planned(ctx, n, malicious, |c, n, o, p| bench_exp(c, n, o, p, malicious)),
+        ("inv", 32) => planned(ctx, n, malicious, |c, n, o, p| {
+            bench_recip(c, o, p, veil_mosformer::recip::Kind::Inv, n, malicious)
+        }),
+        ("rsqrt", 32) => planned(ctx, n, malicious, |c, n, o, p| {
+            bench_recip(c, o, p, veil_mosformer::recip::Kind::Rsqrt, n, malicious)
+        }),
         _ => Err(MpcError::Invalid(format!("mosformer has no benchmark for op '{op}' in Z_2^{ring_bits}"))),
     }
 }
@@ -280,6 +287,7 @@ struct MacKeys {
 /// (`run`) and the batch's MAC check, which is part of the online time and bytes.
 fn bench_mac_gate<K, T>(
     ctx: &mut Ctx,
+    malicious: bool,
     offline: &mut Offline,
     plan: &Plan,
     setup: impl FnOnce(&mut Ctx) -> Result<K>,
@@ -295,7 +303,7 @@ fn bench_mac_gate<K, T>(
         Ok((keys, mk))
     })?;
     let (_, on) = measure(ctx, "online", |c| {
-        let mut batch = MacBatch::new();
+        let mut batch = if malicious { MacBatch::new() } else { MacBatch::semi_honest() };
         run(c, keys, &mk, offline, &mut batch)?;
         batch.check(c, &mk.alpha, 32, "bench")
     })?;
@@ -303,53 +311,57 @@ fn bench_mac_gate<K, T>(
 }
 
 /// A lookup into a 256-entry table (GELU's size) from Z_2^32, output and MAC in Z_2^64.
-fn bench_lut(ctx: &mut Ctx, n: usize) -> Result<Run> {
+fn bench_lut(ctx: &mut Ctx, n: usize, malicious: bool) -> Result<Run> {
     let x = small_input::<Z32>(ctx, n, 8)?;
     let x = x.add_public(ctx.party(), &Tensor::new(vec![n], vec![Z32(128); n])?)?;
     let table: Vec<Z64> = (0..256).map(|i| Z64(i * 3 + 1)).collect();
     bench_mac_gate(
         ctx,
+        malicious,
         &mut Offline::new(),
         &Vec::new(),
-        |c| veil_mosformer::lut::setup::<Z32, Z64>(c, 8, n),
+        |c| veil_mosformer::lut::setup_with::<Z32, Z64>(c, 8, n, security(malicious)),
         |c, keys, mk, _, batch| veil_mosformer::lut::lookup(c, keys, &x, &table, &mk.one, &mk.alpha, batch),
     )
 }
 
 /// DReLU with output and MAC in Z_2^64.
-fn bench_drelu<R: Sacrifice>(ctx: &mut Ctx, n: usize) -> Result<Run> {
+fn bench_drelu<R: Sacrifice>(ctx: &mut Ctx, n: usize, malicious: bool) -> Result<Run> {
     let x = random_input::<R>(ctx, n)?;
     bench_mac_gate(
         ctx,
+        malicious,
         &mut Offline::new(),
         &Vec::new(),
-        |c| veil_mosformer::drelu::setup::<R, Z64>(c, n),
+        |c| veil_mosformer::drelu::setup_with::<R, Z64>(c, n, security(malicious)),
         |c, keys, mk, _, batch| veil_mosformer::drelu::drelu(c, keys, &x, &mk.one, &mk.alpha, batch),
     )
 }
 
 /// GELU (Algorithm 8, comparisons in Z_2^16, f = 6) on inputs in [-8, 8) given in Z_2^64, MACs in Z_2^64.
-fn bench_gelu(ctx: &mut Ctx, n: usize, offline: &mut Offline, plan: &Plan) -> Result<Run> {
+fn bench_gelu(ctx: &mut Ctx, n: usize, offline: &mut Offline, plan: &Plan, malicious: bool) -> Result<Run> {
     let x = small_input::<Z64>(ctx, n, 10)?;
     bench_mac_gate(
         ctx,
+        malicious,
         offline,
         plan,
-        |c| veil_mosformer::gelu::setup::<Z16, Z64>(c, n),
+        |c| veil_mosformer::gelu::setup_with::<Z16, Z64>(c, n, security(malicious)),
         |c, keys, mk, _, batch| veil_mosformer::gelu::gelu(c, keys, &x, &mk.one, &mk.alpha, batch),
     )
 }
 
 /// Exp (comparisons in Z_2^32, f = 12) on inputs in (-16, 0] given in Z_2^64, MACs in Z_2^64.
-fn bench_exp(ctx: &mut Ctx, n: usize, offline: &mut Offline, plan: &Plan) -> Result<Run> {
+fn bench_exp(ctx: &mut Ctx, n: usize, offline: &mut Offline, plan: &Plan, malicious: bool) -> Result<Run> {
     // Values in [-2^15, 2^15) shifted down by 2^15: (-16, 0] in real terms.
     let x = small_input::<Z64>(ctx, n, 16)?;
     let x = x.add_public(ctx.party(), &Tensor::new(vec![n], vec![Z64((1u64 << 15).wrapping_neg()); n])?)?;
     bench_mac_gate(
         ctx,
+        malicious,
         offline,
         plan,
-        |c| veil_mosformer::exp::setup::<Z32, Z64>(c, n),
+        |c| veil_mosformer::exp::setup_with::<Z32, Z64>(c, n, security(malicious)),
         |c, keys, mk, o, batch| veil_mosformer::exp::exp(c, keys, o, &x, 12, &mk.one, &mk.alpha, batch),
     )
 }
@@ -361,14 +373,16 @@ fn bench_recip(
     plan: &Plan,
     kind: veil_mosformer::recip::Kind,
     n: usize,
+    malicious: bool,
 ) -> Result<Run> {
     let x = small_input::<Z64>(ctx, n, 23)?;
     let x = x.add_public(ctx.party(), &Tensor::new(vec![n], vec![Z64(1 << 23); n])?)?;
     bench_mac_gate(
         ctx,
+        malicious,
         offline,
         plan,
-        |c| veil_mosformer::recip::setup::<Z32, Z64>(c, kind, n),
+        |c| veil_mosformer::recip::setup_with::<Z32, Z64>(c, kind, n, security(malicious)),
         |c, keys, mk, o, batch| {
             veil_mosformer::recip::evaluate(c, keys, o, &x, 12, &mk.one, &mk.alpha, batch)
         },
@@ -397,6 +411,11 @@ fn op_facts(op: &str, malicious: bool, ring_bits: u32) -> (u32, Option<PaperFigu
         Some(PaperFigure { source, value, unit: "bytes per element per party", convention })
     };
     let l = f64::from(ring_bits) / 8.0;
+    // The paper gives per-gate figures for its malicious protocols only.
+    let fss = matches!(op, "drelu" | "inv" | "rsqrt" | "lut" | "compare");
+    if fss && !malicious {
+        return (if ring_bits == 16 { 6 } else { 12 }, None);
+    }
     match op {
         "mul" if malicious => (
             16,
