@@ -27,14 +27,15 @@ pub enum Security {
 /// A `mosformer` protocol instance among the three servers.
 #[derive(Debug)]
 pub struct Mosformer<D> {
-    security: Security,
-    triples: D,
+    pub(crate) security: Security,
+    pub(crate) triples: D,
+    pub(crate) gates: crate::ops::GateState,
 }
 
 impl<D> Mosformer<D> {
     /// An instance in the given mode drawing triples from `triples`.
     pub fn new(security: Security, triples: D) -> Self {
-        Mosformer { security, triples }
+        Mosformer { security, triples, gates: crate::ops::GateState::new(security) }
     }
 
     /// The mode.

@@ -43,7 +43,10 @@
 //!   pairwise seeds at no communication cost;
 //! - [`convert`]: modulus conversion, local downcast and masked-opening upcast;
 //! - [`family`]: [`Mosformer`], the family behind `veil-mpc`'s capability traits, in malicious
-//!   or semi-honest mode.
+//!   or semi-honest mode;
+//! - [`ops`]: the fixed-point and non-linear traits on the 64-bit ring, following the paper's
+//!   precision plan, with gate material planned and made ahead like the rest of the offline
+//!   phase.
 //!
 //! All preprocessing is produced by the three servers themselves (no trusted dealer): see
 //! `docs/mosformer-offline.md`. Still to come: the model runtime that assembles these gates
@@ -66,6 +69,7 @@ pub mod max;
 pub mod mul;
 pub mod offline;
 pub mod open;
+pub mod ops;
 pub mod owners;
 pub mod prss;
 pub mod recip;

@@ -175,7 +175,7 @@ pub struct Offline {
 }
 
 /// Runs `f` with communication counted under [`OFFLINE_PHASE`].
-fn in_offline_phase<T>(ctx: &mut Ctx, f: impl FnOnce(&mut Ctx) -> Result<T>) -> Result<T> {
+pub(crate) fn in_offline_phase<T>(ctx: &mut Ctx, f: impl FnOnce(&mut Ctx) -> Result<T>) -> Result<T> {
     let previous = ctx.stats().phase().to_string();
     ctx.set_phase(OFFLINE_PHASE);
     let out = f(ctx);

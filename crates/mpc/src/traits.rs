@@ -52,3 +52,56 @@ pub trait Multiply<R: Ring>: Sharing<R> {
     /// (it may depend on the instance's mode).
     fn mul_cost(&self, elements: usize, parties: usize) -> Cost;
 }
+
+/// Fixed-point arithmetic on shares of reals encoded with [`frac_bits`](Self::frac_bits)
+/// fractional bits (two's complement in the ring). Results are rescaled, so a product of two
+/// encodings is again an encoding; each rescaling may be off by a few units in the last place.
+pub trait FixedPoint<R: Ring>: Linear<R> {
+    /// Fractional bits of the encoding.
+    fn frac_bits(&self) -> u32;
+
+    /// `⟨x ⊙ y⟩`, elementwise, rescaled.
+    fn mul_fixed(&mut self, ctx: &mut Ctx, x: &Self::Share, y: &Self::Share) -> Result<Self::Share>;
+
+    /// `⟨X · Y⟩` for `[m, k] × [k, n]`, rescaled.
+    fn matmul_fixed(&mut self, ctx: &mut Ctx, x: &Self::Share, y: &Self::Share) -> Result<Self::Share>;
+
+    /// `⟨x / d⟩` for a public integer `d ≥ 1` (rounded down, within a few units).
+    fn div_public(&mut self, ctx: &mut Ctx, x: &Self::Share, d: u64) -> Result<Self::Share>;
+}
+
+/// The non-linear layers of transformers and CNNs, on fixed-point shares. Families may check
+/// some of their work in batches: [`check`](Self::check) runs every pending check, and must
+/// succeed before any result is revealed.
+pub trait NonLinear<R: Ring>: FixedPoint<R> {
+    /// `⟨max(x, 0)⟩`, elementwise.
+    fn relu(&mut self, ctx: &mut Ctx, x: &Self::Share) -> Result<Self::Share>;
+
+    /// `⟨GELU(x)⟩` (tanh form), elementwise.
+    fn gelu(&mut self, ctx: &mut Ctx, x: &Self::Share) -> Result<Self::Share>;
+
+    /// Softmax over the last axis of a `[rows, k]` tensor; `mask[i·k + j] = true` leaves entry
+    /// `(i, j)` out (its output is 0), as in causal attention.
+    fn softmax(
+        &mut self,
+        ctx: &mut Ctx,
+        x: &Self::Share,
+        rows: usize,
+        k: usize,
+        mask: Option<&[bool]>,
+    ) -> Result<Self::Share>;
+
+    /// LayerNorm over the last axis of a `[rows, k]` tensor with secret `γ, β` of `k` entries.
+    fn layernorm(
+        &mut self,
+        ctx: &mut Ctx,
+        x: &Self::Share,
+        gamma: &Self::Share,
+        beta: &Self::Share,
+        rows: usize,
+        k: usize,
+    ) -> Result<Self::Share>;
+
+    /// Runs every deferred check; an error means the run must stop without revealing anything.
+    fn check(&mut self, ctx: &mut Ctx) -> Result<()>;
+}

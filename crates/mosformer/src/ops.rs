@@ -1,0 +1,278 @@
+//! The family's fixed-point and non-linear operations behind `veil-mpc`'s [`FixedPoint`] and
+//! [`NonLinear`] traits, so that a model runtime drives Mosformer without its internals.
+//!
+//! **Precision plan** (paper §6, notes §14). Shares the caller sees live in Z_2^64 with 16
+//! fractional bits. Each gate takes its input to its own precision and back:
+//! - products and matrix products: verified, then truncated by `2^16`
+//!   ([`crate::verified`], [`crate::trunc`]);
+//! - ReLU: the condition in Z_2^16 (local downcast by 10 bits), the value kept in Z_2^64;
+//!   inputs within `2^-5` above 0 may read as negative and give 0 (error below 0.032);
+//! - GELU: truncation to 6 fractional bits, Π_GELU (conditions in Z_2^16), result scaled back;
+//! - Softmax: truncation to 12 fractional bits, Π_Softmax (conditions in Z_2^32), scaled back;
+//! - LayerNorm: in Z_2^64, Rsqrt's conditions in Z_2^32.
+//!
+//! Gate outputs carry MACs (in Z_2^64) checked in one deferred batch by [`NonLinear::check`];
+//! the MAC key and the random `⟨1⟩` are made on first use.
+//!
+//! **Offline material.** A gate's FSS material is made when the gate runs unless it was made
+//! ahead: the instance records the gates it ran ([`Mosformer::gate_plan`]), and
+//! [`Mosformer::prepare`] makes the material of such a plan ahead (counted under the
+//! `"offline"` phase, like material made on demand). Triples and truncation pairs come from
+//! the instance's source (for [`crate::offline::Offline`], planned the same way).
+
+use std::collections::VecDeque;
+
+use veil_mpc::traits::{FixedPoint, NonLinear};
+use veil_mpc::{Ctx, MpcError, Result};
+use veil_ring::{Z16, Z32, Z64};
+
+use crate::convert::downcast;
+use crate::drelu::{DreluKeys, select};
+use crate::family::{Mosformer, Security};
+use crate::gelu::{self, GeluKeys};
+use crate::keys::{mac_key, random_one};
+use crate::layernorm::{self, LayerNormKeys};
+use crate::mac::MacBatch;
+use crate::mul::{matmul_semi_honest, mul_semi_honest};
+use crate::offline::in_offline_phase;
+use crate::rss::Rss;
+use crate::softmax::{self, SoftmaxKeys};
+use crate::triples::TripleSource;
+use crate::trunc::{TruncPairSource, trunc};
+use crate::verified;
+
+/// Fractional bits of the shares the traits take and return.
+pub const FRAC_BITS: u32 = 16;
+/// Bits of MAC challenge per check (the smallest margin among the gates' working rings).
+const MAC_S: u32 = 32;
+
+/// One gate's material, as a plan lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GateRequest {
+    /// `n` ReLUs.
+    Relu {
+        /// Elements.
+        n: usize,
+    },
+    /// `n` GELUs.
+    Gelu {
+        /// Elements.
+        n: usize,
+    },
+    /// A `[rows, k]` softmax.
+    Softmax {
+        /// Rows.
+        rows: usize,
+        /// Row length.
+        k: usize,
+    },
+    /// A `[rows, k]` LayerNorm.
+    LayerNorm {
+        /// Rows.
+        rows: usize,
+        /// Row length.
+        k: usize,
+    },
+}
+
+#[derive(Debug)]
+enum GateKeys {
+    Relu(Box<DreluKeys<Z16, Z64>>),
+    Gelu(Box<GeluKeys<Z16, Z64>>),
+    Softmax(Box<SoftmaxKeys<Z32, Z64>>),
+    LayerNorm(Box<LayerNormKeys>),
+}
+
+/// The MAC key, `⟨1⟩`, the pending MACs and the gate material of an instance.
+#[derive(Debug)]
+pub struct GateState {
+    keys: Option<(Rss<Z64>, Rss<Z64>)>,
+    batch: MacBatch<Z64>,
+    ready: VecDeque<(GateRequest, GateKeys)>,
+    plan: Vec<GateRequest>,
+}
+
+impl GateState {
+    pub(crate) fn new(security: Security) -> Self {
+        GateState { keys: None, batch: batch(security), ready: VecDeque::new(), plan: Vec::new() }
+    }
+}
+
+fn batch(security: Security) -> MacBatch<Z64> {
+    match security {
+        Security::Malicious => MacBatch::new(),
+        Security::SemiHonest => MacBatch::semi_honest(),
+    }
+}
+
+fn make(ctx: &mut Ctx, req: &GateRequest, security: Security) -> Result<GateKeys> {
+    in_offline_phase(ctx, |ctx| {
+        Ok(match *req {
+            GateRequest::Relu { n } => GateKeys::Relu(Box::new(crate::drelu::setup_with(ctx, n, security)?)),
+            GateRequest::Gelu { n } => GateKeys::Gelu(Box::new(gelu::setup_with(ctx, n, security)?)),
+            GateRequest::Softmax { rows, k } => {
+                GateKeys::Softmax(Box::new(softmax::setup_with(ctx, rows, k, security)?))
+            }
+            GateRequest::LayerNorm { rows, k } => {
+                GateKeys::LayerNorm(Box::new(layernorm::setup_with(ctx, rows, k, security)?))
+            }
+        })
+    })
+}
+
+impl<D> Mosformer<D> {
+    /// The gates run so far, in order: the plan of another run of the same model.
+    pub fn gate_plan(&self) -> &[GateRequest] {
+        &self.gates.plan
+    }
+
+    /// Makes the MAC key, `⟨1⟩` and the material of every gate in `plan` ahead of the online
+    /// phase (gates then take it in order of request).
+    pub fn prepare(&mut self, ctx: &mut Ctx, plan: &[GateRequest]) -> Result<()> {
+        self.mac_keys(ctx)?;
+        for req in plan {
+            let keys = make(ctx, req, self.security)?;
+            self.gates.ready.push_back((req.clone(), keys));
+        }
+        Ok(())
+    }
+
+    fn mac_keys(&mut self, ctx: &mut Ctx) -> Result<(Rss<Z64>, Rss<Z64>)> {
+        if let Some(k) = &self.gates.keys {
+            return Ok(k.clone());
+        }
+        let k = in_offline_phase(ctx, |ctx| Ok((random_one::<Z64>(ctx)?, mac_key::<Z64>(ctx)?)))?;
+        self.gates.keys = Some(k.clone());
+        Ok(k)
+    }
+
+    fn gate_keys(&mut self, ctx: &mut Ctx, req: GateRequest) -> Result<GateKeys> {
+        self.gates.plan.push(req.clone());
+        match self.gates.ready.iter().position(|(r, _)| *r == req) {
+            Some(i) => self
+                .gates
+                .ready
+                .remove(i)
+                .map(|(_, k)| k)
+                .ok_or_else(|| MpcError::Invalid("gate material queue".into())),
+            None => make(ctx, &req, self.security),
+        }
+    }
+}
+
+fn flat(x: &Rss<Z64>) -> Result<Rss<Z64>> {
+    x.reshape(&[x.len()])
+}
+
+impl<D: TripleSource<Z64> + TruncPairSource<Z64>> FixedPoint<Z64> for Mosformer<D> {
+    fn frac_bits(&self) -> u32 {
+        FRAC_BITS
+    }
+
+    fn mul_fixed(&mut self, ctx: &mut Ctx, x: &Rss<Z64>, y: &Rss<Z64>) -> Result<Rss<Z64>> {
+        let z = match self.security {
+            Security::Malicious => verified::mul(ctx, &mut self.triples, x, y)?,
+            Security::SemiHonest => mul_semi_honest(ctx, x, y)?,
+        };
+        trunc(ctx, &mut self.triples, &z, 1 << FRAC_BITS)
+    }
+
+    fn matmul_fixed(&mut self, ctx: &mut Ctx, x: &Rss<Z64>, y: &Rss<Z64>) -> Result<Rss<Z64>> {
+        let z = match self.security {
+            Security::Malicious => verified::matmul(ctx, &mut self.triples, x, y)?,
+            Security::SemiHonest => matmul_semi_honest(ctx, x, y)?,
+        };
+        trunc(ctx, &mut self.triples, &z, 1 << FRAC_BITS)
+    }
+
+    fn div_public(&mut self, ctx: &mut Ctx, x: &Rss<Z64>, d: u64) -> Result<Rss<Z64>> {
+        trunc(ctx, &mut self.triples, x, d)
+    }
+}
+
+impl<D: TripleSource<Z64> + TruncPairSource<Z64>> NonLinear<Z64> for Mosformer<D> {
+    fn relu(&mut self, ctx: &mut Ctx, x: &Rss<Z64>) -> Result<Rss<Z64>> {
+        let (_, alpha) = self.mac_keys(ctx)?;
+        let GateKeys::Relu(keys) = self.gate_keys(ctx, GateRequest::Relu { n: x.len() })? else {
+            return Err(MpcError::Invalid("ReLU material expected".into()));
+        };
+        let x_flat = flat(x)?;
+        let cond: Rss<Z16> = downcast(&x_flat, FRAC_BITS - gelu::F_IN)?;
+        select(ctx, *keys, &cond, &x_flat, &alpha, &mut self.gates.batch)?.reshape(x.shape())
+    }
+
+    fn gelu(&mut self, ctx: &mut Ctx, x: &Rss<Z64>) -> Result<Rss<Z64>> {
+        let (one, alpha) = self.mac_keys(ctx)?;
+        let GateKeys::Gelu(keys) = self.gate_keys(ctx, GateRequest::Gelu { n: x.len() })? else {
+            return Err(MpcError::Invalid("GELU material expected".into()));
+        };
+        let shift = FRAC_BITS - gelu::F_IN;
+        let x6 = trunc(ctx, &mut self.triples, &flat(x)?, 1 << shift)?;
+        let g = gelu::gelu::<Z16, Z64>(ctx, *keys, &x6, &one, &alpha, &mut self.gates.batch)?;
+        g.scale(Z64(1 << shift)).reshape(x.shape())
+    }
+
+    fn softmax(
+        &mut self,
+        ctx: &mut Ctx,
+        x: &Rss<Z64>,
+        rows: usize,
+        k: usize,
+        mask: Option<&[bool]>,
+    ) -> Result<Rss<Z64>> {
+        const F: u32 = 12;
+        let (one, alpha) = self.mac_keys(ctx)?;
+        let GateKeys::Softmax(keys) = self.gate_keys(ctx, GateRequest::Softmax { rows, k })? else {
+            return Err(MpcError::Invalid("softmax material expected".into()));
+        };
+        let x12 = trunc(ctx, &mut self.triples, &flat(x)?, 1 << (FRAC_BITS - F))?;
+        let s = softmax::softmax::<Z32, Z64>(
+            ctx,
+            *keys,
+            &mut self.triples,
+            &x12,
+            mask,
+            F,
+            &one,
+            &alpha,
+            &mut self.gates.batch,
+        )?;
+        s.scale(Z64(1 << (FRAC_BITS - F))).reshape(x.shape())
+    }
+
+    fn layernorm(
+        &mut self,
+        ctx: &mut Ctx,
+        x: &Rss<Z64>,
+        gamma: &Rss<Z64>,
+        beta: &Rss<Z64>,
+        rows: usize,
+        k: usize,
+    ) -> Result<Rss<Z64>> {
+        let (one, alpha) = self.mac_keys(ctx)?;
+        let GateKeys::LayerNorm(keys) = self.gate_keys(ctx, GateRequest::LayerNorm { rows, k })? else {
+            return Err(MpcError::Invalid("LayerNorm material expected".into()));
+        };
+        let y = layernorm::layernorm(
+            ctx,
+            *keys,
+            &mut self.triples,
+            x,
+            gamma,
+            beta,
+            &one,
+            &alpha,
+            &mut self.gates.batch,
+        )?;
+        y.reshape(x.shape())
+    }
+
+    fn check(&mut self, ctx: &mut Ctx) -> Result<()> {
+        let pending = std::mem::replace(&mut self.gates.batch, batch(self.security));
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let (_, alpha) = self.mac_keys(ctx)?;
+        pending.check(ctx, &alpha, MAC_S, "mosformer deferred checks")
+    }
+}
