@@ -10,6 +10,48 @@ fn default_sizes(_op: &str) -> Vec<usize> {
     vec![10_000, 100_000, 1_000_000]
 }
 
+/// `veil bench layer`: one measured BERT-base encoder layer.
+pub fn layer(family: &str, security: &str, tokens: usize, layers: usize, json: bool) -> anyhow::Result<()> {
+    if family != "mosformer" {
+        bail!("no layer benchmark for family '{family}' yet (available: mosformer)");
+    }
+    let security = match security {
+        "malicious" => veil_mosformer::Security::Malicious,
+        "semi-honest" => veil_mosformer::Security::SemiHonest,
+        other => bail!("--security must be 'malicious' or 'semi-honest', not '{other}'"),
+    };
+    eprintln!("bench: {layers} BERT-base layers at {tokens} tokens ...");
+    let r = veil_runtime::encoder::bench_layer(
+        veil_runtime::encoder::LayerShape::bert_base(tokens),
+        layers,
+        security,
+    )?;
+    if json {
+        println!("{}", serde_json::to_string(&r)?);
+        return Ok(());
+    }
+    let mib = |b: f64| b / f64::from(1u32 << 20);
+    println!("mosformer {} BERT-base layer, {tokens} tokens (one layer, per server):", r.security);
+    println!(
+        "  offline: {:>10.1} MiB sent  {:>5} rounds  {:>8.2} s",
+        mib(r.offline.bytes_per_party),
+        r.offline.rounds,
+        r.offline.seconds
+    );
+    println!(
+        "  online:  {:>10.1} MiB sent  {:>5} rounds  {:>8.2} s",
+        mib(r.online.bytes_per_party),
+        r.online.rounds,
+        r.online.seconds
+    );
+    println!(
+        "  material made during the online phase: {}; peak memory of the process (all three servers): {}",
+        r.made_online,
+        r.peak_rss_mib.map(|m| format!("{m:.0} MiB")).unwrap_or_else(|| "-".into())
+    );
+    Ok(())
+}
+
 /// Runs the benchmarks and prints them.
 pub fn ops(
     family: &str,

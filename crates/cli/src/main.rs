@@ -99,6 +99,25 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// One BERT-base encoder layer (random weights): offline and online cost per layer, with
+    /// the offline phase made one layer at a time, and peak memory.
+    Layer {
+        /// Protocol family.
+        #[arg(long)]
+        family: String,
+        /// `malicious` or `semi-honest`.
+        #[arg(long, default_value = "malicious")]
+        security: String,
+        /// Tokens (BERT-base runs 128; every gate's material grows with it).
+        #[arg(long, default_value_t = 8)]
+        tokens: usize,
+        /// Layers to run (at least 2: the first plans the offline phase of the others).
+        #[arg(long, default_value_t = 2)]
+        layers: usize,
+        /// One JSON object.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -113,6 +132,9 @@ fn main() -> ExitCode {
         Command::Demo { parties, json, workdir } => demo::run(parties, json, workdir),
         Command::Bench { what: BenchCommand::Ops { family, security, ring, n, op, json } } => {
             bench::ops(&family, &security, ring, n, op.as_deref(), json)
+        }
+        Command::Bench { what: BenchCommand::Layer { family, security, tokens, layers, json } } => {
+            bench::layer(&family, &security, tokens, layers, json)
         }
     };
     match result {

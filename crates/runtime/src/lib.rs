@@ -7,6 +7,7 @@
 //! one output party only.
 
 pub mod bench;
+pub mod encoder;
 pub mod memory;
 
 use serde::{Deserialize, Serialize};

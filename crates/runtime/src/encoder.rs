@@ -1,0 +1,262 @@
+//! A BERT-style encoder layer on the `mosformer` family, driven through the capability traits
+//! (`FixedPoint`, `NonLinear`) plus local layout operations on replicated shares, and its
+//! benchmark: offline and online cost per layer with the offline phase produced one layer at a
+//! time, so that what a party holds is bounded by one layer's material.
+//!
+//! The layer (post-LayerNorm, as BERT): `Q, K, V = X·W_q, X·W_k, X·W_v`; per head
+//! `softmax(Q_h·K_hᵀ / ⌊√d_h⌋)·V_h`; `X + O·W_o` → LayerNorm; `GELU(H·W_1)·W_2 + H` →
+//! LayerNorm. Weights are random (model owner = server 1), the input random (data owner =
+//! server 0); biases are left out. Real checkpoints come with the model runtime.
+
+use std::time::Instant;
+
+use serde::Serialize;
+use veil_crypto::Prg;
+use veil_mosformer::offline::{OFFLINE_PHASE, Offline};
+use veil_mosformer::rss::Rss;
+use veil_mosformer::{Mosformer, Security};
+use veil_mpc::harness::{all_ok, simulate};
+use veil_mpc::traits::{FixedPoint, Linear, NonLinear, Sharing};
+use veil_mpc::{Ctx, MpcError, Result};
+use veil_ring::{Ring, Z64};
+use veil_tensor::Tensor;
+
+/// Shape of an encoder layer.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct LayerShape {
+    /// Tokens.
+    pub tokens: usize,
+    /// Hidden width.
+    pub hidden: usize,
+    /// Attention heads.
+    pub heads: usize,
+    /// Feed-forward width.
+    pub ffn: usize,
+}
+
+impl LayerShape {
+    /// BERT-base with `tokens` tokens.
+    pub fn bert_base(tokens: usize) -> Self {
+        LayerShape { tokens, hidden: 768, heads: 12, ffn: 3072 }
+    }
+}
+
+/// One layer's secret weights.
+struct Weights {
+    wq: Rss<Z64>,
+    wk: Rss<Z64>,
+    wv: Rss<Z64>,
+    wo: Rss<Z64>,
+    w1: Rss<Z64>,
+    w2: Rss<Z64>,
+    gamma: Rss<Z64>,
+    beta: Rss<Z64>,
+}
+
+fn encoded(g: &mut Prg, shape: &[usize], center: f64, spread: f64) -> Result<Tensor<Z64>> {
+    let n: usize = shape.iter().product();
+    let v = (0..n)
+        .map(|_| {
+            let u = (g.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            Z64::from_i64(((center + spread * (2.0 * u - 1.0)) * 65536.0).round() as i64)
+        })
+        .collect();
+    Ok(Tensor::new(shape.to_vec(), v)?)
+}
+
+/// The model owner (server 1) draws and shares one layer's weights.
+fn share_weights(p: &mut Mosformer<Offline>, ctx: &mut Ctx, s: &LayerShape) -> Result<Weights> {
+    let me = ctx.party();
+    let scale = 1.0 / (s.hidden as f64).sqrt();
+    let w = |p: &mut Mosformer<Offline>, ctx: &mut Ctx, shape: &[usize], c: f64, sp: f64| {
+        let t = if me == 1 { Some(encoded(ctx.rng(), shape, c, sp)?) } else { None };
+        p.share_input(ctx, 1, t.as_ref(), shape)
+    };
+    let (h, f) = (s.hidden, s.ffn);
+    Ok(Weights {
+        wq: w(p, ctx, &[h, h], 0.0, scale)?,
+        wk: w(p, ctx, &[h, h], 0.0, scale)?,
+        wv: w(p, ctx, &[h, h], 0.0, scale)?,
+        wo: w(p, ctx, &[h, h], 0.0, scale)?,
+        w1: w(p, ctx, &[h, f], 0.0, scale)?,
+        w2: w(p, ctx, &[f, h], 0.0, 1.0 / (f as f64).sqrt())?,
+        gamma: w(p, ctx, &[h], 1.0, 0.1)?,
+        beta: w(p, ctx, &[h], 0.0, 0.1)?,
+    })
+}
+
+fn columns(x: &Rss<Z64>, lo: usize, hi: usize) -> Result<Rss<Z64>> {
+    Rss::new(x.first.slice(1, lo..hi)?, x.second.slice(1, lo..hi)?)
+}
+
+fn transpose(x: &Rss<Z64>) -> Result<Rss<Z64>> {
+    Rss::new(x.first.transpose()?, x.second.transpose()?)
+}
+
+fn concat(parts: &[Rss<Z64>], axis: usize) -> Result<Rss<Z64>> {
+    let firsts: Vec<&Tensor<Z64>> = parts.iter().map(|p| &p.first).collect();
+    let seconds: Vec<&Tensor<Z64>> = parts.iter().map(|p| &p.second).collect();
+    Rss::new(Tensor::concat(&firsts, axis)?, Tensor::concat(&seconds, axis)?)
+}
+
+/// One encoder layer on `x: [tokens, hidden]`.
+fn layer(
+    p: &mut Mosformer<Offline>,
+    ctx: &mut Ctx,
+    s: &LayerShape,
+    x: &Rss<Z64>,
+    w: &Weights,
+) -> Result<Rss<Z64>> {
+    let (l, dh) = (s.tokens, s.hidden / s.heads);
+    let q = p.matmul_fixed(ctx, x, &w.wq)?;
+    let k = p.matmul_fixed(ctx, x, &w.wk)?;
+    let v = p.matmul_fixed(ctx, x, &w.wv)?;
+    let mut scores = Vec::with_capacity(s.heads);
+    for h in 0..s.heads {
+        let (lo, hi) = (h * dh, (h + 1) * dh);
+        scores.push(p.matmul_fixed(ctx, &columns(&q, lo, hi)?, &transpose(&columns(&k, lo, hi)?)?)?);
+    }
+    let scores = concat(&scores, 0)?;
+    let scale = (dh as f64).sqrt().floor() as u64;
+    let scores = p.div_public(ctx, &scores, scale)?;
+    let probs = p.softmax(ctx, &scores, s.heads * l, l, None)?;
+    let mut heads = Vec::with_capacity(s.heads);
+    for h in 0..s.heads {
+        let ph =
+            Rss::new(probs.first.slice(0, h * l..(h + 1) * l)?, probs.second.slice(0, h * l..(h + 1) * l)?)?;
+        heads.push(p.matmul_fixed(ctx, &ph, &columns(&v, h * dh, (h + 1) * dh)?)?);
+    }
+    let attn = p.matmul_fixed(ctx, &concat(&heads, 1)?, &w.wo)?;
+    let res = p.add(&attn, x)?;
+    let h1 = p.layernorm(ctx, &res, &w.gamma, &w.beta, l, s.hidden)?;
+    let up = p.matmul_fixed(ctx, &h1, &w.w1)?;
+    let f = p.gelu(ctx, &up)?;
+    let down = p.matmul_fixed(ctx, &f, &w.w2)?;
+    let out = p.add(&down, &h1)?;
+    p.layernorm(ctx, &out, &w.gamma, &w.beta, l, s.hidden)
+}
+
+/// Counters of one phase of one layer, over the three servers.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LayerPhase {
+    /// Mean bytes sent per server.
+    pub bytes_per_party: f64,
+    /// Latency rounds (the slowest server's count).
+    pub rounds: u64,
+    /// Wall-clock seconds (slowest server).
+    pub seconds: f64,
+}
+
+/// The record `veil bench layer` prints.
+#[derive(Debug, Clone, Serialize)]
+pub struct LayerRecord {
+    /// Protocol family.
+    pub family: &'static str,
+    /// `malicious` or `semi-honest`.
+    pub security: &'static str,
+    /// The layer's shape.
+    pub shape: LayerShape,
+    /// Layers run; the first plans the offline phase of the others, which are measured.
+    pub layers: usize,
+    /// Offline phase of one measured layer (its material made ahead, then held until used).
+    pub offline: LayerPhase,
+    /// Online phase of one measured layer.
+    pub online: LayerPhase,
+    /// Material the online phase of measured layers still had to make (must be 0).
+    pub made_online: u64,
+    /// Peak resident memory of the process running all three servers, MiB (Linux).
+    pub peak_rss_mib: Option<f64>,
+    /// Network profile (`none`: in-memory).
+    pub net: &'static str,
+}
+
+struct Measured {
+    bytes: u64,
+    rounds: u64,
+    seconds: f64,
+}
+
+fn measured(ctx: &Ctx, phase: &str, before: veil_net::PhaseStats, t0: u64, start: Instant) -> Measured {
+    let now = ctx.stats().get(phase);
+    Measured {
+        bytes: now.bytes_sent - before.bytes_sent,
+        rounds: ctx.stats().time() - t0,
+        seconds: start.elapsed().as_secs_f64(),
+    }
+}
+
+/// Runs `layers ≥ 2` encoder layers of shape `s` among three servers on threads; measures the
+/// last one, whose material is produced in its own offline phase right before it runs.
+pub fn bench_layer(s: LayerShape, layers: usize, security: Security) -> Result<LayerRecord> {
+    if layers < 2 || s.heads == 0 || s.hidden % s.heads != 0 || s.tokens == 0 {
+        return Err(MpcError::Invalid(format!(
+            "{layers} layers of {s:?}: needs ≥ 2 layers and heads dividing hidden"
+        )));
+    }
+    crate::memory::reset_peak();
+    let store = move || if security == Security::Malicious { Offline::new() } else { Offline::semi_honest() };
+    let runs = all_ok(simulate(3, 11, |ctx| {
+        let shape = [s.tokens, s.hidden];
+        let x0 = if ctx.party() == 0 { Some(encoded(ctx.rng(), &shape, 0.0, 1.0)?) } else { None };
+        let mut p = Mosformer::new(security, store());
+        ctx.set_phase("input");
+        let mut x = p.share_input(ctx, 0, x0.as_ref(), &shape)?;
+        // Layer 0 makes its material on demand and records the plan of every later layer.
+        let w = share_weights(&mut p, ctx, &s)?;
+        ctx.set_phase("online");
+        x = layer(&mut p, ctx, &s, &x, &w)?;
+        p.check(ctx)?;
+        let gates = p.gate_plan().to_vec();
+        let triples = p.source_mut().plan().clone();
+        let mut last = None;
+        for _ in 1..layers {
+            ctx.set_phase("input");
+            let w = share_weights(&mut p, ctx, &s)?;
+            let mut q = Mosformer::new(security, store());
+            ctx.set_phase(OFFLINE_PHASE);
+            let (before, t0, start) = (ctx.stats().get(OFFLINE_PHASE), ctx.stats().time(), Instant::now());
+            q.prepare(ctx, &gates)?;
+            q.source_mut().produce(ctx, &triples)?;
+            let off = measured(ctx, OFFLINE_PHASE, before, t0, start);
+            ctx.set_phase("online");
+            let (before, t0, start) = (ctx.stats().get("online"), ctx.stats().time(), Instant::now());
+            let offline_before = ctx.stats().get(OFFLINE_PHASE).bytes_sent;
+            x = layer(&mut q, ctx, &s, &x, &w)?;
+            q.check(ctx)?;
+            let on = measured(ctx, "online", before, t0, start);
+            let made_online = ctx.stats().get(OFFLINE_PHASE).bytes_sent - offline_before;
+            last = Some((off, on, made_online + q.source_mut().made_on_demand()));
+        }
+        last.ok_or_else(|| MpcError::Invalid("no measured layer".into()))
+    }))?;
+    let phase = |pick: fn(&(Measured, Measured, u64)) -> &Measured| LayerPhase {
+        bytes_per_party: runs.iter().map(|r| pick(r).bytes as f64).sum::<f64>() / 3.0,
+        rounds: runs.iter().map(|r| pick(r).rounds).max().unwrap_or(0),
+        seconds: runs.iter().map(|r| pick(r).seconds).fold(0.0, f64::max),
+    };
+    Ok(LayerRecord {
+        family: "mosformer",
+        security: if security == Security::Malicious { "malicious" } else { "semi-honest" },
+        shape: s,
+        layers,
+        offline: phase(|r| &r.0),
+        online: phase(|r| &r.1),
+        made_online: runs.iter().map(|r| r.2).max().unwrap_or(0),
+        peak_rss_mib: crate::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20)),
+        net: "none",
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_small_layer_runs_with_its_material_made_ahead() {
+        let s = LayerShape { tokens: 2, hidden: 8, heads: 2, ffn: 16 };
+        let r = bench_layer(s, 2, Security::Malicious).unwrap();
+        assert_eq!(r.made_online, 0);
+        assert!(r.offline.bytes_per_party > 0.0 && r.online.bytes_per_party > 0.0);
+        assert!(bench_layer(s, 1, Security::Malicious).is_err());
+    }
+}
