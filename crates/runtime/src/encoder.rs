@@ -188,7 +188,7 @@ fn measured(ctx: &Ctx, phase: &str, before: veil_net::PhaseStats, t0: u64, start
 /// Runs `layers ≥ 2` encoder layers of shape `s` among three servers on threads; measures the
 /// last one, whose material is produced in its own offline phase right before it runs.
 pub fn bench_layer(s: LayerShape, layers: usize, security: Security) -> Result<LayerRecord> {
-    if layers < 2 || s.heads == 0 || s.hidden % s.heads != 0 || s.tokens == 0 {
+    if layers < 2 || s.heads == 0 || !s.hidden.is_multiple_of(s.heads) || s.tokens == 0 {
         return Err(MpcError::Invalid(format!(
             "{layers} layers of {s:?}: needs ≥ 2 layers and heads dividing hidden"
         )));
