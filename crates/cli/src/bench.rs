@@ -31,7 +31,10 @@ pub fn layer(family: &str, security: &str, tokens: usize, layers: usize, json: b
         return Ok(());
     }
     let mib = |b: f64| b / f64::from(1u32 << 20);
-    println!("mosformer {} BERT-base layer, {tokens} tokens (one layer, per server):", r.security);
+    println!(
+        "mosformer {} BERT-base layer, {tokens} tokens, material {} (one layer, per server):",
+        r.security, r.material
+    );
     println!(
         "  offline: {:>10.1} MiB sent  {:>5} rounds  {:>8.2} s",
         mib(r.offline.bytes_per_party),
@@ -44,11 +47,11 @@ pub fn layer(family: &str, security: &str, tokens: usize, layers: usize, json: b
         r.online.rounds,
         r.online.seconds
     );
-    println!(
-        "  material made during the online phase: {}; peak memory of the process (all three servers): {}",
-        r.made_online,
-        r.peak_rss_mib.map(|m| format!("{m:.0} MiB")).unwrap_or_else(|| "-".into())
-    );
+    let peak = r.peak_rss_mib.map(|m| format!("{m:.0} MiB")).unwrap_or_else(|| "-".into());
+    if r.layers > 1 {
+        println!("  material the online phase still had to make: {}", r.made_online);
+    }
+    println!("  peak memory of the process (all three servers): {peak}");
     Ok(())
 }
 

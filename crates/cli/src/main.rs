@@ -111,7 +111,8 @@ enum BenchCommand {
         /// Tokens (BERT-base runs 128; every gate's material grows with it).
         #[arg(long, default_value_t = 8)]
         tokens: usize,
-        /// Layers to run (at least 2: the first plans the offline phase of the others).
+        /// Layers to run: 1 makes the material on demand, gate call by gate call (bounded
+        /// memory); 2 or more make the measured layer's material ahead, planned by the first.
         #[arg(long, default_value_t = 2)]
         layers: usize,
         /// One JSON object.

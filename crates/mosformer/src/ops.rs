@@ -86,6 +86,9 @@ enum GateKeys {
 /// The MAC key, `⟨1⟩`, the pending MACs and the gate material of an instance.
 #[derive(Debug)]
 pub struct GateState {
+    /// Most elements one gate call handles; larger inputs go through in chunks, each with its
+    /// own material (what bounds memory when material is made on demand).
+    chunk: usize,
     keys: Option<(Rss<Z64>, Rss<Z64>)>,
     batch: MacBatch<Z64>,
     ready: VecDeque<(GateRequest, GateKeys)>,
@@ -94,7 +97,13 @@ pub struct GateState {
 
 impl GateState {
     pub(crate) fn new(security: Security) -> Self {
-        GateState { keys: None, batch: batch(security), ready: VecDeque::new(), plan: Vec::new() }
+        GateState {
+            chunk: usize::MAX,
+            keys: None,
+            batch: batch(security),
+            ready: VecDeque::new(),
+            plan: Vec::new(),
+        }
     }
 }
 
@@ -121,6 +130,14 @@ fn make(ctx: &mut Ctx, req: &GateRequest, security: Security) -> Result<GateKeys
 }
 
 impl<D> Mosformer<D> {
+    /// Caps the elements of one gate call at `elements` (≥ 1): larger inputs are evaluated in
+    /// chunks, each with its own material, so that material made on demand never exceeds one
+    /// chunk's. Costs rounds (one gate evaluation per chunk).
+    pub fn with_chunk(mut self, elements: usize) -> Self {
+        self.gates.chunk = elements.max(1);
+        self
+    }
+
     /// The gates run so far, in order: the plan of another run of the same model.
     pub fn gate_plan(&self) -> &[GateRequest] {
         &self.gates.plan
@@ -160,6 +177,11 @@ impl<D> Mosformer<D> {
     }
 }
 
+/// `(start, length)` of consecutive chunks of at most `size` covering `0..n`.
+fn chunks(n: usize, size: usize) -> Vec<(usize, usize)> {
+    (0..n.div_ceil(size.max(1))).map(|i| (i * size, size.min(n - i * size))).collect()
+}
+
 fn flat(x: &Rss<Z64>) -> Result<Rss<Z64>> {
     x.reshape(&[x.len()])
 }
@@ -193,22 +215,32 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> FixedPoint<Z64> for Mosformer<
 impl<D: TripleSource<Z64> + TruncPairSource<Z64>> NonLinear<Z64> for Mosformer<D> {
     fn relu(&mut self, ctx: &mut Ctx, x: &Rss<Z64>) -> Result<Rss<Z64>> {
         let (_, alpha) = self.mac_keys(ctx)?;
-        let GateKeys::Relu(keys) = self.gate_keys(ctx, GateRequest::Relu { n: x.len() })? else {
-            return Err(MpcError::Invalid("ReLU material expected".into()));
-        };
         let x_flat = flat(x)?;
-        let cond: Rss<Z16> = downcast(&x_flat, FRAC_BITS - gelu::F_IN)?;
-        select(ctx, *keys, &cond, &x_flat, &alpha, &mut self.gates.batch)?.reshape(x.shape())
+        let mut out = Vec::new();
+        for (lo, n) in chunks(x.len(), self.gates.chunk) {
+            let GateKeys::Relu(keys) = self.gate_keys(ctx, GateRequest::Relu { n })? else {
+                return Err(MpcError::Invalid("ReLU material expected".into()));
+            };
+            let part = x_flat.range(lo, n)?;
+            let cond: Rss<Z16> = downcast(&part, FRAC_BITS - gelu::F_IN)?;
+            out.push(select(ctx, *keys, &cond, &part, &alpha, &mut self.gates.batch)?);
+        }
+        Rss::concat(&out.iter().collect::<Vec<_>>())?.reshape(x.shape())
     }
 
     fn gelu(&mut self, ctx: &mut Ctx, x: &Rss<Z64>) -> Result<Rss<Z64>> {
         let (one, alpha) = self.mac_keys(ctx)?;
-        let GateKeys::Gelu(keys) = self.gate_keys(ctx, GateRequest::Gelu { n: x.len() })? else {
-            return Err(MpcError::Invalid("GELU material expected".into()));
-        };
         let shift = FRAC_BITS - gelu::F_IN;
         let x6 = trunc(ctx, &mut self.triples, &flat(x)?, 1 << shift)?;
-        let g = gelu::gelu::<Z16, Z64>(ctx, *keys, &x6, &one, &alpha, &mut self.gates.batch)?;
+        let mut out = Vec::new();
+        for (lo, n) in chunks(x.len(), self.gates.chunk) {
+            let GateKeys::Gelu(keys) = self.gate_keys(ctx, GateRequest::Gelu { n })? else {
+                return Err(MpcError::Invalid("GELU material expected".into()));
+            };
+            let part = x6.range(lo, n)?;
+            out.push(gelu::gelu::<Z16, Z64>(ctx, *keys, &part, &one, &alpha, &mut self.gates.batch)?);
+        }
+        let g = Rss::concat(&out.iter().collect::<Vec<_>>())?;
         g.scale(Z64(1 << shift)).reshape(x.shape())
     }
 
@@ -222,21 +254,31 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> NonLinear<Z64> for Mosformer<D
     ) -> Result<Rss<Z64>> {
         const F: u32 = 12;
         let (one, alpha) = self.mac_keys(ctx)?;
-        let GateKeys::Softmax(keys) = self.gate_keys(ctx, GateRequest::Softmax { rows, k })? else {
-            return Err(MpcError::Invalid("softmax material expected".into()));
-        };
+        if x.len() != rows * k || mask.is_some_and(|m| m.len() != rows * k) {
+            return Err(MpcError::Invalid(format!("softmax of {} values as [{rows}, {k}]", x.len())));
+        }
         let x12 = trunc(ctx, &mut self.triples, &flat(x)?, 1 << (FRAC_BITS - F))?;
-        let s = softmax::softmax::<Z32, Z64>(
-            ctx,
-            *keys,
-            &mut self.triples,
-            &x12,
-            mask,
-            F,
-            &one,
-            &alpha,
-            &mut self.gates.batch,
-        )?;
+        let per = (self.gates.chunk / k.max(1)).max(1);
+        let mut out = Vec::new();
+        for (row, r) in chunks(rows, per) {
+            let GateKeys::Softmax(keys) = self.gate_keys(ctx, GateRequest::Softmax { rows: r, k })? else {
+                return Err(MpcError::Invalid("softmax material expected".into()));
+            };
+            let part = x12.range(row * k, r * k)?;
+            let part_mask = mask.map(|m| &m[row * k..(row + r) * k]);
+            out.push(softmax::softmax::<Z32, Z64>(
+                ctx,
+                *keys,
+                &mut self.triples,
+                &part,
+                part_mask,
+                F,
+                &one,
+                &alpha,
+                &mut self.gates.batch,
+            )?);
+        }
+        let s = Rss::concat(&out.iter().collect::<Vec<_>>())?;
         s.scale(Z64(1 << (FRAC_BITS - F))).reshape(x.shape())
     }
 

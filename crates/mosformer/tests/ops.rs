@@ -126,11 +126,11 @@ fn block(p: &mut Mosformer<Offline>, ctx: &mut Ctx, i: &Inputs) -> Result<Tensor
     p.reveal_all(ctx, &y)
 }
 
-fn run(security: Security) -> Vec<f64> {
+fn run(security: Security, chunk: usize) -> Vec<f64> {
     let i = inputs();
     let store = move || if security == Security::Malicious { Offline::new() } else { Offline::semi_honest() };
     let out = all_ok(simulate(3, 21, |ctx| {
-        let mut p = Mosformer::new(security, store());
+        let mut p = Mosformer::new(security, store()).with_chunk(chunk);
         block(&mut p, ctx, &i)
     }))
     .unwrap();
@@ -140,10 +140,12 @@ fn run(security: Security) -> Vec<f64> {
 #[test]
 fn a_transformer_block_through_the_traits_matches_plaintext() {
     let want = reference(&inputs());
-    for security in [Security::Malicious, Security::SemiHonest] {
-        let got = run(security);
+    for (security, chunk) in
+        [(Security::Malicious, usize::MAX), (Security::SemiHonest, usize::MAX), (Security::Malicious, 5)]
+    {
+        let got = run(security, chunk);
         let worst = got.iter().zip(&want).map(|(g, w)| (g - w).abs()).fold(0.0, f64::max);
-        eprintln!("{security:?}: max |error| = {worst}");
+        eprintln!("{security:?}, chunks of {chunk}: max |error| = {worst}");
         // GELU's 6-bit output precision (1/64) and table, plus the upstream truncations.
         assert!(worst < 0.06, "{security:?}: {got:?} vs {want:?}");
     }

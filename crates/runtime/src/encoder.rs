@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 use veil_crypto::Prg;
-use veil_mosformer::offline::{OFFLINE_PHASE, Offline};
+use veil_mosformer::offline::{OFFLINE_PHASE, Offline, nested_offline_seconds};
 use veil_mosformer::rss::Rss;
 use veil_mosformer::{Mosformer, Security};
 use veil_mpc::harness::{all_ok, simulate};
@@ -156,8 +156,10 @@ pub struct LayerRecord {
     pub security: &'static str,
     /// The layer's shape.
     pub shape: LayerShape,
-    /// Layers run; the first plans the offline phase of the others, which are measured.
+    /// Layers run; with two or more the first plans the offline phase of the others.
     pub layers: usize,
+    /// How the measured layer got its material.
+    pub material: &'static str,
     /// Offline phase of one measured layer (its material made ahead, then held until used).
     pub offline: LayerPhase,
     /// Online phase of one measured layer.
@@ -185,12 +187,19 @@ fn measured(ctx: &Ctx, phase: &str, before: veil_net::PhaseStats, t0: u64, start
     }
 }
 
-/// Runs `layers ≥ 2` encoder layers of shape `s` among three servers on threads; measures the
-/// last one, whose material is produced in its own offline phase right before it runs.
+/// Elements per gate call when material is made on demand (bounds what a server holds).
+pub const ON_DEMAND_CHUNK: usize = 16_384;
+
+/// Runs `layers` encoder layers of shape `s` among three servers on threads and measures the
+/// last one. With `layers ≥ 2` the first layer plans the offline phase and the last layer's
+/// material is made ahead in its own phase; with `layers = 1` the layer makes its material on
+/// demand, gate call by gate call in chunks of [`ON_DEMAND_CHUNK`] elements (bounded memory;
+/// offline bytes and rounds still counted apart, offline seconds subtracted from the online
+/// time).
 pub fn bench_layer(s: LayerShape, layers: usize, security: Security) -> Result<LayerRecord> {
-    if layers < 2 || s.heads == 0 || !s.hidden.is_multiple_of(s.heads) || s.tokens == 0 {
+    if layers == 0 || s.heads == 0 || !s.hidden.is_multiple_of(s.heads) || s.tokens == 0 {
         return Err(MpcError::Invalid(format!(
-            "{layers} layers of {s:?}: needs ≥ 2 layers and heads dividing hidden"
+            "{layers} layers of {s:?}: needs ≥ 1 layer and heads dividing hidden"
         )));
     }
     crate::memory::reset_peak();
@@ -198,10 +207,33 @@ pub fn bench_layer(s: LayerShape, layers: usize, security: Security) -> Result<L
     let runs = all_ok(simulate(3, 11, |ctx| {
         let shape = [s.tokens, s.hidden];
         let x0 = if ctx.party() == 0 { Some(encoded(ctx.rng(), &shape, 0.0, 1.0)?) } else { None };
-        let mut p = Mosformer::new(security, store());
         ctx.set_phase("input");
+        let mut p = Mosformer::new(security, store()).with_chunk(ON_DEMAND_CHUNK);
         let mut x = p.share_input(ctx, 0, x0.as_ref(), &shape)?;
+        if layers == 1 {
+            let w = share_weights(&mut p, ctx, &s)?;
+            ctx.set_phase("online");
+            let (off0, on0) = (ctx.stats().get(OFFLINE_PHASE), ctx.stats().get("online"));
+            let (nested0, start) = (nested_offline_seconds(), Instant::now());
+            layer(&mut p, ctx, &s, &x, &w)?;
+            p.check(ctx)?;
+            let total = start.elapsed().as_secs_f64();
+            let nested = nested_offline_seconds() - nested0;
+            let (off1, on1) = (ctx.stats().get(OFFLINE_PHASE), ctx.stats().get("online"));
+            let off = Measured {
+                bytes: off1.bytes_sent - off0.bytes_sent,
+                rounds: off1.rounds - off0.rounds,
+                seconds: nested,
+            };
+            let on = Measured {
+                bytes: on1.bytes_sent - on0.bytes_sent,
+                rounds: on1.rounds - on0.rounds,
+                seconds: total - nested,
+            };
+            return Ok((off, on, 0));
+        }
         // Layer 0 makes its material on demand and records the plan of every later layer.
+        let mut p = Mosformer::new(security, store());
         let w = share_weights(&mut p, ctx, &s)?;
         ctx.set_phase("online");
         x = layer(&mut p, ctx, &s, &x, &w)?;
@@ -239,6 +271,7 @@ pub fn bench_layer(s: LayerShape, layers: usize, security: Security) -> Result<L
         security: if security == Security::Malicious { "malicious" } else { "semi-honest" },
         shape: s,
         layers,
+        material: if layers == 1 { "on demand, per gate call" } else { "ahead, per layer" },
         offline: phase(|r| &r.0),
         online: phase(|r| &r.1),
         made_online: runs.iter().map(|r| r.2).max().unwrap_or(0),
@@ -257,6 +290,8 @@ mod tests {
         let r = bench_layer(s, 2, Security::Malicious).unwrap();
         assert_eq!(r.made_online, 0);
         assert!(r.offline.bytes_per_party > 0.0 && r.online.bytes_per_party > 0.0);
-        assert!(bench_layer(s, 1, Security::Malicious).is_err());
+        let r = bench_layer(s, 1, Security::SemiHonest).unwrap();
+        assert!(r.offline.bytes_per_party > 0.0 && r.online.bytes_per_party > 0.0);
+        assert!(bench_layer(s, 0, Security::Malicious).is_err());
     }
 }
