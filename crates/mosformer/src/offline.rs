@@ -35,6 +35,9 @@ use crate::rss::Rss;
 use crate::triples::{Sacrifice, Triple, TripleSource, generate_matmul, generate_mul};
 use crate::trunc::{TruncPair, TruncPairSource, pair_known_pair};
 
+/// Upcast tuples made per batch (bounds the bits and triples held while making them).
+pub const UPCAST_BATCH: usize = 4096;
+
 /// The communication phase offline production is counted under.
 pub const OFFLINE_PHASE: &str = "offline";
 
@@ -251,19 +254,25 @@ impl Offline {
         Ok(())
     }
 
-    /// Produces `n` upcast tuples from `R` into `S`.
+    /// Produces `n` upcast tuples from `R` into `S`, in batches of [`UPCAST_BATCH`] (each
+    /// tuple takes `ℓ` random bits and `2ℓ` triples while it is made).
     pub fn produce_upcast<R: Z2k, S: OfflineRing>(&mut self, ctx: &mut Ctx, n: usize) -> Result<()> {
-        // Two verified products per bit, ℓ bits per tuple.
-        let need = 2 * R::BITS as usize * n;
-        let held = S::store(self).mul.available;
-        if held < need {
-            self.produce_mul::<S>(ctx, need - held)?;
+        let mut left = n;
+        while left > 0 {
+            let batch = left.min(UPCAST_BATCH);
+            // Two verified products per bit, ℓ bits per tuple.
+            let need = 2 * R::BITS as usize * batch;
+            let held = S::store(self).mul.available;
+            if held < need {
+                self.produce_mul::<S>(ctx, need - held)?;
+            }
+            self.producing = true;
+            let t = in_offline_phase(ctx, |ctx| generate_upcast_tuples::<R, S>(ctx, self, batch));
+            self.producing = false;
+            let t = t?;
+            S::store(self).upcast_pool(R::BITS).push(vec![t.r_large, t.msb]);
+            left -= batch;
         }
-        self.producing = true;
-        let t = in_offline_phase(ctx, |ctx| generate_upcast_tuples::<R, S>(ctx, self, n));
-        self.producing = false;
-        let t = t?;
-        S::store(self).upcast_pool(R::BITS).push(vec![t.r_large, t.msb]);
         Ok(())
     }
 
@@ -286,11 +295,6 @@ impl Offline {
                     None => up.push(((from, to), count)),
                 },
             }
-        }
-        // Upcast tuples consume Z_2^64 or Z_2^32 triples: make those first, with the rest.
-        for &((from, to), count) in &up {
-            let triples = count * from as usize * 2;
-            mul[ring_index(to)?] += triples;
         }
         if mul[0] > 0 {
             self.produce_mul::<Z16>(ctx, mul[0])?;
