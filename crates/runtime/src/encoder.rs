@@ -15,7 +15,7 @@ use veil_crypto::Prg;
 use veil_mosformer::offline::{OFFLINE_PHASE, Offline, nested_offline_seconds};
 use veil_mosformer::rss::Rss;
 use veil_mosformer::{Mosformer, Security};
-use veil_mpc::harness::{all_ok, simulate};
+use veil_mpc::harness::{SimConfig, all_ok, simulate_with};
 use veil_mpc::traits::{FixedPoint, Linear, NonLinear, Sharing};
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::{Ring, Z64};
@@ -204,7 +204,10 @@ pub fn bench_layer(s: LayerShape, layers: usize, security: Security) -> Result<L
     }
     crate::memory::reset_peak();
     let store = move || if security == Security::Malicious { Offline::new() } else { Offline::semi_honest() };
-    let runs = all_ok(simulate(3, 11, |ctx| {
+    // Large layers keep a server busy for minutes between messages (key generation, matrix
+    // triples), so the receive timeout is long.
+    let cfg = SimConfig { seed: 11, timeout: std::time::Duration::from_secs(3600) };
+    let runs = all_ok(simulate_with(3, cfg, |ctx| {
         let shape = [s.tokens, s.hidden];
         let x0 = if ctx.party() == 0 { Some(encoded(ctx.rng(), &shape, 0.0, 1.0)?) } else { None };
         ctx.set_phase("input");
