@@ -21,7 +21,7 @@ use veil_mosformer::rss::Rss;
 use veil_mosformer::triples::Sacrifice;
 use veil_mosformer::{trunc, ucmp, verified};
 use veil_mpc::cost::rounds_across;
-use veil_mpc::harness::{all_ok, simulate};
+use veil_mpc::harness::{SimConfig, all_ok, simulate_with};
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::{Ring, Z2k, Z8, Z16, Z32, Z64};
 use veil_tensor::Tensor;
@@ -488,7 +488,9 @@ pub fn mosformer_op(op: &str, malicious: bool, n: usize, ring_bits: Option<u32>)
     let piece = if uses_fss(op) { FSS_PIECE } else { n.max(1) };
     let sizes: Vec<usize> = (0..n.div_ceil(piece)).map(|i| piece.min(n - i * piece)).collect();
     crate::memory::reset_peak();
-    let runs = all_ok(simulate(3, 7, |ctx| {
+    // A party can wait minutes while another makes a large piece's keys on shared cores.
+    let cfg = SimConfig { seed: 7, timeout: std::time::Duration::from_secs(600) };
+    let runs = all_ok(simulate_with(3, cfg, |ctx| {
         let (mut off, mut on) = (Measured::default(), Measured::default());
         for &size in &sizes {
             let (o, p) = run_op(op, malicious, size, ring_bits, ctx)?;
