@@ -6,7 +6,8 @@
 //! - products and matrix products: verified, then truncated by `2^16`
 //!   ([`crate::verified`], [`crate::trunc`]);
 //! - ReLU: the condition in Z_2^16 (local downcast by 10 bits), the value kept in Z_2^64;
-//!   inputs within `2^-5` above 0 may read as negative and give 0 (error below 0.032);
+//!   inputs within `2^-5` above 0 may read as negative and give 0 (error below 0.032); valid
+//!   for `|x| < 512` (the paper's range for Z_2^16, its Table 10), as is GELU;
 //! - GELU: truncation to 6 fractional bits, Π_GELU (conditions in Z_2^16), result scaled back;
 //! - Softmax: truncation to 12 fractional bits, Π_Softmax (conditions in Z_2^32), scaled back;
 //! - LayerNorm: in Z_2^64, Rsqrt's conditions in Z_2^32.
