@@ -10,16 +10,21 @@ fn default_sizes(_op: &str) -> Vec<usize> {
     vec![10_000, 100_000, 1_000_000]
 }
 
+/// `--security`'s value.
+fn parse_security(s: &str) -> anyhow::Result<veil_mosformer::Security> {
+    match s {
+        "malicious" => Ok(veil_mosformer::Security::Malicious),
+        "semi-honest" => Ok(veil_mosformer::Security::SemiHonest),
+        other => bail!("--security must be 'malicious' or 'semi-honest', not '{other}'"),
+    }
+}
+
 /// `veil bench layer`: one measured BERT-base encoder layer.
 pub fn layer(family: &str, security: &str, tokens: usize, layers: usize, json: bool) -> anyhow::Result<()> {
     if family != "mosformer" {
         bail!("no layer benchmark for family '{family}' yet (available: mosformer)");
     }
-    let security = match security {
-        "malicious" => veil_mosformer::Security::Malicious,
-        "semi-honest" => veil_mosformer::Security::SemiHonest,
-        other => bail!("--security must be 'malicious' or 'semi-honest', not '{other}'"),
-    };
+    let security = parse_security(security)?;
     eprintln!("bench: {layers} BERT-base layers at {tokens} tokens ...");
     let r = veil_runtime::encoder::bench_layer(
         veil_runtime::encoder::LayerShape::bert_base(tokens),
@@ -67,11 +72,7 @@ pub fn ops(
     if family != "mosformer" {
         bail!("no benchmarks for family '{family}' yet (available: mosformer)");
     }
-    let malicious = match security {
-        "malicious" => true,
-        "semi-honest" => false,
-        other => bail!("--security must be 'malicious' or 'semi-honest', not '{other}'"),
-    };
+    let malicious = parse_security(security)? == veil_mosformer::Security::Malicious;
     let ops: Vec<&str> = match op {
         Some(o) if MOSFORMER_OPS.contains(&o) => vec![o],
         Some(o) => bail!("mosformer has no op '{o}' (available: {})", MOSFORMER_OPS.join(", ")),

@@ -247,7 +247,7 @@ fn setup_dealing<R: Sacrifice, M: Sacrifice>(
         let wy = y.mul_public(&weights)?;
         let sum_y = Rss::new(group_sum(&wy.first, bits)?, group_sum(&wy.second, bits)?)?;
         let lin = r.add(&c.scale(half))?.sub(&sum_y)?;
-        lins.push(lin.add_public(b, &Tensor::new(vec![n], vec![half - R::ONE; n])?)?);
+        lins.push(lin.add_public(b, &Tensor::full(&[n], half - R::ONE))?);
         cys.push(Rss::concat(&[&c, &y])?);
         rhos.push(masked(b, dealer, &s0.rho, &s1.rho)?);
     }

@@ -22,7 +22,6 @@
 
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::Z2k;
-use veil_tensor::Tensor;
 
 use crate::convert::downcast;
 use crate::drelu::setup_with as drelu_setup_with;
@@ -32,7 +31,7 @@ use crate::lut::setup_with as lut_setup_with;
 use crate::lut::{LutKeys, lookup};
 use crate::mac::MacBatch;
 use crate::recip::Sources;
-use crate::rss::Rss;
+use crate::rss::{Rss, constant};
 use crate::triples::Sacrifice;
 use crate::trunc::trunc;
 use crate::verified;
@@ -89,10 +88,6 @@ pub fn setup_with<R: Sacrifice, M: Sacrifice>(
     })
 }
 
-fn constant<T: Z2k>(n: usize, v: i64) -> Result<Tensor<T>> {
-    Ok(Tensor::new(vec![n], vec![T::from_i64(v); n])?)
-}
-
 /// `⟨exp(x)⟩` with `f` fractional bits in the MAC ring, for `x ≤ 0` given in the MAC ring with
 /// `f` fractional bits (the comparisons run in the working ring `R`).
 #[allow(
@@ -120,28 +115,28 @@ pub fn exp<R: Z2k, M: Z2k>(
     let p: Rss<R> = downcast(&p_m, 0)?;
     // The truncation leaves z off by e ∈ {-1, 0, 1, 2}, and p off by e·ln2: three comparisons
     // in one batch, 1{p ≤ -ln2}, 1{p > 0}, 1{p > ln2}, bring z to ⌊-x/ln2⌋ and p into range.
-    let below = p.neg().add_public(b, &constant(n, -ln2)?)?;
-    let above = p.add_public(b, &constant(n, -1)?)?;
-    let far_above = p.add_public(b, &constant(n, -ln2 - 1)?)?;
+    let below = p.neg().add_public(b, &constant(n, -ln2))?;
+    let above = p.add_public(b, &constant(n, -1))?;
+    let far_above = p.add_public(b, &constant(n, -ln2 - 1))?;
     let all = drelu(ctx, keys.fix, &Rss::concat(&[&below, &above, &far_above])?, one, alpha, batch)?;
     let c = all.range(0, n)?.sub(&all.range(n, n)?)?.sub(&all.range(2 * n, n)?)?;
     let z_m = z.add(&c)?;
     let p_m = p_m.add(&c.scale(M::from_i64(ln2)))?;
     // 2. z' = min(z, f) = Select(z - f, f - z) + z, in the MAC ring.
     let z_r: Rss<R> = downcast(&z_m, 0)?;
-    let cond = z_r.add_public(b, &constant(n, -i64::from(f))?)?;
-    let room = z_m.neg().add_public(b, &constant(n, i64::from(f))?)?;
+    let cond = z_r.add_public(b, &constant(n, -i64::from(f)))?;
+    let room = z_m.neg().add_public(b, &constant(n, i64::from(f)))?;
     let z_clip = select(ctx, keys.clip, &cond, &room, alpha, batch)?.add(&z_m)?;
     // 3. 2^{-z'} from the table (index mod 16).
     let idx: Rss<R> = downcast(&z_clip, 0)?;
     let table: Vec<M> = pow2_table(f)?.into_iter().map(M::from_i64).collect();
     let e_z = lookup(ctx, keys.table, &idx, &table, one, alpha, batch)?;
     // 4-5. exp(p), p ∈ (-ln2, 0] ≈ 0.3585·(p + 1.353)² + 0.344.
-    let u = p_m.add_public(b, &constant(n, fixed(1.353, f))?)?;
+    let u = p_m.add_public(b, &constant(n, fixed(1.353, f)))?;
     let sq = verified::mul(ctx, sources, &u, &u)?;
     let sq = trunc(ctx, sources, &sq, 1 << f)?;
     let scaled = trunc(ctx, sources, &sq.scale(M::from_i64(fixed(0.3585, f))), 1 << f)?;
-    let e_p = scaled.add_public(b, &constant(n, fixed(0.344, f))?)?;
+    let e_p = scaled.add_public(b, &constant(n, fixed(0.344, f)))?;
     // 6. exp(p)·2^{-z'}.
     let v = verified::mul(ctx, sources, &e_p, &e_z)?;
     trunc(ctx, sources, &v, 1 << f)

@@ -88,7 +88,7 @@ pub fn gelu<R: Z2k, M: Z2k>(
     let x: Rss<R> = downcast(&x_m, 0)?;
     let p = select(ctx, keys.relu, &x, &x_m, alpha, batch)?;
     let a = p.scale(M::from_u64(2)).sub(&x_m)?;
-    let limit = Tensor::new(vec![n], vec![M::from_u64(256); n])?;
+    let limit = Tensor::full(&[n], M::from_u64(256));
     let room: Rss<M> = a.neg().add_public(b, &limit)?;
     let room_r: Rss<R> = downcast(&room, 0)?;
     let i = select(ctx, keys.clip, &room_r, &a, alpha, batch)?;

@@ -67,6 +67,14 @@ impl<R: Z2k> MacBatch<R> {
         MacBatch { enabled: false, ..Self::default() }
     }
 
+    /// The batch of a mode: [`MacBatch::new`] when malicious, [`MacBatch::semi_honest`] if not.
+    pub fn for_security(security: crate::Security) -> Self {
+        match security {
+            crate::Security::Malicious => Self::new(),
+            crate::Security::SemiHonest => Self::semi_honest(),
+        }
+    }
+
     /// Whether gates must compute MACs for this batch (false in the semi-honest mode).
     pub fn wants_macs(&self) -> bool {
         self.enabled

@@ -12,7 +12,6 @@
 
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::Z2k;
-use veil_tensor::Tensor;
 
 use crate::convert::downcast;
 use crate::drelu::{DreluKeys, select};
@@ -70,16 +69,6 @@ pub fn max_setup_with<R: Sacrifice, M: Sacrifice>(
     Ok(MaxKeys { rows, k, levels })
 }
 
-fn columns<M: Z2k>(x: &Rss<M>, lo: usize, hi: usize) -> Result<Rss<M>> {
-    Rss::new(x.first.slice(1, lo..hi)?, x.second.slice(1, lo..hi)?)
-}
-
-fn concat_columns<M: Z2k>(parts: &[&Rss<M>]) -> Result<Rss<M>> {
-    let first: Vec<&Tensor<M>> = parts.iter().map(|p| &p.first).collect();
-    let second: Vec<&Tensor<M>> = parts.iter().map(|p| &p.second).collect();
-    Rss::new(Tensor::concat(&first, 1)?, Tensor::concat(&second, 1)?)
-}
-
 /// `⟨max_j x[i, j]⟩` for every row `i` of `x: [rows, k]` (values in the MAC ring; their
 /// differences must fit the working ring's signed range). Returns shape `[rows]`.
 pub fn max<R: Z2k, M: Z2k>(
@@ -102,14 +91,15 @@ pub fn max<R: Z2k, M: Z2k>(
     for level in keys.levels {
         let width = cur.shape()[1];
         let p = width / 2;
-        let a = columns(&cur, 0, p)?;
-        let b = columns(&cur, p, 2 * p)?;
+        let a = cur.slice(1, 0..p)?;
+        let b = cur.slice(1, p..2 * p)?;
         let diff = a.sub(&b)?;
         let diff_m = diff.reshape(&[rows * p])?;
         let diff_r: Rss<R> = downcast(&diff_m, 0)?;
         let chosen = select(ctx, level, &diff_r, &diff_m, alpha, batch)?;
         let best = chosen.reshape(&[rows, p])?.add(&b)?;
-        cur = if width % 2 == 1 { concat_columns(&[&best, &columns(&cur, 2 * p, width)?])? } else { best };
+        cur =
+            if width % 2 == 1 { Rss::concat_axis(&[&best, &cur.slice(1, 2 * p..width)?], 1)? } else { best };
     }
     cur.reshape(&[rows])
 }

@@ -231,6 +231,14 @@ impl Offline {
         self.on_demand
     }
 
+    /// The store of a mode: [`Offline::new`] when malicious, [`Offline::semi_honest`] if not.
+    pub fn for_security(security: crate::Security) -> Self {
+        match security {
+            crate::Security::Malicious => Self::new(),
+            crate::Security::SemiHonest => Self::semi_honest(),
+        }
+    }
+
     /// Produces `n` elementwise triples over `R` (nothing in the semi-honest mode).
     pub fn produce_mul<R: OfflineRing>(&mut self, ctx: &mut Ctx, n: usize) -> Result<()> {
         if self.semi_honest {

@@ -101,17 +101,10 @@ impl GateState {
         GateState {
             chunk: usize::MAX,
             keys: None,
-            batch: batch(security),
+            batch: MacBatch::for_security(security),
             ready: VecDeque::new(),
             plan: Vec::new(),
         }
-    }
-}
-
-fn batch(security: Security) -> MacBatch<Z64> {
-    match security {
-        Security::Malicious => MacBatch::new(),
-        Security::SemiHonest => MacBatch::semi_honest(),
     }
 }
 
@@ -311,7 +304,7 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> NonLinear<Z64> for Mosformer<D
     }
 
     fn check(&mut self, ctx: &mut Ctx) -> Result<()> {
-        let pending = std::mem::replace(&mut self.gates.batch, batch(self.security));
+        let pending = std::mem::replace(&mut self.gates.batch, MacBatch::for_security(self.security));
         if pending.is_empty() {
             return Ok(());
         }

@@ -35,7 +35,7 @@ use crate::family::Security;
 use crate::lut::setup_with as lut_setup_with;
 use crate::lut::{LutKeys, lookup};
 use crate::mac::MacBatch;
-use crate::rss::Rss;
+use crate::rss::{Rss, constant};
 use crate::triples::Sacrifice;
 use crate::triples::TripleSource;
 use crate::trunc::{TruncPairSource, trunc};
@@ -129,10 +129,6 @@ pub fn setup_with<R: Sacrifice, M: Sacrifice>(
 pub trait Sources<R: Z2k, M: Z2k>: TripleSource<M> + TruncPairSource<M> {}
 impl<R: Z2k, M: Z2k, T> Sources<R, M> for T where T: TripleSource<M> + TruncPairSource<M> {}
 
-fn constant<M: Z2k>(n: usize, v: i64) -> Result<Tensor<M>> {
-    Ok(Tensor::new(vec![n], vec![M::from_i64(v); n])?)
-}
-
 /// `⟨1/x⟩` or `⟨1/√x⟩` with `f` fractional bits, in the MAC ring; `x` in the MAC ring with `f`
 /// fractional bits (the comparisons run in the working ring `R`, through a local downcast).
 #[allow(
@@ -156,7 +152,7 @@ pub fn evaluate<R: Z2k, M: Z2k>(
     // k = Σ_i DReLU(X - b^i).
     let mut k: Option<Rss<M>> = None;
     for (i, kd) in keys.compare.into_iter().enumerate() {
-        let threshold = Tensor::new(vec![n], vec![R::from_u64(BASE.pow(i as u32 + 1)); n])?;
+        let threshold = Tensor::full(&[n], R::from_u64(BASE.pow(i as u32 + 1)));
         let shifted = x.sub(&Rss::zeros(&[n]).add_public(b, &threshold)?)?;
         let d = drelu(ctx, kd, &shifted, one, alpha, batch)?;
         k = Some(match k {
@@ -166,7 +162,7 @@ pub fn evaluate<R: Z2k, M: Z2k>(
     }
     let k = k.ok_or_else(|| MpcError::Invalid("no thresholds".into()))?;
     // t = T[k + 1] (2-bit index).
-    let k1: Rss<R> = downcast(&k.add_public(b, &constant(n, 1)?)?, 0)?;
+    let k1: Rss<R> = downcast(&k.add_public(b, &constant(n, 1))?, 0)?;
     let scales: Vec<M> = scale_table(keys.kind, f).into_iter().map(M::from_i64).collect();
     let t_or_s = lookup(ctx, keys.scale, &k1, &scales, one, alpha, batch)?;
     // For the inverse the same t scales x and the result; for rsqrt x is scaled by T_exp.
@@ -181,7 +177,7 @@ pub fn evaluate<R: Z2k, M: Z2k>(
     let xt = verified::mul(ctx, sources, &x_m, &t)?;
     let q = trunc(ctx, sources, &xt, 1 << f)?;
     let offset = 1i64 << (f - BASE.trailing_zeros());
-    let idx: Rss<R> = downcast(&q.add_public(b, &constant(n, -offset)?)?, 0)?;
+    let idx: Rss<R> = downcast(&q.add_public(b, &constant(n, -offset))?, 0)?;
     let table: Vec<M> = main_table(keys.kind, f)?.into_iter().map(M::from_i64).collect();
     let w = lookup(ctx, keys.table, &idx, &table, one, alpha, batch)?;
     let tw = verified::mul(ctx, sources, &t_or_s, &w)?;

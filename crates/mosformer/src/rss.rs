@@ -21,6 +21,11 @@ pub fn prev(b: PartyId) -> PartyId {
     (b + 2) % 3
 }
 
+/// The public `[n]` tensor with every entry `v` (a constant to add with [`Rss::add_public`]).
+pub(crate) fn constant<T: Ring>(n: usize, v: i64) -> Tensor<T> {
+    Tensor::full(&[n], T::from_i64(v))
+}
+
 /// One party's replicated share `(a_b, a_{b+1})` of a secret tensor.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rss<R> {
@@ -163,5 +168,22 @@ impl<R: Ring> Rss<R> {
     /// to a smaller power-of-two ring); callers with other `f` say what they share.
     pub fn map_components<S: Ring>(&self, f: impl Fn(R) -> S) -> Rss<S> {
         Rss { first: self.first.map(|&v| f(v)), second: self.second.map(|&v| f(v)) }
+    }
+
+    /// Entries `range` along `axis` (both components sliced alike), local.
+    pub fn slice(&self, axis: usize, range: std::ops::Range<usize>) -> Result<Self> {
+        Ok(Rss { first: self.first.slice(axis, range.clone())?, second: self.second.slice(axis, range)? })
+    }
+
+    /// The transposed matrix, local.
+    pub fn transpose(&self) -> Result<Self> {
+        Ok(Rss { first: self.first.transpose()?, second: self.second.transpose()? })
+    }
+
+    /// Sharings joined along `axis` (shapes agreeing elsewhere), local.
+    pub fn concat_axis(parts: &[&Self], axis: usize) -> Result<Self> {
+        let first: Vec<&Tensor<R>> = parts.iter().map(|p| &p.first).collect();
+        let second: Vec<&Tensor<R>> = parts.iter().map(|p| &p.second).collect();
+        Ok(Rss { first: Tensor::concat(&first, axis)?, second: Tensor::concat(&second, axis)? })
     }
 }

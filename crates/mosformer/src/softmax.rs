@@ -92,10 +92,7 @@ pub fn softmax<R: Z2k, M: Z2k>(
     };
     if let Some(keep) = &keep {
         // Masked entries take the row's first value: x·keep + x[:, 0]·(1 - keep).
-        let first = Rss::new(
-            x_m.first.slice(1, 0..1)?.reshape(&[rows])?,
-            x_m.second.slice(1, 0..1)?.reshape(&[rows])?,
-        )?;
+        let first = x_m.slice(1, 0..1)?.reshape(&[rows])?;
         let masked = keep.map(|&v| M::ONE - v);
         x_m = x_m.mul_public(keep)?.add(&first.spread_rows(k)?.mul_public(&masked)?)?;
     }

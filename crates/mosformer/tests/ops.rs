@@ -3,7 +3,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
 use veil_mosformer::offline::{OFFLINE_PHASE, Offline};
-use veil_mosformer::rss::Rss;
 use veil_mosformer::{Mosformer, Security};
 use veil_mpc::harness::{all_ok, simulate};
 use veil_mpc::traits::{FixedPoint, Linear, NonLinear, Sharing};
@@ -111,7 +110,7 @@ fn block(p: &mut Mosformer<Offline>, ctx: &mut Ctx, i: &Inputs) -> Result<Tensor
     let q = p.matmul_fixed(ctx, &x, &w[0])?;
     let k = p.matmul_fixed(ctx, &x, &w[1])?;
     let v = p.matmul_fixed(ctx, &x, &w[2])?;
-    let kt = Rss::new(k.first.transpose()?, k.second.transpose()?)?;
+    let kt = k.transpose()?;
     let s = p.matmul_fixed(ctx, &q, &kt)?;
     let s = p.div_public(ctx, &s, 2)?;
     let mask = causal();
@@ -128,9 +127,8 @@ fn block(p: &mut Mosformer<Offline>, ctx: &mut Ctx, i: &Inputs) -> Result<Tensor
 
 fn run(security: Security, chunk: usize) -> Vec<f64> {
     let i = inputs();
-    let store = move || if security == Security::Malicious { Offline::new() } else { Offline::semi_honest() };
     let out = all_ok(simulate(3, 21, |ctx| {
-        let mut p = Mosformer::new(security, store()).with_chunk(chunk);
+        let mut p = Mosformer::new(security, Offline::for_security(security)).with_chunk(chunk);
         block(&mut p, ctx, &i)
     }))
     .unwrap();

@@ -29,8 +29,7 @@ fn drelu_run(security: Security) -> (Vec<Z64>, Vec<i64>, u64, u64) {
         let before = ctx.stats().current();
         let keys = drelu::setup_with::<Z32, Z64>(ctx, x.len(), security)?;
         let offline = ctx.stats().current().since(&before).bytes_sent;
-        let mut batch =
-            if security == Security::Malicious { MacBatch::new() } else { MacBatch::semi_honest() };
+        let mut batch = MacBatch::for_security(security);
         let before = ctx.stats().current();
         let d = drelu::drelu(ctx, keys, &s, &one, &alpha, &mut batch)?;
         batch.check(ctx, &alpha, 32, "drelu")?;

@@ -190,7 +190,7 @@ fn planned(
     malicious: bool,
     op: impl Fn(&mut Ctx, usize, &mut Offline, &Plan) -> Result<Run>,
 ) -> Result<Run> {
-    let store = || if malicious { Offline::new() } else { Offline::semi_honest() };
+    let store = || Offline::for_security(security(malicious));
     let mut dry = store();
     op(ctx, PLAN_N, &mut dry, &Vec::new())?;
     let plan: Plan = dry
@@ -303,7 +303,7 @@ fn bench_mac_gate<K, T>(
         Ok((keys, mk))
     })?;
     let (_, on) = measure(ctx, "online", |c| {
-        let mut batch = if malicious { MacBatch::new() } else { MacBatch::semi_honest() };
+        let mut batch = MacBatch::for_security(security(malicious));
         run(c, keys, &mk, offline, &mut batch)?;
         batch.check(c, &mk.alpha, 32, "bench")
     })?;
@@ -313,7 +313,7 @@ fn bench_mac_gate<K, T>(
 /// A lookup into a 256-entry table (GELU's size) from Z_2^32, output and MAC in Z_2^64.
 fn bench_lut(ctx: &mut Ctx, n: usize, malicious: bool) -> Result<Run> {
     let x = small_input::<Z32>(ctx, n, 8)?;
-    let x = x.add_public(ctx.party(), &Tensor::new(vec![n], vec![Z32(128); n])?)?;
+    let x = x.add_public(ctx.party(), &Tensor::full(&[n], Z32(128)))?;
     let table: Vec<Z64> = (0..256).map(|i| Z64(i * 3 + 1)).collect();
     bench_mac_gate(
         ctx,
@@ -355,7 +355,7 @@ fn bench_gelu(ctx: &mut Ctx, n: usize, offline: &mut Offline, plan: &Plan, malic
 fn bench_exp(ctx: &mut Ctx, n: usize, offline: &mut Offline, plan: &Plan, malicious: bool) -> Result<Run> {
     // Values in [-2^15, 2^15) shifted down by 2^15: (-16, 0] in real terms.
     let x = small_input::<Z64>(ctx, n, 16)?;
-    let x = x.add_public(ctx.party(), &Tensor::new(vec![n], vec![Z64((1u64 << 15).wrapping_neg()); n])?)?;
+    let x = x.add_public(ctx.party(), &Tensor::full(&[n], Z64((1u64 << 15).wrapping_neg())))?;
     bench_mac_gate(
         ctx,
         malicious,
@@ -376,7 +376,7 @@ fn bench_recip(
     malicious: bool,
 ) -> Result<Run> {
     let x = small_input::<Z64>(ctx, n, 23)?;
-    let x = x.add_public(ctx.party(), &Tensor::new(vec![n], vec![Z64(1 << 23); n])?)?;
+    let x = x.add_public(ctx.party(), &Tensor::full(&[n], Z64(1 << 23)))?;
     bench_mac_gate(
         ctx,
         malicious,

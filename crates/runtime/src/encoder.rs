@@ -85,20 +85,6 @@ fn share_weights(p: &mut Mosformer<Offline>, ctx: &mut Ctx, s: &LayerShape) -> R
     })
 }
 
-fn columns(x: &Rss<Z64>, lo: usize, hi: usize) -> Result<Rss<Z64>> {
-    Rss::new(x.first.slice(1, lo..hi)?, x.second.slice(1, lo..hi)?)
-}
-
-fn transpose(x: &Rss<Z64>) -> Result<Rss<Z64>> {
-    Rss::new(x.first.transpose()?, x.second.transpose()?)
-}
-
-fn concat(parts: &[Rss<Z64>], axis: usize) -> Result<Rss<Z64>> {
-    let firsts: Vec<&Tensor<Z64>> = parts.iter().map(|p| &p.first).collect();
-    let seconds: Vec<&Tensor<Z64>> = parts.iter().map(|p| &p.second).collect();
-    Rss::new(Tensor::concat(&firsts, axis)?, Tensor::concat(&seconds, axis)?)
-}
-
 /// One encoder layer on `x: [tokens, hidden]`.
 fn layer(
     p: &mut Mosformer<Offline>,
@@ -114,19 +100,18 @@ fn layer(
     let mut scores = Vec::with_capacity(s.heads);
     for h in 0..s.heads {
         let (lo, hi) = (h * dh, (h + 1) * dh);
-        scores.push(p.matmul_fixed(ctx, &columns(&q, lo, hi)?, &transpose(&columns(&k, lo, hi)?)?)?);
+        scores.push(p.matmul_fixed(ctx, &q.slice(1, lo..hi)?, &k.slice(1, lo..hi)?.transpose()?)?);
     }
-    let scores = concat(&scores, 0)?;
+    let scores = Rss::concat_axis(&scores.iter().collect::<Vec<_>>(), 0)?;
     let scale = (dh as f64).sqrt().floor() as u64;
     let scores = p.div_public(ctx, &scores, scale)?;
     let probs = p.softmax(ctx, &scores, s.heads * l, l, None)?;
     let mut heads = Vec::with_capacity(s.heads);
     for h in 0..s.heads {
-        let ph =
-            Rss::new(probs.first.slice(0, h * l..(h + 1) * l)?, probs.second.slice(0, h * l..(h + 1) * l)?)?;
-        heads.push(p.matmul_fixed(ctx, &ph, &columns(&v, h * dh, (h + 1) * dh)?)?);
+        let ph = probs.slice(0, h * l..(h + 1) * l)?;
+        heads.push(p.matmul_fixed(ctx, &ph, &v.slice(1, h * dh..(h + 1) * dh)?)?);
     }
-    let attn = p.matmul_fixed(ctx, &concat(&heads, 1)?, &w.wo)?;
+    let attn = p.matmul_fixed(ctx, &Rss::concat_axis(&heads.iter().collect::<Vec<_>>(), 1)?, &w.wo)?;
     let res = p.add(&attn, x)?;
     let h1 = p.layernorm(ctx, &res, &w.gamma, &w.beta, l, s.hidden)?;
     let up = p.matmul_fixed(ctx, &h1, &w.w1)?;
@@ -187,7 +172,8 @@ fn measured(ctx: &Ctx, phase: &str, before: veil_net::PhaseStats, t0: u64, start
     }
 }
 
-/// Elements per gate call when material is made on demand (bounds what a server holds).
+/// Elements per gate call (bounds what a server holds when material is made on demand; the
+/// plan of a layer records its chunked calls, so planned layers use the same size).
 pub const ON_DEMAND_CHUNK: usize = 16_384;
 
 /// Runs `layers` encoder layers of shape `s` among three servers on threads and measures the
@@ -203,7 +189,6 @@ pub fn bench_layer(s: LayerShape, layers: usize, security: Security) -> Result<L
         )));
     }
     crate::memory::reset_peak();
-    let store = move || if security == Security::Malicious { Offline::new() } else { Offline::semi_honest() };
     // Large layers keep a server busy for minutes between messages (key generation, matrix
     // triples), so the receive timeout is long.
     let cfg = SimConfig { seed: 11, timeout: std::time::Duration::from_secs(3600) };
@@ -211,7 +196,9 @@ pub fn bench_layer(s: LayerShape, layers: usize, security: Security) -> Result<L
         let shape = [s.tokens, s.hidden];
         let x0 = if ctx.party() == 0 { Some(encoded(ctx.rng(), &shape, 0.0, 1.0)?) } else { None };
         ctx.set_phase("input");
-        let mut p = Mosformer::new(security, store()).with_chunk(ON_DEMAND_CHUNK);
+        let instance =
+            || Mosformer::new(security, Offline::for_security(security)).with_chunk(ON_DEMAND_CHUNK);
+        let mut p = instance();
         let mut x = p.share_input(ctx, 0, x0.as_ref(), &shape)?;
         if layers == 1 {
             let w = share_weights(&mut p, ctx, &s)?;
@@ -236,7 +223,6 @@ pub fn bench_layer(s: LayerShape, layers: usize, security: Security) -> Result<L
             return Ok((off, on, 0));
         }
         // Layer 0 makes its material on demand and records the plan of every later layer.
-        let mut p = Mosformer::new(security, store());
         let w = share_weights(&mut p, ctx, &s)?;
         ctx.set_phase("online");
         x = layer(&mut p, ctx, &s, &x, &w)?;
@@ -247,7 +233,7 @@ pub fn bench_layer(s: LayerShape, layers: usize, security: Security) -> Result<L
         for _ in 1..layers {
             ctx.set_phase("input");
             let w = share_weights(&mut p, ctx, &s)?;
-            let mut q = Mosformer::new(security, store());
+            let mut q = instance();
             ctx.set_phase(OFFLINE_PHASE);
             let (before, t0, start) = (ctx.stats().get(OFFLINE_PHASE), ctx.stats().time(), Instant::now());
             q.prepare(ctx, &gates)?;

@@ -176,6 +176,14 @@ impl<T: Clone + Default> Tensor<T> {
     /// # Panics
     /// Only if the shape's element count overflows `usize` (the allocation could not succeed).
     pub fn zeros(shape: &[usize]) -> Self {
-        Self { shape: shape.to_vec(), data: vec![T::default(); saturating_numel(shape)] }
+        Self::full(shape, T::default())
+    }
+
+    /// A tensor with every entry `value`.
+    ///
+    /// # Panics
+    /// Only if the shape's element count overflows `usize` (the allocation could not succeed).
+    pub fn full(shape: &[usize], value: T) -> Self {
+        Self { shape: shape.to_vec(), data: vec![value; saturating_numel(shape)] }
     }
 }
