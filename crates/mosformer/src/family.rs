@@ -3,7 +3,7 @@
 //! semi-honest mode skips verification (and needs no triples).
 
 use veil_mpc::cost::Cost;
-use veil_mpc::traits::{Linear, Multiply, Sharing};
+use veil_mpc::traits::{Layout, Linear, Multiply, Owners, Sharing};
 use veil_mpc::{Ctx, PartyId, Result};
 use veil_ring::Ring;
 use veil_tensor::Tensor;
@@ -105,5 +105,54 @@ impl<R: Ring, D: TripleSource<R>> Multiply<R> for Mosformer<D> {
             Security::Malicious => Cost { bytes_sent: 3 * nb + 64, messages_sent: 4, rounds: 2 },
             Security::SemiHonest => Cost { bytes_sent: nb, messages_sent: 1, rounds: 1 },
         }
+    }
+}
+
+impl<R: Ring, D: TripleSource<R>> Layout<R> for Mosformer<D> {
+    fn shape_of(&self, x: &Rss<R>) -> Vec<usize> {
+        x.shape().to_vec()
+    }
+
+    fn reshape(&self, x: &Rss<R>, shape: &[usize]) -> Result<Rss<R>> {
+        x.reshape(shape)
+    }
+
+    fn slice(&self, x: &Rss<R>, axis: usize, range: std::ops::Range<usize>) -> Result<Rss<R>> {
+        x.slice(axis, range)
+    }
+
+    fn transpose(&self, x: &Rss<R>) -> Result<Rss<R>> {
+        x.transpose()
+    }
+
+    fn concat(&self, parts: &[&Rss<R>], axis: usize) -> Result<Rss<R>> {
+        Rss::concat_axis(parts, axis)
+    }
+}
+
+/// Owners are parties `3, 4, ...` (see [`crate::owners`]).
+impl<R: Ring, D: TripleSource<R>> Owners<R> for Mosformer<D> {
+    fn servers(&self) -> usize {
+        3
+    }
+
+    fn share_from_owner(
+        &mut self,
+        ctx: &mut Ctx,
+        owner: PartyId,
+        value: Option<&Tensor<R>>,
+        shape: &[usize],
+    ) -> Result<Option<Rss<R>>> {
+        crate::owners::share_from_owner(ctx, owner, value, shape)
+    }
+
+    fn reveal_to_owner(
+        &mut self,
+        ctx: &mut Ctx,
+        x: Option<&Rss<R>>,
+        owner: PartyId,
+        shape: &[usize],
+    ) -> Result<Option<Tensor<R>>> {
+        crate::owners::reveal_to_owner(ctx, x, owner, shape)
     }
 }

