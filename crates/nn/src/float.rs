@@ -34,7 +34,7 @@ fn weight<'a>(w: &'a Weights, name: &str) -> Result<&'a FloatTensor> {
     w.get(name).ok_or_else(|| NnError::Invalid(format!("weight {name} is missing")))
 }
 
-fn mat<'a>(values: &'a [Value], v: usize) -> Result<&'a Mat> {
+fn mat(values: &[Value], v: usize) -> Result<&Mat> {
     match &values[v] {
         Value::Mat(m) => Ok(m),
         Value::Ids => Err(NnError::Invalid(format!("value {v} is token ids, not a matrix"))),
