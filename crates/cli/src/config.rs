@@ -12,14 +12,19 @@
 //! key = "certs/party-0.key"
 //!
 //! [job]
-//! kind = "demo-mul"        # the only job until model inference lands
-//! length = 6               # length of the two secret vectors
-//! output = 0               # the party that learns the product
+//! kind = "embed"           # private inference of a Hugging Face model (5 parties)
+//! family = "mosformer"
+//! security = "malicious"
 //! ```
 //!
-//! Secret inputs are not in this file (every party reads it): party 0 and party 1 each pass
-//! theirs with `veil party --input FILE` (a JSON array of numbers). Relative paths are
-//! relative to the config file's folder.
+//! or `kind = "demo-mul"` with `length` and `output` (a product of two secret vectors with an
+//! insecure test dealer, kept to exercise deployments quickly).
+//!
+//! Secret inputs are not in this file (every party reads it): in `embed`, the data owner
+//! (party 3) passes `--text`, the model owner (party 4) a `--model` folder with the weights,
+//! and every party a `--model` folder with the public files; in `demo-mul`, parties 0 and 1
+//! pass `--input FILE` (a JSON array of numbers). Relative paths are relative to the config
+//! file's folder.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -78,6 +83,15 @@ pub enum Job {
         /// The party that learns the result.
         output: usize,
     },
+    /// Private inference of a Hugging Face model: servers 0, 1, 2, data owner 3 (passes
+    /// `--text`), model owner 4 (its `--model` folder holds the weights). Every party passes
+    /// `--model` with at least the public files (`config.json`, `tokenizer.json`, pooling).
+    Embed {
+        /// Protocol family (`mosformer`).
+        family: String,
+        /// `malicious` or `semi-honest`.
+        security: String,
+    },
 }
 
 impl Config {
@@ -109,6 +123,19 @@ impl Config {
                 }
                 if *output >= self.party.len() {
                     bail!("job: output party {output} does not exist");
+                }
+            }
+            Job::Embed { family, security } => {
+                if family != "mosformer" {
+                    bail!("job: family {family:?} cannot run models yet (use \"mosformer\")");
+                }
+                crate::bench::parse_security(security)?;
+                if self.party.len() != veil_runtime::inference::PARTIES {
+                    bail!(
+                        "job: an embed session has {} parties (3 servers, data owner, model owner), the config lists {}",
+                        veil_runtime::inference::PARTIES,
+                        self.party.len()
+                    );
                 }
             }
         }

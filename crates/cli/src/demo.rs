@@ -86,8 +86,72 @@ pub fn run(parties: usize, json: bool, workdir: Option<PathBuf>) -> anyhow::Resu
     Ok(())
 }
 
+/// `veil demo` (the main job): a private sentence embedding with all-MiniLM-L6-v2 (or
+/// `--model`), every party a separate `veil party` process on 127.0.0.1 over mutual TLS —
+/// servers 0, 1, 2, the data owner 3 (holds the text, alone gets the embedding) and the model
+/// owner 4 (holds the weights). The launcher then computes the float reference on the same
+/// text (it holds both inputs, being the demo) and prints the cosine similarity and the report.
+pub fn run_embed(
+    model: Option<PathBuf>,
+    text: &str,
+    security: &str,
+    json: bool,
+    workdir: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    use veil_runtime::inference::{DATA_OWNER, InferenceParty, PARTIES, report};
+    let sec = crate::bench::parse_security(security)?;
+    let dir_model = crate::run::model_dir(model)?;
+    let loaded = veil_nn::bert::load_hf(&dir_model, true)?;
+    let ids = veil_nn::bert::tokenize(&loaded, text)?;
+    let temp;
+    let dir: &Path = match &workdir {
+        Some(d) => d,
+        None => {
+            temp = tempfile::tempdir().context("cannot create a temporary folder")?;
+            temp.path()
+        }
+    };
+    let job = Job::Embed { family: "mosformer".into(), security: security.into() };
+    let config = prepare_config(dir, PARTIES, job, 600)?;
+    let exe = std::env::current_exe().context("cannot find the veil executable")?;
+    let commands = (0..PARTIES)
+        .map(|id| {
+            let mut cmd = Command::new(&exe);
+            cmd.arg("party").arg("--config").arg(&config).arg("--id").arg(id.to_string()).arg("--json");
+            cmd.arg("--model").arg(&dir_model);
+            if id == DATA_OWNER {
+                cmd.arg("--text").arg(text);
+            }
+            cmd
+        })
+        .collect();
+    let outputs = launch_commands(commands, EMBED_LIMIT)?;
+    let per_party = outputs
+        .iter()
+        .enumerate()
+        .map(|(id, out)| {
+            serde_json::from_slice::<InferenceParty>(out)
+                .with_context(|| format!("party {id} printed no valid report"))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut r =
+        report(&loaded, text, &ids, sec, "tcp+tls1.3 (mutual auth), one process per party", per_party)?;
+    r.peak_rss_mib = None;
+    crate::run::print_report(&r, json)
+}
+
+const EMBED_LIMIT: Duration = Duration::from_secs(1800);
+
 /// Writes certificates, the config and the inputs into `dir`; returns the config path.
 fn prepare(dir: &Path, parties: usize) -> anyhow::Result<PathBuf> {
+    let path = prepare_config(dir, parties, Job::DemoMul { length: X.len(), output: OUTPUT }, 60)?;
+    std::fs::write(dir.join("input-0.json"), serde_json::to_string(&X)?)?;
+    std::fs::write(dir.join("input-1.json"), serde_json::to_string(&Y)?)?;
+    Ok(path)
+}
+
+/// Writes the CA, the party certificates and a config for `job` into `dir`.
+fn prepare_config(dir: &Path, parties: usize, job: Job, recv_timeout_s: u64) -> anyhow::Result<PathBuf> {
     let certs = dir.join("certs");
     veil_net::certs::Deployment::generate("demo", parties)?.write(&certs)?;
     // Free ports: bind port 0, note the port, release it for the party to bind.
@@ -112,27 +176,42 @@ fn prepare(dir: &Path, parties: usize) -> anyhow::Result<PathBuf> {
         session: hex::encode(session),
         ca: PathBuf::from("certs/ca.pem"),
         connect_timeout_s: 30,
-        recv_timeout_s: 60,
+        recv_timeout_s,
         party,
-        job: Job::DemoMul { length: X.len(), output: OUTPUT },
+        job,
     };
     let path = dir.join("deployment.toml");
     std::fs::write(&path, toml::to_string(&cfg)?).context("cannot write the config")?;
-    std::fs::write(dir.join("input-0.json"), serde_json::to_string(&X)?)?;
-    std::fs::write(dir.join("input-1.json"), serde_json::to_string(&Y)?)?;
     Ok(path)
 }
 
 /// Starts one `veil party` process per party and collects their JSON reports.
 fn launch(dir: &Path, config: &Path, parties: usize) -> anyhow::Result<Vec<PartyReport>> {
     let exe = std::env::current_exe().context("cannot find the veil executable")?;
+    let commands = (0..parties)
+        .map(|id| {
+            let mut cmd = Command::new(&exe);
+            cmd.arg("party").arg("--config").arg(config).arg("--id").arg(id.to_string()).arg("--json");
+            if id < 2 {
+                cmd.arg("--input").arg(dir.join(format!("input-{id}.json")));
+            }
+            cmd
+        })
+        .collect();
+    launch_commands(commands, LIMIT)?
+        .iter()
+        .enumerate()
+        .map(|(id, out)| {
+            serde_json::from_slice(out).with_context(|| format!("party {id} printed no valid report"))
+        })
+        .collect()
+}
+
+/// Starts the party processes, waits for all (killing all if one fails or `limit` passes) and
+/// returns their standard outputs (parties print one report at the end).
+fn launch_commands(commands: Vec<Command>, limit: Duration) -> anyhow::Result<Vec<Vec<u8>>> {
     let mut children: Vec<Child> = Vec::new();
-    for id in 0..parties {
-        let mut cmd = Command::new(&exe);
-        cmd.arg("party").arg("--config").arg(config).arg("--id").arg(id.to_string()).arg("--json");
-        if id < 2 {
-            cmd.arg("--input").arg(dir.join(format!("input-{id}.json")));
-        }
+    for mut cmd in commands {
         let child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn();
         match child {
             Ok(c) => children.push(c),
@@ -163,20 +242,13 @@ fn launch(dir: &Path, config: &Path, parties: usize) -> anyhow::Result<Vec<Party
         if all_done {
             break;
         }
-        if start.elapsed() > LIMIT {
+        if start.elapsed() > limit {
             kill_all(&mut children);
-            bail!("the parties did not finish within {LIMIT:?}");
+            bail!("the parties did not finish within {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    children
-        .into_iter()
-        .enumerate()
-        .map(|(id, c)| {
-            let out = c.wait_with_output()?;
-            serde_json::from_slice(&out.stdout).with_context(|| format!("party {id} printed no valid report"))
-        })
-        .collect()
+    children.into_iter().map(|c| Ok(c.wait_with_output()?.stdout)).collect()
 }
 
 fn kill_all(children: &mut [Child]) {

@@ -12,7 +12,32 @@ use veil_runtime::{PartyReport, demo_mul, phases};
 
 use crate::config::{Config, Job};
 
-/// `veil party`: loads the config, reads this party's input if it has one, runs, prints.
+/// `veil party`: runs the config's job.
+pub fn party(
+    config: &Path,
+    id: usize,
+    input: Option<PathBuf>,
+    model: Option<PathBuf>,
+    text: Option<String>,
+    json: bool,
+) -> anyhow::Result<()> {
+    match Config::load(config)?.job {
+        Job::Embed { .. } => {
+            if input.is_some() {
+                bail!("an `embed` job takes --model and --text, not --input");
+            }
+            run_embed_party(config, id, model, text, json)
+        }
+        Job::DemoMul { .. } => {
+            if model.is_some() || text.is_some() {
+                bail!("a `demo-mul` job takes --input, not --model or --text");
+            }
+            run_party_from_config(config, id, input, json)
+        }
+    }
+}
+
+/// `veil party` for a `demo-mul` job: loads the config, reads this party's input if it has one, runs, prints.
 pub fn run_party_from_config(
     config: &Path,
     id: usize,
@@ -49,9 +74,66 @@ pub fn run_party_from_config(
     Ok(())
 }
 
+/// `veil party` for an `embed` job: loads the model (weights at the model owner only),
+/// tokenizes the text (data owner), joins, runs, prints the party's report.
+pub fn run_embed_party(
+    config: &Path,
+    id: usize,
+    model: Option<PathBuf>,
+    text: Option<String>,
+    json: bool,
+) -> anyhow::Result<()> {
+    use veil_runtime::inference::{DATA_OWNER, MODEL_OWNER, inference_party, role};
+    let cfg = Config::load(config)?;
+    let Job::Embed { security, .. } = &cfg.job else {
+        bail!("the config's job is not `embed`; pass --input for `demo-mul`");
+    };
+    let security = crate::bench::parse_security(security)?;
+    let Some(me) = cfg.party.get(id) else {
+        bail!("party {id} is not in the config ({} parties)", cfg.party.len());
+    };
+    let dir = crate::run::model_dir(model)?;
+    let loaded = veil_nn::bert::load_hf(&dir, id == MODEL_OWNER)?;
+    let ids = match (id == DATA_OWNER, text) {
+        (true, Some(t)) => Some(veil_nn::bert::tokenize(&loaded, &t)?),
+        (true, None) => bail!("party {id} is the data owner: pass its input with --text"),
+        (false, Some(_)) => bail!("party {id} ({}) has no text input; do not pass --text", role(id)),
+        (false, None) => None,
+    };
+    let identity = Identity::from_files(&cfg.ca, &me.cert, &me.key)?;
+    let addrs = cfg.party.iter().map(|p| p.address).collect();
+    let mut tcp = TcpConfig::new(id, addrs, cfg.session_id()?, identity);
+    tcp.connect_timeout = Duration::from_secs(cfg.connect_timeout_s);
+    let transport =
+        TcpTransport::connect(&tcp).with_context(|| format!("party {id} could not join the deployment"))?;
+    let private = Seed::from_rng(&mut rand::rngs::OsRng);
+    let timeout = Duration::from_secs(cfg.recv_timeout_s);
+    let report =
+        veil_mpc::harness::run_party(Box::new(transport), SessionId(tcp.session), private, timeout, |ctx| {
+            inference_party(ctx, &loaded, ids.as_deref(), security)
+        })?;
+    if json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        println!("party {id} ({}) done", report.role);
+        for ph in &report.phases {
+            println!(
+                "  {:<8} {:>12} bytes sent {:>6} rounds {:>8.2} s",
+                ph.phase, ph.bytes_sent, ph.rounds, ph.seconds
+            );
+        }
+        if let Some(out) = &report.output {
+            println!("output ({} values): {out:?}", out.len());
+        }
+    }
+    Ok(())
+}
+
 fn run(cfg: &Config, tcp: TcpConfig, input: Option<Vec<f64>>) -> anyhow::Result<PartyReport> {
     let id = tcp.party;
-    let Job::DemoMul { length, output } = cfg.job.clone();
+    let Job::DemoMul { length, output } = cfg.job.clone() else {
+        bail!("the config's job is `embed`: pass --model (and --text at the data owner), not --input");
+    };
     let owns_input = id == 0 || id == 1;
     match (&input, owns_input) {
         (None, true) => bail!("party {id} owns an input: pass it with --input FILE"),

@@ -3,15 +3,18 @@
 //! - `veil version`: the version of this build.
 //! - `veil certs --parties N --out DIR`: a CA and one certificate per party for a deployment.
 //! - `veil party --config FILE --id N`: runs one party of a deployment (TCP + mutual TLS).
-//! - `veil demo`: starts every party as a separate process on 127.0.0.1 over mutual TLS and
-//!   runs the demo job (a private product of two secret vectors), then prints the result and
-//!   the bytes, messages and rounds of each party.
+//! - `veil run`: a private inference of a Hugging Face model, every party a thread.
+//! - `veil demo`: the main job: every party a separate process on 127.0.0.1 over mutual TLS,
+//!   a private sentence embedding with all-MiniLM-L6-v2 under `mosformer`, printed beside the
+//!   plaintext embedding with each party's bytes, rounds and seconds (`--job mul`: the product
+//!   of two secret vectors).
 
 mod bench;
 mod config;
 mod demo;
 mod job;
 mod report;
+mod run;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -50,10 +53,36 @@ enum Command {
         /// This party's id.
         #[arg(long)]
         id: usize,
-        /// This party's secret input (a JSON array of numbers), if it owns one.
+        /// This party's secret input in a `demo-mul` job (a JSON array of numbers).
         #[arg(long)]
         input: Option<PathBuf>,
+        /// The model folder in an `embed` job (weights needed at the model owner only;
+        /// default: all-MiniLM-L6-v2 as setup installs it).
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// The data owner's text in an `embed` job.
+        #[arg(long)]
+        text: Option<String>,
         /// Print the party's report as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Private inference of a Hugging Face model (default: all-MiniLM-L6-v2), every party on
+    /// this machine: three `mosformer` servers, the data owner and the model owner.
+    Run {
+        /// Model folder (config.json, model.safetensors, tokenizer.json).
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// The data owner's text.
+        #[arg(long, default_value = "Secure inference keeps both the model and the data private.")]
+        text: String,
+        /// `malicious` or `semi-honest`.
+        #[arg(long, default_value = "malicious")]
+        security: String,
+        /// `tls` (TCP + mutual TLS on 127.0.0.1) or `memory`.
+        #[arg(long, default_value = "tls")]
+        link: String,
+        /// Print the report as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -62,9 +91,22 @@ enum Command {
         #[command(subcommand)]
         what: BenchCommand,
     },
-    /// Run the demo: 3 local parties as separate processes over mutual TLS.
+    /// The main job: a private sentence embedding with all-MiniLM-L6-v2 among 5 local
+    /// processes over mutual TLS (3 servers, data owner, model owner), compared with plaintext.
     Demo {
-        /// Number of parties.
+        /// `embed` (the main job) or `mul` (a product of two secret vectors, insecure dealer).
+        #[arg(long, default_value = "embed")]
+        job: String,
+        /// Model folder for `embed` (default: all-MiniLM-L6-v2 as setup installs it).
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// The data owner's text for `embed`.
+        #[arg(long, default_value = "Secure inference keeps both the model and the data private.")]
+        text: String,
+        /// `malicious` or `semi-honest`, for `embed`.
+        #[arg(long, default_value = "malicious")]
+        security: String,
+        /// Number of parties for `mul`.
         #[arg(long, default_value_t = 3)]
         parties: usize,
         /// Print the report as JSON.
@@ -129,8 +171,17 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Certs { parties, out, name } => certs(parties, &out, &name),
-        Command::Party { config, id, input, json } => job::run_party_from_config(&config, id, input, json),
-        Command::Demo { parties, json, workdir } => demo::run(parties, json, workdir),
+        Command::Party { config, id, input, model, text, json } => {
+            job::party(&config, id, input, model, text, json)
+        }
+        Command::Run { model, text, security, link, json } => {
+            bench::parse_security(&security).and_then(|s| run::run(model, &text, s, &link, json))
+        }
+        Command::Demo { job, model, text, security, parties, json, workdir } => match job.as_str() {
+            "embed" => demo::run_embed(model, &text, &security, json, workdir),
+            "mul" => demo::run(parties, json, workdir),
+            other => Err(anyhow::anyhow!("--job {other}: use embed or mul")),
+        },
         Command::Bench { what: BenchCommand::Ops { family, security, ring, n, op, json } } => {
             bench::ops(&family, &security, ring, n, op.as_deref(), json)
         }

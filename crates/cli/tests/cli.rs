@@ -40,8 +40,61 @@ fn certs_writes_a_deployment() {
 }
 
 #[test]
-fn demo_runs_three_processes_over_tls_and_reports_costs() {
-    let o = veil(&["demo", "--json"]);
+fn demo_embeds_a_sentence_privately_with_five_processes() {
+    let o = veil(&["demo", "--security", "semi-honest", "--text", "Hello.", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(r["cosine_vs_plaintext"].as_f64().unwrap() > 0.99, "{r}");
+    assert_eq!(r["tokens"], 4);
+    assert_eq!(r["output"].as_array().unwrap().len(), 384);
+    let parties = r["per_party"].as_array().unwrap();
+    assert_eq!(parties.len(), 5);
+    for p in parties {
+        assert_eq!(p["output"].is_null(), p["party"] != 3, "only the data owner gets the output");
+        assert!(p["peak_rss_mib"].as_f64().unwrap() > 0.0);
+    }
+    let server_offline = &parties[0]["phases"][0];
+    assert_eq!(server_offline["phase"], "offline");
+    assert!(server_offline["bytes_sent"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn embed_party_errors_are_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(dir.path(), 5, |i| i, "00112233445566778899aabbccddeeff");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    let embed = text.replace(
+        "[job]\nkind = \"demo-mul\"\nlength = 2\noutput = 0\n",
+        "[job]\nkind = \"embed\"\nfamily = \"mosformer\"\nsecurity = \"malicious\"\n",
+    );
+    std::fs::write(&cfg, &embed).unwrap();
+    let c = cfg.to_str().unwrap();
+    let o = veil(&["party", "--config", c, "--id", "3"]);
+    assert!(stderr(&o).contains("pass its input with --text"), "{}", stderr(&o));
+    let o = veil(&["party", "--config", c, "--id", "0", "--text", "hi"]);
+    assert!(stderr(&o).contains("has no text input"), "{}", stderr(&o));
+    let o = veil(&["party", "--config", c, "--id", "0", "--input", "x.json"]);
+    assert!(stderr(&o).contains("not --input"), "{}", stderr(&o));
+    let o = veil(&["party", "--config", c, "--id", "0", "--model", "/nonexistent"]);
+    assert!(stderr(&o).contains("not a model folder"), "{}", stderr(&o));
+    std::fs::write(&cfg, embed.replace("malicious", "paranoid")).unwrap();
+    let o = veil(&["party", "--config", c, "--id", "0"]);
+    assert!(stderr(&o).contains("--security must be"), "{}", stderr(&o));
+    std::fs::write(
+        &cfg,
+        text.replace(
+            "demo-mul\"\nlength = 2\noutput = 0",
+            "embed\"\nfamily = \"aegis\"\nsecurity = \"malicious\"",
+        ),
+    )
+    .unwrap();
+    let o = veil(&["party", "--config", c, "--id", "0"]);
+    assert!(stderr(&o).contains("cannot run models yet"), "{}", stderr(&o));
+}
+
+#[test]
+fn demo_mul_runs_three_processes_over_tls_and_reports_costs() {
+    let o = veil(&["demo", "--job", "mul", "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(r["max_abs_error"].as_f64().unwrap() < 1e-3);

@@ -73,7 +73,15 @@ where
     T: Send,
     F: Fn(&mut Ctx) -> Result<T> + Sync,
 {
-    let cfg = SimConfig::new(seed);
+    simulate_tcp_with(n, SimConfig::new(seed), f)
+}
+
+/// [`simulate_tcp`] with a chosen configuration.
+pub fn simulate_tcp_with<T, F>(n: usize, cfg: SimConfig, f: F) -> Vec<Result<T>>
+where
+    T: Send,
+    F: Fn(&mut Ctx) -> Result<T> + Sync,
+{
     let setup = || -> Result<(Deployment, Vec<TcpListener>)> {
         let d = Deployment::generate("simulation", n)?;
         let ls = (0..n)

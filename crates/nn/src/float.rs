@@ -5,7 +5,7 @@ use crate::graph::{GeluForm, Graph, Op};
 use crate::weights::{FloatTensor, Weights};
 
 /// A row-major matrix of `f64`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Mat {
     /// Rows.
     pub rows: usize,

@@ -7,6 +7,7 @@ pub mod bert;
 pub mod error;
 pub mod float;
 pub mod graph;
+pub mod secure;
 pub mod tokenizer;
 pub mod weights;
 

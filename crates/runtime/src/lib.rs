@@ -8,6 +8,7 @@
 
 pub mod bench;
 pub mod encoder;
+pub mod inference;
 pub mod memory;
 
 use serde::{Deserialize, Serialize};

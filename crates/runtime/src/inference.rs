@@ -1,0 +1,312 @@
+//! Private inference of a real model: three `mosformer` servers, a data owner (party 3) who
+//! shares its token ids and alone receives the output, and a model owner (party 4) who shares
+//! the weights. Used by `veil demo`, `veil run`, `veil party` (one process per party) and the
+//! Python API.
+//!
+//! Offline material is made by the servers right before each gate call needs it (bounded
+//! memory), counted under the `offline` phase: its bytes and rounds are reported apart, and its
+//! seconds are subtracted from the online time.
+
+use std::path::Path;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use veil_mosformer::offline::{OFFLINE_PHASE, Offline, nested_offline_seconds};
+use veil_mosformer::{Mosformer, Security};
+use veil_mpc::harness::{SimConfig, simulate_tcp_with, simulate_with};
+use veil_mpc::{Ctx, MpcError, PartyId};
+use veil_nn::bert::{Model, load_hf, tokenize};
+use veil_nn::float::run_float;
+use veil_nn::secure::{Contribution, NodeCost, Roles, run_secure};
+
+use crate::{Link, PhaseReport};
+
+/// The data owner's party id.
+pub const DATA_OWNER: PartyId = 3;
+/// The model owner's party id.
+pub const MODEL_OWNER: PartyId = 4;
+/// Parties of an inference session.
+pub const PARTIES: usize = 5;
+/// Gate calls are cut into pieces of this many elements (bounds a server's offline material).
+pub const CHUNK: usize = 16_384;
+
+/// The role of a party id.
+pub fn role(party: PartyId) -> &'static str {
+    match party {
+        0..=2 => "server",
+        DATA_OWNER => "data owner",
+        MODEL_OWNER => "model owner",
+        _ => "none",
+    }
+}
+
+/// One party's report of an inference.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct InferenceParty {
+    /// Party id.
+    pub party: usize,
+    /// `server`, `data owner` or `model owner`.
+    pub role: String,
+    /// The output (data owner only).
+    pub output: Option<Vec<f64>>,
+    /// `offline` (servers) and `online` counters.
+    pub phases: Vec<PhaseReport>,
+    /// Bytes and seconds per operation kind, summed over the graph (servers).
+    pub per_op: Vec<OpCost>,
+    /// Steps the data owner did in the clear on the revealed output.
+    pub client_side: Vec<String>,
+    /// Peak resident memory of this party's process, MiB (Linux; when parties run as threads
+    /// of one process, that process's).
+    pub peak_rss_mib: Option<f64>,
+}
+
+/// Cost of one kind of operation at one server, over the whole graph.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OpCost {
+    /// Operation (`linear`, `attention`, `layernorm`, ...).
+    pub op: String,
+    /// Nodes of that kind.
+    pub count: usize,
+    /// Bytes sent (offline and online).
+    pub bytes: u64,
+    /// Seconds (offline and online).
+    pub seconds: f64,
+}
+
+fn per_op(nodes: &[NodeCost]) -> Vec<OpCost> {
+    let mut out: Vec<OpCost> = Vec::new();
+    for n in nodes {
+        match out.iter_mut().find(|o| o.op == n.op) {
+            Some(o) => {
+                o.count += 1;
+                o.bytes += n.bytes;
+                o.seconds += n.seconds;
+            }
+            None => out.push(OpCost { op: n.op.to_string(), count: 1, bytes: n.bytes, seconds: n.seconds }),
+        }
+    }
+    out
+}
+
+/// A digest of the public model (graph and weight shapes) every party must agree on.
+pub fn model_digest(model: &Model) -> Result<veil_crypto::Digest, MpcError> {
+    let json = serde_json::to_vec(&model.graph).map_err(|e| MpcError::Invalid(e.to_string()))?;
+    Ok(veil_crypto::Hasher::new("veil/model-graph").update(&json).finalize())
+}
+
+/// The session's start: every party sends every other the digest of its public model and
+/// checks theirs (a party with another model or config is named); then the data owner
+/// announces the number of tokens (public) to the servers. Returns that number.
+fn handshake(ctx: &mut Ctx, model: &Model, ids: Option<&[u32]>) -> Result<usize, MpcError> {
+    let me = ctx.party();
+    let ours = model_digest(model)?;
+    ctx.net().broadcast(ours.as_bytes())?;
+    for peer in ctx.peers() {
+        let theirs = ctx.net().recv(peer)?;
+        if theirs.as_slice() != ours.as_bytes() {
+            return Err(MpcError::Invalid(format!(
+                "party {peer} ({}) holds a different model: graph digest {}…, ours {}…",
+                role(peer),
+                hex_prefix(&theirs),
+                hex_prefix(ours.as_bytes())
+            )));
+        }
+    }
+    if me == DATA_OWNER {
+        let t = ids.ok_or_else(|| MpcError::Invalid("the data owner needs the token ids".into()))?.len();
+        for s in 0..3 {
+            ctx.net().send(s, (t as u64).to_le_bytes().to_vec())?;
+        }
+        return Ok(t);
+    }
+    if me < 3 {
+        let msg = ctx.net().recv(DATA_OWNER)?;
+        let bytes: [u8; 8] = msg
+            .as_slice()
+            .try_into()
+            .map_err(|_| MpcError::Malformed { from: DATA_OWNER, what: "token count".into() })?;
+        let t = u64::from_le_bytes(bytes) as usize;
+        if t == 0 || t > model.config.max_positions {
+            return Err(MpcError::Invalid(format!(
+                "the data owner announced {t} tokens; the model takes 1 to {}",
+                model.config.max_positions
+            )));
+        }
+        return Ok(t);
+    }
+    Ok(0)
+}
+
+fn hex_prefix(b: &[u8]) -> String {
+    b.iter().take(6).map(|x| format!("{x:02x}")).collect()
+}
+
+/// Runs one party of an inference session: `model` is the public graph (with weights at the
+/// model owner), `ids` the token ids (data owner only).
+pub fn inference_party(
+    ctx: &mut Ctx,
+    model: &Model,
+    ids: Option<&[u32]>,
+    security: Security,
+) -> Result<InferenceParty, MpcError> {
+    let me = ctx.party();
+    if ctx.parties() != PARTIES {
+        return Err(MpcError::Invalid(format!(
+            "an inference session has {PARTIES} parties, not {}",
+            ctx.parties()
+        )));
+    }
+    ctx.set_phase("setup");
+    let tokens = handshake(ctx, model, ids)?;
+    let mine = match me {
+        0..=2 => Contribution::Server,
+        DATA_OWNER => Contribution::Data(
+            ids.ok_or_else(|| MpcError::Invalid("the data owner needs the token ids".into()))?,
+        ),
+        MODEL_OWNER => Contribution::Model(
+            model
+                .weights
+                .as_ref()
+                .ok_or_else(|| MpcError::Invalid("the model owner needs the weights".into()))?,
+        ),
+        _ => {
+            return Err(MpcError::Invalid(format!("party {me}: an inference session has {PARTIES} parties")));
+        }
+    };
+    let roles = Roles { data_owner: DATA_OWNER, model_owner: MODEL_OWNER };
+    let mut family = Mosformer::new(security, Offline::for_security(security)).with_chunk(CHUNK);
+    ctx.set_phase("online");
+    let (nested0, start) = (nested_offline_seconds(), Instant::now());
+    let run = run_secure(&mut family, ctx, &model.graph, tokens, roles, mine).map_err(|e| match e {
+        veil_nn::NnError::Mpc(m) => m,
+        other => MpcError::Invalid(other.to_string()),
+    })?;
+    let offline_s = nested_offline_seconds() - nested0;
+    let online_s = start.elapsed().as_secs_f64() - offline_s;
+    let stat = |phase: &str, seconds: f64| {
+        let s = ctx.stats().get(phase);
+        PhaseReport {
+            phase: phase.to_string(),
+            bytes_sent: s.bytes_sent,
+            bytes_received: s.bytes_received,
+            messages_sent: s.messages_sent,
+            rounds: s.rounds,
+            seconds,
+        }
+    };
+    Ok(InferenceParty {
+        party: me,
+        role: role(me).to_string(),
+        output: run.output.map(|m| m.data),
+        phases: vec![stat(OFFLINE_PHASE, offline_s), stat("online", online_s)],
+        per_op: per_op(&run.nodes),
+        client_side: run.client_side,
+        peak_rss_mib: crate::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20)),
+    })
+}
+
+/// The report of a private inference.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct InferenceReport {
+    /// Model name.
+    pub model: String,
+    /// Protocol family.
+    pub family: String,
+    /// `malicious` or `semi-honest`.
+    pub security: String,
+    /// How the parties were linked.
+    pub transport: String,
+    /// The input text.
+    pub text: String,
+    /// Its number of tokens (public).
+    pub tokens: usize,
+    /// The output the data owner received.
+    pub output: Vec<f64>,
+    /// The float reference's output on the same tokens.
+    pub plaintext: Vec<f64>,
+    /// Cosine similarity of the two.
+    pub cosine_vs_plaintext: f64,
+    /// Largest absolute difference.
+    pub max_abs_error: f64,
+    /// Every party's report.
+    pub per_party: Vec<InferenceParty>,
+    /// Peak resident memory of this process, MiB (all parties when they run as threads).
+    pub peak_rss_mib: Option<f64>,
+}
+
+/// Cosine similarity.
+pub fn cosine(a: &[f64], b: &[f64]) -> f64 {
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na = a.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let nb = b.iter().map(|x| x * x).sum::<f64>().sqrt();
+    if na == 0.0 || nb == 0.0 { 0.0 } else { dot / (na * nb) }
+}
+
+/// The security mode's name.
+pub fn security_name(s: Security) -> &'static str {
+    if s == Security::Malicious { "malicious" } else { "semi-honest" }
+}
+
+/// Builds the report from the parties' results and the float reference.
+pub fn report(
+    model: &Model,
+    text: &str,
+    ids: &[u32],
+    security: Security,
+    transport: &str,
+    per_party: Vec<InferenceParty>,
+) -> Result<InferenceReport, MpcError> {
+    let output = per_party
+        .iter()
+        .find_map(|p| p.output.clone())
+        .ok_or_else(|| MpcError::Invalid("the data owner reported no output".into()))?;
+    let weights =
+        model.weights.as_ref().ok_or_else(|| MpcError::Invalid("the reference needs the weights".into()))?;
+    let plaintext = run_float(&model.graph, weights, ids).map_err(|e| MpcError::Invalid(e.to_string()))?.data;
+    let max_abs_error = output.iter().zip(&plaintext).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    Ok(InferenceReport {
+        model: model.name.clone(),
+        family: "mosformer".into(),
+        security: security_name(security).into(),
+        transport: transport.into(),
+        text: text.into(),
+        tokens: ids.len(),
+        cosine_vs_plaintext: cosine(&output, &plaintext),
+        max_abs_error,
+        output,
+        plaintext,
+        per_party,
+        peak_rss_mib: crate::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20)),
+    })
+}
+
+/// Runs a private inference of the Hugging Face model in `dir` on `text`, every party a thread
+/// of this process (linked in memory or by TCP + mutual TLS on 127.0.0.1).
+pub fn private_inference(
+    dir: &Path,
+    text: &str,
+    security: Security,
+    link: Link,
+) -> Result<InferenceReport, MpcError> {
+    let model = load_hf(dir, true).map_err(|e| MpcError::Invalid(e.to_string()))?;
+    let ids = tokenize(&model, text).map_err(|e| MpcError::Invalid(e.to_string()))?;
+    let job = |ctx: &mut Ctx| {
+        let mine = (ctx.party() == DATA_OWNER).then_some(ids.as_slice());
+        inference_party(ctx, &model, mine, security)
+    };
+    let cfg = SimConfig { seed: rand_seed(), timeout: std::time::Duration::from_secs(600) };
+    let (results, transport) = match link {
+        Link::Memory => (simulate_with(PARTIES, cfg, job), "in-memory channels, parties as threads"),
+        Link::Tls => (
+            simulate_tcp_with(PARTIES, cfg, job),
+            "tcp+tls1.3 (mutual auth) on 127.0.0.1, parties as threads",
+        ),
+    };
+    let per_party = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    report(&model, text, &ids, security, transport, per_party)
+}
+
+fn rand_seed() -> u64 {
+    use rand::RngCore;
+    rand::rngs::OsRng.next_u64()
+}

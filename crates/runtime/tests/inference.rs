@@ -1,0 +1,109 @@
+//! Private inference end to end: a small BERT with random weights (fast, every party a thread)
+//! against the float reference, the sessions' checks, and the real all-MiniLM-L6-v2.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+
+use std::path::Path;
+
+use veil_mosformer::Security;
+use veil_mpc::harness::{SimConfig, simulate_with};
+use veil_nn::bert::{Activation, BertConfig, Model, Pooling, bert_graph};
+use veil_nn::graph::GeluForm;
+use veil_nn::weights::{FloatTensor, Weights};
+use veil_runtime::Link;
+use veil_runtime::inference::{
+    DATA_OWNER, InferenceParty, PARTIES, inference_party, private_inference, report,
+};
+
+fn tiny(layers: usize, seed: u64) -> Model {
+    let config = BertConfig {
+        hidden: 16,
+        heads: 2,
+        layers,
+        ffn: 32,
+        activation: Activation::Gelu(GeluForm::Erf),
+        eps: 1e-12,
+        max_positions: 8,
+        vocab: 20,
+    };
+    let pooling = Pooling { mean: true, normalize: true };
+    let graph = bert_graph(&config, pooling);
+    let mut state = seed;
+    let mut next = move || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((state >> 11) as f64 / (1u64 << 53) as f64) as f32 * 2.0 - 1.0
+    };
+    let mut weights = Weights::new();
+    for (name, shape) in &graph.weights {
+        let n: usize = shape.iter().product();
+        let data = if name.contains("LayerNorm.weight") {
+            (0..n).map(|_| 1.0 + 0.1 * next()).collect()
+        } else {
+            let matrix = shape.len() == 2 && !name.starts_with("embeddings.");
+            let scale = if matrix { 1.0 / (shape[0] as f32).sqrt() } else { 0.5 };
+            (0..n).map(|_| scale * next()).collect()
+        };
+        weights.insert(name.clone(), FloatTensor::new(shape.clone(), data).unwrap());
+    }
+    Model { name: "tiny-bert".into(), config, graph, weights: Some(weights), tokenizer: None, pooling }
+}
+
+fn run(
+    model: &Model,
+    others: &Model,
+    ids: &[u32],
+    security: Security,
+) -> veil_mpc::Result<Vec<InferenceParty>> {
+    simulate_with(PARTIES, SimConfig::new(3), |ctx| {
+        let mine = (ctx.party() == DATA_OWNER).then_some(ids);
+        let m = if ctx.party() == 4 { model } else { others };
+        inference_party(ctx, m, mine, security)
+    })
+    .into_iter()
+    .collect()
+}
+
+#[test]
+fn a_small_bert_matches_the_float_reference_in_both_modes() {
+    let model = tiny(2, 7);
+    let ids = [1u32, 5, 19, 0, 7];
+    for security in [Security::Malicious, Security::SemiHonest] {
+        let parties = run(&model, &model, &ids, security).unwrap();
+        for p in &parties {
+            assert_eq!(p.output.is_some(), p.party == DATA_OWNER, "only the data owner gets the output");
+        }
+        let r = report(&model, "", &ids, security, "memory", parties).unwrap();
+        assert_eq!(r.output.len(), 16);
+        assert!(r.cosine_vs_plaintext > 0.995, "{security:?}: cosine {}", r.cosine_vs_plaintext);
+        assert!(r.max_abs_error < 0.05, "{security:?}: {}", r.max_abs_error);
+        let server = &r.per_party[0];
+        let offline = &server.phases[0];
+        assert_eq!(offline.phase, "offline");
+        assert!(offline.bytes_sent > 0 && server.phases[1].bytes_sent > 0);
+        assert!(server.per_op.iter().any(|o| o.op == "attention" && o.count == 2));
+    }
+}
+
+#[test]
+fn parties_with_different_models_stop_at_the_handshake() {
+    let (model, other) = (tiny(2, 7), tiny(1, 7));
+    let err = run(&model, &other, &[1, 2], Security::SemiHonest).unwrap_err().to_string();
+    assert!(err.contains("holds a different model"), "{err}");
+}
+
+#[test]
+fn bad_token_ids_and_lengths_are_refused() {
+    let model = tiny(1, 7);
+    let err = run(&model, &model, &[1, 20], Security::SemiHonest).unwrap_err().to_string();
+    assert!(err.contains("outside the vocabulary"), "{err}");
+    let err = run(&model, &model, &[1; 9], Security::SemiHonest).unwrap_err().to_string();
+    assert!(err.contains("tokens"), "{err}");
+}
+
+#[test]
+fn minilm_sentence_embedding_is_close_to_plaintext() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = veil_nn::bert::find_minilm(root).expect("all-MiniLM-L6-v2 not found: run scripts/setup.sh");
+    let r = private_inference(&dir, "Private inference.", Security::Malicious, Link::Memory).unwrap();
+    assert_eq!(r.tokens, 5);
+    assert!(r.cosine_vs_plaintext > 0.99, "cosine {}", r.cosine_vs_plaintext);
+}
