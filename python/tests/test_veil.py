@@ -41,3 +41,25 @@ def test_make_certs(tmp_path):
     assert names == ["ca.pem", "party-0.key", "party-0.pem", "party-1.key", "party-1.pem", "party-2.key", "party-2.pem"]
     with pytest.raises(ValueError):
         veil.make_certs(1, tmp_path / "x")
+
+
+def test_minilm_runs_privately_close_to_plaintext():
+    model = veil.Model()
+    plain = model.run_plaintext("Hi there.")
+    assert len(plain) == 1 and len(plain[0]) == 384
+    report = model.run_private("Hi there.", security="semi-honest")
+    assert report["tokens"] == 5
+    assert report["cosine_vs_plaintext"] > 0.99
+    assert report["plaintext"] == pytest.approx(plain[0], abs=1e-12)
+    roles = [p["role"] for p in report["per_party"]]
+    assert roles == ["server", "server", "server", "data owner", "model owner"]
+    assert [p["output"] is not None for p in report["per_party"]] == [False, False, False, True, False]
+
+
+def test_model_errors_are_clear(tmp_path):
+    with pytest.raises(ValueError, match="not a model folder"):
+        veil.Model(tmp_path / "missing").run_plaintext("x")
+    with pytest.raises(RuntimeError, match="config.json"):
+        veil.Model(tmp_path).run_private("x")
+    with pytest.raises(ValueError, match="family"):
+        veil.Model(tmp_path).run_private("x", family="aegis")  # type: ignore[arg-type]

@@ -86,6 +86,21 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Accuracy: private embeddings of every line of a file against the float reference.
+    Eval {
+        /// One sentence per line.
+        #[arg(long, default_value = "data/sentences.txt")]
+        sentences: PathBuf,
+        /// Model folder (default: all-MiniLM-L6-v2 as setup installs it).
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// `malicious` or `semi-honest`.
+        #[arg(long, default_value = "malicious")]
+        security: String,
+        /// One JSON object per line, then a summary object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Benchmarks (see the project's benchmark conventions).
     Bench {
         #[command(subcommand)]
@@ -176,6 +191,9 @@ fn main() -> ExitCode {
         }
         Command::Run { model, text, security, link, json } => {
             bench::parse_security(&security).and_then(|s| run::run(model, &text, s, &link, json))
+        }
+        Command::Eval { sentences, model, security, json } => {
+            bench::parse_security(&security).and_then(|s| run::eval(model, &sentences, s, json))
         }
         Command::Demo { job, model, text, security, parties, json, workdir } => match job.as_str() {
             "embed" => demo::run_embed(model, &text, &security, json, workdir),

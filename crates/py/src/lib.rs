@@ -26,11 +26,7 @@ fn simulate_mul(
     seed: u64,
     link: &str,
 ) -> PyResult<String> {
-    let link = match link {
-        "memory" => Link::Memory,
-        "tls" => Link::Tls,
-        other => return Err(PyValueError::new_err(format!("link must be 'memory' or 'tls', not {other:?}"))),
-    };
+    let link = parse_link(link)?;
     let reports = py
         .detach(|| simulate_demo(&x, &y, parties, output, seed, link))
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
@@ -48,11 +44,67 @@ fn make_certs(py: Python<'_>, parties: usize, out: std::path::PathBuf, name: &st
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
+fn parse_link(link: &str) -> PyResult<Link> {
+    match link {
+        "memory" => Ok(Link::Memory),
+        "tls" => Ok(Link::Tls),
+        other => Err(PyValueError::new_err(format!("link must be 'memory' or 'tls', not {other:?}"))),
+    }
+}
+
+/// Private inference of the Hugging Face model in `model_dir` on `text` under `mosformer`
+/// (three servers, data owner, model owner, all threads of this process); returns the report
+/// as JSON text. The GIL is released while the parties run.
+#[pyfunction]
+#[pyo3(signature = (model_dir, text, security = "malicious", link = "memory"))]
+fn private_inference(
+    py: Python<'_>,
+    model_dir: std::path::PathBuf,
+    text: &str,
+    security: &str,
+    link: &str,
+) -> PyResult<String> {
+    let security = match security {
+        "malicious" => veil_mosformer::Security::Malicious,
+        "semi-honest" => veil_mosformer::Security::SemiHonest,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "security must be 'malicious' or 'semi-honest', not {other:?}"
+            )));
+        }
+    };
+    let link = parse_link(link)?;
+    let report = py
+        .detach(|| veil_runtime::inference::private_inference(&model_dir, text, security, link))
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// The float reference's output of the model in `model_dir` on `text`, row-major, and its
+/// shape `(rows, cols)`.
+#[pyfunction]
+fn plaintext_inference(
+    py: Python<'_>,
+    model_dir: std::path::PathBuf,
+    text: &str,
+) -> PyResult<(Vec<f64>, usize, usize)> {
+    py.detach(|| -> Result<_, veil_nn::NnError> {
+        let model = veil_nn::bert::load_hf(&model_dir, true)?;
+        let ids = veil_nn::bert::tokenize(&model, text)?;
+        let weights = model.weights.as_ref().ok_or_else(|| veil_nn::NnError::Invalid("no weights".into()))?;
+        let out = veil_nn::float::run_float(&model.graph, weights, &ids)?;
+        Ok((out.data, out.rows, out.cols))
+    })
+    .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// The native module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_mul, m)?)?;
     m.add_function(wrap_pyfunction!(make_certs, m)?)?;
+    m.add_function(wrap_pyfunction!(private_inference, m)?)?;
+    m.add_function(wrap_pyfunction!(plaintext_inference, m)?)?;
     Ok(())
 }

@@ -289,10 +289,20 @@ pub fn private_inference(
     link: Link,
 ) -> Result<InferenceReport, MpcError> {
     let model = load_hf(dir, true).map_err(|e| MpcError::Invalid(e.to_string()))?;
-    let ids = tokenize(&model, text).map_err(|e| MpcError::Invalid(e.to_string()))?;
+    private_inference_of(&model, text, security, link)
+}
+
+/// [`private_inference`] of a loaded model (with its weights and tokenizer).
+pub fn private_inference_of(
+    model: &Model,
+    text: &str,
+    security: Security,
+    link: Link,
+) -> Result<InferenceReport, MpcError> {
+    let ids = tokenize(model, text).map_err(|e| MpcError::Invalid(e.to_string()))?;
     let job = |ctx: &mut Ctx| {
         let mine = (ctx.party() == DATA_OWNER).then_some(ids.as_slice());
-        inference_party(ctx, &model, mine, security)
+        inference_party(ctx, model, mine, security)
     };
     let cfg = SimConfig { seed: rand_seed(), timeout: std::time::Duration::from_secs(600) };
     let (results, transport) = match link {
@@ -303,7 +313,7 @@ pub fn private_inference(
         ),
     };
     let per_party = results.into_iter().collect::<Result<Vec<_>, _>>()?;
-    report(&model, text, &ids, security, transport, per_party)
+    report(model, text, &ids, security, transport, per_party)
 }
 
 fn rand_seed() -> u64 {
