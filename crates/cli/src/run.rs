@@ -81,6 +81,13 @@ pub fn print_report(r: &InferenceReport, json: bool) -> anyhow::Result<()> {
             );
         }
     }
+    if let Some(server) = r.per_party.first() {
+        println!("\n  server 0 per layer (offline + online):");
+        for l in &server.per_layer {
+            let mib = l.bytes as f64 / f64::from(1u32 << 20);
+            println!("    {:<18} {:>9.2} MiB {:>8.2} s", l.op, mib, l.seconds);
+        }
+    }
     match r.peak_rss_mib {
         Some(mib) => {
             println!("  (parties are threads of one process: peak memory is the process's, {mib:.0} MiB)")

@@ -132,6 +132,7 @@ impl BertConfig {
 /// The encoder graph of `c`, pooled as `pooling` says.
 pub fn bert_graph(c: &BertConfig, pooling: Pooling) -> Graph {
     let mut g = Graph::default();
+    g.set_scope("embeddings");
     let (h, f) = (c.hidden, c.ffn);
     let tokens = g.push(Op::Tokens, &[]);
     let table = g.weight("embeddings.word_embeddings.weight", &[c.vocab, h]);
@@ -145,6 +146,7 @@ pub fn bert_graph(c: &BertConfig, pooling: Pooling) -> Graph {
     let mut x = layernorm(&mut g, "embeddings.LayerNorm", h, c.eps, sum);
     for i in 0..c.layers {
         let p = format!("encoder.layer.{i}");
+        g.set_scope(&p);
         let q = linear(&mut g, &format!("{p}.attention.self.query"), h, h, x);
         let k = linear(&mut g, &format!("{p}.attention.self.key"), h, h, x);
         let v = linear(&mut g, &format!("{p}.attention.self.value"), h, h, x);
@@ -161,6 +163,7 @@ pub fn bert_graph(c: &BertConfig, pooling: Pooling) -> Graph {
         let r = g.push(Op::Add, &[down, hid]);
         x = layernorm(&mut g, &format!("{p}.output.LayerNorm"), h, c.eps, r);
     }
+    g.set_scope("pooling");
     if pooling.mean {
         x = g.push(Op::MeanPool, &[x]);
     }

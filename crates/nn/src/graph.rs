@@ -93,6 +93,9 @@ pub struct Node {
     pub op: Op,
     /// Its inputs.
     pub inputs: Vec<ValueId>,
+    /// The part of the model it belongs to (`embeddings`, `encoder.layer.3`, `pooling`), for
+    /// per-layer reports.
+    pub scope: String,
 }
 
 /// A model graph with the shapes of its weights.
@@ -102,13 +105,21 @@ pub struct Graph {
     pub nodes: Vec<Node>,
     /// Shapes of the weights the nodes name.
     pub weights: BTreeMap<String, Vec<usize>>,
+    /// The scope given to nodes pushed from now on.
+    #[serde(skip)]
+    scope: String,
 }
 
 impl Graph {
     /// Appends a node; returns its value.
     pub fn push(&mut self, op: Op, inputs: &[ValueId]) -> ValueId {
-        self.nodes.push(Node { op, inputs: inputs.to_vec() });
+        self.nodes.push(Node { op, inputs: inputs.to_vec(), scope: self.scope.clone() });
         self.nodes.len() - 1
+    }
+
+    /// Sets the scope of the nodes pushed next.
+    pub fn set_scope(&mut self, scope: &str) {
+        self.scope = scope.to_string();
     }
 
     /// Declares a weight's shape.

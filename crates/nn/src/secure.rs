@@ -59,6 +59,8 @@ pub struct NodeCost {
     pub node: usize,
     /// Its operation's name.
     pub op: &'static str,
+    /// Its scope (layer).
+    pub scope: String,
     /// Bytes this party sent while running it (all phases).
     pub bytes: u64,
     /// Seconds it took.
@@ -348,6 +350,7 @@ fn serve<B: SecureBackend>(
         costs.push(NodeCost {
             node: i,
             op: op_name(&node.op),
+            scope: node.scope.clone(),
             bytes: ctx.stats().total().bytes_sent - bytes0,
             seconds: start.elapsed().as_secs_f64(),
         });

@@ -53,6 +53,8 @@ pub struct InferenceParty {
     pub phases: Vec<PhaseReport>,
     /// Bytes and seconds per operation kind, summed over the graph (servers).
     pub per_op: Vec<OpCost>,
+    /// Bytes and seconds per layer (`embeddings`, `encoder.layer.N`, `pooling`; servers).
+    pub per_layer: Vec<OpCost>,
     /// Steps the data owner did in the clear on the revealed output.
     pub client_side: Vec<String>,
     /// Peak resident memory of this party's process, MiB (Linux; when parties run as threads
@@ -60,12 +62,12 @@ pub struct InferenceParty {
     pub peak_rss_mib: Option<f64>,
 }
 
-/// Cost of one kind of operation at one server, over the whole graph.
+/// Cost of a group of nodes (one kind of operation, or one layer) at one server.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OpCost {
-    /// Operation (`linear`, `attention`, `layernorm`, ...).
+    /// The group: an operation (`linear`, `attention`, ...) or a layer (`encoder.layer.3`).
     pub op: String,
-    /// Nodes of that kind.
+    /// Nodes in the group.
     pub count: usize,
     /// Bytes sent (offline and online).
     pub bytes: u64,
@@ -73,16 +75,17 @@ pub struct OpCost {
     pub seconds: f64,
 }
 
-fn per_op(nodes: &[NodeCost]) -> Vec<OpCost> {
+/// Costs summed by the label `key` gives each node.
+fn grouped(nodes: &[NodeCost], key: impl Fn(&NodeCost) -> &str) -> Vec<OpCost> {
     let mut out: Vec<OpCost> = Vec::new();
     for n in nodes {
-        match out.iter_mut().find(|o| o.op == n.op) {
+        match out.iter_mut().find(|o| o.op == key(n)) {
             Some(o) => {
                 o.count += 1;
                 o.bytes += n.bytes;
                 o.seconds += n.seconds;
             }
-            None => out.push(OpCost { op: n.op.to_string(), count: 1, bytes: n.bytes, seconds: n.seconds }),
+            None => out.push(OpCost { op: key(n).to_string(), count: 1, bytes: n.bytes, seconds: n.seconds }),
         }
     }
     out
@@ -199,7 +202,8 @@ pub fn inference_party(
         role: role(me).to_string(),
         output: run.output.map(|m| m.data),
         phases: vec![stat(OFFLINE_PHASE, offline_s), stat("online", online_s)],
-        per_op: per_op(&run.nodes),
+        per_op: grouped(&run.nodes, |n| n.op),
+        per_layer: grouped(&run.nodes, |n| &n.scope),
         client_side: run.client_side,
         peak_rss_mib: crate::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20)),
     })
