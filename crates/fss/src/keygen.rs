@@ -73,7 +73,7 @@ pub fn gen_keys<R: Ring, G: RngCore + CryptoRng + ?Sized>(
         }
         cws.push(cw);
     }
-    let hash = VdpfHash::new();
+    let hash = VdpfHash::get();
     let (h0, h1) = (hash.leaf(alpha, s[0]), hash.leaf(alpha, s[1]));
     let mut cs = [0u8; 64];
     for (c, (x, y)) in cs.iter_mut().zip(h0.iter().zip(&h1)) {

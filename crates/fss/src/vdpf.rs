@@ -69,12 +69,15 @@ pub(crate) struct VdpfHash {
 }
 
 impl VdpfHash {
-    pub(crate) fn new() -> Self {
-        Self {
+    /// The hash keys, derived once per process (six compressions that every key generation
+    /// and expansion would otherwise repeat).
+    pub(crate) fn get() -> &'static Self {
+        static KEYS: std::sync::OnceLock<VdpfHash> = std::sync::OnceLock::new();
+        KEYS.get_or_init(|| Self {
             leaf: blake3::derive_key("veil-fss v1 VDPF leaf hash H", b""),
             step: blake3::derive_key("veil-fss v1 VDPF proof hash H'", b""),
             init: blake3::derive_key("veil-fss v1 VDPF proof init H_0", b""),
-        }
+        })
     }
 
     /// `H(x ‖ s)`, 4λ bits.
@@ -124,7 +127,7 @@ pub fn eval_full_verified<R: Ring>(b: u8, key: &DpfKey<R>) -> Result<(Vec<R>, Pr
     }
     let aes = FixedAes::new();
     let (seeds, ts) = expand_leaves(key, &aes)?;
-    let hash = VdpfHash::new();
+    let hash = VdpfHash::get();
     // All π̃_x in one buffer, hashed in one call (BLAKE3 then compresses its 1 KiB chunks side
     // by side with SIMD).
     let mut leaves = Vec::with_capacity(seeds.len() * CS_BYTES);
