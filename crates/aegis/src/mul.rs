@@ -1,0 +1,137 @@
+//! Multiplication and matrix products (paper §2 and Fig. 19; notes §3.1, §3.3), ASTRA-style in
+//! the convention `m = x + r`:
+//!
+//! `m_z = x·y + r_z = m_x·m_y − m_x·r_y − m_y·r_x + Γ` with `Γ = r_x·r_y + r_z`.
+//!
+//! **Offline**: `[r_z]` from seeds; P0 computes `Γ` and deals it (`l` bits per output).
+//! **Online**: P_j (j = 1, 2) computes `[m_z]_j = (j−1)·m_x·m_y − m_x·[r_y]_j − m_y·[r_x]_j +
+//! [Γ]_j`; P1 and P2 exchange them (1 round, `l` bits each way). A matrix product is the same
+//! with matrix products: one `Γ` per output entry, whatever the inner dimension, so an inner
+//! product of any length costs what one multiplication costs.
+//!
+//! Correct up to additive errors (the paper's batch verification, to come, catches them).
+
+use veil_mpc::{Ctx, MpcError, Result};
+
+use crate::share::{Aegis, Masked, Pair, from_bytes, to_bytes};
+
+/// Runs `f` with communication counted under the phase `offline`.
+pub(crate) fn offline<T>(ctx: &mut Ctx, f: impl FnOnce(&mut Ctx) -> Result<T>) -> Result<T> {
+    let previous = ctx.stats().phase().to_string();
+    ctx.set_phase("offline");
+    let out = f(ctx);
+    ctx.set_phase(&previous);
+    out
+}
+
+/// `C = A·B` over `Z_2^64` (wrapping), `A: [m, k]`, `B: [k, n]`, row-major.
+pub(crate) fn matmul_u64(a: &[u64], b: &[u64], m: usize, k: usize, n: usize) -> Vec<u64> {
+    let mut c = vec![0u64; m * n];
+    for i in 0..m {
+        let row = &mut c[i * n..(i + 1) * n];
+        for (t, &av) in a[i * k..(i + 1) * k].iter().enumerate() {
+            for (cv, &bv) in row.iter_mut().zip(&b[t * n..(t + 1) * n]) {
+                *cv = cv.wrapping_add(av.wrapping_mul(bv));
+            }
+        }
+    }
+    c
+}
+
+fn sum(a: &[u64], b: &[u64]) -> Vec<u64> {
+    a.iter().zip(b).map(|(x, y)| x.wrapping_add(*y)).collect()
+}
+
+impl Aegis {
+    /// `⟨x·y⟩` elementwise.
+    pub fn mul(&mut self, ctx: &mut Ctx, x: &Masked, y: &Masked) -> Result<Masked> {
+        if x.n != y.n {
+            return Err(MpcError::Invalid(format!("product of {} and {} elements", x.n, y.n)));
+        }
+        self.product(ctx, x, y, x.n, |a, b| a.iter().zip(b).map(|(p, q)| p.wrapping_mul(*q)).collect())
+    }
+
+    /// `⟨A·B⟩` for `A: [m, k]`, `B: [k, n]` (row-major): one inner product per output entry.
+    pub fn matmul(
+        &mut self,
+        ctx: &mut Ctx,
+        a: &Masked,
+        b: &Masked,
+        m: usize,
+        k: usize,
+        n: usize,
+    ) -> Result<Masked> {
+        if a.n != m * k || b.n != k * n {
+            return Err(MpcError::Invalid(format!(
+                "[{m}, {k}] × [{k}, {n}] product of {} and {} elements",
+                a.n, b.n
+            )));
+        }
+        self.product(ctx, a, b, m * n, |p, q| matmul_u64(p, q, m, k, n))
+    }
+
+    /// Inner products of the rows of `x` and `y` (`[rows, len]` each): `⟨Σ_j x_ij·y_ij⟩`.
+    pub fn inner(
+        &mut self,
+        ctx: &mut Ctx,
+        x: &Masked,
+        y: &Masked,
+        rows: usize,
+        len: usize,
+    ) -> Result<Masked> {
+        if x.n != rows * len || y.n != rows * len {
+            return Err(MpcError::Invalid(format!("{rows} inner products of length {len}")));
+        }
+        self.product(ctx, x, y, rows, |p, q| {
+            (0..rows)
+                .map(|i| {
+                    let (a, b) = (&p[i * len..(i + 1) * len], &q[i * len..(i + 1) * len]);
+                    a.iter().zip(b).fold(0u64, |s, (u, v)| s.wrapping_add(u.wrapping_mul(*v)))
+                })
+                .collect()
+        })
+    }
+
+    /// The common protocol for any bilinear `op` (elementwise, inner, matrix product).
+    fn product(
+        &mut self,
+        ctx: &mut Ctx,
+        x: &Masked,
+        y: &Masked,
+        out: usize,
+        op: impl Fn(&[u64], &[u64]) -> Vec<u64>,
+    ) -> Result<Masked> {
+        let me = Self::check_server(ctx)?;
+        let (r_z, gamma) = offline(ctx, |ctx| {
+            let r_z = self.random_pair(ctx, "mul/r_z", out)?;
+            let g = (me == 0).then(|| {
+                let (rx, ry) = (sum(&x.r.one, &x.r.two), sum(&y.r.one, &y.r.two));
+                sum(&op(&rx, &ry), &sum(&r_z.one, &r_z.two))
+            });
+            let gamma = self.deal(ctx, "mul/gamma", g.as_deref(), out)?;
+            Ok((r_z, gamma))
+        })?;
+        if me == 0 {
+            return Ok(Masked { m: vec![], r: r_z, n: out });
+        }
+        let (rx, ry, g) =
+            if me == 1 { (&x.r.one, &y.r.one, &gamma.one) } else { (&x.r.two, &y.r.two, &gamma.two) };
+        let mxry = op(&x.m, ry);
+        let rxmy = op(rx, &y.m);
+        let mut share: Vec<u64> =
+            (0..out).map(|i| g[i].wrapping_sub(mxry[i]).wrapping_sub(rxmy[i])).collect();
+        if me == 2 {
+            share = sum(&share, &op(&x.m, &y.m));
+        }
+        ctx.net().send(3 - me, to_bytes(&share))?;
+        let other = from_bytes(3 - me, &ctx.net().recv(3 - me)?, out)?;
+        let m: Vec<u64> = sum(&share, &other).into_iter().map(|v| self.reduce(v)).collect();
+        self.record_joint(&m);
+        Ok(Masked { m, r: r_z, n: out })
+    }
+}
+
+/// Shares of a product's mask, exposed for the truncation and sign protocols.
+pub(crate) fn mask_sum(r: &Pair) -> Vec<u64> {
+    sum(&r.one, &r.two)
+}

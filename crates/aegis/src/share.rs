@@ -1,0 +1,349 @@
+//! Masked sharing `⟨x⟩ = ([r_x], m_x)`, its randomness, dealing, input and reconstruction
+//! (paper §2, notes §2.2–2.5), in the convention `m_x = x + r_x`.
+//!
+//! | party | holds |
+//! |---|---|
+//! | P0 | `[r_x]_1, [r_x]_2` |
+//! | P1 | `m_x, [r_x]_1` |
+//! | P2 | `m_x, [r_x]_2` |
+//!
+//! `[r]_1` comes from the seed of P0 and P1, `[r]_2` from the seed of P0 and P2, so random masks
+//! cost nothing; a value P0 knows is dealt as `[v]_1` from the P0–P1 seed and `[v]_2 = v - [v]_1`
+//! sent to P2 (`l` bits). Reconstruction sends every component to the party missing it and a
+//! hash of it from its other holder (one round): one corrupted server cannot change an opened
+//! value without an abort.
+
+use veil_crypto::Hasher;
+use veil_mpc::{Ctx, MpcError, PartyId, Result};
+
+/// A 2-party additive sharing `[v] = [v]_1 + [v]_2` between P1 and P2 (P0 may know both).
+/// A party keeps the shares it knows; the others are empty.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pair {
+    /// `[v]_1` (P0 and P1).
+    pub one: Vec<u64>,
+    /// `[v]_2` (P0 and P2).
+    pub two: Vec<u64>,
+}
+
+/// This party's part of `⟨x⟩` for a vector of `n` secrets.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Masked {
+    /// `m_x` (P1 and P2; empty at P0).
+    pub m: Vec<u64>,
+    /// The mask's shares this party holds.
+    pub r: Pair,
+    /// Number of secrets.
+    pub n: usize,
+}
+
+/// One instance of the family at one server: the ring width and the running digest of the
+/// values P1 and P2 hold jointly.
+#[derive(Debug)]
+pub struct Aegis {
+    l: u32,
+    joint: Hasher,
+}
+
+fn wrap(l: u32) -> u64 {
+    if l == 64 { u64::MAX } else { (1u64 << l) - 1 }
+}
+
+pub(crate) fn to_bytes(v: &[u64]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub(crate) fn from_bytes(from: PartyId, b: &[u8], n: usize) -> Result<Vec<u64>> {
+    if b.len() != 8 * n {
+        return Err(MpcError::Malformed { from, what: format!("{} bytes for {n} ring elements", b.len()) });
+    }
+    Ok(b.chunks_exact(8)
+        .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+        .collect())
+}
+
+fn digest(v: &[u64]) -> Vec<u8> {
+    let mut h = Hasher::new("veil/aegis/component");
+    h.update_u64s(v);
+    h.finalize().as_bytes().to_vec()
+}
+
+impl Aegis {
+    /// An instance over `Z_2^l`, `2 ≤ l ≤ 64`.
+    pub fn new(l: u32) -> Result<Self> {
+        if !(2..=64).contains(&l) {
+            return Err(MpcError::Invalid(format!("aegis rings are Z_2^l with 2 ≤ l ≤ 64, not l = {l}")));
+        }
+        Ok(Aegis { l, joint: Hasher::new("veil/aegis/joint-values") })
+    }
+
+    /// The ring width.
+    pub fn l(&self) -> u32 {
+        self.l
+    }
+
+    /// `x mod 2^l`.
+    pub fn reduce(&self, x: u64) -> u64 {
+        x & wrap(self.l)
+    }
+
+    pub(crate) fn check_server(ctx: &Ctx) -> Result<PartyId> {
+        let me = ctx.party();
+        if me > 2 || ctx.parties() < 3 {
+            return Err(MpcError::Invalid(format!("party {me} is not one of the three aegis servers")));
+        }
+        Ok(me)
+    }
+
+    /// Adds values P1 and P2 both hold to the joint digest (checked by [`Aegis::check`]).
+    pub(crate) fn record_joint(&mut self, v: &[u64]) {
+        self.joint.update_u64s(v);
+    }
+
+    /// `n` values from the seed of this party and `peer`.
+    pub(crate) fn pair_random(&self, ctx: &mut Ctx, peer: PartyId, what: &str, n: usize) -> Result<Vec<u64>> {
+        let mut g = ctx.pair_prg(peer, what)?;
+        Ok((0..n).map(|_| self.reduce(g.next_u64())).collect())
+    }
+
+    /// A random `[r]` from the seeds (no communication): P0 gets both shares.
+    pub fn random_pair(&self, ctx: &mut Ctx, what: &str, n: usize) -> Result<Pair> {
+        let me = Self::check_server(ctx)?;
+        let one = if me != 2 {
+            self.pair_random(ctx, if me == 0 { 1 } else { 0 }, &format!("{what}/1"), n)?
+        } else {
+            vec![]
+        };
+        let two = if me != 1 {
+            self.pair_random(ctx, if me == 0 { 2 } else { 0 }, &format!("{what}/2"), n)?
+        } else {
+            vec![]
+        };
+        Ok(Pair { one, two })
+    }
+
+    /// P0 deals `[v]` of values it knows (`Some(v)` at P0): `l` bits to P2.
+    pub fn deal(&self, ctx: &mut Ctx, what: &str, v: Option<&[u64]>, n: usize) -> Result<Pair> {
+        let me = Self::check_server(ctx)?;
+        match me {
+            0 => {
+                let v = v.ok_or_else(|| MpcError::Invalid("P0 deals the values it knows".into()))?;
+                let one = self.pair_random(ctx, 1, &format!("{what}/1"), n)?;
+                let two: Vec<u64> =
+                    v.iter().zip(&one).map(|(&a, &b)| self.reduce(a.wrapping_sub(b))).collect();
+                ctx.net().send(2, to_bytes(&two))?;
+                Ok(Pair { one, two })
+            }
+            1 => Ok(Pair { one: self.pair_random(ctx, 0, &format!("{what}/1"), n)?, two: vec![] }),
+            _ => {
+                let msg = ctx.net().recv(0)?;
+                Ok(Pair { one: vec![], two: from_bytes(0, &msg, n)? })
+            }
+        }
+    }
+
+    /// A fresh random `⟨r⟩` nobody knows (masks from seeds, `m` from the seed of P1 and P2).
+    pub fn random_masked(&self, ctx: &mut Ctx, what: &str, n: usize) -> Result<Masked> {
+        let me = Self::check_server(ctx)?;
+        let r = self.random_pair(ctx, &format!("{what}/mask"), n)?;
+        let m = if me == 0 { vec![] } else { self.pair_random(ctx, 3 - me, &format!("{what}/m"), n)? };
+        Ok(Masked { m, r, n })
+    }
+
+    /// Shares server `owner`'s values (`Some(x)` at the owner). The owner learns the mask
+    /// shares it lacks from P0, checked against a hash from their other holder, and sends
+    /// `m = x + r` to the online parties that are not itself; P1 and P2 compare what they
+    /// received in [`Aegis::check`]. Cost: owner P0: `2l` bits; owner P1 or P2: `l` bits from P0,
+    /// a hash, and `l` bits to the other online party.
+    pub fn share_input(
+        &mut self,
+        ctx: &mut Ctx,
+        owner: PartyId,
+        x: Option<&[u64]>,
+        n: usize,
+    ) -> Result<Masked> {
+        let me = Self::check_server(ctx)?;
+        if owner > 2 {
+            return Err(MpcError::Invalid(format!("party {owner} is not a server")));
+        }
+        let r = self.random_pair(ctx, "input", n)?;
+        // The owner's view of the whole mask.
+        let mask = match (me, owner) {
+            (0, 0) => Some(r.one.iter().zip(&r.two).map(|(a, b)| a.wrapping_add(*b)).collect::<Vec<_>>()),
+            (0, k) => {
+                // P0 gives the owner the share it lacks; the other holder sends a hash of it.
+                let other = if k == 1 { &r.two } else { &r.one };
+                ctx.net().send(k, to_bytes(other))?;
+                None
+            }
+            (j, k) if j == k => {
+                let got = from_bytes(0, &ctx.net().recv(0)?, n)?;
+                let hash = ctx.net().recv(3 - j)?;
+                if hash != digest(&got) {
+                    return Err(MpcError::abort("aegis input: mask share from P0", Some(0)));
+                }
+                let mine = if j == 1 { &r.one } else { &r.two };
+                Some(mine.iter().zip(&got).map(|(a, b)| a.wrapping_add(*b)).collect())
+            }
+            (j, _) => {
+                if owner != 0 {
+                    let mine = if j == 1 { &r.one } else { &r.two };
+                    ctx.net().send(owner, digest(mine))?;
+                }
+                None
+            }
+        };
+        let m = if let Some(mask) = mask {
+            let x = x.ok_or_else(|| MpcError::Invalid("the input owner must pass its values".into()))?;
+            if x.len() != n {
+                return Err(MpcError::Invalid(format!("{} input values, declared {n}", x.len())));
+            }
+            let m: Vec<u64> = x.iter().zip(&mask).map(|(a, b)| self.reduce(a.wrapping_add(*b))).collect();
+            for peer in [1, 2] {
+                if peer != me {
+                    ctx.net().send(peer, to_bytes(&m))?;
+                }
+            }
+            if me == 0 { vec![] } else { m }
+        } else if me == 0 {
+            vec![]
+        } else {
+            from_bytes(owner, &ctx.net().recv(owner)?, n)?
+        };
+        if me != 0 {
+            self.record_joint(&m);
+        }
+        Ok(Masked { m, r, n })
+    }
+
+    /// Opens `⟨x⟩` to every server, checking each received component against its other
+    /// holder's hash (1 round; `3l` bits plus hashes).
+    pub fn reveal_all(&mut self, ctx: &mut Ctx, x: &Masked) -> Result<Vec<u64>> {
+        let me = Self::check_server(ctx)?;
+        let n = x.n;
+        let (m, r1, r2) = match me {
+            0 => {
+                ctx.net().send(2, to_bytes(&x.r.one))?;
+                ctx.net().send(1, to_bytes(&x.r.two))?;
+                let m = from_bytes(1, &ctx.net().recv(1)?, n)?;
+                if ctx.net().recv(2)? != digest(&m) {
+                    return Err(MpcError::abort("aegis reveal: m_x from P1 and P2 differ", None));
+                }
+                (m, x.r.one.clone(), x.r.two.clone())
+            }
+            1 => {
+                ctx.net().send(0, to_bytes(&x.m))?;
+                ctx.net().send(2, digest(&x.r.one))?;
+                let r2 = from_bytes(0, &ctx.net().recv(0)?, n)?;
+                if ctx.net().recv(2)? != digest(&r2) {
+                    return Err(MpcError::abort("aegis reveal: [r]_2 from P0 and P2 differ", None));
+                }
+                (x.m.clone(), x.r.one.clone(), r2)
+            }
+            _ => {
+                ctx.net().send(0, digest(&x.m))?;
+                ctx.net().send(1, digest(&x.r.two))?;
+                let r1 = from_bytes(0, &ctx.net().recv(0)?, n)?;
+                if ctx.net().recv(1)? != digest(&r1) {
+                    return Err(MpcError::abort("aegis reveal: [r]_1 from P0 and P1 differ", None));
+                }
+                (x.m.clone(), r1, x.r.two.clone())
+            }
+        };
+        Ok((0..n).map(|i| self.reduce(m[i].wrapping_sub(r1[i]).wrapping_sub(r2[i]))).collect())
+    }
+
+    /// Opens `⟨x⟩` to server `to` only (the others get `None`): the two components it lacks come
+    /// from one holder in full and from the other as a hash.
+    pub fn reveal_to(&mut self, ctx: &mut Ctx, x: &Masked, to: PartyId) -> Result<Option<Vec<u64>>> {
+        let me = Self::check_server(ctx)?;
+        if to > 2 {
+            return Err(MpcError::Invalid(format!("party {to} is not a server")));
+        }
+        let n = x.n;
+        let open = |m: &[u64], a: &[u64], b: &[u64]| -> Vec<u64> {
+            (0..n).map(|i| self.reduce(m[i].wrapping_sub(a[i]).wrapping_sub(b[i]))).collect()
+        };
+        match (me, to) {
+            (0, 0) => {
+                let m = from_bytes(1, &ctx.net().recv(1)?, n)?;
+                if ctx.net().recv(2)? != digest(&m) {
+                    return Err(MpcError::abort("aegis reveal: m_x from P1 and P2 differ", None));
+                }
+                Ok(Some(open(&m, &x.r.one, &x.r.two)))
+            }
+            (1, 0) => ctx.net().send(0, to_bytes(&x.m)).map(|_| None).map_err(Into::into),
+            (2, 0) => ctx.net().send(0, digest(&x.m)).map(|_| None).map_err(Into::into),
+            (0, k) => {
+                let lacking = if k == 1 { &x.r.two } else { &x.r.one };
+                ctx.net().send(k, to_bytes(lacking))?;
+                Ok(None)
+            }
+            (j, k) if j == k => {
+                let got = from_bytes(0, &ctx.net().recv(0)?, n)?;
+                if ctx.net().recv(3 - j)? != digest(&got) {
+                    return Err(MpcError::abort("aegis reveal: mask share from P0", Some(0)));
+                }
+                let mine = if j == 1 { &x.r.one } else { &x.r.two };
+                Ok(Some(open(&x.m, mine, &got)))
+            }
+            (j, _) => {
+                let mine = if j == 1 { &x.r.one } else { &x.r.two };
+                ctx.net().send(to, digest(mine))?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// The deferred checks: today, P1 and P2 compare their digests of every jointly held value
+    /// (abort on mismatch). Must pass before any output is released.
+    pub fn check(&mut self, ctx: &mut Ctx) -> Result<()> {
+        let me = Self::check_server(ctx)?;
+        if me == 0 {
+            return Ok(());
+        }
+        let mine = self.joint.finalize().as_bytes().to_vec();
+        ctx.net().send(3 - me, mine.clone())?;
+        if ctx.net().recv(3 - me)? != mine {
+            return Err(MpcError::abort("aegis: P1 and P2 hold different jointly held values", None));
+        }
+        Ok(())
+    }
+
+    /// `⟨x⟩ + ⟨y⟩`, local.
+    pub fn add(&self, x: &Masked, y: &Masked) -> Result<Masked> {
+        self.combine(x, y, |a, b| a.wrapping_add(b))
+    }
+
+    /// `⟨x⟩ - ⟨y⟩`, local.
+    pub fn sub(&self, x: &Masked, y: &Masked) -> Result<Masked> {
+        self.combine(x, y, |a, b| a.wrapping_sub(b))
+    }
+
+    fn combine(&self, x: &Masked, y: &Masked, f: impl Fn(u64, u64) -> u64) -> Result<Masked> {
+        if x.n != y.n {
+            return Err(MpcError::Invalid(format!("{} and {} elements", x.n, y.n)));
+        }
+        let zip = |a: &[u64], b: &[u64]| a.iter().zip(b).map(|(&p, &q)| self.reduce(f(p, q))).collect();
+        Ok(Masked {
+            m: zip(&x.m, &y.m),
+            r: Pair { one: zip(&x.r.one, &y.r.one), two: zip(&x.r.two, &y.r.two) },
+            n: x.n,
+        })
+    }
+
+    /// `c·⟨x⟩` for a public `c`, local.
+    pub fn scale(&self, x: &Masked, c: u64) -> Masked {
+        let s = |v: &[u64]| v.iter().map(|&a| self.reduce(a.wrapping_mul(c))).collect();
+        Masked { m: s(&x.m), r: Pair { one: s(&x.r.one), two: s(&x.r.two) }, n: x.n }
+    }
+
+    /// `⟨x⟩ + c` for public `c` (P1 and P2 add it to `m`), local.
+    pub fn add_public(&self, x: &Masked, c: &[u64]) -> Result<Masked> {
+        if !x.m.is_empty() && c.len() != x.n {
+            return Err(MpcError::Invalid(format!("{} constants for {} elements", c.len(), x.n)));
+        }
+        let m = x.m.iter().zip(c).map(|(&a, &b)| self.reduce(a.wrapping_add(b))).collect();
+        Ok(Masked { m, r: x.r.clone(), n: x.n })
+    }
+}

@@ -1,0 +1,394 @@
+//! Sign-bit extraction in two online rounds with the product `x·sign(x)` folded in (paper §3
+//! and Fig. 22, rebuilt in notes §3.5–3.6, convention `m = x + r`), and what is built on it:
+//! ReLU, `f(v) = v·sign(v)`, two-way max and max trees.
+//!
+//! With `M = m_x` (known to P1, P2), `Q = −r_x` (known to P0) and `â` the value without its MSB,
+//! `sign(x) = MSB(M) ⊕ MSB(Q) ⊕ [M̂ + Q̂ ≥ 2^{l−1}]`, and the carry is `[a > b]` for
+//! `a = M̂‖0` and `b = (2^{l−1} − 1 − Q̂)‖1` (bits big-endian; the appended bits make `a ≠ b`).
+//!
+//! - **Offline.** P0 deals the bits of `b` as Z_p shares to P1 and P2 (`p` = [`prime_for`]),
+//!   and `[r_x·r_z]`; P1 and P2 draw a bit `Δ`, masks `w_i, w'_i ∈ Z_p^*` and a permutation `π`
+//!   from their common seed, and open `Γ = Δ + (1−2Δ)·r' + r_z`.
+//! - **Round 1.** P1 and P2 form `c = a ⊕ b` in Z_p, the transform `φ` (`c'_i = Σ_{t≤i} c_t −
+//!   2c_i + 1`: one zero, at the first difference `ζ`), and send P0 the permuted lists
+//!   `u_i = w_i·c'_i + (MSB(M) ⊕ a_i ⊕ Δ)` and `u'_i = w'_i·(w_i·c'_i + 1)`; they also open
+//!   `Γ'' = −m_x·r_z + Γ'` between themselves.
+//! - **Round 2.** P0 reads `e = 0` iff some `u_i = 0` with `u'_i ≠ 0` (that is `MSB(M) ⊕ a_ζ ⊕ Δ`),
+//!   sets `y = e ⊕ MSB(Q) = sign(x) ⊕ Δ`, and sends `m' = y − r'` and `m'' = m'·r_x + r''` to both.
+//!   P1 and P2 get `m_z = (1−2Δ)m' + Γ = sign(x) + r_z` and `m_w = m_x·m_z − (1−2Δ)m'' + Γ'' =
+//!   x·sign(x) + r_w`.
+//!
+//! **Cost per element** (Z_p elements as bytes, `l = 64`): offline `(l−1)·8 + 3l` bits (696);
+//! online P1 and P2 `2l` bytes and `l` bits each, P0 `4l` bits: `4l·8 + 6l` bits (2432); without
+//! the product (`sign` alone) 632 and 2176 bits, the notes' 8-bit figures.
+//!
+//! **Security.** P0 sees only masked, permuted lists; P1 and P2 see Z_p shares and values masked
+//! by `r'`, `r''`. As the notes show (§3.5), a non-`ζ` position reveals its masked bit `β_i`
+//! (itself masked by `Δ`) with probability about `3/(p−1)`; this is the paper's protocol and is
+//! listed as a known limitation. Correctness holds up to additive errors, caught by the sign-bit
+//! verification to come; P0 sending different `m'`/`m''` to P1 and P2 is caught by
+//! [`Aegis::check`].
+
+use veil_mpc::{Ctx, MpcError, Result};
+
+use crate::mul::{mask_sum, offline};
+use crate::prime::{Zp, prime_for};
+use crate::share::{Aegis, Masked, Pair, from_bytes, to_bytes};
+
+/// `φ(c)_i = Σ_{t≤i} c_t − 2c_i + 1 (mod p)`: for a binary `c` with a 1, exactly one zero, at the
+/// first 1 (notes, Theorem 1).
+pub fn phi(c: &[u32], p: u32) -> Vec<u32> {
+    let zp = Zp(p);
+    let mut prefix = 0;
+    c.iter()
+        .map(|&ci| {
+            prefix = zp.add(prefix, ci);
+            zp.add(zp.sub(prefix, zp.mul(2, ci)), 1)
+        })
+        .collect()
+}
+
+/// Per-element material P1 and P2 draw from their common seed.
+struct PairwiseRandom {
+    delta: Vec<u64>,
+    w: Vec<u32>,
+    w2: Vec<u32>,
+    perm: Vec<usize>,
+}
+
+fn pairwise_random(ctx: &mut Ctx, peer: usize, n: usize, l: usize, zp: Zp) -> Result<PairwiseRandom> {
+    let mut g = ctx.pair_prg(peer, "aegis/sign/pairwise")?;
+    let delta = (0..n).map(|_| g.next_u64() & 1).collect();
+    let w = (0..n * l).map(|_| zp.nonzero_from_random(g.next_u32())).collect();
+    let w2 = (0..n * l).map(|_| zp.nonzero_from_random(g.next_u32())).collect();
+    let mut perm = Vec::with_capacity(n * l);
+    for _ in 0..n {
+        let mut p: Vec<usize> = (0..l).collect();
+        for k in (1..l).rev() {
+            let j = ((u64::from(g.next_u32()) * (k as u64 + 1)) >> 32) as usize;
+            p.swap(k, j);
+        }
+        perm.extend(p);
+    }
+    Ok(PairwiseRandom { delta, w, w2, perm })
+}
+
+impl Aegis {
+    fn msb(&self, v: u64) -> u64 {
+        (self.reduce(v) >> (self.l() - 1)) & 1
+    }
+
+    /// `(⟨sign(x)⟩, ⟨x·sign(x)⟩)`, `sign(x) = 1` for negative `x` (2 online rounds). With
+    /// `with_product = false` the second output is not computed (and is empty).
+    pub fn sign_product(
+        &mut self,
+        ctx: &mut Ctx,
+        x: &Masked,
+        with_product: bool,
+    ) -> Result<(Masked, Masked)> {
+        let me = Self::check_server(ctx)?;
+        let (n, l) = (x.n, self.l() as usize);
+        let zp = Zp(prime_for(self.l()));
+        let half = 1u64 << (l - 1);
+        // ---- Offline ----
+        let (r1, r_z, r2, r_w) = (
+            self.random_pair(ctx, "sign/r'", n)?,
+            self.random_pair(ctx, "sign/r_z", n)?,
+            self.random_pair(ctx, "sign/r''", n)?,
+            self.random_pair(ctx, "sign/r_w", n)?,
+        );
+        let r_x = (me == 0).then(|| mask_sum(&x.r));
+        let pw = if me == 0 { None } else { Some(pairwise_random(ctx, 3 - me, n, l, zp)?) };
+        let (bits, rxrz, gamma) = offline(ctx, |ctx| {
+            // P0 deals the Z_p bits of b = 2^{l-1} - 1 - Q̂ (big-endian, l-1 of them).
+            let bits = self.deal_bits(ctx, r_x.as_deref(), n, l, zp)?;
+            let rxrz = if with_product {
+                let v = r_x.as_ref().map(|rx| {
+                    rx.iter()
+                        .zip(mask_sum(&r_z))
+                        .map(|(a, b)| self.reduce(a.wrapping_mul(b)))
+                        .collect::<Vec<_>>()
+                });
+                Some(self.deal(ctx, "sign/rx·rz", v.as_deref(), n)?)
+            } else {
+                None
+            };
+            // P1 and P2 open Γ = Δ + (1-2Δ)r' + r_z.
+            let gamma = match &pw {
+                Some(pw) => {
+                    let (rp, rz) = if me == 1 { (&r1.one, &r_z.one) } else { (&r1.two, &r_z.two) };
+                    let share: Vec<u64> = (0..n)
+                        .map(|i| {
+                            let d = pw.delta[i];
+                            let base = rz[i].wrapping_add(rp[i].wrapping_mul(1u64.wrapping_sub(2 * d)));
+                            if me == 1 { base.wrapping_add(d) } else { base }
+                        })
+                        .collect();
+                    Some(self.exchange(ctx, me, &share)?)
+                }
+                None => None,
+            };
+            Ok((bits, rxrz, gamma))
+        })?;
+        // ---- Online round 1 ----
+        if me == 0 {
+            let r_x = r_x.unwrap_or_default();
+            let u = self.recv_lists(ctx, n, l, zp)?;
+            let mut m1 = Vec::with_capacity(n);
+            let mut m2 = Vec::with_capacity(n);
+            let rp = mask_sum(&r1);
+            let rpp = mask_sum(&r2);
+            for i in 0..n {
+                let (ui, upi) = (&u.0[i * l..(i + 1) * l], &u.1[i * l..(i + 1) * l]);
+                let e = u64::from(!ui.iter().zip(upi).any(|(&a, &b)| a == 0 && b != 0));
+                let q = self.reduce(r_x[i].wrapping_neg());
+                let y = e ^ self.msb(q);
+                let mp = self.reduce(y.wrapping_sub(rp[i]));
+                m1.push(mp);
+                m2.push(self.reduce(mp.wrapping_mul(r_x[i]).wrapping_add(rpp[i])));
+            }
+            let mut msg = to_bytes(&m1);
+            if with_product {
+                msg.extend(to_bytes(&m2));
+            }
+            ctx.net().send(1, msg.clone())?;
+            ctx.net().send(2, msg)?;
+            let w = if with_product { Masked { m: vec![], r: r_w, n } } else { Masked::default() };
+            return Ok((Masked { m: vec![], r: r_z, n }, w));
+        }
+        let (pw, bits, gamma) = match (pw, bits, gamma) {
+            (Some(p), Some(b), Some(g)) => (p, b, g),
+            _ => return Err(MpcError::Invalid("sign-bit material missing".into())),
+        };
+        let one = u32::from(me == 1);
+        let mut lists = Vec::with_capacity(2 * n * l);
+        let mut second = Vec::with_capacity(n * l);
+        for i in 0..n {
+            let m = self.reduce(x.m[i]);
+            let s_m = self.msb(m);
+            let m_hat = m & (half - 1);
+            let (mut prefix, mut u, mut up) = (0u32, vec![0u32; l], vec![0u32; l]);
+            for k in 0..l {
+                let a = if k + 1 < l { ((m_hat >> (l - 2 - k)) & 1) as u32 } else { 0 };
+                let b = if k + 1 < l { bits[i * (l - 1) + k] } else { one };
+                let c = if a == 1 { zp.sub(one, b) } else { b };
+                prefix = zp.add(prefix, c);
+                let c2 = zp.add(zp.sub(prefix, zp.mul(2, c)), one);
+                let wc = zp.mul(pw.w[i * l + k], c2);
+                let beta = (s_m as u32) ^ a ^ (pw.delta[i] as u32);
+                u[k] = zp.add(wc, beta * one);
+                up[k] = zp.mul(pw.w2[i * l + k], zp.add(wc, one));
+            }
+            let perm = &pw.perm[i * l..(i + 1) * l];
+            lists.extend(perm.iter().map(|&k| u[k] as u8));
+            second.extend(perm.iter().map(|&k| up[k] as u8));
+        }
+        lists.extend(second);
+        ctx.net().send(0, lists)?;
+        let (rx_j, rz_j, rpp_j, rw_j) = if me == 1 {
+            (&x.r.one, &r_z.one, &r2.one, &r_w.one)
+        } else {
+            (&x.r.two, &r_z.two, &r2.two, &r_w.two)
+        };
+        let gamma2 = match &rxrz {
+            Some(rxrz) => {
+                let rxrz_j = if me == 1 { &rxrz.one } else { &rxrz.two };
+                let share: Vec<u64> = (0..n)
+                    .map(|i| {
+                        let sgn = 1u64.wrapping_sub(2 * pw.delta[i]);
+                        let g1 = gamma[i]
+                            .wrapping_mul(rx_j[i])
+                            .wrapping_neg()
+                            .wrapping_add(sgn.wrapping_mul(rpp_j[i]))
+                            .wrapping_add(rxrz_j[i])
+                            .wrapping_add(rw_j[i]);
+                        g1.wrapping_sub(x.m[i].wrapping_mul(rz_j[i]))
+                    })
+                    .collect();
+                Some(self.exchange(ctx, me, &share)?)
+            }
+            None => None,
+        };
+        // ---- Online round 2 ----
+        let msg = ctx.net().recv(0)?;
+        let parts = if with_product { 2 } else { 1 };
+        let all = from_bytes(0, &msg, parts * n)?;
+        self.record_joint(&all);
+        let (m1, m2) = all.split_at(n);
+        let mut m_z = Vec::with_capacity(n);
+        let mut m_w = Vec::with_capacity(n);
+        for i in 0..n {
+            let sgn = 1u64.wrapping_sub(2 * pw.delta[i]);
+            let mz = self.reduce(sgn.wrapping_mul(m1[i]).wrapping_add(gamma[i]));
+            m_z.push(mz);
+            if let Some(g2) = &gamma2 {
+                let mw = x.m[i].wrapping_mul(mz).wrapping_sub(sgn.wrapping_mul(m2[i])).wrapping_add(g2[i]);
+                m_w.push(self.reduce(mw));
+            }
+        }
+        self.record_joint(&m_z);
+        let z = Masked { m: m_z, r: r_z, n };
+        let w = if with_product { Masked { m: m_w, r: r_w, n } } else { Masked::default() };
+        Ok((z, w))
+    }
+
+    /// P0 deals `[[b_i]]` in Z_p (one byte each): the first share from the P0–P1 seed, the
+    /// second sent to P2. P1 and P2 get their shares (`n·(l−1)` values), P0 gets `None`.
+    fn deal_bits(
+        &self,
+        ctx: &mut Ctx,
+        r_x: Option<&[u64]>,
+        n: usize,
+        l: usize,
+        zp: Zp,
+    ) -> Result<Option<Vec<u32>>> {
+        let me = ctx.party();
+        let half = 1u64 << (l - 1);
+        let count = n * (l - 1);
+        let first = |ctx: &mut Ctx| -> Result<Vec<u32>> {
+            let peer = if me == 0 { 1 } else { 0 };
+            let mut g = ctx.pair_prg(peer, "aegis/sign/bits")?;
+            Ok((0..count).map(|_| zp.from_random(g.next_u32())).collect())
+        };
+        match me {
+            0 => {
+                let r_x = r_x.ok_or_else(|| MpcError::Invalid("P0 needs the mask".into()))?;
+                let s1 = first(ctx)?;
+                let mut s2 = Vec::with_capacity(count);
+                for (i, &r) in r_x.iter().enumerate() {
+                    let q = self.reduce(r.wrapping_neg());
+                    let b = half - 1 - (q & (half - 1));
+                    for k in 0..l - 1 {
+                        let bit = ((b >> (l - 2 - k)) & 1) as u32;
+                        s2.push(zp.sub(bit, s1[i * (l - 1) + k]) as u8);
+                    }
+                }
+                ctx.net().send(2, s2)?;
+                Ok(None)
+            }
+            1 => Ok(Some(first(ctx)?)),
+            _ => {
+                let msg = ctx.net().recv(0)?;
+                if msg.len() != count || msg.iter().any(|&v| u32::from(v) >= zp.0) {
+                    return Err(MpcError::Malformed { from: 0, what: "Z_p bit shares".into() });
+                }
+                Ok(Some(msg.into_iter().map(u32::from).collect()))
+            }
+        }
+    }
+
+    /// P0 receives both lists from P1 and P2 and adds them: `(u, u')`, `n·l` each.
+    fn recv_lists(&self, ctx: &mut Ctx, n: usize, l: usize, zp: Zp) -> Result<(Vec<u32>, Vec<u32>)> {
+        let mut sums = vec![0u32; 2 * n * l];
+        for from in [1, 2] {
+            let msg = ctx.net().recv(from)?;
+            if msg.len() != 2 * n * l || msg.iter().any(|&v| u32::from(v) >= zp.0) {
+                return Err(MpcError::Malformed { from, what: "masked Z_p lists".into() });
+            }
+            for (s, v) in sums.iter_mut().zip(msg) {
+                *s = zp.add(*s, u32::from(v));
+            }
+        }
+        let second = sums.split_off(n * l);
+        Ok((sums, second))
+    }
+
+    /// P1 and P2 open a value they hold additively.
+    fn exchange(&self, ctx: &mut Ctx, me: usize, share: &[u64]) -> Result<Vec<u64>> {
+        ctx.net().send(3 - me, to_bytes(share))?;
+        let other = from_bytes(3 - me, &ctx.net().recv(3 - me)?, share.len())?;
+        Ok(share.iter().zip(other).map(|(a, b)| self.reduce(a.wrapping_add(b))).collect())
+    }
+
+    /// `⟨sign(x)⟩` (1 for negative `x`).
+    pub fn sign(&mut self, ctx: &mut Ctx, x: &Masked) -> Result<Masked> {
+        Ok(self.sign_product(ctx, x, false)?.0)
+    }
+
+    /// `⟨f(v)⟩ = ⟨v·sign(v)⟩ = ⟨min(v, 0)⟩`.
+    pub fn neg_part(&mut self, ctx: &mut Ctx, v: &Masked) -> Result<Masked> {
+        Ok(self.sign_product(ctx, v, true)?.1)
+    }
+
+    /// `⟨ReLU(x)⟩ = ⟨x⟩ − ⟨x·sign(x)⟩` (2 online rounds).
+    pub fn relu(&mut self, ctx: &mut Ctx, x: &Masked) -> Result<Masked> {
+        let w = self.neg_part(ctx, x)?;
+        self.sub(x, &w)
+    }
+
+    /// `⟨max(a, b)⟩ = ⟨b⟩ − ⟨f(b − a)⟩` elementwise (2 online rounds).
+    pub fn max2(&mut self, ctx: &mut Ctx, a: &Masked, b: &Masked) -> Result<Masked> {
+        let d = self.sub(b, a)?;
+        let f = self.neg_part(ctx, &d)?;
+        self.sub(b, &f)
+    }
+
+    /// The maximum of each row of `x: [rows, k]`: a binary tree of two-way maxima, all pairs
+    /// of one level in one call (`2⌈log2 k⌉` online rounds, `k − 1` maxima per row).
+    pub fn max_rows(&mut self, ctx: &mut Ctx, x: &Masked, rows: usize, k: usize) -> Result<Masked> {
+        if k == 0 || x.n != rows * k {
+            return Err(MpcError::Invalid(format!("max over rows of {k} in {} elements", x.n)));
+        }
+        let mut cur = x.clone();
+        let mut width = k;
+        while width > 1 {
+            let pairs = width / 2;
+            let pick = |off: usize| -> Vec<usize> {
+                (0..rows).flat_map(|r| (0..pairs).map(move |p| r * width + 2 * p + off)).collect()
+            };
+            let (left, right) = (gather(&cur, &pick(0)), gather(&cur, &pick(1)));
+            let maxima = self.max2(ctx, &left, &right)?;
+            let mut next_idx = Vec::with_capacity(rows * width.div_ceil(2));
+            let joined = concat(&maxima, &cur);
+            for r in 0..rows {
+                next_idx.extend((0..pairs).map(|p| r * pairs + p));
+                if width % 2 == 1 {
+                    next_idx.push(maxima.n + r * width + width - 1);
+                }
+            }
+            cur = gather(&joined, &next_idx);
+            width = width.div_ceil(2);
+        }
+        Ok(cur)
+    }
+}
+
+/// Elements `idx` of `x`, local.
+pub fn gather(x: &Masked, idx: &[usize]) -> Masked {
+    let pick = |v: &[u64]| if v.is_empty() { vec![] } else { idx.iter().map(|&i| v[i]).collect() };
+    Masked { m: pick(&x.m), r: Pair { one: pick(&x.r.one), two: pick(&x.r.two) }, n: idx.len() }
+}
+
+fn concat(a: &Masked, b: &Masked) -> Masked {
+    let cat = |p: &[u64], q: &[u64]| [p, q].concat();
+    Masked {
+        m: cat(&a.m, &b.m),
+        r: Pair { one: cat(&a.r.one, &b.r.one), two: cat(&a.r.two, &b.r.two) },
+        n: a.n + b.n,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phi_has_one_zero_at_the_first_one_for_every_8_bit_vector() {
+        for v in 1u32..256 {
+            let c: Vec<u32> = (0..8).map(|i| (v >> (7 - i)) & 1).collect();
+            let first = c.iter().position(|&b| b == 1).unwrap();
+            let t = phi(&c, 13);
+            let zeros: Vec<usize> = t.iter().enumerate().filter(|(_, x)| **x == 0).map(|(i, _)| i).collect();
+            assert_eq!(zeros, vec![first], "c = {c:?}, φ(c) = {t:?}");
+        }
+    }
+
+    #[test]
+    fn the_notes_test_vector() {
+        // l = 8, p = 13: a = 1100001‖0, b = 1100011‖1, c' = [1,1,1,1,1,0,2,1], ζ = 5.
+        let a = [1, 1, 0, 0, 0, 0, 1, 0];
+        let b = [1, 1, 0, 0, 0, 1, 1, 1];
+        let c: Vec<u32> = a.iter().zip(&b).map(|(x, y)| x ^ y).collect();
+        assert_eq!(phi(&c, 13), vec![1, 1, 1, 1, 1, 0, 2, 1]);
+    }
+}

@@ -1,0 +1,195 @@
+//! The aegis protocols against plaintext, at edge and random values, with their costs.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+
+use veil_aegis::{Aegis, Masked};
+use veil_mpc::harness::simulate;
+use veil_mpc::{Ctx, Result};
+
+/// Runs `f` on the three servers; returns P0's result.
+fn run3<T: Send>(seed: u64, f: impl Fn(&mut Ctx) -> Result<T> + Sync) -> Vec<T> {
+    simulate(3, seed, f).into_iter().collect::<Result<Vec<_>>>().unwrap()
+}
+
+fn signed(v: u64, l: u32) -> i128 {
+    let v = i128::from(v);
+    if v >= 1 << (l - 1) { v - (1i128 << l) } else { v }
+}
+
+fn random_values(seed: u64, n: usize, l: u32) -> Vec<u64> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            if l == 64 { s } else { s & ((1 << l) - 1) }
+        })
+        .collect()
+}
+
+/// P0 shares `x`, `op` runs, the result is opened to all.
+fn eval(
+    l: u32,
+    seed: u64,
+    x: &[u64],
+    op: impl Fn(&mut Aegis, &mut Ctx, &Masked) -> Result<Masked> + Sync,
+) -> Vec<u64> {
+    let out = run3(seed, |ctx| {
+        let mut a = Aegis::new(l)?;
+        let xs = a.share_input(ctx, 0, (ctx.party() == 0).then_some(x), x.len())?;
+        let y = op(&mut a, ctx, &xs)?;
+        a.check(ctx)?;
+        a.reveal_all(ctx, &y)
+    });
+    assert!(out.iter().all(|o| o == &out[0]), "all servers open the same value");
+    out[0].clone()
+}
+
+fn edges(l: u32) -> Vec<u64> {
+    let top = if l == 64 { u64::MAX } else { (1 << l) - 1 };
+    let half = 1u64 << (l - 1);
+    vec![0, 1, 2, top, top - 1, half, half - 1, half + 1, 5, top - 4]
+}
+
+#[test]
+fn sign_is_exact_at_edges_and_random_values_in_both_widths() {
+    for l in [64, 8] {
+        let mut x = edges(l);
+        x.extend(random_values(9, 200, l));
+        if l == 8 {
+            x = (0..256).collect();
+        }
+        for seed in 0..4 {
+            let z = eval(l, seed, &x, |a, ctx, v| a.sign(ctx, v));
+            for (xi, zi) in x.iter().zip(&z) {
+                assert_eq!(*zi, u64::from(signed(*xi, l) < 0), "l = {l}, x = {xi}, seed {seed}");
+            }
+        }
+    }
+}
+
+#[test]
+fn relu_and_f_and_max_match_plaintext() {
+    let l = 64;
+    let mut x = edges(l);
+    // Fixed-point values in a realistic range (16 fractional bits).
+    x.extend(random_values(3, 100, l).iter().map(|v| (*v as i64 >> 30) as u64));
+    let relu = eval(l, 1, &x, |a, ctx, v| a.relu(ctx, v));
+    let f = eval(l, 2, &x, |a, ctx, v| a.neg_part(ctx, v));
+    for i in 0..x.len() {
+        let s = signed(x[i], l);
+        assert_eq!(signed(relu[i], l), s.max(0), "ReLU({s})");
+        assert_eq!(signed(f[i], l), s.min(0), "f({s})");
+    }
+    // Rows of 5 (odd: one carried element per level) and 8.
+    for k in [5usize, 8] {
+        let rows = x.len() / k;
+        let xs = &x[..rows * k];
+        let xs: Vec<u64> = xs.iter().map(|v| (*v as i64 >> 2) as u64).collect();
+        let m = eval(l, 4, &xs, |a, ctx, v| a.max_rows(ctx, v, rows, k));
+        for r in 0..rows {
+            let want = xs[r * k..(r + 1) * k].iter().map(|v| signed(*v, l)).max().unwrap();
+            assert_eq!(signed(m[r], l), want, "row {r} of {k}");
+        }
+    }
+}
+
+#[test]
+fn products_and_truncation_match_plaintext() {
+    let l = 64;
+    let (m, k, n) = (3, 4, 2);
+    let a: Vec<u64> = random_values(5, m * k, l);
+    let b: Vec<u64> = random_values(6, k * n, l);
+    let out = run3(7, |ctx| {
+        let mut s = Aegis::new(l)?;
+        let me = ctx.party();
+        let xa = s.share_input(ctx, 1, (me == 1).then_some(&a[..]), a.len())?;
+        let xb = s.share_input(ctx, 2, (me == 2).then_some(&b[..]), b.len())?;
+        let prod = s.matmul(ctx, &xa, &xb, m, k, n)?;
+        let ab = s.share_input(ctx, 0, (me == 0).then_some(&a[..k]), k)?;
+        let elem = s.mul(ctx, &ab, &ab)?;
+        let inner = s.inner(ctx, &xa, &xa, m, k)?;
+        s.check(ctx)?;
+        Ok((s.reveal_all(ctx, &prod)?, s.reveal_all(ctx, &elem)?, s.reveal_to(ctx, &inner, 2)?))
+    });
+    for i in 0..m {
+        for j in 0..n {
+            let want = (0..k).fold(0u64, |acc, t| acc.wrapping_add(a[i * k + t].wrapping_mul(b[t * n + j])));
+            assert_eq!(out[0].0[i * n + j], want);
+        }
+        let want = (0..k).fold(0u64, |acc, t| acc.wrapping_add(a[i * k + t].wrapping_mul(a[i * k + t])));
+        assert_eq!(out[2].2.as_ref().unwrap()[i], want, "inner product revealed to P2");
+    }
+    assert!(out[0].2.is_none() && out[1].2.is_none());
+    for (t, &v) in a[..k].iter().enumerate() {
+        assert_eq!(out[1].1[t], v.wrapping_mul(v));
+    }
+    // Truncation of fixed-point values: within one unit of the floor.
+    let x: Vec<u64> = random_values(8, 300, l).iter().map(|v| (*v as i64 >> 20) as u64).collect();
+    let z = eval(l, 9, &x, |s, ctx, v| s.trunc(ctx, v, 16));
+    for (xi, zi) in x.iter().zip(&z) {
+        let d = signed(*zi, l) - (signed(*xi, l) >> 16);
+        assert!((0..=1).contains(&d), "trunc({}) off by {d}", signed(*xi, l));
+    }
+}
+
+#[test]
+fn measured_costs_equal_the_declared_ones() {
+    let l = 64;
+    let n = 50usize;
+    let x = random_values(1, n, l);
+    let costs = run3(2, |ctx| {
+        let mut a = Aegis::new(l)?;
+        ctx.set_phase("input");
+        let xs = a.share_input(ctx, 0, (ctx.party() == 0).then_some(&x[..]), n)?;
+        let measure =
+            |ctx: &mut Ctx, name: &str, a: &mut Aegis, f: &dyn Fn(&mut Aegis, &mut Ctx) -> Result<()>| {
+                ctx.set_phase(name);
+                let t0 = ctx.stats().time();
+                f(a, ctx)?;
+                let s = ctx.stats().get(name);
+                Ok::<_, veil_mpc::MpcError>((s.bytes_sent, ctx.stats().time() - t0))
+            };
+        let mul = measure(ctx, "mul", &mut a, &|a, ctx| a.mul(ctx, &xs, &xs).map(|_| ()))?;
+        let sign = measure(ctx, "sign", &mut a, &|a, ctx| a.sign(ctx, &xs).map(|_| ()))?;
+        let relu = measure(ctx, "relu", &mut a, &|a, ctx| a.relu(ctx, &xs).map(|_| ()))?;
+        let offline = ctx.stats().get("offline").bytes_sent;
+        Ok((mul, sign, relu, offline))
+    });
+    type Costs = ((u64, u64), (u64, u64), (u64, u64), u64);
+    let per = |k: usize, pick: fn(&Costs) -> (u64, u64)| pick(&costs[k]);
+    // Mult: P1 and P2 send l bits each, 1 round; P0 sends nothing online.
+    assert_eq!(per(0, |c| c.0).0, 0);
+    assert_eq!(per(1, |c| c.0), (8 * n as u64, 1));
+    assert_eq!(per(2, |c| c.0), (8 * n as u64, 1));
+    // Sign: P1, P2 send 2l bytes (the two Z_p lists); P0 sends m' (l bits) to both; 2 rounds.
+    assert_eq!(per(1, |c| c.1).0, 2 * 64 * n as u64);
+    assert_eq!(per(0, |c| c.1).0, 2 * 8 * n as u64);
+    assert!(per(1, |c| c.1).1 <= 2 + 1, "sign rounds (the clock also counts the offline Γ exchange)");
+    // ReLU: plus Γ'' (l bits each for P1, P2) and m'' (l bits to each from P0).
+    assert_eq!(per(1, |c| c.2).0, (2 * 64 + 8) * n as u64);
+    assert_eq!(per(0, |c| c.2).0, 4 * 8 * n as u64);
+    // Offline at P0: Γ of mul (l bits), sign's bits ((l-1) bytes), relu's bits and [r_x r_z].
+    assert_eq!(costs[0].3, (8 + 63 + 63 + 8) * n as u64);
+}
+
+#[test]
+fn p0_sending_different_masked_inputs_is_caught_before_output() {
+    let x = [5u64, 7];
+    let results = simulate(3, 3, |ctx| {
+        let mut a = Aegis::new(64)?;
+        if ctx.party() == 0 {
+            // A cheating P0: the protocol's masks, but different m to P1 and P2.
+            let r = a.random_pair(ctx, "input", 2)?;
+            let m: Vec<u64> = (0..2).map(|i| x[i].wrapping_add(r.one[i]).wrapping_add(r.two[i])).collect();
+            let bad: Vec<u64> = m.iter().map(|v| v ^ 1).collect();
+            ctx.net().send(1, m.iter().flat_map(|v| v.to_le_bytes()).collect())?;
+            ctx.net().send(2, bad.iter().flat_map(|v| v.to_le_bytes()).collect())?;
+            return Ok(());
+        }
+        a.share_input(ctx, 0, None, 2)?;
+        a.check(ctx)
+    });
+    for p in [1, 2] {
+        let e = results[p].as_ref().unwrap_err().to_string();
+        assert!(e.contains("abort") && e.contains("jointly held"), "{e}");
+    }
+}
