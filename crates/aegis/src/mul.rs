@@ -48,7 +48,7 @@ impl Aegis {
         if x.n != y.n {
             return Err(MpcError::Invalid(format!("product of {} and {} elements", x.n, y.n)));
         }
-        self.product(ctx, x, y, x.n, |a, b| a.iter().zip(b).map(|(p, q)| p.wrapping_mul(*q)).collect())
+        self.product(ctx, x, y, x.n, elementwise)
     }
 
     /// `⟨A·B⟩` for `A: [m, k]`, `B: [k, n]` (row-major): one inner product per output entry.
@@ -101,16 +101,42 @@ impl Aegis {
         out: usize,
         op: impl Fn(&[u64], &[u64]) -> Vec<u64>,
     ) -> Result<Masked> {
+        let mat = self.prepare_product(ctx, &x.r, &y.r, out, &op)?;
+        self.product_online(ctx, x, y, mat, &op)
+    }
+
+    /// Offline part of a product of secrets masked by `rx` and `ry`: a fresh `[r_z]` and the
+    /// dealt `[Γ]` (`l` bits per output from P0, counted under the phase `offline`).
+    pub fn prepare_product(
+        &mut self,
+        ctx: &mut Ctx,
+        rx: &Pair,
+        ry: &Pair,
+        out: usize,
+        op: &impl Fn(&[u64], &[u64]) -> Vec<u64>,
+    ) -> Result<ProductMaterial> {
         let me = Self::check_server(ctx)?;
-        let (r_z, gamma) = offline(ctx, |ctx| {
+        offline(ctx, |ctx| {
             let r_z = self.random_pair(ctx, "mul/r_z", out)?;
-            let g = (me == 0).then(|| {
-                let (rx, ry) = (sum(&x.r.one, &x.r.two), sum(&y.r.one, &y.r.two));
-                sum(&op(&rx, &ry), &sum(&r_z.one, &r_z.two))
-            });
+            let g = (me == 0)
+                .then(|| sum(&op(&sum(&rx.one, &rx.two), &sum(&ry.one, &ry.two)), &sum(&r_z.one, &r_z.two)));
             let gamma = self.deal(ctx, "mul/gamma", g.as_deref(), out)?;
-            Ok((r_z, gamma))
-        })?;
+            Ok(ProductMaterial { r_z, gamma })
+        })
+    }
+
+    /// Online part: P1 and P2 exchange their shares of `m_z` (1 round, `l` bits each).
+    pub fn product_online(
+        &mut self,
+        ctx: &mut Ctx,
+        x: &Masked,
+        y: &Masked,
+        mat: ProductMaterial,
+        op: &impl Fn(&[u64], &[u64]) -> Vec<u64>,
+    ) -> Result<Masked> {
+        let me = Self::check_server(ctx)?;
+        let ProductMaterial { r_z, gamma } = mat;
+        let out = gamma.one.len().max(gamma.two.len());
         if me == 0 {
             return Ok(Masked { m: vec![], r: r_z, n: out });
         }
@@ -129,6 +155,18 @@ impl Aegis {
         self.record_joint(&m);
         Ok(Masked { m, r: r_z, n: out })
     }
+}
+
+/// A product's offline material: the output mask and `[Γ] = [r_x·r_y + r_z]`.
+#[derive(Clone, Debug)]
+pub struct ProductMaterial {
+    r_z: Pair,
+    gamma: Pair,
+}
+
+/// Elementwise product, as the `op` of [`Aegis::prepare_product`].
+pub fn elementwise(a: &[u64], b: &[u64]) -> Vec<u64> {
+    a.iter().zip(b).map(|(p, q)| p.wrapping_mul(*q)).collect()
 }
 
 /// Shares of a product's mask, exposed for the truncation and sign protocols.

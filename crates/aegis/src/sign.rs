@@ -48,7 +48,32 @@ pub fn phi(c: &[u32], p: u32) -> Vec<u32> {
         .collect()
 }
 
+/// Offline material of one sign extraction (one party's part).
+#[derive(Debug)]
+pub struct SignMaterial {
+    n: usize,
+    with_product: bool,
+    /// P0: the input mask.
+    r_x: Option<Vec<u64>>,
+    r1: Pair,
+    r2: Pair,
+    r_z: Pair,
+    pub(crate) r_w: Pair,
+    /// P1 and P2: what they use online.
+    online: Option<OnlinePair>,
+}
+
+#[derive(Debug)]
+struct OnlinePair {
+    pw: PairwiseRandom,
+    bits: Vec<u32>,
+    gamma: Vec<u64>,
+    gamma1: Option<Vec<u64>>,
+    rz: Vec<u64>,
+}
+
 /// Per-element material P1 and P2 draw from their common seed.
+#[derive(Debug)]
 struct PairwiseRandom {
     delta: Vec<u64>,
     w: Vec<u32>,
@@ -86,21 +111,31 @@ impl Aegis {
         x: &Masked,
         with_product: bool,
     ) -> Result<(Masked, Masked)> {
+        let mat = self.prepare_sign(ctx, &x.r, x.n, with_product)?;
+        self.sign_online(ctx, x, mat)
+    }
+
+    /// The offline part of sign extraction for secrets masked by `rx` (counted under the phase
+    /// `offline`): masks, P0's Z_p bits of `b` and `[r_x·r_z]`, and the opened `Γ`, `Γ'` shares.
+    pub fn prepare_sign(
+        &mut self,
+        ctx: &mut Ctx,
+        rx: &Pair,
+        n: usize,
+        with_product: bool,
+    ) -> Result<SignMaterial> {
         let me = Self::check_server(ctx)?;
-        let (n, l) = (x.n, self.l() as usize);
+        let l = self.l() as usize;
         let zp = Zp(prime_for(self.l()));
-        let half = 1u64 << (l - 1);
-        // ---- Offline ----
-        let (r1, r_z, r2, r_w) = (
-            self.random_pair(ctx, "sign/r'", n)?,
-            self.random_pair(ctx, "sign/r_z", n)?,
-            self.random_pair(ctx, "sign/r''", n)?,
-            self.random_pair(ctx, "sign/r_w", n)?,
-        );
-        let r_x = (me == 0).then(|| mask_sum(&x.r));
-        let pw = if me == 0 { None } else { Some(pairwise_random(ctx, 3 - me, n, l, zp)?) };
-        let (bits, rxrz, gamma) = offline(ctx, |ctx| {
-            // P0 deals the Z_p bits of b = 2^{l-1} - 1 - Q̂ (big-endian, l-1 of them).
+        offline(ctx, |ctx| {
+            let (r1, r_z, r2, r_w) = (
+                self.random_pair(ctx, "sign/r'", n)?,
+                self.random_pair(ctx, "sign/r_z", n)?,
+                self.random_pair(ctx, "sign/r''", n)?,
+                self.random_pair(ctx, "sign/r_w", n)?,
+            );
+            let r_x = (me == 0).then(|| mask_sum(rx));
+            let pw = if me == 0 { None } else { Some(pairwise_random(ctx, 3 - me, n, l, zp)?) };
             let bits = self.deal_bits(ctx, r_x.as_deref(), n, l, zp)?;
             let rxrz = if with_product {
                 let v = r_x.as_ref().map(|rx| {
@@ -113,31 +148,58 @@ impl Aegis {
             } else {
                 None
             };
-            // P1 and P2 open Γ = Δ + (1-2Δ)r' + r_z.
-            let gamma = match &pw {
-                Some(pw) => {
-                    let (rp, rz) = if me == 1 { (&r1.one, &r_z.one) } else { (&r1.two, &r_z.two) };
-                    let share: Vec<u64> = (0..n)
+            let mut online = None;
+            if let (Some(pw), Some(bits)) = (pw, bits) {
+                // P1 and P2 open Γ = Δ + (1-2Δ)r' + r_z, and form their shares of
+                // Γ' = −Γ·r_x + (1−2Δ)·r'' + r_x·r_z + r_w.
+                let j = |p: &Pair| if me == 1 { p.one.clone() } else { p.two.clone() };
+                let (rp, rz, rpp, rw, rxj) = (j(&r1), j(&r_z), j(&r2), j(&r_w), j(rx));
+                let share: Vec<u64> = (0..n)
+                    .map(|i| {
+                        let d = pw.delta[i];
+                        let base = rz[i].wrapping_add(rp[i].wrapping_mul(1u64.wrapping_sub(2 * d)));
+                        if me == 1 { base.wrapping_add(d) } else { base }
+                    })
+                    .collect();
+                let gamma = self.exchange(ctx, me, &share)?;
+                let gamma1 = rxrz.as_ref().map(|p| {
+                    let rxrz_j = j(p);
+                    (0..n)
                         .map(|i| {
-                            let d = pw.delta[i];
-                            let base = rz[i].wrapping_add(rp[i].wrapping_mul(1u64.wrapping_sub(2 * d)));
-                            if me == 1 { base.wrapping_add(d) } else { base }
+                            let sgn = 1u64.wrapping_sub(2 * pw.delta[i]);
+                            gamma[i]
+                                .wrapping_mul(rxj[i])
+                                .wrapping_neg()
+                                .wrapping_add(sgn.wrapping_mul(rpp[i]))
+                                .wrapping_add(rxrz_j[i])
+                                .wrapping_add(rw[i])
                         })
-                        .collect();
-                    Some(self.exchange(ctx, me, &share)?)
-                }
-                None => None,
-            };
-            Ok((bits, rxrz, gamma))
-        })?;
-        // ---- Online round 1 ----
+                        .collect()
+                });
+                online = Some(OnlinePair { pw, bits, gamma, gamma1, rz });
+            }
+            Ok(SignMaterial { n, with_product, r_x, r1, r2, r_z, r_w, online })
+        })
+    }
+
+    /// The online part (2 rounds): P1 and P2 send P0 the masked lists (and open `Γ''`), P0
+    /// answers with `m'` (and `m''`).
+    pub fn sign_online(&mut self, ctx: &mut Ctx, x: &Masked, mat: SignMaterial) -> Result<(Masked, Masked)> {
+        let me = Self::check_server(ctx)?;
+        let (n, l) = (x.n, self.l() as usize);
+        if mat.n != n {
+            return Err(MpcError::Invalid(format!("sign material for {} elements, input of {n}", mat.n)));
+        }
+        let zp = Zp(prime_for(self.l()));
+        let half = 1u64 << (l - 1);
+        let with_product = mat.with_product;
         if me == 0 {
-            let r_x = r_x.unwrap_or_default();
+            let r_x = mat.r_x.unwrap_or_default();
             let u = self.recv_lists(ctx, n, l, zp)?;
             let mut m1 = Vec::with_capacity(n);
             let mut m2 = Vec::with_capacity(n);
-            let rp = mask_sum(&r1);
-            let rpp = mask_sum(&r2);
+            let rp = mask_sum(&mat.r1);
+            let rpp = mask_sum(&mat.r2);
             for i in 0..n {
                 let (ui, upi) = (&u.0[i * l..(i + 1) * l], &u.1[i * l..(i + 1) * l]);
                 let e = u64::from(!ui.iter().zip(upi).any(|(&a, &b)| a == 0 && b != 0));
@@ -153,13 +215,11 @@ impl Aegis {
             }
             ctx.net().send(1, msg.clone())?;
             ctx.net().send(2, msg)?;
-            let w = if with_product { Masked { m: vec![], r: r_w, n } } else { Masked::default() };
-            return Ok((Masked { m: vec![], r: r_z, n }, w));
+            let w = if with_product { Masked { m: vec![], r: mat.r_w, n } } else { Masked::default() };
+            return Ok((Masked { m: vec![], r: mat.r_z, n }, w));
         }
-        let (pw, bits, gamma) = match (pw, bits, gamma) {
-            (Some(p), Some(b), Some(g)) => (p, b, g),
-            _ => return Err(MpcError::Invalid("sign-bit material missing".into())),
-        };
+        let OnlinePair { pw, bits, gamma, gamma1, rz } =
+            mat.online.ok_or_else(|| MpcError::Invalid("sign-bit material missing".into()))?;
         let one = u32::from(me == 1);
         let mut lists = Vec::with_capacity(2 * n * l);
         let mut second = Vec::with_capacity(n * l);
@@ -185,31 +245,14 @@ impl Aegis {
         }
         lists.extend(second);
         ctx.net().send(0, lists)?;
-        let (rx_j, rz_j, rpp_j, rw_j) = if me == 1 {
-            (&x.r.one, &r_z.one, &r2.one, &r_w.one)
-        } else {
-            (&x.r.two, &r_z.two, &r2.two, &r_w.two)
-        };
-        let gamma2 = match &rxrz {
-            Some(rxrz) => {
-                let rxrz_j = if me == 1 { &rxrz.one } else { &rxrz.two };
-                let share: Vec<u64> = (0..n)
-                    .map(|i| {
-                        let sgn = 1u64.wrapping_sub(2 * pw.delta[i]);
-                        let g1 = gamma[i]
-                            .wrapping_mul(rx_j[i])
-                            .wrapping_neg()
-                            .wrapping_add(sgn.wrapping_mul(rpp_j[i]))
-                            .wrapping_add(rxrz_j[i])
-                            .wrapping_add(rw_j[i]);
-                        g1.wrapping_sub(x.m[i].wrapping_mul(rz_j[i]))
-                    })
-                    .collect();
+        let gamma2 = match &gamma1 {
+            Some(g1) => {
+                let share: Vec<u64> =
+                    (0..n).map(|i| g1[i].wrapping_sub(x.m[i].wrapping_mul(rz[i]))).collect();
                 Some(self.exchange(ctx, me, &share)?)
             }
             None => None,
         };
-        // ---- Online round 2 ----
         let msg = ctx.net().recv(0)?;
         let parts = if with_product { 2 } else { 1 };
         let all = from_bytes(0, &msg, parts * n)?;
@@ -227,8 +270,8 @@ impl Aegis {
             }
         }
         self.record_joint(&m_z);
-        let z = Masked { m: m_z, r: r_z, n };
-        let w = if with_product { Masked { m: m_w, r: r_w, n } } else { Masked::default() };
+        let z = Masked { m: m_z, r: mat.r_z, n };
+        let w = if with_product { Masked { m: m_w, r: mat.r_w, n } } else { Masked::default() };
         Ok((z, w))
     }
 
@@ -326,30 +369,91 @@ impl Aegis {
     /// The maximum of each row of `x: [rows, k]`: a binary tree of two-way maxima, all pairs
     /// of one level in one call (`2⌈log2 k⌉` online rounds, `k − 1` maxima per row).
     pub fn max_rows(&mut self, ctx: &mut Ctx, x: &Masked, rows: usize, k: usize) -> Result<Masked> {
+        let mats = self.prepare_max_rows(ctx, &x.r, rows, k)?;
+        self.max_rows_online(ctx, x, rows, k, mats)
+    }
+
+    /// Offline material of every level of [`Aegis::max_rows`] (the masks of each level follow
+    /// from those of the one before, so all levels are prepared ahead).
+    pub fn prepare_max_rows(
+        &mut self,
+        ctx: &mut Ctx,
+        rx: &Pair,
+        rows: usize,
+        k: usize,
+    ) -> Result<Vec<SignMaterial>> {
+        let n = rx.one.len().max(rx.two.len());
+        if k == 0 || n != rows * k {
+            return Err(MpcError::Invalid(format!("max over rows of {k} in {n} elements")));
+        }
+        let mut cur = Masked { m: vec![], r: rx.clone(), n };
+        let mut width = k;
+        let mut mats = Vec::new();
+        while width > 1 {
+            let level = Level::new(rows, width);
+            let (a, b) = (gather(&cur, &level.left), gather(&cur, &level.right));
+            let d = self.sub(&b, &a)?;
+            let mat = self.prepare_sign(ctx, &d.r, d.n, true)?;
+            // The level's output mask: r_b − r_w.
+            let out = self.sub(&b, &Masked { m: vec![], r: mat.r_w.clone(), n: d.n })?;
+            cur = gather(&concat(&out, &cur), &level.next);
+            mats.push(mat);
+            width = width.div_ceil(2);
+        }
+        Ok(mats)
+    }
+
+    /// The online part of [`Aegis::max_rows`] (2 rounds per level).
+    pub fn max_rows_online(
+        &mut self,
+        ctx: &mut Ctx,
+        x: &Masked,
+        rows: usize,
+        k: usize,
+        mats: Vec<SignMaterial>,
+    ) -> Result<Masked> {
         if k == 0 || x.n != rows * k {
             return Err(MpcError::Invalid(format!("max over rows of {k} in {} elements", x.n)));
         }
         let mut cur = x.clone();
         let mut width = k;
+        let mut mats = mats.into_iter();
         while width > 1 {
-            let pairs = width / 2;
-            let pick = |off: usize| -> Vec<usize> {
-                (0..rows).flat_map(|r| (0..pairs).map(move |p| r * width + 2 * p + off)).collect()
-            };
-            let (left, right) = (gather(&cur, &pick(0)), gather(&cur, &pick(1)));
-            let maxima = self.max2(ctx, &left, &right)?;
-            let mut next_idx = Vec::with_capacity(rows * width.div_ceil(2));
-            let joined = concat(&maxima, &cur);
-            for r in 0..rows {
-                next_idx.extend((0..pairs).map(|p| r * pairs + p));
-                if width % 2 == 1 {
-                    next_idx.push(maxima.n + r * width + width - 1);
-                }
-            }
-            cur = gather(&joined, &next_idx);
+            let level = Level::new(rows, width);
+            let (a, b) = (gather(&cur, &level.left), gather(&cur, &level.right));
+            let d = self.sub(&b, &a)?;
+            let mat = mats.next().ok_or_else(|| MpcError::Invalid("max tree material missing".into()))?;
+            let f = self.sign_online(ctx, &d, mat)?.1;
+            let maxima = self.sub(&b, &f)?;
+            cur = gather(&concat(&maxima, &cur), &level.next);
             width = width.div_ceil(2);
         }
         Ok(cur)
+    }
+}
+
+/// Index bookkeeping of one level of a max tree over rows of `width`: the left and right
+/// elements of each pair, and where the next level's elements are in `maxima ++ current`.
+struct Level {
+    left: Vec<usize>,
+    right: Vec<usize>,
+    next: Vec<usize>,
+}
+
+impl Level {
+    fn new(rows: usize, width: usize) -> Self {
+        let pairs = width / 2;
+        let pick = |off: usize| -> Vec<usize> {
+            (0..rows).flat_map(|r| (0..pairs).map(move |p| r * width + 2 * p + off)).collect()
+        };
+        let mut next = Vec::with_capacity(rows * width.div_ceil(2));
+        for r in 0..rows {
+            next.extend((0..pairs).map(|p| r * pairs + p));
+            if width % 2 == 1 {
+                next.push(rows * pairs + r * width + width - 1);
+            }
+        }
+        Level { left: pick(0), right: pick(1), next }
     }
 }
 

@@ -11,18 +11,31 @@
 use veil_mpc::{Ctx, MpcError, Result};
 
 use crate::mul::{mask_sum, offline};
-use crate::share::{Aegis, Masked};
+use crate::share::{Aegis, Masked, Pair};
 
 impl Aegis {
     /// `⟨x / 2^t⟩` (within one unit, see the module docs).
     pub fn trunc(&mut self, ctx: &mut Ctx, x: &Masked, t: u32) -> Result<Masked> {
+        let r = self.prepare_trunc(ctx, &x.r, x.n, t)?;
+        self.trunc_online(x, r, t)
+    }
+
+    /// Offline: P0 deals `[r_x ≫ t]` for secrets masked by `rx` (`l` bits per element).
+    pub fn prepare_trunc(&mut self, ctx: &mut Ctx, rx: &Pair, n: usize, t: u32) -> Result<Pair> {
         let me = Self::check_server(ctx)?;
         if t == 0 || t >= self.l() {
             return Err(MpcError::Invalid(format!("truncation by {t} bits in Z_2^{}", self.l())));
         }
         let shifted =
-            (me == 0).then(|| mask_sum(&x.r).into_iter().map(|r| self.reduce(r) >> t).collect::<Vec<_>>());
-        let r = offline(ctx, |ctx| self.deal(ctx, "trunc/r_z", shifted.as_deref(), x.n))?;
+            (me == 0).then(|| mask_sum(rx).into_iter().map(|r| self.reduce(r) >> t).collect::<Vec<_>>());
+        offline(ctx, |ctx| self.deal(ctx, "trunc/r_z", shifted.as_deref(), n))
+    }
+
+    /// Online: `m_z = m_x ≫ t`, no communication.
+    pub fn trunc_online(&self, x: &Masked, r: Pair, t: u32) -> Result<Masked> {
+        if t == 0 || t >= self.l() {
+            return Err(MpcError::Invalid(format!("truncation by {t} bits in Z_2^{}", self.l())));
+        }
         let m = x.m.iter().map(|&v| self.reduce(v) >> t).collect();
         Ok(Masked { m, r, n: x.n })
     }

@@ -69,8 +69,11 @@ pub fn ops(
     op: Option<&str>,
     json: bool,
 ) -> anyhow::Result<()> {
+    if family == "aegis" {
+        return aegis_ops(security, ring, n, op, json);
+    }
     if family != "mosformer" {
-        bail!("no benchmarks for family '{family}' yet (available: mosformer)");
+        bail!("no benchmarks for family '{family}' yet (available: mosformer, aegis)");
     }
     let malicious = parse_security(security)? == veil_mosformer::Security::Malicious;
     let ops: Vec<&str> = match op {
@@ -133,5 +136,79 @@ fn print_record(r: &OpRecord, json: bool) -> anyhow::Result<()> {
         r.pieces,
         r.peak_rss_mib.map(|m| format!("{m:.0}")).unwrap_or_else(|| "-".into())
     );
+    Ok(())
+}
+
+/// `veil bench ops --family aegis`: n = 2^10 … 2^20 by default (2^10 … 2^16 for maxpool).
+fn aegis_ops(
+    security: &str,
+    ring: Option<u32>,
+    n: Option<usize>,
+    op: Option<&str>,
+    json: bool,
+) -> anyhow::Result<()> {
+    use veil_runtime::bench_aegis::{AEGIS_OPS, aegis_op};
+    if security != "semi-honest" && security != "malicious" {
+        bail!("--security must be 'malicious' or 'semi-honest', not '{security}'");
+    }
+    if security == "malicious" {
+        eprintln!(
+            "note: aegis's final verification is not implemented yet; these are the semi-honest protocols' costs"
+        );
+    }
+    if ring.is_some_and(|r| r != 64) {
+        bail!("aegis runs in Z_2^64");
+    }
+    let ops: Vec<&str> = match op {
+        Some(o) if AEGIS_OPS.contains(&o) => vec![o],
+        Some(o) => bail!("aegis has no op '{o}' (available: {})", AEGIS_OPS.join(", ")),
+        None => AEGIS_OPS.to_vec(),
+    };
+    if !json {
+        println!(
+            "{:<8} {:>9} {:>12} {:>12} {:>6} {:>14} {:>7} {:>9} {:>9}",
+            "op",
+            "n",
+            "online B/el",
+            "paper B/el",
+            "rounds",
+            "offline B/el",
+            "rounds",
+            "online s",
+            "offline s"
+        );
+    }
+    for op in ops {
+        let sizes: Vec<usize> = match n {
+            Some(v) => vec![v],
+            None => (10..=if op == "maxpool" { 16 } else { 20 }).step_by(2).map(|e| 1usize << e).collect(),
+        };
+        for size in sizes {
+            eprintln!("bench: aegis {op} n={size} ...");
+            let r = aegis_op(op, size)?;
+            if json {
+                println!("{}", serde_json::to_string(&r)?);
+                continue;
+            }
+            let paper = r.paper.as_ref().map(|p| format!("{:.2}", p.value)).unwrap_or_else(|| "-".into());
+            println!(
+                "{:<8} {:>9} {:>12.2} {:>12} {:>6} {:>14.2} {:>7} {:>9.4} {:>9.4}",
+                r.op,
+                r.n,
+                r.online_bytes_per_element,
+                paper,
+                r.online.rounds,
+                r.offline.bytes_per_party / r.n as f64,
+                r.offline.rounds,
+                r.seconds.online,
+                r.seconds.offline
+            );
+        }
+    }
+    if !json {
+        println!(
+            "(B/el: mean bytes sent per party per output element; paper: its total bits over the 3 parties / 24)"
+        );
+    }
     Ok(())
 }

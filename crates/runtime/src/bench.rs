@@ -104,11 +104,11 @@ pub struct OpRecord {
 
 /// One party's counters of a phase, over one or more pieces run one after the other.
 #[derive(Default)]
-struct Measured {
+pub(crate) struct Measured {
     phase: veil_net::PhaseStats,
     /// The phase's span of logical time, one per piece.
     spans: Vec<(u64, u64)>,
-    seconds: f64,
+    pub(crate) seconds: f64,
 }
 
 impl Measured {
@@ -119,7 +119,7 @@ impl Measured {
     }
 }
 
-fn phase_cost(parts: &[&Measured]) -> PhaseCost {
+pub(crate) fn phase_cost(parts: &[&Measured]) -> PhaseCost {
     let n = parts.len() as f64;
     let pieces = parts.iter().map(|m| m.spans.len()).min().unwrap_or(0);
     PhaseCost {
@@ -146,7 +146,11 @@ fn barrier(ctx: &mut Ctx) -> Result<()> {
 }
 
 /// Runs `f` at one party and measures it as one phase (after a barrier).
-fn measure<T>(ctx: &mut Ctx, name: &str, f: impl FnOnce(&mut Ctx) -> Result<T>) -> Result<(T, Measured)> {
+pub(crate) fn measure<T>(
+    ctx: &mut Ctx,
+    name: &str,
+    f: impl FnOnce(&mut Ctx) -> Result<T>,
+) -> Result<(T, Measured)> {
     barrier(ctx)?;
     ctx.set_phase(name);
     let (before, t0, start) = (ctx.stats().current(), ctx.stats().time(), Instant::now());

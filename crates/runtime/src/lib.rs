@@ -7,6 +7,7 @@
 //! one output party only.
 
 pub mod bench;
+pub mod bench_aegis;
 pub mod encoder;
 pub mod inference;
 pub mod memory;

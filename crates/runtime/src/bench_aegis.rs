@@ -1,0 +1,165 @@
+//! `veil bench ops --family aegis`: per-operation cost of the aegis protocols, offline (every
+//! `prepare_*` call, made before the input exists) and online measured apart, with the paper's
+//! figure beside ours. The paper counts total bits over the three parties; ours is the mean
+//! bytes sent per party, so a paper figure `b` bits shows as `b / 24`.
+
+use veil_aegis::{Aegis, Masked};
+use veil_mpc::harness::{SimConfig, all_ok, simulate_with};
+use veil_mpc::{Ctx, MpcError, Result};
+
+use crate::bench::{Measured, OpRecord, PaperFigure, Seconds, measure, phase_cost};
+
+/// Operations `veil bench ops --family aegis` knows.
+pub const AEGIS_OPS: &[&str] = &["mul", "inner", "trunc", "sign", "relu", "maxpool"];
+
+/// Inner-product length of the `inner` benchmark (any length costs the same).
+pub const INNER_LEN: usize = 64;
+
+fn paper(op: &str) -> Option<PaperFigure> {
+    // Total online bits over the three parties, notes §6.2 (8-bit Z_p elements where relevant).
+    let (bits, source) = match op {
+        "mul" | "inner" => (128.0, "Aegis Table 1 / Table 6: 2l online bits, 1 round"),
+        "trunc" => (0.0, "Aegis Fig. 21: 0 online bits"),
+        "sign" => (2176.0, "Aegis §3 with 8-bit Z_p elements (notes §6.2): 4l·8 + 2l bits, 2 rounds"),
+        "relu" => (1792.0, "Aegis Table 6 ReLU online 4l·log l + 4l bits (6-bit elements), 2 rounds"),
+        "maxpool" => (3.0 * 4.0 * 64.0 * 8.0, "Aegis Table 6 MaxPool (n−1)·4l(log l + 2) bits, n = 4"),
+        _ => return None,
+    };
+    Some(PaperFigure {
+        source,
+        value: bits / 24.0,
+        unit: "bytes per party per element (paper's total bits / 24)",
+        convention: "the paper counts total bits sent by all three parties per element",
+    })
+}
+
+/// One op's offline and online phases at one party.
+fn run_op(op: &str, n: usize, ctx: &mut Ctx) -> Result<(Measured, Measured)> {
+    let mut a = Aegis::new(64)?;
+    // Fixed-point values (16 fractional bits) well inside the ring.
+    let len = if op == "inner" {
+        n * INNER_LEN
+    } else if op == "maxpool" {
+        4 * n
+    } else {
+        n
+    };
+    let values: Vec<u64> = {
+        let mut g = ctx.common_prg("bench/aegis/input");
+        (0..len).map(|_| ((g.next_u64() as i64) >> 24) as u64).collect()
+    };
+    ctx.set_phase("input");
+    let x = a.share_input(ctx, 0, (ctx.party() == 0).then_some(&values[..]), len)?;
+    let (mat, off) = measure(ctx, "offline", |ctx| -> Result<Material> {
+        Ok(match op {
+            "mul" => {
+                Material::Product(a.prepare_product(ctx, &x.r, &x.r, n, &veil_aegis::mul::elementwise)?)
+            }
+            "inner" => Material::Product(a.prepare_product(ctx, &x.r, &x.r, n, &inner_op(n))?),
+            "trunc" => Material::Trunc(a.prepare_trunc(ctx, &x.r, n, 16)?),
+            "sign" => Material::Sign(a.prepare_sign(ctx, &x.r, n, false)?),
+            "relu" => Material::Sign(a.prepare_sign(ctx, &x.r, n, true)?),
+            _ => Material::Max(a.prepare_max_rows(ctx, &x.r, n, 4)?),
+        })
+    })?;
+    let (_, on) = measure(ctx, "online", |ctx| -> Result<Masked> {
+        match mat {
+            Material::Product(m) if op == "mul" => {
+                a.product_online(ctx, &x, &x, m, &veil_aegis::mul::elementwise)
+            }
+            Material::Product(m) => a.product_online(ctx, &x, &x, m, &inner_op(n)),
+            Material::Trunc(r) => a.trunc_online(&x, r, 16),
+            Material::Sign(m) if op == "sign" => Ok(a.sign_online(ctx, &x, m)?.0),
+            Material::Sign(m) => {
+                let w = a.sign_online(ctx, &x, m)?.1;
+                a.sub(&x, &w)
+            }
+            Material::Max(m) => a.max_rows_online(ctx, &x, n, 4, m),
+        }
+    })?;
+    a.check(ctx)?;
+    Ok((off, on))
+}
+
+enum Material {
+    Product(veil_aegis::mul::ProductMaterial),
+    Trunc(veil_aegis::Pair),
+    Sign(veil_aegis::sign::SignMaterial),
+    Max(Vec<veil_aegis::sign::SignMaterial>),
+}
+
+fn inner_op(rows: usize) -> impl Fn(&[u64], &[u64]) -> Vec<u64> {
+    move |p: &[u64], q: &[u64]| {
+        (0..rows)
+            .map(|i| {
+                let r = i * INNER_LEN..(i + 1) * INNER_LEN;
+                p[r.clone()].iter().zip(&q[r]).fold(0u64, |s, (u, v)| s.wrapping_add(u.wrapping_mul(*v)))
+            })
+            .collect()
+    }
+}
+
+/// Runs one aegis op at `n` elements (outputs) among three servers on threads.
+pub fn aegis_op(op: &str, n: usize) -> Result<OpRecord> {
+    if !AEGIS_OPS.contains(&op) {
+        return Err(MpcError::Invalid(format!(
+            "aegis has no op '{op}' (available: {})",
+            AEGIS_OPS.join(", ")
+        )));
+    }
+    crate::memory::reset_peak();
+    let cfg = SimConfig { seed: 5, timeout: std::time::Duration::from_secs(600) };
+    let runs = all_ok(simulate_with(3, cfg, |ctx| run_op(op, n, ctx)))?;
+    let off: Vec<&Measured> = runs.iter().map(|r| &r.0).collect();
+    let on: Vec<&Measured> = runs.iter().map(|r| &r.1).collect();
+    let online = phase_cost(&on);
+    let online_bytes_per_element = online.bytes_per_party / n as f64;
+    Ok(OpRecord {
+        family: "aegis",
+        security: "semi-honest",
+        op: op.to_string(),
+        ring_bits: 64,
+        frac_bits: 16,
+        n,
+        parties: 3,
+        offline: phase_cost(&off),
+        online,
+        offline_source: "parties (P0 deals)",
+        seconds: Seconds {
+            online: on.iter().map(|m| m.seconds).fold(0.0, f64::max),
+            offline: off.iter().map(|m| m.seconds).fold(0.0, f64::max),
+        },
+        net: "none",
+        online_bytes_per_element,
+        paper: paper(op),
+        pieces: 1,
+        peak_rss_mib: crate::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn online_costs_and_rounds_are_the_declared_ones() {
+        let n = 100;
+        let per = |op: &str| aegis_op(op, n).unwrap();
+        let mul = per("mul");
+        assert_eq!(mul.online.rounds, 1);
+        assert!((mul.online_bytes_per_element - 16.0 / 3.0).abs() < 1e-9, "{}", mul.online_bytes_per_element);
+        let inner = per("inner");
+        assert_eq!((inner.online.rounds, inner.online.bytes_max_party), (1, 8 * n as u64));
+        let trunc = per("trunc");
+        assert_eq!((trunc.online.rounds, trunc.online.bytes_max_party), (0, 0));
+        let sign = per("sign");
+        assert_eq!(sign.online.rounds, 2);
+        // P1, P2: 2l one-byte Z_p elements; P0: m' (8 bytes) to both.
+        assert!((sign.online_bytes_per_element - (128.0 + 128.0 + 16.0) / 3.0).abs() < 1e-9);
+        let relu = per("relu");
+        assert_eq!(relu.online.rounds, 2);
+        assert!((relu.online_bytes_per_element - (136.0 + 136.0 + 32.0) / 3.0).abs() < 1e-9);
+        let pool = per("maxpool");
+        assert_eq!(pool.online.rounds, 4, "two levels of two rounds for 4 inputs");
+    }
+}
