@@ -57,8 +57,8 @@ fn run_op(op: &str, n: usize, ctx: &mut Ctx) -> Result<(Measured, Measured)> {
             }
             "inner" => Material::Product(a.prepare_product(ctx, &x.r, &x.r, n, &inner_op(n))?),
             "trunc" => Material::Trunc(a.prepare_trunc(ctx, &x.r, n, 16)?),
-            "sign" => Material::Sign(a.prepare_sign(ctx, &x.r, n, false)?),
-            "relu" => Material::Sign(a.prepare_sign(ctx, &x.r, n, true)?),
+            "sign" => Material::Sign(Box::new(a.prepare_sign(ctx, &x.r, n, false)?)),
+            "relu" => Material::Sign(Box::new(a.prepare_sign(ctx, &x.r, n, true)?)),
             _ => Material::Max(a.prepare_max_rows(ctx, &x.r, n, 4)?),
         })
     })?;
@@ -69,9 +69,9 @@ fn run_op(op: &str, n: usize, ctx: &mut Ctx) -> Result<(Measured, Measured)> {
             }
             Material::Product(m) => a.product_online(ctx, &x, &x, m, &inner_op(n)),
             Material::Trunc(r) => a.trunc_online(&x, r, 16),
-            Material::Sign(m) if op == "sign" => Ok(a.sign_online(ctx, &x, m)?.0),
+            Material::Sign(m) if op == "sign" => Ok(a.sign_online(ctx, &x, *m)?.0),
             Material::Sign(m) => {
-                let w = a.sign_online(ctx, &x, m)?.1;
+                let w = a.sign_online(ctx, &x, *m)?.1;
                 a.sub(&x, &w)
             }
             Material::Max(m) => a.max_rows_online(ctx, &x, n, 4, m),
@@ -84,7 +84,7 @@ fn run_op(op: &str, n: usize, ctx: &mut Ctx) -> Result<(Measured, Measured)> {
 enum Material {
     Product(veil_aegis::mul::ProductMaterial),
     Trunc(veil_aegis::Pair),
-    Sign(veil_aegis::sign::SignMaterial),
+    Sign(Box<veil_aegis::sign::SignMaterial>),
     Max(Vec<veil_aegis::sign::SignMaterial>),
 }
 
