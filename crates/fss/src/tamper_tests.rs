@@ -144,3 +144,26 @@ fn root_seed_tampering_is_rejected() {
         assert_ne!(run(&k0, &k1, alpha, &mut rng), Outcome::Accepted, "seed {seed}");
     }
 }
+
+#[test]
+fn a_batch_proof_checks_every_key_of_the_batch() {
+    let keys: Vec<_> = (0..6).map(|s| honest(100 + s, 5)).collect();
+    let k0: Vec<DpfKey<Z64>> = keys.iter().map(|k| k.1.clone()).collect();
+    let mut k1: Vec<DpfKey<Z64>> = keys.iter().map(|k| k.2.clone()).collect();
+    let (t0, p0) = crate::eval_full_verified_batch(0, &k0).unwrap();
+    let (t1, p1) = crate::eval_full_verified_batch(1, &k1).unwrap();
+    assert!(verify(&p0, &p1), "honest batch");
+    for (i, k) in k0.iter().enumerate() {
+        assert_eq!(t0[i], eval_full_verified(0, k).unwrap().0, "same tables as one key at a time");
+        assert_eq!(t1[i], eval_full_verified(1, &k1[i]).unwrap().0);
+    }
+    // One tampered key anywhere in the batch changes the batch proof.
+    k1[4].ocw += Z64::ONE;
+    let (_, p1) = crate::eval_full_verified_batch(1, &k1).unwrap();
+    assert!(!verify(&p0, &p1), "tampered OCW in key 4");
+    k1[4].ocw -= Z64::ONE;
+    k1[2].cs[7] ^= 1;
+    let (_, p1) = crate::eval_full_verified_batch(1, &k1).unwrap();
+    assert!(!verify(&p0, &p1), "tampered cs in key 2");
+    assert!(crate::eval_full_verified_batch(0, &k1).is_err(), "keys of the other party");
+}

@@ -13,7 +13,7 @@
 
 use rayon::prelude::*;
 use veil_crypto::{Digest, Hasher, Prg, Seed};
-use veil_fss::{DpfKey, eval_full, eval_full_verified, gen_keys, key_bytes, one_hot_checks};
+use veil_fss::{DpfKey, eval_full, eval_full_verified_batch, gen_keys, key_bytes, one_hot_checks};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use veil_ring::{Ring, Z2k, decode_slice, encode_slice};
 
@@ -69,6 +69,9 @@ fn reduce<O: Z2k, A: Z2k>(v: O) -> A {
 pub fn deal<O: Z2k, A: Z2k>(ctx: &mut Ctx, dealer: PartyId, d: u32, count: usize) -> Result<Dealt<O, A>> {
     deal_with(ctx, dealer, d, count, Security::Malicious)
 }
+
+/// Keys expanded and proved together (one proof per group).
+const KEY_GROUP: usize = 64;
 
 /// [`deal`] in a given mode: semi-honest evaluators expand the keys without proofs and skip the
 /// exchange of proofs and one-hot checks (one message and round less).
@@ -143,20 +146,29 @@ pub fn deal_with<O: Z2k, A: Z2k>(
             .collect::<Result<_>>()?;
         return Ok(Dealt::Evaluator(PointKeys { role, d, tables, alpha }));
     }
-    // Expand and check every key in parallel; fold the proofs in order.
-    let checked: Vec<(Vec<O>, veil_fss::Proof, O, A)> = msg[head..]
-        .par_chunks(kb)
-        .zip(alpha.par_iter())
-        .map(|(chunk, &alpha_i)| {
+    // Expand and check the keys in parallel, in groups with one proof each (hashing a group's
+    // leaves in one call lets BLAKE3 use SIMD); fold the group proofs in order.
+    let alpha_groups: Vec<&[A]> = alpha.chunks(KEY_GROUP).collect();
+    let checked: Vec<(Vec<Vec<O>>, veil_fss::Proof, Vec<O>, Vec<A>)> = msg[head..]
+        .par_chunks(kb * KEY_GROUP)
+        .zip(alpha_groups.par_iter())
+        .map(|(chunk, alphas)| {
             let bad = |e: veil_fss::FssError| {
                 MpcError::abort(format!("FSS setup: malformed key ({e})"), Some(dealer))
             };
-            let key = DpfKey::<O>::from_bytes(chunk, d).map_err(bad)?;
-            let (v, proof) = eval_full_verified(role, &key).map_err(bad)?;
-            let t = v.iter().copied().sum();
-            let reduced: Vec<A> = v.iter().map(|&x| reduce(x)).collect();
-            let s = one_hot_checks(&reduced, alpha_i).1;
-            Ok((v, proof, t, s))
+            let keys: Vec<DpfKey<O>> = chunk
+                .chunks(kb)
+                .map(|c| DpfKey::<O>::from_bytes(c, d).map_err(bad))
+                .collect::<Result<_>>()?;
+            let (tables, proof) = eval_full_verified_batch(role, &keys).map_err(bad)?;
+            let mut ts = Vec::with_capacity(keys.len());
+            let mut ss = Vec::with_capacity(keys.len());
+            for (v, &alpha_i) in tables.iter().zip(alphas.iter()) {
+                ts.push(v.iter().copied().sum());
+                let reduced: Vec<A> = v.iter().map(|&x| reduce(x)).collect();
+                ss.push(one_hot_checks(&reduced, alpha_i).1);
+            }
+            Ok((tables, proof, ts, ss))
         })
         .collect::<Result<_>>()?;
     let mut tables = Vec::with_capacity(count);
@@ -164,9 +176,9 @@ pub fn deal_with<O: Z2k, A: Z2k>(
     let (mut ts, mut ss): (Vec<O>, Vec<A>) = (Vec::with_capacity(count), Vec::with_capacity(count));
     for (v, proof, t, s) in checked {
         proofs.update(proof.as_bytes());
-        ts.push(t);
-        ss.push(s);
-        tables.push(v);
+        ts.extend(t);
+        ss.extend(s);
+        tables.extend(v);
     }
     let mut out = proofs.finalize().0.to_vec();
     out.extend_from_slice(&encode_slice(&ts));
