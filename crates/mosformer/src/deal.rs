@@ -73,6 +73,9 @@ pub fn deal<O: Z2k, A: Z2k>(ctx: &mut Ctx, dealer: PartyId, d: u32, count: usize
 /// Keys expanded and proved together (one proof per group).
 const KEY_GROUP: usize = 64;
 
+/// A group of expanded keys: tables, the group's proof, and each key's `t` and `s` shares.
+type CheckedGroup<O, A> = (Vec<Vec<O>>, veil_fss::Proof, Vec<O>, Vec<A>);
+
 /// [`deal`] in a given mode: semi-honest evaluators expand the keys without proofs and skip the
 /// exchange of proofs and one-hot checks (one message and round less).
 pub fn deal_with<O: Z2k, A: Z2k>(
@@ -149,7 +152,7 @@ pub fn deal_with<O: Z2k, A: Z2k>(
     // Expand and check the keys in parallel, in groups with one proof each (hashing a group's
     // leaves in one call lets BLAKE3 use SIMD); fold the group proofs in order.
     let alpha_groups: Vec<&[A]> = alpha.chunks(KEY_GROUP).collect();
-    let checked: Vec<(Vec<Vec<O>>, veil_fss::Proof, Vec<O>, Vec<A>)> = msg[head..]
+    let checked: Vec<CheckedGroup<O, A>> = msg[head..]
         .par_chunks(kb * KEY_GROUP)
         .zip(alpha_groups.par_iter())
         .map(|(chunk, alphas)| {
