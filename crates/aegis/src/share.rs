@@ -216,6 +216,97 @@ impl Aegis {
         Ok(Masked { m, r, n })
     }
 
+    /// Shares the tensor of an input owner outside the servers (party `owner ≥ 3`: a data or
+    /// model owner; it passes `Some(x)`, the servers `None`). The owner must learn the whole
+    /// mask: P0 sends it `[r]_1` and `[r]_2`, and P1 and P2 each send a hash of their share, so
+    /// a wrong share from P0 is caught by the owner; the owner sends `m = x + r` to P1 and P2,
+    /// who compare it in [`Aegis::check`]. Cost: P0 `2l` bits, the owner `2l` bits, two hashes.
+    pub fn share_from_owner(&mut self, ctx: &mut Ctx, owner: PartyId, x: Option<&[u64]>, n: usize) -> Result<Option<Masked>> {
+        let me = ctx.party();
+        if owner < 3 || owner >= ctx.parties() {
+            return Err(MpcError::Invalid(format!("party {owner} is not an input owner")));
+        }
+        if me == owner {
+            let x = x.ok_or_else(|| MpcError::Invalid("the input owner must pass its values".into()))?;
+            if x.len() != n {
+                return Err(MpcError::Invalid(format!("{} input values, declared {n}", x.len())));
+            }
+            let both = from_bytes(0, &ctx.net().recv(0)?, 2 * n)?;
+            let (r1, r2) = both.split_at(n);
+            if ctx.net().recv(1)? != digest(r1) || ctx.net().recv(2)? != digest(r2) {
+                return Err(MpcError::abort("aegis owner input: mask shares from P0", Some(0)));
+            }
+            let m: Vec<u64> = (0..n).map(|i| self.reduce(x[i].wrapping_add(r1[i]).wrapping_add(r2[i]))).collect();
+            ctx.net().send(1, to_bytes(&m))?;
+            ctx.net().send(2, to_bytes(&m))?;
+            return Ok(None);
+        }
+        if me > 2 {
+            return Ok(None);
+        }
+        let r = self.random_pair(ctx, "owner-input", n)?;
+        let m = match me {
+            0 => {
+                let mut both = to_bytes(&r.one);
+                both.extend(to_bytes(&r.two));
+                ctx.net().send(owner, both)?;
+                vec![]
+            }
+            j => {
+                ctx.net().send(owner, digest(if j == 1 { &r.one } else { &r.two }))?;
+                let m = from_bytes(owner, &ctx.net().recv(owner)?, n)?;
+                self.record_joint(&m);
+                m
+            }
+        };
+        Ok(Some(Masked { m, r, n }))
+    }
+
+    /// Reveals `⟨x⟩` to an input owner (`owner ≥ 3`) only: P1 sends `m` and `[r]_1`, P2 sends
+    /// `[r]_2` and a hash of `m`, P0 hashes of both mask shares; the owner checks every
+    /// component against its other holder. Servers pass their share and get `None`; the owner
+    /// passes `None` and gets the values. Callers run [`Aegis::check`] first.
+    pub fn reveal_to_owner(&mut self, ctx: &mut Ctx, x: Option<&Masked>, owner: PartyId, n: usize) -> Result<Option<Vec<u64>>> {
+        let me = ctx.party();
+        if owner < 3 || owner >= ctx.parties() {
+            return Err(MpcError::Invalid(format!("party {owner} is not an input owner")));
+        }
+        if me == owner {
+            let from1 = from_bytes(1, &ctx.net().recv(1)?, 2 * n)?;
+            let from2 = from_bytes(2, &ctx.net().recv(2)?, n)?;
+            let (m_hash, r2) = (ctx.net().recv(2)?, from2);
+            let (h1, h2) = (ctx.net().recv(0)?, ctx.net().recv(0)?);
+            let (m, r1) = from1.split_at(n);
+            if m_hash != digest(m) || h1 != digest(r1) || h2 != digest(&r2) {
+                return Err(MpcError::abort("aegis output: the servers' components disagree", None));
+            }
+            return Ok(Some((0..n).map(|i| self.reduce(m[i].wrapping_sub(r1[i]).wrapping_sub(r2[i]))).collect()));
+        }
+        if me > 2 {
+            return Ok(None);
+        }
+        let x = x.ok_or_else(|| MpcError::Invalid("a server must pass its share".into()))?;
+        if x.n != n {
+            return Err(MpcError::Invalid(format!("output of {} elements, declared {n}", x.n)));
+        }
+        match me {
+            0 => {
+                ctx.net().send(owner, digest(&x.r.one))?;
+                ctx.net().send(owner, digest(&x.r.two))?;
+            }
+            1 => {
+                let mut msg = to_bytes(&x.m);
+                msg.extend(to_bytes(&x.r.one));
+                ctx.net().send(owner, msg)?;
+            }
+            _ => {
+                ctx.net().send(owner, to_bytes(&x.r.two))?;
+                ctx.net().send(owner, digest(&x.m))?;
+            }
+        }
+        Ok(None)
+    }
+
     /// Opens `⟨x⟩` to every server, checking each received component against its other
     /// holder's hash (1 round; `3l` bits plus hashes).
     pub fn reveal_all(&mut self, ctx: &mut Ctx, x: &Masked) -> Result<Vec<u64>> {

@@ -193,3 +193,37 @@ fn p0_sending_different_masked_inputs_is_caught_before_output() {
         assert!(e.contains("abort") && e.contains("jointly held"), "{e}");
     }
 }
+
+#[test]
+fn owners_outside_the_servers_share_inputs_and_alone_get_the_output() {
+    // Parties 0-2 are servers, 3 the data owner, 4 the model owner.
+    let x = [3u64 << 16, (-2i64 << 16) as u64, 7 << 16];
+    let w = [(-1i64 << 16) as u64, 5 << 16, 1 << 16];
+    let results = simulate(5, 11, |ctx| {
+        let mut a = Aegis::new(64)?;
+        let me = ctx.party();
+        let xs = a.share_from_owner(ctx, 3, (me == 3).then_some(&x[..]), 3)?;
+        let ws = a.share_from_owner(ctx, 4, (me == 4).then_some(&w[..]), 3)?;
+        let out = match (xs, ws) {
+            (Some(xs), Some(ws)) => {
+                let p = a.mul(ctx, &xs, &ws)?;
+                let p = a.trunc(ctx, &p, 16)?;
+                let r = a.relu(ctx, &p)?;
+                a.check(ctx)?;
+                Some(r)
+            }
+            _ => None,
+        };
+        a.reveal_to_owner(ctx, out.as_ref(), 3, 3)
+    });
+    let outs: Vec<Option<Vec<u64>>> = results.into_iter().collect::<Result<_>>().unwrap();
+    for (p, o) in outs.iter().enumerate() {
+        assert_eq!(o.is_some(), p == 3, "only the data owner gets the output");
+    }
+    let got: Vec<i128> = outs[3].as_ref().unwrap().iter().map(|v| signed(*v, 64)).collect();
+    // ReLU of 3·(-1), -2·5, 7·1 in fixed point (16 fractional bits), within a unit.
+    let want = [0i128, 0, 7 << 16];
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() <= 1, "{got:?}");
+    }
+}
