@@ -221,7 +221,13 @@ impl Aegis {
     /// mask: P0 sends it `[r]_1` and `[r]_2`, and P1 and P2 each send a hash of their share, so
     /// a wrong share from P0 is caught by the owner; the owner sends `m = x + r` to P1 and P2,
     /// who compare it in [`Aegis::check`]. Cost: P0 `2l` bits, the owner `2l` bits, two hashes.
-    pub fn share_from_owner(&mut self, ctx: &mut Ctx, owner: PartyId, x: Option<&[u64]>, n: usize) -> Result<Option<Masked>> {
+    pub fn share_from_owner(
+        &mut self,
+        ctx: &mut Ctx,
+        owner: PartyId,
+        x: Option<&[u64]>,
+        n: usize,
+    ) -> Result<Option<Masked>> {
         let me = ctx.party();
         if owner < 3 || owner >= ctx.parties() {
             return Err(MpcError::Invalid(format!("party {owner} is not an input owner")));
@@ -236,7 +242,8 @@ impl Aegis {
             if ctx.net().recv(1)? != digest(r1) || ctx.net().recv(2)? != digest(r2) {
                 return Err(MpcError::abort("aegis owner input: mask shares from P0", Some(0)));
             }
-            let m: Vec<u64> = (0..n).map(|i| self.reduce(x[i].wrapping_add(r1[i]).wrapping_add(r2[i]))).collect();
+            let m: Vec<u64> =
+                (0..n).map(|i| self.reduce(x[i].wrapping_add(r1[i]).wrapping_add(r2[i]))).collect();
             ctx.net().send(1, to_bytes(&m))?;
             ctx.net().send(2, to_bytes(&m))?;
             return Ok(None);
@@ -266,7 +273,13 @@ impl Aegis {
     /// `[r]_2` and a hash of `m`, P0 hashes of both mask shares; the owner checks every
     /// component against its other holder. Servers pass their share and get `None`; the owner
     /// passes `None` and gets the values. Callers run [`Aegis::check`] first.
-    pub fn reveal_to_owner(&mut self, ctx: &mut Ctx, x: Option<&Masked>, owner: PartyId, n: usize) -> Result<Option<Vec<u64>>> {
+    pub fn reveal_to_owner(
+        &mut self,
+        ctx: &mut Ctx,
+        x: Option<&Masked>,
+        owner: PartyId,
+        n: usize,
+    ) -> Result<Option<Vec<u64>>> {
         let me = ctx.party();
         if owner < 3 || owner >= ctx.parties() {
             return Err(MpcError::Invalid(format!("party {owner} is not an input owner")));
@@ -280,7 +293,9 @@ impl Aegis {
             if m_hash != digest(m) || h1 != digest(r1) || h2 != digest(&r2) {
                 return Err(MpcError::abort("aegis output: the servers' components disagree", None));
             }
-            return Ok(Some((0..n).map(|i| self.reduce(m[i].wrapping_sub(r1[i]).wrapping_sub(r2[i]))).collect()));
+            return Ok(Some(
+                (0..n).map(|i| self.reduce(m[i].wrapping_sub(r1[i]).wrapping_sub(r2[i]))).collect(),
+            ));
         }
         if me > 2 {
             return Ok(None);

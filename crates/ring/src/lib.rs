@@ -7,6 +7,7 @@
 //!   for any `1 <= K <= 64`;
 //! * [`Fp<P>`]: prime fields for any odd prime `P < 2^64` (checked at compile time
 //!   with the deterministic [`is_prime`]);
+//! * [`Gr`]: the Galois ring `GR(2^64, 64)` of Aegis's verification;
 //! * [`FixedPoint`]: real numbers as scaled integers in a `Z2k` ring, with range
 //!   errors instead of silent wrap-around.
 //!
@@ -26,6 +27,7 @@
 mod error;
 mod fixed;
 mod fp;
+mod galois;
 mod macros;
 mod prime;
 mod traits;
@@ -35,6 +37,7 @@ mod zk;
 pub use error::RingError;
 pub use fixed::FixedPoint;
 pub use fp::{F60, F61, F127, Fp, Goldilocks};
+pub use galois::{GR_DEGREE, Gr, f_is_irreducible_mod_2};
 pub use prime::is_prime;
 pub use traits::{Ring, Z2k, decode_slice, encode_slice};
 pub use z2k::{Z8, Z16, Z32, Z64, Z128};

@@ -1,0 +1,190 @@
+//! The Galois ring `GR(2^64, 64) = Z_2^64[x] / f(x)` with `f(x) = x^64 + x^4 + x^3 + x + 1`,
+//! the extension Aegis's batch multiplication verification works in (its §4.1): a product check
+//! over `Z_2^64` alone is unsound (zero divisors: an error of `2^63` survives half of the
+//! challenges), while in the Galois ring a random evaluation point catches a nonzero polynomial
+//! of degree `D` except with probability about `D/2^d` (Schwartz–Zippel over Galois rings).
+//!
+//! `f` is irreducible over `GF(2)` ([`f_is_irreducible_mod_2`] checks it with Rabin's test), so
+//! the quotient is a Galois ring; `Z_2^64` embeds as the constant coefficient. An element is 64
+//! coefficients (512 bytes).
+
+use rand_core::RngCore;
+
+/// Degree of the extension.
+pub const GR_DEGREE: usize = 64;
+
+/// The exponents of `f` below its leading term `x^64`.
+const F_LOW: [usize; 4] = [0, 1, 3, 4];
+
+/// An element of `GR(2^64, 64)`: coefficients of `1, x, …, x^63` in `Z_2^64`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gr(pub [u64; GR_DEGREE]);
+
+impl Default for Gr {
+    fn default() -> Self {
+        Gr::ZERO
+    }
+}
+
+impl Gr {
+    /// 0.
+    pub const ZERO: Gr = Gr([0; GR_DEGREE]);
+
+    /// The embedding of `a ∈ Z_2^64` (constant coefficient).
+    pub fn embed(a: u64) -> Gr {
+        let mut c = [0; GR_DEGREE];
+        c[0] = a;
+        Gr(c)
+    }
+
+    /// A uniform element.
+    pub fn random<G: RngCore + ?Sized>(rng: &mut G) -> Gr {
+        let mut c = [0; GR_DEGREE];
+        c.iter_mut().for_each(|v| *v = rng.next_u64());
+        Gr(c)
+    }
+
+    /// `self + other`.
+    pub fn add(&self, other: &Gr) -> Gr {
+        let mut c = self.0;
+        c.iter_mut().zip(&other.0).for_each(|(a, b)| *a = a.wrapping_add(*b));
+        Gr(c)
+    }
+
+    /// `self − other`.
+    pub fn sub(&self, other: &Gr) -> Gr {
+        let mut c = self.0;
+        c.iter_mut().zip(&other.0).for_each(|(a, b)| *a = a.wrapping_sub(*b));
+        Gr(c)
+    }
+
+    /// `s · self` for `s ∈ Z_2^64`.
+    pub fn scale(&self, s: u64) -> Gr {
+        let mut c = self.0;
+        c.iter_mut().for_each(|a| *a = a.wrapping_mul(s));
+        Gr(c)
+    }
+
+    /// `self · other mod f`: schoolbook product (127 coefficients), then `x^64 ≡ −(x^4 + x^3 +
+    /// x + 1)` folds the high half down, from the top.
+    pub fn mul(&self, other: &Gr) -> Gr {
+        let mut wide = [0u64; 2 * GR_DEGREE - 1];
+        for (i, &a) in self.0.iter().enumerate() {
+            if a == 0 {
+                continue;
+            }
+            for (j, &b) in other.0.iter().enumerate() {
+                wide[i + j] = wide[i + j].wrapping_add(a.wrapping_mul(b));
+            }
+        }
+        for k in (GR_DEGREE..2 * GR_DEGREE - 1).rev() {
+            let top = wide[k];
+            for e in F_LOW {
+                wide[k - GR_DEGREE + e] = wide[k - GR_DEGREE + e].wrapping_sub(top);
+            }
+        }
+        let mut c = [0u64; GR_DEGREE];
+        c.copy_from_slice(&wide[..GR_DEGREE]);
+        Gr(c)
+    }
+
+    /// Little-endian bytes (512).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.0.iter().flat_map(|v| v.to_le_bytes()).collect()
+    }
+}
+
+/// Polynomials over `GF(2)` of degree < 128 as bit masks.
+fn gf2_mulmod(a: u128, b: u128, f: u128, deg: u32) -> u128 {
+    let mut r = 0u128;
+    let mut a = a;
+    let mut b = b;
+    while b != 0 {
+        if b & 1 == 1 {
+            r ^= a;
+        }
+        b >>= 1;
+        a <<= 1;
+        if (a >> deg) & 1 == 1 {
+            a ^= f;
+        }
+    }
+    r
+}
+
+fn gf2_gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        while a != 0 && 128 - a.leading_zeros() >= 128 - b.leading_zeros() {
+            a ^= b << ((128 - a.leading_zeros()) - (128 - b.leading_zeros()));
+        }
+        std::mem::swap(&mut a, &mut b);
+    }
+    a
+}
+
+/// Rabin's test for `f` (degree 64, whose only prime divisor is 2): `f` is irreducible over
+/// `GF(2)` iff `x^{2^64} ≡ x (mod f)` and `gcd(x^{2^32} − x, f) = 1`.
+pub fn f_is_irreducible_mod_2() -> bool {
+    let deg = GR_DEGREE as u32;
+    rabin_degree_64((1u128 << deg) | F_LOW.iter().map(|&e| 1u128 << e).fold(0, |a, b| a | b))
+}
+
+/// Rabin's irreducibility test for a degree-64 polynomial over `GF(2)` given as a bit mask.
+fn rabin_degree_64(f: u128) -> bool {
+    let deg = GR_DEGREE as u32;
+    let x = 2u128;
+    let mut p = x;
+    let mut at_half = 0;
+    for i in 1..=deg {
+        p = gf2_mulmod(p, p, f, deg);
+        if i == deg / 2 {
+            at_half = p;
+        }
+    }
+    p == x && gf2_gcd(f, at_half ^ x) == 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn f_is_irreducible_and_a_reducible_one_is_not() {
+        assert!(f_is_irreducible_mod_2());
+        // The test rejects reducible ones: x^64 + 1 = (x + 1)^64; x^64 + x^4 + x^3 + 1 (an even
+        // number of terms: 1 is a root).
+        assert!(!rabin_degree_64((1 << 64) | 1));
+        assert!(!rabin_degree_64((1 << 64) | 0b11001));
+        assert!(!rabin_degree_64((1 << 64) | (1 << 32) | 1), "x^64 + x^32 + 1 = (x^32 + x^16 + 1)^2");
+        assert_eq!(gf2_gcd(0b10101, 0b111), 0b111);
+        assert_eq!(gf2_mulmod(0b10, 0b10, 0b111, 2), 0b11);
+    }
+
+    #[test]
+    fn ring_axioms_and_the_embedding() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        for _ in 0..20 {
+            let (a, b, c) = (Gr::random(&mut rng), Gr::random(&mut rng), Gr::random(&mut rng));
+            assert_eq!(a.mul(&b), b.mul(&a));
+            assert_eq!(a.mul(&b).mul(&c), a.mul(&b.mul(&c)));
+            assert_eq!(a.mul(&b.add(&c)), a.mul(&b).add(&a.mul(&c)));
+            assert_eq!(a.mul(&Gr::embed(1)), a);
+            assert_eq!(a.sub(&a), Gr::ZERO);
+            let (s, t) = (rng.next_u64(), rng.next_u64());
+            assert_eq!(Gr::embed(s).mul(&Gr::embed(t)), Gr::embed(s.wrapping_mul(t)));
+            assert_eq!(Gr::embed(s).add(&Gr::embed(t)), Gr::embed(s.wrapping_add(t)));
+            assert_eq!(a.scale(s), a.mul(&Gr::embed(s)));
+        }
+        // x^63 · x = x^64 = −(x^4 + x^3 + x + 1).
+        let mut x63 = Gr::ZERO;
+        x63.0[63] = 1;
+        let mut x1 = Gr::ZERO;
+        x1.0[1] = 1;
+        let p = x63.mul(&x1);
+        let minus_one = u64::MAX;
+        for (i, &v) in p.0.iter().enumerate() {
+            assert_eq!(v, if F_LOW.contains(&i) { minus_one } else { 0 }, "coefficient {i}");
+        }
+    }
+}
