@@ -112,7 +112,7 @@ pub fn run_embed(
         }
     };
     let job = Job::Embed { family: "mosformer".into(), security: security.into() };
-    let config = prepare_config(dir, PARTIES, job, 600)?;
+    let config = prepare_config(dir, PARTIES, job, veil_runtime::inference::OWNER_WAIT_S)?;
     let exe = std::env::current_exe().context("cannot find the veil executable")?;
     let commands = (0..PARTIES)
         .map(|id| {

@@ -27,6 +27,10 @@ pub const DATA_OWNER: PartyId = 3;
 pub const MODEL_OWNER: PartyId = 4;
 /// Parties of an inference session.
 pub const PARTIES: usize = 5;
+/// Receive timeout of an inference session, seconds: the data owner legitimately waits for the
+/// whole computation between sharing its input and receiving the output (minutes for MiniLM,
+/// hours for BERT-base at 128 tokens with its material made on demand).
+pub const OWNER_WAIT_S: u64 = 6 * 3600;
 /// Gate calls are cut into pieces of this many elements (bounds a server's offline material).
 pub const CHUNK: usize = 16_384;
 
@@ -308,7 +312,7 @@ pub fn private_inference_of(
         let mine = (ctx.party() == DATA_OWNER).then_some(ids.as_slice());
         inference_party(ctx, model, mine, security)
     };
-    let cfg = SimConfig { seed: rand_seed(), timeout: std::time::Duration::from_secs(600) };
+    let cfg = SimConfig { seed: rand_seed(), timeout: std::time::Duration::from_secs(OWNER_WAIT_S) };
     let (results, transport) = match link {
         Link::Memory => (simulate_with(PARTIES, cfg, job), "in-memory channels, parties as threads"),
         Link::Tls => (
