@@ -14,20 +14,29 @@
 //! with `x·sign(x)` folded in ([`sign`]), ReLU, `f(v) = v·sign(v)`, two-way max and max trees.
 //!
 //! **Security model and status.** The online protocols are the paper's: private against one
-//! malicious server, correct only up to additive errors, which the paper's final verification
-//! (batch multiplication verification over a Galois ring, sign-bit verification with MACs and
-//! dual execution) detects. That verification is not implemented yet, so today the family is
-//! **semi-honest**, with one malicious-security fix already in place: P1 and P2 keep a running
-//! digest of every value they hold jointly (masked inputs, `m_z`, values P0 sends both) and
-//! [`Aegis::check`] aborts if the digests differ (notes §7.14). Fixes in place: truncation keeps
-//! the input mask uniform and deals `[r_x ≫ t]` fresh (no bits of the mask leak to P1, notes
-//! §7.18); the comparison appends 0 to `a` and 1 to `b` (§7.4); P0 never sees an unmasked bit
-//! (it sees only the permuted, masked lists).
+//! malicious server, correct only up to additive errors, which the final verification in
+//! [`Aegis::check`] detects before any output is released:
+//! - every multiplication, inner product and matrix product, and the products a sign
+//!   extraction claims (`z·z = z`, so `z` is a bit; `x·z = w`), are verified in one batch over
+//!   the Galois ring `GR(2^64, 64)` ([`verify`]: lifting, random combination, Goyal–Song
+//!   reductions without division, and a final check multiplied by a secret `α`);
+//! - P1 and P2 compare a digest of every value they hold jointly (masked inputs, `m_z`, the
+//!   values P0 sends both), which catches P0 sending them different values (notes §7.14).
+//!
+//! **Not yet**: the positivity check that a sign bit is the *sign* (Π_Pos with MACs over
+//! `Z_127` and dual execution, notes §3.9) — without it a corrupted server can flip a sign bit
+//! undetected, so ReLU and max are not yet maliciously secure — and the malicious truncation
+//! (bit-composed masks). Fixes in place: truncation keeps the input mask uniform and deals
+//! `[r_x ≫ t]` fresh (no bits of the mask leak to P1, notes §7.18); the comparison appends 0 to
+//! `a` and 1 to `b` (§7.4); P0 never sees an unmasked bit (it sees only permuted, masked lists);
+//! the combination coefficients and the reduction points are opened only after the values they
+//! check are fixed.
 
 pub mod mul;
 pub mod prime;
 pub mod share;
 pub mod sign;
 pub mod trunc;
+pub mod verify;
 
 pub use share::{Aegis, Masked, Pair};

@@ -14,6 +14,8 @@
 use veil_mpc::{Ctx, MpcError, Result};
 
 use crate::share::{Aegis, Masked, Pair, from_bytes, to_bytes};
+use crate::verify::Recorded;
+pub use crate::verify::Terms;
 
 /// Runs `f` with communication counted under the phase `offline`.
 pub(crate) fn offline<T>(ctx: &mut Ctx, f: impl FnOnce(&mut Ctx) -> Result<T>) -> Result<T> {
@@ -48,7 +50,7 @@ impl Aegis {
         if x.n != y.n {
             return Err(MpcError::Invalid(format!("product of {} and {} elements", x.n, y.n)));
         }
-        self.product(ctx, x, y, x.n, elementwise)
+        self.product(ctx, x, y, x.n, Terms::Elementwise, elementwise)
     }
 
     /// `⟨A·B⟩` for `A: [m, k]`, `B: [k, n]` (row-major): one inner product per output entry.
@@ -67,7 +69,7 @@ impl Aegis {
                 a.n, b.n
             )));
         }
-        self.product(ctx, a, b, m * n, |p, q| matmul_u64(p, q, m, k, n))
+        self.product(ctx, a, b, m * n, Terms::Matmul { k, n }, |p, q| matmul_u64(p, q, m, k, n))
     }
 
     /// Inner products of the rows of `x` and `y` (`[rows, len]` each): `⟨Σ_j x_ij·y_ij⟩`.
@@ -82,7 +84,7 @@ impl Aegis {
         if x.n != rows * len || y.n != rows * len {
             return Err(MpcError::Invalid(format!("{rows} inner products of length {len}")));
         }
-        self.product(ctx, x, y, rows, |p, q| {
+        self.product(ctx, x, y, rows, Terms::Inner { len }, |p, q| {
             (0..rows)
                 .map(|i| {
                     let (a, b) = (&p[i * len..(i + 1) * len], &q[i * len..(i + 1) * len]);
@@ -99,10 +101,11 @@ impl Aegis {
         x: &Masked,
         y: &Masked,
         out: usize,
+        terms: Terms,
         op: impl Fn(&[u64], &[u64]) -> Vec<u64>,
     ) -> Result<Masked> {
         let mat = self.prepare_product(ctx, &x.r, &y.r, out, &op)?;
-        self.product_online(ctx, x, y, mat, &op)
+        self.product_online(ctx, x, y, mat, terms, &op)
     }
 
     /// Offline part of a product of secrets masked by `rx` and `ry`: a fresh `[r_z]` and the
@@ -125,20 +128,24 @@ impl Aegis {
         })
     }
 
-    /// Online part: P1 and P2 exchange their shares of `m_z` (1 round, `l` bits each).
+    /// Online part: P1 and P2 exchange their shares of `m_z` (1 round, `l` bits each). The
+    /// product is recorded (as `terms` describes it) for the verification of [`Aegis::check`].
     pub fn product_online(
         &mut self,
         ctx: &mut Ctx,
         x: &Masked,
         y: &Masked,
         mat: ProductMaterial,
+        terms: Terms,
         op: &impl Fn(&[u64], &[u64]) -> Vec<u64>,
     ) -> Result<Masked> {
         let me = Self::check_server(ctx)?;
         let ProductMaterial { r_z, gamma } = mat;
         let out = gamma.one.len().max(gamma.two.len());
         if me == 0 {
-            return Ok(Masked { m: vec![], r: r_z, n: out });
+            let z = Masked { m: vec![], r: r_z, n: out };
+            self.record(x, y, &z, terms);
+            return Ok(z);
         }
         let (rx, ry, g) =
             if me == 1 { (&x.r.one, &y.r.one, &gamma.one) } else { (&x.r.two, &y.r.two, &gamma.two) };
@@ -153,7 +160,14 @@ impl Aegis {
         let other = from_bytes(3 - me, &ctx.net().recv(3 - me)?, out)?;
         let m: Vec<u64> = sum(&share, &other).into_iter().map(|v| self.reduce(v)).collect();
         self.record_joint(&m);
-        Ok(Masked { m, r: r_z, n: out })
+        let z = Masked { m, r: r_z, n: out };
+        self.record(x, y, &z, terms);
+        Ok(z)
+    }
+
+    /// Keeps a product for the batch verification.
+    pub(crate) fn record(&mut self, x: &Masked, y: &Masked, z: &Masked, terms: Terms) {
+        self.recorded.push(Recorded { x: x.clone(), y: y.clone(), z: z.clone(), terms });
     }
 }
 

@@ -43,6 +43,8 @@ pub struct Masked {
 pub struct Aegis {
     l: u32,
     joint: Hasher,
+    /// Products to verify at the next [`Aegis::check`].
+    pub(crate) recorded: Vec<crate::verify::Recorded>,
 }
 
 fn wrap(l: u32) -> u64 {
@@ -74,7 +76,7 @@ impl Aegis {
         if !(2..=64).contains(&l) {
             return Err(MpcError::Invalid(format!("aegis rings are Z_2^l with 2 ≤ l ≤ 64, not l = {l}")));
         }
-        Ok(Aegis { l, joint: Hasher::new("veil/aegis/joint-values") })
+        Ok(Aegis { l, joint: Hasher::new("veil/aegis/joint-values"), recorded: Vec::new() })
     }
 
     /// The ring width.
@@ -401,10 +403,15 @@ impl Aegis {
         }
     }
 
-    /// The deferred checks: today, P1 and P2 compare their digests of every jointly held value
-    /// (abort on mismatch). Must pass before any output is released.
+    /// The deferred checks, which must pass before any output is released: the batch
+    /// verification of every product since the last check ([`crate::verify`], over the Galois
+    /// ring, `Z_2^64` only), then P1 and P2 compare their digests of every jointly held value.
     pub fn check(&mut self, ctx: &mut Ctx) -> Result<()> {
         let me = Self::check_server(ctx)?;
+        let recorded = std::mem::take(&mut self.recorded);
+        if self.l == 64 {
+            self.verify_products(ctx, recorded)?;
+        }
         if me == 0 {
             return Ok(());
         }

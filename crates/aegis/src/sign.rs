@@ -216,7 +216,9 @@ impl Aegis {
             ctx.net().send(1, msg.clone())?;
             ctx.net().send(2, msg)?;
             let w = if with_product { Masked { m: vec![], r: mat.r_w, n } } else { Masked::default() };
-            return Ok((Masked { m: vec![], r: mat.r_z, n }, w));
+            let z = Masked { m: vec![], r: mat.r_z, n };
+            self.record_sign(x, &z, &w, with_product);
+            return Ok((z, w));
         }
         let OnlinePair { pw, bits, gamma, gamma1, rz } =
             mat.online.ok_or_else(|| MpcError::Invalid("sign-bit material missing".into()))?;
@@ -272,7 +274,18 @@ impl Aegis {
         self.record_joint(&m_z);
         let z = Masked { m: m_z, r: mat.r_z, n };
         let w = if with_product { Masked { m: m_w, r: mat.r_w, n } } else { Masked::default() };
+        self.record_sign(x, &z, &w, with_product);
         Ok((z, w))
+    }
+
+    /// Records the products a sign extraction claims for the batch verification: `z·z = z`
+    /// (so `z` is a bit: `z` and `z − 1` have different parities, notes §3.9) and `x·z = w`.
+    /// (That the bit is the *sign* is the positivity check, still to come.)
+    fn record_sign(&mut self, x: &Masked, z: &Masked, w: &Masked, with_product: bool) {
+        self.record(z, z, z, crate::verify::Terms::Elementwise);
+        if with_product {
+            self.record(x, z, w, crate::verify::Terms::Elementwise);
+        }
     }
 
     /// P0 deals `[[b_i]]` in Z_p (one byte each): the first share from the P0–P1 seed, the

@@ -227,3 +227,72 @@ fn owners_outside_the_servers_share_inputs_and_alone_get_the_output() {
         assert!((g - w).abs() <= 1, "{got:?}");
     }
 }
+
+/// P0 shares `x`; `op` runs; `tamper` runs at P1 and P2 (consistently); then `check`.
+fn check_after(
+    x: &[u64],
+    op: impl Fn(&mut Aegis, &mut Ctx, &Masked) -> Result<()> + Sync,
+    tamper: impl Fn(&mut Aegis) + Sync,
+) -> Vec<Result<()>> {
+    simulate(3, 21, |ctx| {
+        let mut a = Aegis::new(64)?;
+        let xs = a.share_input(ctx, 0, (ctx.party() == 0).then_some(x), x.len())?;
+        op(&mut a, ctx, &xs)?;
+        if ctx.party() != 0 {
+            tamper(&mut a);
+        }
+        a.check(ctx)
+    })
+}
+
+fn aborted(results: &[Result<()>]) -> bool {
+    results
+        .iter()
+        .all(|r| r.as_ref().is_err_and(|e| e.to_string().contains("batch multiplication verification")))
+}
+
+#[test]
+fn honest_products_verify_over_many_seeds() {
+    let x: Vec<u64> = random_values(4, 70, 64).iter().map(|v| (*v as i64 >> 24) as u64).collect();
+    for seed in 0..6 {
+        let r = simulate(3, seed, |ctx| {
+            let mut a = Aegis::new(64)?;
+            let xs = a.share_input(ctx, 0, (ctx.party() == 0).then_some(&x[..]), x.len())?;
+            let p = a.mul(ctx, &xs, &xs)?;
+            let q = a.inner(ctx, &xs, &p, 7, 10)?;
+            let _ = a.matmul(ctx, &xs, &xs, 7, 10, 7)?;
+            let _ = a.relu(ctx, &q)?;
+            a.check(ctx)
+        });
+        assert!(r.iter().all(Result::is_ok), "seed {seed}: {r:?}");
+    }
+}
+
+#[test]
+fn wrong_products_make_the_verification_abort() {
+    let x: Vec<u64> = random_values(5, 40, 64).iter().map(|v| (*v as i64 >> 24) as u64).collect();
+    let mul = |a: &mut Aegis, ctx: &mut Ctx, v: &Masked| a.mul(ctx, v, v).map(|_| ());
+    // An error of 2^63 (the zero-divisor case the Galois ring is for), +1 and -1 in one product.
+    for delta in [1u64 << 63, 1, u64::MAX] {
+        let r =
+            check_after(&x, mul, |a| a.tamper_recorded(0, |_, _, z| z.m[17] = z.m[17].wrapping_add(delta)));
+        assert!(aborted(&r), "delta {delta:#x}: {r:?}");
+    }
+    // A wrong Γ from P0 shifts m_z the same way for both P1 and P2: same as above. A wrong inner
+    // product in a matrix product:
+    let mm = |a: &mut Aegis, ctx: &mut Ctx, v: &Masked| a.matmul(ctx, v, v, 4, 10, 4).map(|_| ());
+    let r = check_after(&x, mm, |a| a.tamper_recorded(0, |_, _, z| z.m[5] ^= 1 << 40));
+    assert!(aborted(&r), "{r:?}");
+    // A sign bit z = 2 (fails z·z = z) and a wrong x·z in ReLU.
+    let relu = |a: &mut Aegis, ctx: &mut Ctx, v: &Masked| a.relu(ctx, v).map(|_| ());
+    let r = check_after(&x, relu, |a| {
+        a.tamper_recorded(1, |p, q, z| {
+            for v in [p, q, z] {
+                v.m[3] = v.m[3].wrapping_add(2);
+            }
+        })
+    });
+    assert!(aborted(&r), "z = 2: {r:?}");
+    let r = check_after(&x, relu, |a| a.tamper_recorded(0, |_, _, w| w.m[9] = w.m[9].wrapping_add(1 << 20)));
+    assert!(aborted(&r), "x·z: {r:?}");
+}

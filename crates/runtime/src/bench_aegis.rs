@@ -3,6 +3,7 @@
 //! figure beside ours. The paper counts total bits over the three parties; ours is the mean
 //! bytes sent per party, so a paper figure `b` bits shows as `b / 24`.
 
+use veil_aegis::verify::Terms;
 use veil_aegis::{Aegis, Masked};
 use veil_mpc::harness::{SimConfig, all_ok, simulate_with};
 use veil_mpc::{Ctx, MpcError, Result};
@@ -65,9 +66,11 @@ fn run_op(op: &str, n: usize, ctx: &mut Ctx) -> Result<(Measured, Measured)> {
     let (_, on) = measure(ctx, "online", |ctx| -> Result<Masked> {
         match mat {
             Material::Product(m) if op == "mul" => {
-                a.product_online(ctx, &x, &x, m, &veil_aegis::mul::elementwise)
+                a.product_online(ctx, &x, &x, m, Terms::Elementwise, &veil_aegis::mul::elementwise)
             }
-            Material::Product(m) => a.product_online(ctx, &x, &x, m, &inner_op(n)),
+            Material::Product(m) => {
+                a.product_online(ctx, &x, &x, m, Terms::Inner { len: INNER_LEN }, &inner_op(n))
+            }
             Material::Trunc(r) => a.trunc_online(&x, r, 16),
             Material::Sign(m) if op == "sign" => Ok(a.sign_online(ctx, &x, *m)?.0),
             Material::Sign(m) => {

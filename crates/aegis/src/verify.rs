@@ -1,0 +1,405 @@
+//! Batch verification of every product (paper §4.1, Π_MultVerify^R and Π_BIVerify^R, rebuilt in
+//! notes §3.8 with its fixes): one check, at the end, that every recorded multiplication and
+//! inner product was computed correctly, with `O(log N)` communication.
+//!
+//! 1. **Lift** every product to the Galois ring `GR(2^64, 64)` ([`veil_ring::Gr`]; constant
+//!    coefficient, others 0): over `Z_2^64` alone an error of `2^63` survives even challenges.
+//! 2. **Combine**: with coefficients `c_o ∈ GR` derived from a seed opened *after* the products
+//!    (no server knows it before), the claim "every `z_o = Σ_k x_ok·y_ok`" becomes one inner
+//!    product `Σ X_i·Y_i = Z` with `X = c_o·x`, `Y = y`, `Z = Σ c_o·z_o`. A false claim stays
+//!    false except with probability `2^-64` (independent coefficients instead of the paper's
+//!    powers `r^i`, which the notes allow: no `N` ring powers, soundness `2^-d` per check).
+//! 3. **Reduce** `R` times (Goyal–Song): pair up entries, compute `h(0) = Σ X_{2i}Y_{2i}` and the
+//!    leading coefficient `c_2 = Σ (X_{2i+1}−X_{2i})(Y_{2i+1}−Y_{2i})` as two masked inner
+//!    products, set `c_1 = Z − 2h(0) − c_2` (division-free, notes §7.9 fix (a)), open a random
+//!    `ζ ∈ GR` after the inner products, and continue with `X_{2i} + ζ(X_{2i+1}−X_{2i})`, the
+//!    same for `Y`, and `Z' = h(0) + ζc_1 + ζ²c_2`. A false claim survives with probability
+//!    at most `2/2^64` per reduction, whatever additive errors the inner products carry.
+//! 4. **Final check** (Π_InnerVerify): with a secret random `⟨α⟩`, compute
+//!    `⟨Δ⟩ = α·(Σ X_i·Y_i − Z)` in *one* degree-3 evaluation (P0 deals the cross terms of the
+//!    masks), so its additive error cannot depend on `α`; open `Δ` with the hash-checked
+//!    reconstruction and accept iff `Δ = 0` (false accept `≤ 2^-64`).
+//!
+//! Communication: per reduction two GR inner products (`2 × 512` bytes from P0, `2 × 512` each
+//! way between P1 and P2) and one opened seed; the final check `2N' + 3` GR elements from P0,
+//! where `N' = N/2^R`. The parties run reductions while the dimension is above
+//! [`FINAL_DIMENSION`].
+
+use veil_crypto::{Prg, Seed};
+use veil_mpc::{Ctx, MpcError, Result};
+use veil_ring::Gr;
+
+use crate::share::{Aegis, Masked};
+
+/// Reductions stop at this dimension (the final check deals `2N' + 3` GR elements).
+pub const FINAL_DIMENSION: usize = 64;
+
+/// A vector of GR values in masked sharing; a party keeps the components it holds.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct GrVec {
+    m: Vec<Gr>,
+    one: Vec<Gr>,
+    two: Vec<Gr>,
+}
+
+fn gr_bytes(v: &[Gr]) -> Vec<u8> {
+    v.iter().flat_map(Gr::to_bytes).collect()
+}
+
+fn gr_from(from: usize, b: &[u8], n: usize) -> Result<Vec<Gr>> {
+    if b.len() != n * 512 {
+        return Err(MpcError::Malformed { from, what: format!("{} bytes for {n} GR elements", b.len()) });
+    }
+    let words = crate::share::from_bytes(from, b, n * 64)?;
+    Ok(words.chunks_exact(64).map(|c| Gr(c.try_into().unwrap_or([0; 64]))).collect())
+}
+
+fn gr_digest(v: &[Gr]) -> Vec<u8> {
+    let mut h = veil_crypto::Hasher::new("veil/aegis/gr-component");
+    for g in v {
+        h.update_u64s(&g.0);
+    }
+    h.finalize().as_bytes().to_vec()
+}
+
+impl GrVec {
+    fn len(&self) -> usize {
+        self.m.len().max(self.one.len()).max(self.two.len())
+    }
+
+    fn map2(&self, o: &GrVec, f: impl Fn(&Gr, &Gr) -> Gr) -> GrVec {
+        let z = |a: &[Gr], b: &[Gr]| a.iter().zip(b).map(|(p, q)| f(p, q)).collect();
+        GrVec { m: z(&self.m, &o.m), one: z(&self.one, &o.one), two: z(&self.two, &o.two) }
+    }
+
+    fn add(&self, o: &GrVec) -> GrVec {
+        self.map2(o, Gr::add)
+    }
+
+    fn sub(&self, o: &GrVec) -> GrVec {
+        self.map2(o, Gr::sub)
+    }
+
+    /// `c · self` for a public `c`.
+    fn times(&self, c: &Gr) -> GrVec {
+        let s = |a: &[Gr]| a.iter().map(|v| c.mul(v)).collect();
+        GrVec { m: s(&self.m), one: s(&self.one), two: s(&self.two) }
+    }
+
+    fn pick(&self, idx: impl Fn(usize) -> usize, n: usize) -> GrVec {
+        let p = |a: &[Gr]| if a.is_empty() { vec![] } else { (0..n).map(|i| a[idx(i)]).collect() };
+        GrVec { m: p(&self.m), one: p(&self.one), two: p(&self.two) }
+    }
+
+    fn extend(&mut self, o: GrVec) {
+        self.m.extend(o.m);
+        self.one.extend(o.one);
+        self.two.extend(o.two);
+    }
+}
+
+/// One recorded product: `z_o = Σ_k x[pairs_o,k]·y[...]`, as index lists into `x` and `y`.
+#[derive(Clone, Debug)]
+pub(crate) struct Recorded {
+    pub(crate) x: Masked,
+    pub(crate) y: Masked,
+    pub(crate) z: Masked,
+    /// For each output, the `(x index, y index)` pairs it sums.
+    pub(crate) terms: Terms,
+}
+
+/// How a recorded product's outputs are built from its inputs.
+#[derive(Clone, Copy, Debug)]
+pub enum Terms {
+    /// `z_i = x_i·y_i`.
+    Elementwise,
+    /// `z_i = Σ_t x_{i·len+t}·y_{i·len+t}`.
+    Inner {
+        /// Length of each inner product.
+        len: usize,
+    },
+    /// `Z = X·Y` for `[m, k] × [k, n]`.
+    Matmul {
+        /// Inner dimension.
+        k: usize,
+        /// Columns of the output.
+        n: usize,
+    },
+}
+
+impl Terms {
+    fn pairs(&self, out: usize) -> Vec<(usize, usize)> {
+        match *self {
+            Terms::Elementwise => vec![(out, out)],
+            Terms::Inner { len } => (0..len).map(|t| (out * len + t, out * len + t)).collect(),
+            Terms::Matmul { k, n } => (0..k).map(|t| ((out / n) * k + t, t * n + out % n)).collect(),
+        }
+    }
+}
+
+fn lift(v: &[u64]) -> Vec<Gr> {
+    v.iter().map(|&a| Gr::embed(a)).collect()
+}
+
+impl Aegis {
+    /// White-box tampering for the negative tests: applies `f` to the `(x, y, z)` of the
+    /// `back`-th most recent recorded product at this party (as if its online messages had
+    /// carried the corresponding additive errors).
+    #[doc(hidden)]
+    pub fn tamper_recorded(&mut self, back: usize, f: impl Fn(&mut Masked, &mut Masked, &mut Masked)) {
+        let len = self.recorded.len();
+        if let Some(r) = len.checked_sub(back + 1).and_then(|i| self.recorded.get_mut(i)) {
+            f(&mut r.x, &mut r.y, &mut r.z);
+        }
+    }
+
+    /// `n` random GR values from the seed this party shares with `peer`.
+    fn gr_pair_random(&self, ctx: &mut Ctx, peer: usize, what: &str, n: usize) -> Result<Vec<Gr>> {
+        let mut g = ctx.pair_prg(peer, what)?;
+        Ok((0..n).map(|_| Gr::random(&mut g)).collect())
+    }
+
+    /// A random `⟨v⟩` over GR nobody knows (no communication).
+    fn gr_random(&self, ctx: &mut Ctx, what: &str, n: usize) -> Result<GrVec> {
+        let me = Self::check_server(ctx)?;
+        let one = if me != 2 {
+            self.gr_pair_random(ctx, if me == 0 { 1 } else { 0 }, &format!("{what}/1"), n)?
+        } else {
+            vec![]
+        };
+        let two = if me != 1 {
+            self.gr_pair_random(ctx, if me == 0 { 2 } else { 0 }, &format!("{what}/2"), n)?
+        } else {
+            vec![]
+        };
+        let m = if me == 0 { vec![] } else { self.gr_pair_random(ctx, 3 - me, &format!("{what}/m"), n)? };
+        Ok(GrVec { m, one, two })
+    }
+
+    /// P0 deals `[v]` over GR (`Some(v)` at P0): 512 bytes per element to P2.
+    fn gr_deal(&self, ctx: &mut Ctx, what: &str, v: Option<&[Gr]>, n: usize) -> Result<(Vec<Gr>, Vec<Gr>)> {
+        let me = Self::check_server(ctx)?;
+        match me {
+            0 => {
+                let v = v.ok_or_else(|| MpcError::Invalid("P0 deals the values it knows".into()))?;
+                let one = self.gr_pair_random(ctx, 1, what, n)?;
+                let two: Vec<Gr> = v.iter().zip(&one).map(|(a, b)| a.sub(b)).collect();
+                ctx.net().send(2, gr_bytes(&two))?;
+                Ok((one, two))
+            }
+            1 => Ok((self.gr_pair_random(ctx, 0, what, n)?, vec![])),
+            _ => Ok((vec![], gr_from(0, &ctx.net().recv(0)?, n)?)),
+        }
+    }
+
+    /// Opens `⟨v⟩` over GR to every server with the hash-checked reconstruction.
+    fn gr_open(&self, ctx: &mut Ctx, v: &GrVec) -> Result<Vec<Gr>> {
+        let me = Self::check_server(ctx)?;
+        let n = v.len();
+        let (m, r1, r2) = match me {
+            0 => {
+                ctx.net().send(2, gr_bytes(&v.one))?;
+                ctx.net().send(1, gr_bytes(&v.two))?;
+                let m = gr_from(1, &ctx.net().recv(1)?, n)?;
+                if ctx.net().recv(2)? != gr_digest(&m) {
+                    return Err(MpcError::abort("aegis verification: opened values differ", None));
+                }
+                (m, v.one.clone(), v.two.clone())
+            }
+            1 => {
+                ctx.net().send(0, gr_bytes(&v.m))?;
+                ctx.net().send(2, gr_digest(&v.one))?;
+                let r2 = gr_from(0, &ctx.net().recv(0)?, n)?;
+                if ctx.net().recv(2)? != gr_digest(&r2) {
+                    return Err(MpcError::abort("aegis verification: opened values differ", None));
+                }
+                (v.m.clone(), v.one.clone(), r2)
+            }
+            _ => {
+                ctx.net().send(0, gr_digest(&v.m))?;
+                ctx.net().send(1, gr_digest(&v.two))?;
+                let r1 = gr_from(0, &ctx.net().recv(0)?, n)?;
+                if ctx.net().recv(1)? != gr_digest(&r1) {
+                    return Err(MpcError::abort("aegis verification: opened values differ", None));
+                }
+                (v.m.clone(), r1, v.two.clone())
+            }
+        };
+        Ok((0..n).map(|i| m[i].sub(&r1[i]).sub(&r2[i])).collect())
+    }
+
+    /// A public random seed no server knew before: a random masked pair, opened.
+    fn fresh_public_prg(&mut self, ctx: &mut Ctx, what: &str) -> Result<Prg> {
+        let s = self.random_masked(ctx, what, 2)?;
+        let v = self.reveal_all(ctx, &s)?;
+        let mut seed = [0u8; 16];
+        seed[..8].copy_from_slice(&v[0].to_le_bytes());
+        seed[8..].copy_from_slice(&v[1].to_le_bytes());
+        Ok(Prg::new(&Seed(seed)))
+    }
+
+    /// Masked inner products over GR, all in one round: `⟨Σ_i a_i·b_i⟩` per job.
+    fn gr_inner(&self, ctx: &mut Ctx, jobs: &[(&GrVec, &GrVec)]) -> Result<GrVec> {
+        let me = Self::check_server(ctx)?;
+        let out = jobs.len();
+        let r_z = {
+            let r = self.gr_random(ctx, "verify/inner/r_z", out)?;
+            GrVec { m: vec![], one: r.one, two: r.two }
+        };
+        let gamma = (me == 0).then(|| {
+            jobs.iter()
+                .enumerate()
+                .map(|(j, (a, b))| {
+                    let (ra, rb) = (a.one.iter().zip(&a.two), b.one.iter().zip(&b.two));
+                    ra.zip(rb).fold(r_z.one[j].add(&r_z.two[j]), |s, ((a1, a2), (b1, b2))| {
+                        s.add(&a1.add(a2).mul(&b1.add(b2)))
+                    })
+                })
+                .collect::<Vec<_>>()
+        });
+        let (g1, g2) = self.gr_deal(ctx, "verify/inner/gamma", gamma.as_deref(), out)?;
+        if me == 0 {
+            return Ok(r_z);
+        }
+        let share: Vec<Gr> = jobs
+            .iter()
+            .enumerate()
+            .map(|(j, (a, b))| {
+                let (ra, rb, g) = if me == 1 { (&a.one, &b.one, &g1[j]) } else { (&a.two, &b.two, &g2[j]) };
+                let mut s = *g;
+                for i in 0..a.m.len() {
+                    s = s.sub(&a.m[i].mul(&rb[i])).sub(&ra[i].mul(&b.m[i]));
+                    if me == 2 {
+                        s = s.add(&a.m[i].mul(&b.m[i]));
+                    }
+                }
+                s
+            })
+            .collect();
+        ctx.net().send(3 - me, gr_bytes(&share))?;
+        let other = gr_from(3 - me, &ctx.net().recv(3 - me)?, out)?;
+        let m = share.iter().zip(&other).map(|(a, b)| a.add(b)).collect();
+        Ok(GrVec { m, one: r_z.one, two: r_z.two })
+    }
+
+    /// Verifies every product recorded since the last verification; an error means some
+    /// product was wrong (or a server cheated) and nothing may be revealed.
+    pub(crate) fn verify_products(&mut self, ctx: &mut Ctx, recorded: Vec<Recorded>) -> Result<()> {
+        if recorded.is_empty() {
+            return Ok(());
+        }
+        // Combine with coefficients drawn after every product was fixed.
+        let mut coeffs = self.fresh_public_prg(ctx, "verify/coefficients")?;
+        let (mut xs, mut ys, mut z) = (GrVec::default(), GrVec::default(), GrVec::default());
+        let mut z_sum: Option<GrVec> = None;
+        for rec in &recorded {
+            let (lx, ly, lz) = (lift_masked(&rec.x), lift_masked(&rec.y), lift_masked(&rec.z));
+            for out in 0..rec.z.n {
+                let c = Gr::random(&mut coeffs);
+                let pairs = rec.terms.pairs(out);
+                xs.extend(lx.pick(|i| pairs[i].0, pairs.len()).times(&c));
+                ys.extend(ly.pick(|i| pairs[i].1, pairs.len()));
+                let term = lz.pick(|_| out, 1).times(&c);
+                z_sum = Some(match z_sum {
+                    Some(acc) => acc.add(&term),
+                    None => term,
+                });
+            }
+        }
+        if let Some(s) = z_sum {
+            z = s;
+        }
+        // Reduce while the dimension is large (odd dimensions get one zero entry).
+        while xs.len() > FINAL_DIMENSION {
+            if xs.len() % 2 == 1 {
+                let zero = GrVec { m: pad(&xs.m), one: pad(&xs.one), two: pad(&xs.two) };
+                xs.extend(zero.clone());
+                ys.extend(zero);
+            }
+            let half = xs.len() / 2;
+            let (x0, x1) = (xs.pick(|i| 2 * i, half), xs.pick(|i| 2 * i + 1, half));
+            let (y0, y1) = (ys.pick(|i| 2 * i, half), ys.pick(|i| 2 * i + 1, half));
+            let (dx, dy) = (x1.sub(&x0), y1.sub(&y0));
+            let h = self.gr_inner(ctx, &[(&x0, &y0), (&dx, &dy)])?;
+            let (h0, c2) = (h.pick(|_| 0, 1), h.pick(|_| 1, 1));
+            let c1 = z.sub(&h0).sub(&h0).sub(&c2);
+            let zeta = Gr::random(&mut self.fresh_public_prg(ctx, "verify/zeta")?);
+            xs = x0.add(&dx.times(&zeta));
+            ys = y0.add(&dy.times(&zeta));
+            z = h0.add(&c1.times(&zeta)).add(&c2.times(&zeta.mul(&zeta)));
+        }
+        self.inner_verify(ctx, &xs, &ys, &z)
+    }
+
+    /// Π_InnerVerify: `Δ = α·(Σ X_i·Y_i − Z)` in one degree-3 evaluation, opened; accept iff 0.
+    fn inner_verify(&mut self, ctx: &mut Ctx, xs: &GrVec, ys: &GrVec, z: &GrVec) -> Result<()> {
+        let me = Self::check_server(ctx)?;
+        let n = xs.len();
+        let alpha = self.gr_random(ctx, "verify/alpha", 1)?;
+        let r_d = self.gr_random(ctx, "verify/delta", 1)?;
+        // P0's cross terms of the masks: Σ r_X r_Y, Σ r_α r_X r_Y, r_α r_Z, and per i r_α r_X,
+        // r_α r_Y.
+        let cross = (me == 0).then(|| {
+            let r = |v: &GrVec, i: usize| v.one[i].add(&v.two[i]);
+            let ra = r(&alpha, 0);
+            let (mut s1, mut s3) = (Gr::ZERO, Gr::ZERO);
+            let mut per = Vec::with_capacity(2 * n);
+            for i in 0..n {
+                let rxy = r(xs, i).mul(&r(ys, i));
+                s1 = s1.add(&rxy);
+                s3 = s3.add(&ra.mul(&rxy));
+                per.push(ra.mul(&r(xs, i)));
+                per.push(ra.mul(&r(ys, i)));
+            }
+            let mut v = vec![s1, s3, ra.mul(&r(z, 0))];
+            v.extend(per);
+            v
+        });
+        let (c1, c2) = self.gr_deal(ctx, "verify/cross", cross.as_deref(), 2 * n + 3)?;
+        let delta = if me == 0 {
+            GrVec { m: vec![], one: r_d.one, two: r_d.two }
+        } else {
+            let j = |v: &GrVec| if me == 1 { v.one.clone() } else { v.two.clone() };
+            let c = if me == 1 { &c1 } else { &c2 };
+            let (ma, ra_j, rz_j, rd_j) = (alpha.m[0], j(&alpha)[0], j(z)[0], j(&r_d)[0]);
+            let (rx_j, ry_j) = (j(xs), j(ys));
+            // [m_Δ]_j = (j==2)(Σ m_α m_X m_Y − m_α m_Z) − Σ(m_α m_X [r_Y] + m_α m_Y [r_X] +
+            //   m_X m_Y [r_α]) + m_α [Σ r_X r_Y] + Σ(m_X [r_α r_Y] + m_Y [r_α r_X]) − [Σ r_α r_X r_Y]
+            //   + m_α [r_Z] + m_Z [r_α] − [r_α r_Z] + [r_Δ]
+            let mut s =
+                ma.mul(&c[0]).sub(&c[1]).add(&ma.mul(&rz_j)).add(&z.m[0].mul(&ra_j)).sub(&c[2]).add(&rd_j);
+            for i in 0..n {
+                let (mx, my) = (xs.m[i], ys.m[i]);
+                let mxy = mx.mul(&my);
+                s = s.sub(&ma.mul(&mx).mul(&ry_j[i])).sub(&ma.mul(&my).mul(&rx_j[i])).sub(&mxy.mul(&ra_j));
+                s = s.add(&mx.mul(&c[3 + 2 * i + 1])).add(&my.mul(&c[3 + 2 * i]));
+                if me == 2 {
+                    s = s.add(&ma.mul(&mxy));
+                }
+            }
+            if me == 2 {
+                s = s.sub(&ma.mul(&z.m[0]));
+            }
+            ctx.net().send(3 - me, s.to_bytes())?;
+            let other = gr_from(3 - me, &ctx.net().recv(3 - me)?, 1)?;
+            GrVec {
+                m: vec![s.add(&other[0])],
+                one: if me == 1 { r_d.one } else { vec![] },
+                two: if me == 2 { r_d.two } else { vec![] },
+            }
+        };
+        let opened = self.gr_open(ctx, &delta)?;
+        if opened[0] != Gr::ZERO {
+            return Err(MpcError::abort("aegis: batch multiplication verification", None));
+        }
+        Ok(())
+    }
+}
+
+fn pad(v: &[Gr]) -> Vec<Gr> {
+    if v.is_empty() { vec![] } else { vec![Gr::ZERO] }
+}
+
+fn lift_masked(x: &Masked) -> GrVec {
+    GrVec { m: lift(&x.m), one: lift(&x.r.one), two: lift(&x.r.two) }
+}
