@@ -13,26 +13,33 @@
 //! 2l bits and 1 round online), truncation (0 online), sign-bit extraction in 2 online rounds
 //! with `x·sign(x)` folded in ([`sign`]), ReLU, `f(v) = v·sign(v)`, two-way max and max trees.
 //!
-//! **Security model and status.** The online protocols are the paper's: private against one
-//! malicious server, correct only up to additive errors, which the final verification in
-//! [`Aegis::check`] detects before any output is released:
-//! - every multiplication, inner product and matrix product, and the products a sign
-//!   extraction claims (`z·z = z`, so `z` is a bit; `x·z = w`), are verified in one batch over
-//!   the Galois ring `GR(2^64, 64)` ([`verify`]: lifting, random combination, Goyal–Song
-//!   reductions without division, and a final check multiplied by a secret `α`);
+//! **Security model and status.** One malicious server, security with abort. The online
+//! protocols are the paper's: private against one malicious server, correct only up to
+//! additive errors, which the final verification in [`Aegis::check`] detects before any output
+//! is released (in `Z_2^64`):
+//! - that each sign bit is the sign of its input ([`pos`]): Π_Pos with MACs over `Z_127`
+//!   under six keys, run twice with verifiers P1 and P2 (dual execution), and a batch
+//!   equality test of the three parties' outputs;
+//! - every multiplication, inner product and matrix product, the products a sign extraction
+//!   claims (`z·z = z`, so `z` is a bit; `x·z = w`) and the equality test's claims, in one batch
+//!   over the Galois ring `GR(2^64, 64)` ([`verify`]: lifting, random combination, Goyal–Song
+//!   reductions without division, and a final check multiplied by a secret `α`), so the whole
+//!   check leaks one bit;
 //! - P1 and P2 compare a digest of every value they hold jointly (masked inputs, `m_z`, the
 //!   values P0 sends both), which catches P0 sending them different values (notes §7.14).
 //!
-//! **Not yet**: the positivity check that a sign bit is the *sign* (Π_Pos with MACs over
-//! `Z_127` and dual execution, notes §3.9) — without it a corrupted server can flip a sign bit
-//! undetected, so ReLU and max are not yet maliciously secure — and the malicious truncation
-//! (bit-composed masks). Fixes in place: truncation keeps the input mask uniform and deals
-//! `[r_x ≫ t]` fresh (no bits of the mask leak to P1, notes §7.18); the comparison appends 0 to
-//! `a` and 1 to `b` (§7.4); P0 never sees an unmasked bit (it sees only permuted, masked lists);
-//! the combination coefficients and the reduction points are opened only after the values they
-//! check are fixed.
+//! **Not yet**: the malicious truncation (bit-composed masks, checked as inner products): the
+//! truncation here is the semi-honest one, so a corrupted P0 can shift a truncated value.
+//! Fixes in place: truncation keeps the input mask uniform and deals `[r_x ≫ t]` fresh (no
+//! bits of the mask leak to P1, notes §7.18); the comparison appends 0 to `a` and 1 to `b`
+//! (§7.4); P0 never sees an unmasked bit (it sees only permuted, masked lists); MAC checks use
+//! independent coefficients drawn after the openings (§7.15); the combination coefficients
+//! and the reduction points are opened only after the values they check are fixed. Known
+//! limitation (the paper's): at a non-`ζ` position the masked lists reveal their masked bit
+//! to the list's receiver with probability about `3/(p−1)` (notes §3.5).
 
 pub mod mul;
+pub mod pos;
 pub mod prime;
 pub mod share;
 pub mod sign;

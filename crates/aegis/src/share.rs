@@ -45,6 +45,8 @@ pub struct Aegis {
     joint: Hasher,
     /// Products to verify at the next [`Aegis::check`].
     pub(crate) recorded: Vec<crate::verify::Recorded>,
+    /// Sign extractions to verify at the next [`Aegis::check`].
+    pub(crate) signs: Vec<crate::pos::SignPair>,
 }
 
 fn wrap(l: u32) -> u64 {
@@ -76,7 +78,12 @@ impl Aegis {
         if !(2..=64).contains(&l) {
             return Err(MpcError::Invalid(format!("aegis rings are Z_2^l with 2 ≤ l ≤ 64, not l = {l}")));
         }
-        Ok(Aegis { l, joint: Hasher::new("veil/aegis/joint-values"), recorded: Vec::new() })
+        Ok(Aegis {
+            l,
+            joint: Hasher::new("veil/aegis/joint-values"),
+            recorded: Vec::new(),
+            signs: Vec::new(),
+        })
     }
 
     /// The ring width.
@@ -403,14 +410,21 @@ impl Aegis {
         }
     }
 
-    /// The deferred checks, which must pass before any output is released: the batch
-    /// verification of every product since the last check ([`crate::verify`], over the Galois
-    /// ring, `Z_2^64` only), then P1 and P2 compare their digests of every jointly held value.
+    /// The deferred checks, which must pass before any output is released (in `Z_2^64`; the
+    /// narrower rings are for functional tests only): the sign-bit verification of every sign
+    /// extraction since the last check ([`crate::pos`]), the batch verification of every
+    /// product and of the sign checks' equality claims ([`crate::verify`], over the Galois
+    /// ring), then P1 and P2 compare their digests of every jointly held value.
     pub fn check(&mut self, ctx: &mut Ctx) -> Result<()> {
         let me = Self::check_server(ctx)?;
-        let recorded = std::mem::take(&mut self.recorded);
         if self.l == 64 {
+            let signs = std::mem::take(&mut self.signs);
+            self.verify_signs(ctx, signs)?;
+            let recorded = std::mem::take(&mut self.recorded);
             self.verify_products(ctx, recorded)?;
+        } else {
+            self.signs.clear();
+            self.recorded.clear();
         }
         if me == 0 {
             return Ok(());

@@ -278,10 +278,11 @@ impl Aegis {
         Ok((z, w))
     }
 
-    /// Records the products a sign extraction claims for the batch verification: `z·z = z`
-    /// (so `z` is a bit: `z` and `z − 1` have different parities, notes §3.9) and `x·z = w`.
-    /// (That the bit is the *sign* is the positivity check, still to come.)
+    /// Records what a sign extraction claims for the final verification: the pair `(x, z)`
+    /// for the positivity check ([`crate::pos`]), and the products `z·z = z` (so `z` is a bit:
+    /// `z` and `z − 1` have different parities, notes §3.9) and `x·z = w`.
     fn record_sign(&mut self, x: &Masked, z: &Masked, w: &Masked, with_product: bool) {
+        self.signs.push(crate::pos::SignPair { x: x.clone(), z: z.clone() });
         self.record(z, z, z, crate::verify::Terms::Elementwise);
         if with_product {
             self.record(x, z, w, crate::verify::Terms::Elementwise);

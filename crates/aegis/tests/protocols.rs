@@ -296,3 +296,28 @@ fn wrong_products_make_the_verification_abort() {
     let r = check_after(&x, relu, |a| a.tamper_recorded(0, |_, _, w| w.m[9] = w.m[9].wrapping_add(1 << 20)));
     assert!(aborted(&r), "x·z: {r:?}");
 }
+
+#[test]
+fn a_wrong_sign_bit_with_consistent_products_is_caught_by_the_positivity_check() {
+    // Every x is positive, so sign = 0 and x·sign = 0. The tamper flips element 3's sign bit to
+    // 1 and makes every product claim consistent with it (z·z = z, x·z = x): only Π_Pos (dual
+    // execution and the equality test) can notice.
+    let value = 5u64 << 16;
+    let x = vec![value; 8];
+    let relu = |a: &mut Aegis, ctx: &mut Ctx, v: &Masked| a.relu(ctx, v).map(|_| ());
+    let honest = check_after(&x, relu, |_| {});
+    assert!(honest.iter().all(Result::is_ok), "{honest:?}");
+    let r = check_after(&x, relu, |a| {
+        a.tamper_signs(|z| z.m[3] = z.m[3].wrapping_add(1));
+        a.tamper_recorded(1, |p, q, z| {
+            for v in [p, q, z] {
+                v.m[3] = v.m[3].wrapping_add(1);
+            }
+        });
+        a.tamper_recorded(0, |_, z, w| {
+            z.m[3] = z.m[3].wrapping_add(1);
+            w.m[3] = w.m[3].wrapping_add(value);
+        });
+    });
+    assert!(aborted(&r), "{r:?}");
+}

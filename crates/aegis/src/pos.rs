@@ -1,0 +1,295 @@
+//! Sign-bit verification (paper §4.2, Π_VSignBit, rebuilt in notes §3.9): that each sign bit
+//! `z` a sign extraction produced is the sign of its input `x`.
+//!
+//! - `z ∈ {0, 1}` is the product `z·z = z`, verified with every other product
+//!   ([`crate::verify`]).
+//! - Given that, `z = sign(x)` iff `y = x − 2^{l−1}·z` is non-negative. **Π_Pos** checks it with
+//!   a verifier `P_k`: in the replicated view of `⟨y⟩` (`y_0 = m_y`, `y_1 = −[r_y]_2`,
+//!   `y_2 = −[r_y]_1`; `P_j` holds `y_{j−1}, y_{j+1}`) the provers `P_{k±1}` hold `M = y_k` and
+//!   the verifier `R = y_{k−1} + y_{k+1}`: the comparison of the sign extraction, with the
+//!   verifier dealing the bits of `B = 2^{l−1} − 1 − R̂` **MAC'd** over `Z_127` under
+//!   `λ = 6` keys only it knows. The provers compute the masked, permuted lists as affine
+//!   functions of the MAC'd bits and open them to the verifier, who checks the MACs in one
+//!   batch (λ independent random combinations, drawn after the openings: notes §7.15 fix) and
+//!   outputs `v = sign(y) ⊕ Δ`, while the provers output their common `Δ`.
+//! - **Dual execution**: Π_Pos runs with verifier P1 and with verifier P2, so one run has an
+//!   honest verifier whoever is corrupted.
+//! - **Batch equality**: each party hashes its output bits of both runs into `t_j`, inputs
+//!   it, and the claims `α_j·(t_{j−1} − t_{j+1}) = 0` with random secret `α_j` join the batch
+//!   product verification, so the whole check leaks one bit (accept or abort).
+//!
+//! A prover changing an opened value passes the MAC check of one key with probability at
+//! most `2/127` (the combination vanishes, or the guess of the key is right), so at most
+//! `(2/127)^6 ≈ 2^-36` for six keys.
+
+use veil_crypto::{Hasher, Prg, Seed};
+use veil_mpc::{Ctx, MpcError, PartyId, Result};
+
+use crate::prime::{Zp, prime_for};
+use crate::share::{Aegis, Masked, Pair};
+use crate::verify::Terms;
+
+/// MAC keys per verifier.
+pub const MAC_KEYS: usize = 6;
+
+/// A sign extraction's input and claimed sign bit, kept for the verification.
+#[derive(Clone, Debug)]
+pub(crate) struct SignPair {
+    pub(crate) x: Masked,
+    pub(crate) z: Masked,
+}
+
+/// One prover's MAC'd share: the value's share and its `λ` MAC shares.
+type MacShare = [u32; 1 + MAC_KEYS];
+
+fn components(me: PartyId, y: &Masked, l: u32, i: usize) -> [Option<u64>; 3] {
+    let red = |v: u64| if l == 64 { v } else { v & ((1u64 << l) - 1) };
+    let y0 = (me != 0).then(|| red(y.m[i]));
+    let y1 = (me != 1).then(|| red(y.r.two[i].wrapping_neg()));
+    let y2 = (me != 2).then(|| red(y.r.one[i].wrapping_neg()));
+    [y0, y1, y2]
+}
+
+impl Aegis {
+    /// White-box tampering for the negative tests: applies `f` to the claimed sign bit of every
+    /// recorded sign extraction at this party.
+    #[doc(hidden)]
+    pub fn tamper_signs(&mut self, f: impl Fn(&mut Masked)) {
+        self.signs.iter_mut().for_each(|p| f(&mut p.z));
+    }
+
+    /// Π_VSignBit over every recorded sign pair: dual Π_Pos, then the equality claims are
+    /// recorded as products for the batch verification that follows in [`Aegis::check`].
+    pub(crate) fn verify_signs(&mut self, ctx: &mut Ctx, pairs: Vec<SignPair>) -> Result<()> {
+        if pairs.is_empty() {
+            return Ok(());
+        }
+        let half = 1u64 << (self.l() - 1);
+        let mut ys = Vec::new();
+        for p in &pairs {
+            ys.push(self.sub(&p.x, &self.scale(&p.z, half))?);
+        }
+        let y = concat_all(&ys);
+        let mut bits = Vec::new();
+        for k in [1, 2] {
+            bits.extend(self.pos(ctx, &y, k)?);
+        }
+        // Batch equality: α_j·(t_{j−1} − t_{j+1}) = 0 for each j.
+        let mut h = Hasher::new("veil/aegis/pos-outputs");
+        h.update(&bits);
+        let digest = h.finalize();
+        let t_mine = u64::from_le_bytes(digest.as_bytes()[..8].try_into().unwrap_or([0; 8]));
+        let me = ctx.party();
+        let mut t = Vec::with_capacity(3);
+        for j in 0..3 {
+            t.push(self.share_input(ctx, j, (me == j).then_some(&[t_mine][..]), 1)?);
+        }
+        for j in 0..3 {
+            let alpha = self.random_masked(ctx, "pos/equality-alpha", 1)?;
+            let d = self.sub(&t[(j + 2) % 3], &t[(j + 1) % 3])?;
+            let zero = Masked {
+                m: if me == 0 { vec![] } else { vec![0] },
+                r: Pair {
+                    one: if me == 2 { vec![] } else { vec![0] },
+                    two: if me == 1 { vec![] } else { vec![0] },
+                },
+                n: 1,
+            };
+            self.record(&alpha, &d, &zero, Terms::Elementwise);
+        }
+        Ok(())
+    }
+
+    /// Π_Pos with verifier `k` on every element of `y`; returns this party's output bits
+    /// (`v` at the verifier, `Δ` at the provers), one byte each.
+    fn pos(&mut self, ctx: &mut Ctx, y: &Masked, k: PartyId) -> Result<Vec<u8>> {
+        let me = Self::check_server(ctx)?;
+        let (n, l) = (y.n, self.l() as usize);
+        let zp = Zp(prime_for(self.l()));
+        let half = 1u64 << (l - 1);
+        let (p1, p2) = ((k + 1) % 3, (k + 2) % 3);
+        let msb = |v: u64| (v >> (l - 1)) & 1;
+        let red = |v: u64| if l == 64 { v } else { v & ((1u64 << l) - 1) };
+        if me == k {
+            // The verifier: keys, MAC'd bits of B, then the lists, the batch MAC check, v.
+            let keys: Vec<u32> =
+                (0..MAC_KEYS).map(|_| zp.nonzero_from_random(ctx.rng().next_u32())).collect();
+            let mut to_p2 = Vec::new();
+            let mut g1 = ctx.pair_prg(p1, "aegis/pos/shares")?;
+            let mut deal = |v: u32, to_p2: &mut Vec<u8>| {
+                let first = zp.from_random(g1.next_u32());
+                to_p2.push(zp.sub(v, first) as u8);
+            };
+            for &a in &keys {
+                deal(a, &mut to_p2);
+            }
+            let mut s_r = Vec::with_capacity(n);
+            for i in 0..n {
+                let c = components(me, y, self.l(), i);
+                let r = red(c[(k + 2) % 3].unwrap_or(0).wrapping_add(c[(k + 1) % 3].unwrap_or(0)));
+                s_r.push(msb(r));
+                let b = half - 1 - (r & (half - 1));
+                for t in 0..l - 1 {
+                    let bit = ((b >> (l - 2 - t)) & 1) as u32;
+                    deal(bit, &mut to_p2);
+                    for &a in &keys {
+                        deal(zp.mul(a, bit), &mut to_p2);
+                    }
+                }
+            }
+            ctx.net().send(p2, to_p2)?;
+            // Openings of u and u' (value shares), from both provers.
+            let count = 2 * n * l;
+            let mut opened = vec![0u32; count];
+            for from in [p1, p2] {
+                let msg = ctx.net().recv(from)?;
+                if msg.len() != count || msg.iter().any(|&v| u32::from(v) >= zp.0) {
+                    return Err(MpcError::Malformed { from, what: "Π_Pos lists".into() });
+                }
+                for (o, v) in opened.iter_mut().zip(msg) {
+                    *o = zp.add(*o, u32::from(v));
+                }
+            }
+            // Batch MAC check: coefficients from a seed sent after the openings.
+            let mut seed = [0u8; 16];
+            ctx.rng().fill_bytes(&mut seed);
+            ctx.net().send(p1, seed.to_vec())?;
+            ctx.net().send(p2, seed.to_vec())?;
+            let combos = combinations(&seed, count, zp);
+            let mut macs = [0u32; MAC_KEYS];
+            for from in [p1, p2] {
+                let msg = ctx.net().recv(from)?;
+                if msg.len() != MAC_KEYS || msg.iter().any(|&v| u32::from(v) >= zp.0) {
+                    return Err(MpcError::Malformed { from, what: "Π_Pos MAC shares".into() });
+                }
+                for (m, v) in macs.iter_mut().zip(msg) {
+                    *m = zp.add(*m, u32::from(v));
+                }
+            }
+            for (j, &a) in keys.iter().enumerate() {
+                let t = opened.iter().zip(&combos[j]).fold(0, |s, (&v, &c)| zp.add(s, zp.mul(v, c)));
+                if zp.mul(a, t) != macs[j] {
+                    return Err(MpcError::abort("aegis sign verification: MAC of the opened lists", None));
+                }
+            }
+            let (u, up) = opened.split_at(n * l);
+            return Ok((0..n)
+                .map(|i| {
+                    let hit = (0..l).any(|t| u[i * l + t] == 0 && up[i * l + t] != 0);
+                    (if hit { s_r[i] } else { 1 ^ s_r[i] }) as u8
+                })
+                .collect());
+        }
+        // A prover: MAC'd shares of the keys and bits, then the lists.
+        let first = me == p1;
+        let per = 1 + MAC_KEYS;
+        let shares: Vec<u32> = if first {
+            let mut g = ctx.pair_prg(k, "aegis/pos/shares")?;
+            (0..MAC_KEYS + n * (l - 1) * per).map(|_| zp.from_random(g.next_u32())).collect()
+        } else {
+            let msg = ctx.net().recv(k)?;
+            if msg.len() != MAC_KEYS + n * (l - 1) * per || msg.iter().any(|&v| u32::from(v) >= zp.0) {
+                return Err(MpcError::Malformed { from: k, what: "Π_Pos MAC'd bits".into() });
+            }
+            msg.into_iter().map(u32::from).collect()
+        };
+        let key_shares = &shares[..MAC_KEYS];
+        let other = if first { p2 } else { p1 };
+        let mut g = ctx.pair_prg(other, "aegis/pos/pairwise")?;
+        // Affine maps on MAC'd shares: c·s + d (the constant d added to the value by the first
+        // prover, and d·[[α_j]] to each MAC).
+        let affine = |s: &MacShare, c: u32, d: u32| -> MacShare {
+            let mut o = [0u32; 1 + MAC_KEYS];
+            o[0] = zp.add(zp.mul(c, s[0]), if first { d } else { 0 });
+            for j in 0..MAC_KEYS {
+                o[1 + j] = zp.add(zp.mul(c, s[1 + j]), zp.mul(d, key_shares[j]));
+            }
+            o
+        };
+        let add = |a: &MacShare, b: &MacShare| -> MacShare {
+            let mut o = [0u32; 1 + MAC_KEYS];
+            for t in 0..=MAC_KEYS {
+                o[t] = zp.add(a[t], b[t]);
+            }
+            o
+        };
+        let zero: MacShare = [0; 1 + MAC_KEYS];
+        let mut deltas = Vec::with_capacity(n);
+        let mut lists = Vec::with_capacity(2 * n * l);
+        let mut second = Vec::with_capacity(n * l);
+        let mut mac_u: Vec<MacShare> = Vec::with_capacity(n * l);
+        let mut mac_up: Vec<MacShare> = Vec::with_capacity(n * l);
+        for i in 0..n {
+            let delta = (g.next_u64() & 1) as u32;
+            let w: Vec<u32> = (0..l).map(|_| zp.nonzero_from_random(g.next_u32())).collect();
+            let w2: Vec<u32> = (0..l).map(|_| zp.nonzero_from_random(g.next_u32())).collect();
+            let mut perm: Vec<usize> = (0..l).collect();
+            for t in (1..l).rev() {
+                let j = ((u64::from(g.next_u32()) * (t as u64 + 1)) >> 32) as usize;
+                perm.swap(t, j);
+            }
+            let m = components(me, y, self.l(), i)[k].unwrap_or(0);
+            let s_m = msb(m) as u32;
+            let m_hat = m & (half - 1);
+            let mut prefix = zero;
+            let mut u = Vec::with_capacity(l);
+            let mut up = Vec::with_capacity(l);
+            for t in 0..l {
+                let a = if t + 1 < l { ((m_hat >> (l - 2 - t)) & 1) as u32 } else { 0 };
+                let b: MacShare = if t + 1 < l {
+                    let off = MAC_KEYS + (i * (l - 1) + t) * per;
+                    shares[off..off + per].try_into().unwrap_or(zero)
+                } else {
+                    affine(&zero, 0, 1)
+                };
+                // c = a ⊕ b = a + (1 − 2a)·b; c' = Σ_{s≤t} c_s − 2c_t + 1.
+                let c = affine(&b, if a == 1 { zp.0 - 1 } else { 1 }, a);
+                prefix = add(&prefix, &c);
+                let c2 = add(&prefix, &affine(&c, zp.0 - 2, 1));
+                let beta = (s_m ^ a ^ delta) % zp.0;
+                let wc = affine(&c2, w[t], 0);
+                u.push(affine(&wc, 1, beta));
+                up.push(affine(&wc, w2[t], w2[t]));
+            }
+            for &t in &perm {
+                lists.push(u[t][0] as u8);
+                second.push(up[t][0] as u8);
+                mac_u.push(u[t]);
+                mac_up.push(up[t]);
+            }
+            deltas.push(delta as u8);
+        }
+        lists.extend(second);
+        ctx.net().send(k, lists)?;
+        let seed_msg = ctx.net().recv(k)?;
+        let seed: [u8; 16] = seed_msg
+            .as_slice()
+            .try_into()
+            .map_err(|_| MpcError::Malformed { from: k, what: "MAC seed".into() })?;
+        let count = 2 * n * l;
+        let combos = combinations(&seed, count, zp);
+        let all: Vec<&MacShare> = mac_u.iter().chain(&mac_up).collect();
+        let macs: Vec<u8> = (0..MAC_KEYS)
+            .map(|j| all.iter().zip(&combos[j]).fold(0, |s, (v, &c)| zp.add(s, zp.mul(v[1 + j], c))) as u8)
+            .collect();
+        ctx.net().send(k, macs)?;
+        Ok(deltas)
+    }
+}
+
+/// `λ` independent coefficient vectors over `Z_p` from the verifier's seed.
+fn combinations(seed: &[u8; 16], count: usize, zp: Zp) -> Vec<Vec<u32>> {
+    let mut g = Prg::new(&Seed(*seed));
+    (0..MAC_KEYS).map(|_| (0..count).map(|_| zp.from_random(g.next_u32())).collect()).collect()
+}
+
+fn concat_all(parts: &[Masked]) -> Masked {
+    let mut out = Masked::default();
+    for p in parts {
+        out.m.extend(&p.m);
+        out.r.one.extend(&p.r.one);
+        out.r.two.extend(&p.r.two);
+        out.n += p.n;
+    }
+    out
+}
