@@ -191,8 +191,9 @@ fn aegis_ops(
                 continue;
             }
             let paper = r.paper.as_ref().map(|p| format!("{:.2}", p.value)).unwrap_or_else(|| "-".into());
+            let v = r.verify.clone().unwrap_or_default();
             println!(
-                "{:<8} {:>9} {:>12.2} {:>12} {:>6} {:>14.2} {:>7} {:>9.4} {:>9.4}",
+                "{:<8} {:>9} {:>12.2} {:>12} {:>6} {:>14.2} {:>7} {:>9.4} {:>9.4} {:>11.2} {:>7}",
                 r.op,
                 r.n,
                 r.online_bytes_per_element,
@@ -201,7 +202,9 @@ fn aegis_ops(
                 r.offline.bytes_per_party / r.n as f64,
                 r.offline.rounds,
                 r.seconds.online,
-                r.seconds.offline
+                r.seconds.offline,
+                v.bytes_per_party / r.n as f64,
+                v.rounds
             );
         }
     }

@@ -100,6 +100,8 @@ pub struct OpRecord {
     pub pieces: usize,
     /// Peak resident memory of the process running all three parties, MiB (Linux only).
     pub peak_rss_mib: Option<f64>,
+    /// The family's final verification of this run, where it has a separate one (aegis).
+    pub verify: Option<PhaseCost>,
 }
 
 /// One party's counters of a phase, over one or more pieces run one after the other.
@@ -533,5 +535,6 @@ pub fn mosformer_op(op: &str, malicious: bool, n: usize, ring_bits: Option<u32>)
         paper,
         pieces: sizes.len(),
         peak_rss_mib,
+        verify: None,
     })
 }
