@@ -137,10 +137,6 @@ impl Terms {
     }
 }
 
-fn lift(v: &[u64]) -> Vec<Gr> {
-    v.iter().map(|&a| Gr::embed(a)).collect()
-}
-
 impl Aegis {
     /// White-box tampering for the negative tests: applies `f` to the `(x, y, z)` of the
     /// `back`-th most recent recorded product at this party (as if its online messages had
@@ -288,27 +284,52 @@ impl Aegis {
         if recorded.is_empty() {
             return Ok(());
         }
-        // Combine with coefficients drawn after every product was fixed.
+        // Combine with coefficients drawn after every product was fixed, in chunks of about
+        // VERIFY_CHUNK pairs (bounded memory); each chunk is reduced and checked to a shared
+        // ⟨Δ_c⟩, and one random combination of all Δ_c is opened (one bit of leakage).
         let mut coeffs = self.fresh_public_prg(ctx, "verify/coefficients")?;
-        let (mut xs, mut ys, mut z) = (GrVec::default(), GrVec::default(), GrVec::default());
-        let mut z_sum: Option<GrVec> = None;
+        let mut deltas = Vec::new();
+        let (mut xs, mut ys) = (GrVec::default(), GrVec::default());
+        let mut z = zero_one();
         for rec in &recorded {
-            let (lx, ly, lz) = (lift_masked(&rec.x), lift_masked(&rec.y), lift_masked(&rec.z));
             for out in 0..rec.z.n {
                 let c = Gr::random(&mut coeffs);
-                let pairs = rec.terms.pairs(out);
-                xs.extend(lx.pick(|i| pairs[i].0, pairs.len()).times(&c));
-                ys.extend(ly.pick(|i| pairs[i].1, pairs.len()));
-                let term = lz.pick(|_| out, 1).times(&c);
-                z_sum = Some(match z_sum {
-                    Some(acc) => acc.add(&term),
-                    None => term,
-                });
+                for (a, b) in rec.terms.pairs(out) {
+                    push_scaled(&mut xs, &rec.x, a, Some(&c));
+                    push_scaled(&mut ys, &rec.y, b, None);
+                }
+                let mut zc = GrVec::default();
+                push_scaled(&mut zc, &rec.z, out, Some(&c));
+                z = z.add(&zc);
+                if xs.len() >= VERIFY_CHUNK {
+                    let chunk = (
+                        std::mem::take(&mut xs),
+                        std::mem::take(&mut ys),
+                        std::mem::replace(&mut z, zero_one()),
+                    );
+                    deltas.push(self.reduce_and_check(ctx, chunk)?);
+                }
             }
         }
-        if let Some(s) = z_sum {
-            z = s;
+        if xs.len() != 0 {
+            deltas.push(self.reduce_and_check(ctx, (xs, ys, z))?);
         }
+        let mut rho = self.fresh_public_prg(ctx, "verify/chunks")?;
+        let mut total = zero_one();
+        for d in &deltas {
+            total = total.add(&d.times(&Gr::random(&mut rho)));
+        }
+        let opened = self.gr_open(ctx, &total)?;
+        if opened[0] != Gr::ZERO {
+            return Err(MpcError::abort("aegis: batch multiplication verification", None));
+        }
+        Ok(())
+    }
+
+    /// Reduces one chunk's claim `Σ X_i·Y_i = Z` to [`FINAL_DIMENSION`] entries and returns the
+    /// shared `⟨Δ⟩` of its final check.
+    fn reduce_and_check(&mut self, ctx: &mut Ctx, chunk: (GrVec, GrVec, GrVec)) -> Result<GrVec> {
+        let (mut xs, mut ys, mut z) = chunk;
         // Reduce while the dimension is large (odd dimensions get one zero entry).
         while xs.len() > FINAL_DIMENSION {
             if xs.len() % 2 == 1 {
@@ -331,8 +352,8 @@ impl Aegis {
         self.inner_verify(ctx, &xs, &ys, &z)
     }
 
-    /// Π_InnerVerify: `Δ = α·(Σ X_i·Y_i − Z)` in one degree-3 evaluation, opened; accept iff 0.
-    fn inner_verify(&mut self, ctx: &mut Ctx, xs: &GrVec, ys: &GrVec, z: &GrVec) -> Result<()> {
+    /// Π_InnerVerify: `⟨Δ⟩ = α·(Σ X_i·Y_i − Z)` in one degree-3 evaluation (not opened here).
+    fn inner_verify(&mut self, ctx: &mut Ctx, xs: &GrVec, ys: &GrVec, z: &GrVec) -> Result<GrVec> {
         let me = Self::check_server(ctx)?;
         let n = xs.len();
         let alpha = self.gr_random(ctx, "verify/alpha", 1)?;
@@ -388,18 +409,33 @@ impl Aegis {
                 two: if me == 2 { r_d.two } else { vec![] },
             }
         };
-        let opened = self.gr_open(ctx, &delta)?;
-        if opened[0] != Gr::ZERO {
-            return Err(MpcError::abort("aegis: batch multiplication verification", None));
-        }
-        Ok(())
+        Ok(delta)
     }
+}
+
+/// Pairs per verified chunk.
+pub const VERIFY_CHUNK: usize = 1 << 14;
+
+/// Appends `c·lift(x_i)` (or `lift(x_i)`) component by component.
+fn push_scaled(v: &mut GrVec, x: &Masked, i: usize, c: Option<&Gr>) {
+    let f = |a: u64| c.map_or_else(|| Gr::embed(a), |c| c.scale(a));
+    if !x.m.is_empty() {
+        v.m.push(f(x.m[i]));
+    }
+    if !x.r.one.is_empty() {
+        v.one.push(f(x.r.one[i]));
+    }
+    if !x.r.two.is_empty() {
+        v.two.push(f(x.r.two[i]));
+    }
+}
+
+/// A one-element zero vector (its components all present; unused ones are dropped by `add`
+/// with a vector that lacks them).
+fn zero_one() -> GrVec {
+    GrVec { m: vec![Gr::ZERO], one: vec![Gr::ZERO], two: vec![Gr::ZERO] }
 }
 
 fn pad(v: &[Gr]) -> Vec<Gr> {
     if v.is_empty() { vec![] } else { vec![Gr::ZERO] }
-}
-
-fn lift_masked(x: &Masked) -> GrVec {
-    GrVec { m: lift(&x.m), one: lift(&x.r.one), two: lift(&x.r.two) }
 }

@@ -321,3 +321,17 @@ fn a_wrong_sign_bit_with_consistent_products_is_caught_by_the_positivity_check()
     });
     assert!(aborted(&r), "{r:?}");
 }
+
+#[test]
+fn verification_in_several_chunks_still_catches_one_wrong_entry() {
+    // [20, 30] × [30, 30]: 18 000 product terms, more than one verification chunk.
+    let a: Vec<u64> = random_values(8, 900, 64).iter().map(|v| (*v as i64 >> 30) as u64).collect();
+    let mm = |s: &mut Aegis, ctx: &mut Ctx, v: &Masked| {
+        let left = veil_aegis::sign::gather(v, &(0..600).collect::<Vec<_>>());
+        s.matmul(ctx, &left, v, 20, 30, 30).map(|_| ())
+    };
+    assert!(check_after(&a, mm, |_| {}).iter().all(Result::is_ok));
+    let r =
+        check_after(&a, mm, |s| s.tamper_recorded(0, |_, _, z| z.m[599] = z.m[599].wrapping_add(1 << 63)));
+    assert!(aborted(&r), "{r:?}");
+}
