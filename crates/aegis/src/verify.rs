@@ -23,7 +23,10 @@
 //! Communication: per reduction two GR inner products (`2 × 512` bytes from P0, `2 × 512` each
 //! way between P1 and P2) and one opened seed; the final check `2N' + 3` GR elements from P0,
 //! where `N' = N/2^R`. The parties run reductions while the dimension is above
-//! [`FINAL_DIMENSION`].
+//! [`FINAL_DIMENSION`]. Memory is bounded by verifying in chunks of [`VERIFY_CHUNK`] terms:
+//! each chunk is reduced on its own, the reduced chunks are combined with fresh coefficients
+//! into one claim, and that claim is reduced and checked once (the chunks' reductions run one
+//! after the other: about 4 rounds per reduction and chunk, to be run in lockstep later).
 
 use veil_crypto::{Prg, Seed};
 use veil_mpc::{Ctx, MpcError, Result};
@@ -285,10 +288,11 @@ impl Aegis {
             return Ok(());
         }
         // Combine with coefficients drawn after every product was fixed, in chunks of about
-        // VERIFY_CHUNK pairs (bounded memory); each chunk is reduced and checked to a shared
-        // ⟨Δ_c⟩, and one random combination of all Δ_c is opened (one bit of leakage).
+        // VERIFY_CHUNK terms (bounded memory); each chunk is reduced to FINAL_DIMENSION terms,
+        // the reduced chunks are combined again with fresh coefficients into one claim, which
+        // is reduced and checked once (one opening: one bit of leakage).
         let mut coeffs = self.fresh_public_prg(ctx, "verify/coefficients")?;
-        let mut deltas = Vec::new();
+        let mut reduced = Vec::new();
         let (mut xs, mut ys) = (GrVec::default(), GrVec::default());
         let mut z = zero_one();
         for rec in &recorded {
@@ -307,28 +311,36 @@ impl Aegis {
                         std::mem::take(&mut ys),
                         std::mem::replace(&mut z, zero_one()),
                     );
-                    deltas.push(self.reduce_and_check(ctx, chunk)?);
+                    reduced.push(self.reduce_claim(ctx, chunk)?);
                 }
             }
         }
         if xs.len() != 0 {
-            deltas.push(self.reduce_and_check(ctx, (xs, ys, z))?);
+            reduced.push(self.reduce_claim(ctx, (xs, ys, z))?);
         }
-        let mut rho = self.fresh_public_prg(ctx, "verify/chunks")?;
-        let mut total = zero_one();
-        for d in &deltas {
-            total = total.add(&d.times(&Gr::random(&mut rho)));
-        }
-        let opened = self.gr_open(ctx, &total)?;
+        let claim = if reduced.len() == 1 {
+            reduced.pop().unwrap_or_default()
+        } else {
+            let mut rho = self.fresh_public_prg(ctx, "verify/chunks")?;
+            let (mut xs, mut ys, mut z) = (GrVec::default(), GrVec::default(), zero_one());
+            for (cx, cy, cz) in reduced {
+                let r = Gr::random(&mut rho);
+                xs.extend(cx.times(&r));
+                ys.extend(cy);
+                z = z.add(&cz.times(&r));
+            }
+            self.reduce_claim(ctx, (xs, ys, z))?
+        };
+        let delta = self.inner_verify(ctx, &claim.0, &claim.1, &claim.2)?;
+        let opened = self.gr_open(ctx, &delta)?;
         if opened[0] != Gr::ZERO {
             return Err(MpcError::abort("aegis: batch multiplication verification", None));
         }
         Ok(())
     }
 
-    /// Reduces one chunk's claim `Σ X_i·Y_i = Z` to [`FINAL_DIMENSION`] entries and returns the
-    /// shared `⟨Δ⟩` of its final check.
-    fn reduce_and_check(&mut self, ctx: &mut Ctx, chunk: (GrVec, GrVec, GrVec)) -> Result<GrVec> {
+    /// Reduces a claim `Σ X_i·Y_i = Z` to at most [`FINAL_DIMENSION`] terms.
+    fn reduce_claim(&mut self, ctx: &mut Ctx, chunk: Claim) -> Result<Claim> {
         let (mut xs, mut ys, mut z) = chunk;
         // Reduce while the dimension is large (odd dimensions get one zero entry).
         while xs.len() > FINAL_DIMENSION {
@@ -349,7 +361,7 @@ impl Aegis {
             ys = y0.add(&dy.times(&zeta));
             z = h0.add(&c1.times(&zeta)).add(&c2.times(&zeta.mul(&zeta)));
         }
-        self.inner_verify(ctx, &xs, &ys, &z)
+        Ok((xs, ys, z))
     }
 
     /// Π_InnerVerify: `⟨Δ⟩ = α·(Σ X_i·Y_i − Z)` in one degree-3 evaluation (not opened here).
@@ -412,6 +424,9 @@ impl Aegis {
         Ok(delta)
     }
 }
+
+/// A claim `Σ X_i·Y_i = Z` over GR.
+type Claim = (GrVec, GrVec, GrVec);
 
 /// Pairs per verified chunk.
 pub const VERIFY_CHUNK: usize = 1 << 14;
