@@ -28,9 +28,10 @@
 //! - P1 and P2 compare a digest of every value they hold jointly (masked inputs, `m_z`, the
 //!   values P0 sends both), which catches P0 sending them different values (notes §7.14).
 //!
-//! **Not yet**: the malicious truncation (bit-composed masks, checked as inner products): the
-//! truncation here is the semi-honest one, so a corrupted P0 can shift a truncated value.
-//! Fixes in place: truncation keeps the input mask uniform and deals `[r_x ≫ t]` fresh (no
+//! **Truncation**: [`Aegis::mul_trunc`] with a pair from [`Aegis::prepare_trunc_pair`] is the
+//! malicious one (bit-composed masks whose XORs are verified inner products, notes §3.4.2);
+//! the stand-alone [`Aegis::trunc`] (P0 deals `[r_x ≫ t]`) is the semi-honest one, and a
+//! corrupted P0 could shift its result. Fixes in place: truncation keeps the input mask uniform and deals `[r_x ≫ t]` fresh (no
 //! bits of the mask leak to P1, notes §7.18); the comparison appends 0 to `a` and 1 to `b`
 //! (§7.4); P0 never sees an unmasked bit (it sees only permuted, masked lists); MAC checks use
 //! independent coefficients drawn after the openings (§7.15); the combination coefficients

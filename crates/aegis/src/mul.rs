@@ -128,6 +128,25 @@ impl Aegis {
         })
     }
 
+    /// [`Aegis::prepare_product`] with a given output mask (a truncation pair's `r_x`).
+    pub fn prepare_product_masked(
+        &mut self,
+        ctx: &mut Ctx,
+        rx: &Pair,
+        ry: &Pair,
+        r_z: Pair,
+        op: &impl Fn(&[u64], &[u64]) -> Vec<u64>,
+    ) -> Result<ProductMaterial> {
+        let me = Self::check_server(ctx)?;
+        let out = r_z.one.len().max(r_z.two.len());
+        offline(ctx, |ctx| {
+            let g = (me == 0)
+                .then(|| sum(&op(&sum(&rx.one, &rx.two), &sum(&ry.one, &ry.two)), &sum(&r_z.one, &r_z.two)));
+            let gamma = self.deal(ctx, "mul/gamma", g.as_deref(), out)?;
+            Ok(ProductMaterial { r_z, gamma })
+        })
+    }
+
     /// Online part: P1 and P2 exchange their shares of `m_z` (1 round, `l` bits each). The
     /// product is recorded (as `terms` describes it) for the verification of [`Aegis::check`].
     pub fn product_online(
