@@ -118,14 +118,8 @@ impl Aegis {
         out: usize,
         op: &impl Fn(&[u64], &[u64]) -> Vec<u64>,
     ) -> Result<ProductMaterial> {
-        let me = Self::check_server(ctx)?;
-        offline(ctx, |ctx| {
-            let r_z = self.random_pair(ctx, "mul/r_z", out)?;
-            let g = (me == 0)
-                .then(|| sum(&op(&sum(&rx.one, &rx.two), &sum(&ry.one, &ry.two)), &sum(&r_z.one, &r_z.two)));
-            let gamma = self.deal(ctx, "mul/gamma", g.as_deref(), out)?;
-            Ok(ProductMaterial { r_z, gamma })
-        })
+        let r_z = self.random_pair(ctx, "mul/r_z", out)?;
+        self.prepare_product_masked(ctx, rx, ry, r_z, op)
     }
 
     /// [`Aegis::prepare_product`] with a given output mask (a truncation pair's `r_x`).

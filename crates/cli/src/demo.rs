@@ -39,14 +39,11 @@ pub fn run(parties: usize, json: bool, workdir: Option<PathBuf>) -> anyhow::Resu
     if parties < 2 {
         bail!("the demo needs at least 2 parties");
     }
-    let temp;
-    let dir: &Path = match &workdir {
-        Some(d) => d,
-        None => {
-            temp = tempfile::tempdir().context("cannot create a temporary folder")?;
-            temp.path()
-        }
+    let temp = match &workdir {
+        Some(_) => None,
+        None => Some(tempfile::tempdir().context("cannot create a temporary folder")?),
     };
+    let dir: &Path = workdir.as_deref().or(temp.as_ref().map(|t| t.path())).context("no work folder")?;
     let config = prepare(dir, parties)?;
     let reports = launch(dir, &config, parties)?;
     let result =
@@ -103,14 +100,11 @@ pub fn run_embed(
     let dir_model = crate::run::model_dir(model)?;
     let loaded = veil_nn::bert::load_hf(&dir_model, true)?;
     let ids = veil_nn::bert::tokenize(&loaded, text)?;
-    let temp;
-    let dir: &Path = match &workdir {
-        Some(d) => d,
-        None => {
-            temp = tempfile::tempdir().context("cannot create a temporary folder")?;
-            temp.path()
-        }
+    let temp = match &workdir {
+        Some(_) => None,
+        None => Some(tempfile::tempdir().context("cannot create a temporary folder")?),
     };
+    let dir: &Path = workdir.as_deref().or(temp.as_ref().map(|t| t.path())).context("no work folder")?;
     let job = Job::Embed { family: "mosformer".into(), security: security.into() };
     let config = prepare_config(dir, PARTIES, job, veil_runtime::inference::OWNER_WAIT_S)?;
     let exe = std::env::current_exe().context("cannot find the veil executable")?;
