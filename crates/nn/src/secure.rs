@@ -268,6 +268,12 @@ fn serve<B: SecureBackend>(
         }
     }
     last_use[out] = usize::MAX;
+    let mut weight_last_use = std::collections::BTreeMap::new();
+    for (i, n) in graph.nodes.iter().enumerate() {
+        for w in n.op.weights() {
+            weight_last_use.insert(w, i);
+        }
+    }
     let mut values: Vec<Option<B::Share>> = vec![None; graph.nodes.len()];
     let mut shared = std::collections::BTreeMap::new();
     for (i, node) in graph.nodes.iter().enumerate().take(out + 1) {
@@ -343,7 +349,7 @@ fn serve<B: SecureBackend>(
             }
         }
         for name in node.op.weights() {
-            if !graph.nodes[i + 1..].iter().any(|n| n.op.weights().contains(&name)) {
+            if weight_last_use.get(name) == Some(&i) {
                 shared.remove(name);
             }
         }
