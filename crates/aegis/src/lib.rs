@@ -39,6 +39,7 @@
 //! limitation (the paper's): at a non-`ζ` position the masked lists reveal their masked bit
 //! to the list's receiver with probability about `3/(p−1)` (notes §3.5).
 
+pub mod family;
 pub mod mul;
 pub mod pos;
 pub mod prime;
@@ -47,4 +48,5 @@ pub mod sign;
 pub mod trunc;
 pub mod verify;
 
+pub use family::{FRAC_BITS, Shaped};
 pub use share::{Aegis, Masked, Pair};

@@ -107,6 +107,8 @@ impl Aegis {
             };
             let rx = compose(self, ctx, &wx)?;
             let rz = compose(self, ctx, &wz)?;
+            // Both inner products multiply the same bits b1_j·b2_j: verify them as one.
+            self.merge_last_twins()?;
             // Additive shares between P1 and P2: [v]_1 = m − [r]_1, [v]_2 = −[r]_2; P0 knows v.
             let plain = |w: &[u64]| -> Vec<u64> {
                 (0..n)

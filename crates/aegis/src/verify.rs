@@ -109,10 +109,13 @@ pub(crate) struct Recorded {
     pub(crate) z: Masked,
     /// For each output, the `(x index, y index)` pairs it sums.
     pub(crate) terms: Terms,
+    /// A second product `z2 = x2 ⋆ y` with the same `y` and terms, verified with the same
+    /// terms: `c·(z − Σ x·y) + c2·(z2 − Σ x2·y) = (c·z + c2·z2) − Σ (c·x + c2·x2)·y`.
+    pub(crate) twin: Option<(Masked, Masked)>,
 }
 
 /// How a recorded product's outputs are built from its inputs.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Terms {
     /// `z_i = x_i·y_i`.
     Elementwise,
@@ -141,6 +144,25 @@ impl Terms {
 }
 
 impl Aegis {
+    /// Merges the two most recent recorded products, which must have the same `y` and terms,
+    /// into one record verified at the cost of one (see [`Recorded::twin`]).
+    pub(crate) fn merge_last_twins(&mut self) -> Result<()> {
+        let second = self.recorded.pop();
+        match (self.recorded.last_mut(), second) {
+            (Some(first), Some(second))
+                if first.twin.is_none()
+                    && second.twin.is_none()
+                    && first.y == second.y
+                    && first.z.n == second.z.n
+                    && first.terms == second.terms =>
+            {
+                first.twin = Some((second.x, second.z));
+                Ok(())
+            }
+            _ => Err(MpcError::Invalid("the last two products are not twins".into())),
+        }
+    }
+
     /// White-box tampering for the negative tests: applies `f` to the `(x, y, z)` of the
     /// `back`-th most recent recorded product at this party (as if its online messages had
     /// carried the corresponding additive errors).
@@ -298,12 +320,19 @@ impl Aegis {
         for rec in &recorded {
             for out in 0..rec.z.n {
                 let c = Gr::random(&mut coeffs);
+                let c2 = rec.twin.as_ref().map(|_| Gr::random(&mut coeffs));
                 for (a, b) in rec.terms.pairs(out) {
                     push_scaled(&mut xs, &rec.x, a, Some(&c));
+                    if let (Some((x2, _)), Some(c2)) = (&rec.twin, &c2) {
+                        add_scaled_to_last(&mut xs, x2, a, c2);
+                    }
                     push_scaled(&mut ys, &rec.y, b, None);
                 }
                 let mut zc = GrVec::default();
                 push_scaled(&mut zc, &rec.z, out, Some(&c));
+                if let (Some((_, z2)), Some(c2)) = (&rec.twin, &c2) {
+                    add_scaled_to_last(&mut zc, z2, out, c2);
+                }
                 z = z.add(&zc);
                 if xs.len() >= VERIFY_CHUNK {
                     let chunk = (
@@ -442,6 +471,15 @@ fn push_scaled(v: &mut GrVec, x: &Masked, i: usize, c: Option<&Gr>) {
     }
     if !x.r.two.is_empty() {
         v.two.push(f(x.r.two[i]));
+    }
+}
+
+/// Adds `c·lift(x_i)` to the last entry of each component.
+fn add_scaled_to_last(v: &mut GrVec, x: &Masked, i: usize, c: &Gr) {
+    for (dst, src) in [(&mut v.m, &x.m), (&mut v.one, &x.r.one), (&mut v.two, &x.r.two)] {
+        if let (Some(last), Some(&a)) = (dst.last_mut(), src.get(i)) {
+            *last = last.add(&c.scale(a));
+        }
     }
 }
 

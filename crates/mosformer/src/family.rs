@@ -128,6 +128,10 @@ impl<R: Ring, D: TripleSource<R>> Layout<R> for Mosformer<D> {
     fn concat(&self, parts: &[&Rss<R>], axis: usize) -> Result<Rss<R>> {
         Rss::concat_axis(parts, axis)
     }
+
+    fn gather(&self, x: &Rss<R>, index: &[Option<usize>], shape: &[usize]) -> Result<Rss<R>> {
+        x.gather(index, shape)
+    }
 }
 
 /// Owners are parties `3, 4, ...` (see [`crate::owners`]).

@@ -1,5 +1,5 @@
-//! The family's fixed-point and non-linear operations behind `veil-mpc`'s [`FixedPoint`] and
-//! [`NonLinear`] traits, so that a model runtime drives Mosformer without its internals.
+//! The family's fixed-point and non-linear operations behind `veil-mpc`'s [`FixedPoint`],
+//! [`NonLinear`] and [`TransformerOps`] traits, so that a model runtime drives Mosformer without its internals.
 //!
 //! **Precision plan** (paper §6, notes §14). Shares the caller sees live in Z_2^64 with 16
 //! fractional bits. Each gate takes its input to its own precision and back:
@@ -23,7 +23,7 @@
 
 use std::collections::VecDeque;
 
-use veil_mpc::traits::{FixedPoint, NonLinear};
+use veil_mpc::traits::{FixedPoint, NonLinear, TransformerOps};
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::{Z16, Z32, Z64};
 
@@ -222,6 +222,38 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> NonLinear<Z64> for Mosformer<D
         Rss::concat(&out.iter().collect::<Vec<_>>())?.reshape(x.shape())
     }
 
+    /// A tree of two-way maxima, `max(a, b) = b + ReLU(a − b)`, so its range is ReLU's
+    /// (differences below 512 in magnitude): `⌈log2 k⌉` levels of one ReLU each.
+    fn max_rows(&mut self, ctx: &mut Ctx, x: &Rss<Z64>, rows: usize, k: usize) -> Result<Rss<Z64>> {
+        if x.len() != rows * k || k == 0 {
+            return Err(MpcError::Invalid(format!("maximum of {} values as [{rows}, {k}]", x.len())));
+        }
+        let mut cur = x.reshape(&[rows, k])?;
+        while cur.shape()[1] > 1 {
+            let width = cur.shape()[1];
+            let p = width / 2;
+            let (a, b) = (cur.slice(1, 0..p)?, cur.slice(1, p..2 * p)?);
+            let best = self.relu(ctx, &a.sub(&b)?)?.add(&b)?;
+            cur = if width % 2 == 1 {
+                Rss::concat_axis(&[&best, &cur.slice(1, 2 * p..width)?], 1)?
+            } else {
+                best
+            };
+        }
+        cur.reshape(&[rows])
+    }
+
+    fn check(&mut self, ctx: &mut Ctx) -> Result<()> {
+        let pending = std::mem::replace(&mut self.gates.batch, MacBatch::for_security(self.security));
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let (_, alpha) = self.mac_keys(ctx)?;
+        pending.check(ctx, &alpha, MAC_S, "mosformer deferred checks")
+    }
+}
+
+impl<D: TripleSource<Z64> + TruncPairSource<Z64>> TransformerOps<Z64> for Mosformer<D> {
     fn gelu(&mut self, ctx: &mut Ctx, x: &Rss<Z64>) -> Result<Rss<Z64>> {
         let (one, alpha) = self.mac_keys(ctx)?;
         let shift = FRAC_BITS - gelu::F_IN;
@@ -301,14 +333,5 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> NonLinear<Z64> for Mosformer<D
             &mut self.gates.batch,
         )?;
         y.reshape(x.shape())
-    }
-
-    fn check(&mut self, ctx: &mut Ctx) -> Result<()> {
-        let pending = std::mem::replace(&mut self.gates.batch, MacBatch::for_security(self.security));
-        if pending.is_empty() {
-            return Ok(());
-        }
-        let (_, alpha) = self.mac_keys(ctx)?;
-        pending.check(ctx, &alpha, MAC_S, "mosformer deferred checks")
     }
 }

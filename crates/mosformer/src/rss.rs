@@ -180,6 +180,14 @@ impl<R: Ring> Rss<R> {
         Ok(Rss { first: self.first.transpose()?, second: self.second.transpose()? })
     }
 
+    /// Entries picked by flat index, `None` giving a sharing of 0 (both components 0), local.
+    pub fn gather(&self, index: &[Option<usize>], shape: &[usize]) -> Result<Self> {
+        Ok(Rss {
+            first: self.first.gather(index, shape, R::ZERO)?,
+            second: self.second.gather(index, shape, R::ZERO)?,
+        })
+    }
+
     /// Sharings joined along `axis` (shapes agreeing elsewhere), local.
     pub fn concat_axis(parts: &[&Self], axis: usize) -> Result<Self> {
         let first: Vec<&Tensor<R>> = parts.iter().map(|p| &p.first).collect();

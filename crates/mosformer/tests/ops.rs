@@ -5,7 +5,7 @@
 use veil_mosformer::offline::{OFFLINE_PHASE, Offline};
 use veil_mosformer::{Mosformer, Security};
 use veil_mpc::harness::{all_ok, simulate};
-use veil_mpc::traits::{FixedPoint, Linear, NonLinear, Sharing};
+use veil_mpc::traits::{FixedPoint, Linear, NonLinear, Sharing, TransformerOps};
 use veil_mpc::{Ctx, Result};
 use veil_ring::{Ring, Z2k, Z64};
 use veil_tensor::Tensor;

@@ -70,13 +70,24 @@ pub trait FixedPoint<R: Ring>: Linear<R> {
     fn div_public(&mut self, ctx: &mut Ctx, x: &Self::Share, d: u64) -> Result<Self::Share>;
 }
 
-/// The non-linear layers of transformers and CNNs, on fixed-point shares. Families may check
-/// some of their work in batches: [`check`](Self::check) runs every pending check, and must
-/// succeed before any result is revealed.
+/// The non-linear layers every model needs (CNNs and transformers alike), on fixed-point
+/// shares. Families may check some of their work in batches: [`check`](Self::check) runs every
+/// pending check, and must succeed before any result is revealed.
 pub trait NonLinear<R: Ring>: FixedPoint<R> {
     /// `⟨max(x, 0)⟩`, elementwise.
     fn relu(&mut self, ctx: &mut Ctx, x: &Self::Share) -> Result<Self::Share>;
 
+    /// `⟨max_j x[i, j]⟩` for each row of a `[rows, k]` tensor (max pooling); returns `[rows]`.
+    fn max_rows(&mut self, ctx: &mut Ctx, x: &Self::Share, rows: usize, k: usize) -> Result<Self::Share>;
+
+    /// Runs every deferred check; an error means the run must stop without revealing anything.
+    fn check(&mut self, ctx: &mut Ctx) -> Result<()>;
+}
+
+/// The non-linear layers of transformers, on fixed-point shares. A family without them (a CNN
+/// family) does not implement this trait, and a model that needs them does not compile
+/// against it.
+pub trait TransformerOps<R: Ring>: NonLinear<R> {
     /// `⟨GELU(x)⟩` (tanh form), elementwise.
     fn gelu(&mut self, ctx: &mut Ctx, x: &Self::Share) -> Result<Self::Share>;
 
@@ -101,9 +112,6 @@ pub trait NonLinear<R: Ring>: FixedPoint<R> {
         rows: usize,
         k: usize,
     ) -> Result<Self::Share>;
-
-    /// Runs every deferred check; an error means the run must stop without revealing anything.
-    fn check(&mut self, ctx: &mut Ctx) -> Result<()>;
 }
 
 /// Local rearrangements of shares. Every sharing in Veil is linear in its components, so
@@ -120,6 +128,9 @@ pub trait Layout<R: Ring>: Sharing<R> {
     fn transpose(&self, x: &Self::Share) -> Result<Self::Share>;
     /// Secrets joined along `axis` (shapes agreeing elsewhere).
     fn concat(&self, parts: &[&Self::Share], axis: usize) -> Result<Self::Share>;
+    /// Entries picked by flat index into a secret of `shape` (`None`: a public 0, for
+    /// padding); im2col, pooling windows and axis reorders are each one gather.
+    fn gather(&self, x: &Self::Share, index: &[Option<usize>], shape: &[usize]) -> Result<Self::Share>;
 }
 
 /// Input owners outside the compute parties: a data owner shares its input and alone receives

@@ -1,7 +1,9 @@
 //! The float reference executor: the graph in `f64`, for accuracy comparisons.
 
+use crate::cnn::{self, PadFill};
 use crate::error::{NnError, Result};
 use crate::graph::{GeluForm, Graph, Op};
+use crate::input::Input;
 use crate::weights::{FloatTensor, Weights};
 
 /// A row-major matrix of `f64`.
@@ -41,15 +43,97 @@ fn mat(values: &[Value], v: usize) -> Result<&Mat> {
     }
 }
 
+/// `[B, H, W, C]` of a value (an image-valued matrix has `B·H·W` rows of `C`).
+fn image_shape(shapes: &[Vec<usize>], v: usize) -> Result<[usize; 4]> {
+    <[usize; 4]>::try_from(shapes[v].as_slice())
+        .map_err(|_| NnError::Invalid(format!("value {v} of shape {:?} is not an image", shapes[v])))
+}
+
+/// `x·W + b` for `W: [k, n]` (any tensor of `k·n` entries, row-major).
+fn linear(x: &Mat, w: &FloatTensor, bias: Option<&FloatTensor>, name: &str) -> Result<Mat> {
+    let n = *w.shape.last().unwrap_or(&0);
+    let k = x.cols;
+    if n == 0 || w.data.len() != k * n {
+        return Err(NnError::Invalid(format!("{name}: input of width {k}, weight of shape {:?}", w.shape)));
+    }
+    let mut m = Mat::zeros(x.rows, n);
+    for i in 0..x.rows {
+        let out = &mut m.data[i * n..(i + 1) * n];
+        for (kk, &xv) in x.row(i).iter().enumerate() {
+            for (o, &wv) in out.iter_mut().zip(&w.data[kk * n..(kk + 1) * n]) {
+                *o += xv * f64::from(wv);
+            }
+        }
+        if let Some(b) = bias {
+            out.iter_mut().zip(&b.data).for_each(|(o, &bv)| *o += f64::from(bv));
+        }
+    }
+    Ok(m)
+}
+
 /// Runs `graph` on token ids with the given weights; returns the output matrix.
 pub fn run_float(graph: &Graph, weights: &Weights, ids: &[u32]) -> Result<Mat> {
-    graph.validate()?;
+    run_float_on(graph, weights, Input::Tokens(ids))
+}
+
+/// Runs `graph` on the data owner's input; returns the output as a matrix (an image-valued
+/// output has `B·H·W` rows of `C` channels).
+pub fn run_float_on(graph: &Graph, weights: &Weights, data: Input<'_>) -> Result<Mat> {
+    data.check(graph)?;
+    let shapes = graph.shapes(data.size())?;
+    let ids: &[u32] = match data {
+        Input::Tokens(ids) => ids,
+        Input::Images(_) => &[],
+    };
     let t = ids.len();
     let mut values: Vec<Value> = Vec::with_capacity(graph.nodes.len());
     for node in &graph.nodes {
         let input = |k: usize| mat(&values, node.inputs[k]);
         let out = match &node.op {
             Op::Tokens => Value::Ids,
+            Op::Image { channels, height, width } => {
+                let Input::Images(img) = data else { return Err(NnError::Invalid("images expected".into())) };
+                let b = img.shape[0];
+                let nhwc = cnn::gather(&img.data, &cnn::nchw_to_nhwc([b, *channels, *height, *width]), 0.0)?;
+                Value::Mat(Mat {
+                    rows: b * height * width,
+                    cols: *channels,
+                    data: nhwc.into_iter().map(f64::from).collect(),
+                })
+            }
+            Op::Conv2d { weight: wn, bias, window } => {
+                let shape = image_shape(&shapes, node.inputs[0])?;
+                let (idx, [rows, cols]) = cnn::im2col(shape, window)?;
+                let patches = Mat { rows, cols, data: cnn::gather(&input(0)?.data, &idx, 0.0)? };
+                let bias = bias.as_ref().map(|b| weight(weights, b)).transpose()?;
+                Value::Mat(linear(&patches, weight(weights, wn)?, bias, wn)?)
+            }
+            Op::MaxPool(window) | Op::AvgPool { window, .. } => {
+                let shape = image_shape(&shapes, node.inputs[0])?;
+                let is_max = matches!(node.op, Op::MaxPool(_));
+                let fill = if is_max { PadFill::Repeat } else { PadFill::Zero };
+                let (idx, [rows, k], counts) = cnn::windows(shape, window, fill)?;
+                let win = cnn::gather(&input(0)?.data, &idx, 0.0)?;
+                let count_pad = matches!(node.op, Op::AvgPool { count_pad: true, .. });
+                let data: Vec<f64> = win
+                    .chunks(k)
+                    .zip(&counts)
+                    .map(|(w, &c)| {
+                        if is_max {
+                            w.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+                        } else {
+                            w.iter().sum::<f64>() / if count_pad { k } else { c } as f64
+                        }
+                    })
+                    .collect();
+                let c = shape[3];
+                Value::Mat(Mat { rows: rows / c, cols: c, data })
+            }
+            Op::Flatten => {
+                let shape = image_shape(&shapes, node.inputs[0])?;
+                let data = cnn::gather(&input(0)?.data, &cnn::flatten(shape), 0.0)?;
+                Value::Mat(Mat { rows: shape[0], cols: data.len() / shape[0].max(1), data })
+            }
             Op::Embedding { table } => {
                 let w = weight(weights, table)?;
                 let (v, h) = (w.shape[0], w.shape[1]);
@@ -83,26 +167,8 @@ pub fn run_float(graph: &Graph, weights: &Weights, ids: &[u32]) -> Result<Mat> {
                 Value::Mat(Mat { rows, cols: h, data: r.iter().copied().cycle().take(rows * h).collect() })
             }
             Op::Linear { weight: wn, bias } => {
-                let x = input(0)?;
-                let w = weight(weights, wn)?;
-                let (k, n) = (w.shape[0], w.shape[1]);
-                if x.cols != k {
-                    return Err(NnError::Invalid(format!("{wn}: input of width {}, weight {k}x{n}", x.cols)));
-                }
-                let mut m = Mat::zeros(x.rows, n);
-                for i in 0..x.rows {
-                    let out = &mut m.data[i * n..(i + 1) * n];
-                    for (kk, &xv) in x.row(i).iter().enumerate() {
-                        for (o, &wv) in out.iter_mut().zip(&w.data[kk * n..(kk + 1) * n]) {
-                            *o += xv * f64::from(wv);
-                        }
-                    }
-                    if let Some(b) = bias {
-                        let b = weight(weights, b)?;
-                        out.iter_mut().zip(&b.data).for_each(|(o, &bv)| *o += f64::from(bv));
-                    }
-                }
-                Value::Mat(m)
+                let bias = bias.as_ref().map(|b| weight(weights, b)).transpose()?;
+                Value::Mat(linear(input(0)?, weight(weights, wn)?, bias, wn)?)
             }
             Op::Add => {
                 let (a, b) = (input(0)?, input(1)?);

@@ -1,15 +1,20 @@
 //! Veil's model IR: a graph of tensor operations over named weights.
 //!
 //! Values are numbered by the node that produces them (node `i` produces value `i`), and a
-//! node's inputs are earlier values, so the node list is already in execution order. Shapes are
-//! 2-D `[rows, cols]` for activations (rows = tokens) except the token ids, `[T]`. The graph and
-//! the weights' shapes are public (every party knows the architecture); the weights' values
-//! belong to the model owner and the token ids to the data owner.
+//! node's inputs are earlier values, so the node list is already in execution order. The
+//! graph's input is node 0: token ids `[T]` (transformers) or a batch of images (CNNs).
+//! Transformer activations are `[T, H]` (rows = tokens); CNN activations are `[B, H, W, C]`,
+//! channels last, so a convolution is an index map (im2col, [`crate::cnn`]) followed by one
+//! matrix product, until a `Flatten` makes them `[B, features]`. [`Graph::shapes`] infers
+//! every value's shape for an input size. The graph and the weights' shapes are public (every
+//! party knows the architecture); the weights' values belong to the model owner and the input
+//! to the data owner.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::cnn::Window;
 use crate::error::{NnError, Result};
 
 /// Index of a value (= of the node producing it).
@@ -27,8 +32,40 @@ pub enum GeluForm {
 /// An operation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum Op {
-    /// The data owner's token ids, `[T]` (the graph's input).
+    /// The data owner's token ids, `[T]` (a graph's input).
     Tokens,
+    /// The data owner's images, `[B, height, width, channels]` (a graph's input; the data
+    /// owner hands them in as `[B, channels, height, width]`, as PyTorch and ONNX do).
+    Image {
+        /// Channels.
+        channels: usize,
+        /// Height.
+        height: usize,
+        /// Width.
+        width: usize,
+    },
+    /// 2-D convolution of `[B, H, W, C]` with `weight: [kh, kw, C, OC]` (im2col order) and
+    /// `bias: [OC]`, zero padding → `[B, OH, OW, OC]`. Batch norm is folded in by the loader.
+    Conv2d {
+        /// Weight name.
+        weight: String,
+        /// Bias name.
+        bias: Option<String>,
+        /// Kernel, stride and padding (the kernel must match the weight).
+        window: Window,
+    },
+    /// Maximum over each window, per channel (padding never wins).
+    MaxPool(Window),
+    /// Mean over each window, per channel; `count_pad`: padded positions count (as zeros) in
+    /// the divisor, otherwise only the window's real entries do (ONNX `count_include_pad`).
+    AvgPool {
+        /// The windows.
+        window: Window,
+        /// Whether padding counts.
+        count_pad: bool,
+    },
+    /// `[B, H, W, C]` → `[B, C·H·W]` in channel-major order (PyTorch's `flatten` of NCHW).
+    Flatten,
     /// Rows of `table: [V, H]` at the ids of input 0 → `[T, H]`. Secure runs multiply the
     /// data owner's one-hot matrix by the secret table: the ids are never opened.
     Embedding {
@@ -133,8 +170,8 @@ impl Graph {
         self.nodes.len().checked_sub(1).ok_or_else(|| NnError::Invalid("empty graph".into()))
     }
 
-    /// Checks that inputs precede their nodes, weights are declared, `Tokens` is first and
-    /// `L2Normalize` is last at most.
+    /// Checks that inputs precede their nodes, weights are declared, the input (`Tokens` or
+    /// `Image`) is node 0 and only node 0, and `L2Normalize` is last at most.
     pub fn validate(&self) -> Result<()> {
         for (i, n) in self.nodes.iter().enumerate() {
             if let Some(&bad) = n.inputs.iter().find(|&&v| v >= i) {
@@ -145,8 +182,10 @@ impl Graph {
                     return Err(NnError::Invalid(format!("node {i} names undeclared weight {w}")));
                 }
             }
-            if matches!(n.op, Op::Tokens) != (i == 0) {
-                return Err(NnError::Invalid("the token input must be node 0, and only node 0".into()));
+            if n.op.is_input() != (i == 0) {
+                return Err(NnError::Invalid(
+                    "the input (tokens or images) must be node 0, and only node 0".into(),
+                ));
             }
             if matches!(n.op, Op::L2Normalize) && i + 1 != self.nodes.len() {
                 return Err(NnError::Invalid("L2Normalize must be the last node".into()));
@@ -157,13 +196,168 @@ impl Graph {
 }
 
 impl Op {
+    /// Whether the op is a graph input.
+    pub fn is_input(&self) -> bool {
+        matches!(self, Op::Tokens | Op::Image { .. })
+    }
+
+    /// Its name in reports and errors.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Tokens => "tokens",
+            Op::Image { .. } => "image",
+            Op::Embedding { .. } => "embedding",
+            Op::Positions { .. } => "positions",
+            Op::RowBroadcast { .. } => "row-broadcast",
+            Op::Linear { .. } => "linear",
+            Op::Conv2d { .. } => "conv2d",
+            Op::MaxPool(_) => "max-pool",
+            Op::AvgPool { .. } => "avg-pool",
+            Op::Flatten => "flatten",
+            Op::Add => "add",
+            Op::LayerNorm { .. } => "layernorm",
+            Op::Attention { .. } => "attention",
+            Op::Gelu(_) => "gelu",
+            Op::Relu => "relu",
+            Op::MeanPool => "mean-pool",
+            Op::L2Normalize => "l2-normalize",
+        }
+    }
+
+    /// Whether the op needs a family's transformer layers (GELU, softmax, LayerNorm).
+    pub fn needs_transformer_layers(&self) -> bool {
+        matches!(self, Op::Gelu(_) | Op::Attention { .. } | Op::LayerNorm { .. })
+    }
+
     /// The weights the operation reads.
     pub fn weights(&self) -> Vec<&String> {
         match self {
             Op::Embedding { table } | Op::Positions { table } | Op::RowBroadcast { table, .. } => vec![table],
-            Op::Linear { weight, bias } => std::iter::once(weight).chain(bias).collect(),
+            Op::Linear { weight, bias } | Op::Conv2d { weight, bias, .. } => {
+                std::iter::once(weight).chain(bias).collect()
+            }
             Op::LayerNorm { gamma, beta, .. } => vec![gamma, beta],
             _ => vec![],
         }
+    }
+}
+
+impl Graph {
+    /// The shape of every value for an input of `n` tokens (or `n` images), checking that each
+    /// node fits its inputs and weights; the errors name the node.
+    pub fn shapes(&self, n: usize) -> Result<Vec<Vec<usize>>> {
+        self.validate()?;
+        let mut shapes: Vec<Vec<usize>> = Vec::with_capacity(self.nodes.len());
+        for (i, node) in self.nodes.iter().enumerate() {
+            let bad = |what: String| NnError::Invalid(format!("node {i} ({}): {what}", node.op.name()));
+            let input = |k: usize| -> Result<&Vec<usize>> {
+                node.inputs.get(k).map(|&v| &shapes[v]).ok_or_else(|| bad(format!("needs input {k}")))
+            };
+            let w = |name: &String| &self.weights[name];
+            let image = |k: usize| -> Result<[usize; 4]> {
+                let s = input(k)?;
+                <[usize; 4]>::try_from(s.as_slice())
+                    .map_err(|_| bad(format!("input of shape {s:?}, not [B, H, W, C]")))
+            };
+            let matrix = |k: usize| -> Result<[usize; 2]> {
+                let s = input(k)?;
+                <[usize; 2]>::try_from(s.as_slice())
+                    .map_err(|_| bad(format!("input of shape {s:?}, not a matrix")))
+            };
+            let table = |name: &String| -> Result<[usize; 2]> {
+                <[usize; 2]>::try_from(w(name).as_slice()).map_err(|_| bad(format!("{name} is not a matrix")))
+            };
+            let vector = |name: &Option<String>, len: usize| -> Result<()> {
+                match name {
+                    Some(b) if w(b) != &vec![len] => {
+                        Err(bad(format!("bias {b} of shape {:?}, not [{len}]", w(b))))
+                    }
+                    _ => Ok(()),
+                }
+            };
+            let shape = match &node.op {
+                Op::Tokens => vec![n],
+                Op::Image { channels, height, width } => vec![n, *height, *width, *channels],
+                Op::Embedding { table: t } => vec![input(0)?[0], table(t)?[1]],
+                Op::Positions { table: t } => {
+                    let [p, h] = table(t)?;
+                    if input(0)?[0] > p {
+                        return Err(bad(format!("{} tokens, at most {p} positions", input(0)?[0])));
+                    }
+                    vec![input(0)?[0], h]
+                }
+                Op::RowBroadcast { table: t, row } => {
+                    let [rows, h] = table(t)?;
+                    if *row >= rows {
+                        return Err(bad(format!("row {row} of a table of {rows}")));
+                    }
+                    vec![input(0)?[0], h]
+                }
+                Op::Linear { weight, bias } => {
+                    let ([rows, k], [wk, out]) = (matrix(0)?, table(weight)?);
+                    if k != wk {
+                        return Err(bad(format!("input of width {k}, weight {weight} is {wk}x{out}")));
+                    }
+                    vector(bias, out)?;
+                    vec![rows, out]
+                }
+                Op::Conv2d { weight, bias, window } => {
+                    let [b, h, wd, c] = image(0)?;
+                    let ws = w(weight);
+                    if ws.len() != 4 || ws[..3] != [window.kernel[0], window.kernel[1], c] {
+                        return Err(bad(format!(
+                            "weight {weight} of shape {ws:?}, expected [{}, {}, {c}, out]",
+                            window.kernel[0], window.kernel[1]
+                        )));
+                    }
+                    vector(bias, ws[3])?;
+                    let (oh, ow) = window.output(h, wd).map_err(|e| bad(e.to_string()))?;
+                    vec![b, oh, ow, ws[3]]
+                }
+                Op::MaxPool(window) | Op::AvgPool { window, .. } => {
+                    let [b, h, wd, c] = image(0)?;
+                    let (oh, ow) = window.output(h, wd).map_err(|e| bad(e.to_string()))?;
+                    vec![b, oh, ow, c]
+                }
+                Op::Flatten => {
+                    let [b, h, wd, c] = image(0)?;
+                    vec![b, h * wd * c]
+                }
+                Op::Add => {
+                    let (a, b) = (input(0)?, input(1)?);
+                    if a != b {
+                        return Err(bad(format!("shapes {a:?} and {b:?}")));
+                    }
+                    a.clone()
+                }
+                Op::LayerNorm { gamma, beta, .. } => {
+                    let [rows, k] = matrix(0)?;
+                    vector(&Some(gamma.clone()), k)?;
+                    vector(&Some(beta.clone()), k)?;
+                    vec![rows, k]
+                }
+                Op::Attention { heads, .. } => {
+                    let [t, h] = matrix(0)?;
+                    if *heads == 0
+                        || !h.is_multiple_of(*heads)
+                        || input(1)? != input(0)?
+                        || input(2)? != input(0)?
+                    {
+                        return Err(bad(format!(
+                            "{heads} heads on q, k, v of shapes {:?}, {:?}, {:?}",
+                            input(0)?,
+                            input(1)?,
+                            input(2)?
+                        )));
+                    }
+                    vec![t, h]
+                }
+                Op::Gelu(_) | Op::Relu => input(0)?.clone(),
+                Op::MeanPool => vec![1, matrix(0)?[1]],
+                Op::L2Normalize => matrix(0)?.to_vec(),
+            };
+            shapes.push(shape);
+        }
+        Ok(shapes)
     }
 }

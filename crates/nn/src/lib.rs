@@ -1,14 +1,19 @@
-//! Veil's model layer: the model IR ([`graph`]), loaders (Hugging Face BERT-family folders,
-//! [`bert`]; the tokenizer, [`tokenizer`]; weights, [`weights`]), the float reference
-//! executor ([`float`]) and the secure executor over any family that has the needed
-//! capabilities ([`secure`]).
+//! Veil's model layer: the model IR ([`graph`], with the CNN layers' index maps in [`cnn`]),
+//! loaders (Hugging Face BERT-family folders, [`bert`]; the tokenizer, [`tokenizer`]; ONNX
+//! CNNs, [`onnx`]; weights, [`weights`]), the float reference executor ([`float`]) and the
+//! secure executor over any family that has the needed capabilities ([`secure`]).
 
 pub mod bert;
+pub mod cnn;
 pub mod error;
 pub mod float;
 pub mod graph;
+pub mod input;
+pub mod onnx;
+pub mod onnx_proto;
 pub mod secure;
 pub mod tokenizer;
 pub mod weights;
 
 pub use error::{NnError, Result};
+pub use input::Input;

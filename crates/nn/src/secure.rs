@@ -1,11 +1,20 @@
 //! The secure executor: the graph on secret shares, over any family with the capabilities it
-//! needs ([`SecureBackend`]), among compute servers, a data owner and a model owner.
+//! needs, among compute servers, a data owner and a model owner. [`run_secure`] takes a family
+//! with transformer layers (`mosformer`) and runs any graph; [`run_secure_cnn`] takes any
+//! [`SecureBackend`] (`aegis` too) and runs graphs without GELU, softmax or LayerNorm, and
+//! says which node needs them otherwise, before anything is shared.
 //!
 //! **Roles.** The model owner shares each weight, encoded in fixed point, when the graph first
-//! needs it; the data owner shares the one-hot matrix of its token ids (so the embedding
-//! lookup is a secret matrix product and the ids are never opened); the servers run the graph;
-//! after every deferred check of the family has passed, the output is revealed to the data
-//! owner only. What is public: the graph, the weights' shapes and the number of tokens.
+//! needs it; the data owner shares its images, or the one-hot matrix of its token ids (so the
+//! embedding lookup is a secret matrix product and the ids are never opened); the servers run
+//! the graph; after every deferred check of the family has passed, the output is revealed to
+//! the data owner only. What is public: the graph, the weights' shapes and the input's size
+//! (the number of tokens or of images).
+//!
+//! **CNN layers** are index maps ([`crate::cnn`], applied to shares with the local
+//! [`Layout::gather`]) around the family's operations: a convolution is im2col then one
+//! fixed-point matrix product; max pooling is the windows then the family's maximum over each
+//! row; average pooling sums the windows and divides by a public count.
 //!
 //! **Where the float graph is changed** (reported in [`SecureRun::client_side`] and the module
 //! docs of the family): `L2Normalize`, when it ends the graph, is applied by the data owner to
@@ -17,18 +26,20 @@
 //! weights still to be used.
 
 use serde::Serialize;
-use veil_mpc::traits::{Layout, NonLinear, Owners};
+use veil_mpc::traits::{Layout, NonLinear, Owners, TransformerOps};
 use veil_mpc::{Ctx, PartyId};
 use veil_ring::{Ring, Z2k, Z64};
 use veil_tensor::Tensor;
 
+use crate::cnn::{self, PadFill};
 use crate::error::{NnError, Result};
 use crate::float::{Mat, l2_normalize};
 use crate::graph::{Graph, Op};
+use crate::input::Input;
 use crate::weights::{FloatTensor, Weights};
 
-/// What a family needs to run a model: fixed-point non-linear layers, local layout changes and
-/// input owners, all on 64-bit shares.
+/// What a family needs to run a CNN: fixed-point arithmetic, ReLU and maxima, local layout
+/// changes and input owners, all on 64-bit shares. Transformers need [`TransformerOps`] too.
 pub trait SecureBackend: NonLinear<Z64> + Layout<Z64> + Owners<Z64> {}
 impl<T: NonLinear<Z64> + Layout<Z64> + Owners<Z64>> SecureBackend for T {}
 
@@ -46,8 +57,8 @@ pub struct Roles {
 pub enum Contribution<'a> {
     /// A compute server: nothing but its work.
     Server,
-    /// The data owner's token ids.
-    Data(&'a [u32]),
+    /// The data owner's input.
+    Data(Input<'a>),
     /// The model owner's weights (in the graph's layout).
     Model(&'a Weights),
 }
@@ -78,14 +89,17 @@ pub struct SecureRun {
     pub nodes: Vec<NodeCost>,
 }
 
-/// Fixed-point encoding with `f` fractional bits, refusing values the ring cannot hold with
-/// room for products (`|v| < 2^{62-2f}`... is too strict for weights; the bound used is
-/// `2^{63-f-1}`, the encoding's own range).
+/// Fixed-point encoding with `f` fractional bits, refusing values the encoding cannot hold
+/// (`|v| ≥ 2^{62-f}`, which leaves a bit for the sum of two encodings).
 fn encode(t: &FloatTensor, f: u32, what: &str) -> Result<Tensor<Z64>> {
+    encode_values(&t.data, t.shape.clone(), f, what)
+}
+
+fn encode_values(values: &[f32], shape: Vec<usize>, f: u32, what: &str) -> Result<Tensor<Z64>> {
     let scale = f64::from(1u32 << f);
     let limit = 2f64.powi(62 - f as i32);
-    let mut data = Vec::with_capacity(t.data.len());
-    for (i, &v) in t.data.iter().enumerate() {
+    let mut data = Vec::with_capacity(values.len());
+    for (i, &v) in values.iter().enumerate() {
         let v = f64::from(v);
         if !v.is_finite() || v.abs() >= limit {
             return Err(NnError::Range(format!(
@@ -94,55 +108,104 @@ fn encode(t: &FloatTensor, f: u32, what: &str) -> Result<Tensor<Z64>> {
         }
         data.push(Z64::from_i64((v * scale).round() as i64));
     }
-    Ok(Tensor::new(t.shape.clone(), data).map_err(veil_mpc::MpcError::from)?)
+    Ok(Tensor::new(shape, data).map_err(veil_mpc::MpcError::from)?)
 }
 
+/// The output as a matrix: the last axis is the columns.
 fn decode(t: &Tensor<Z64>, f: u32) -> Result<Mat> {
-    let [rows, cols] = t.shape()[..] else {
-        return Err(NnError::Invalid(format!("output of shape {:?}", t.shape())));
-    };
+    let cols = *t.shape().last().ok_or_else(|| NnError::Invalid("a scalar output".into()))?;
     let scale = f64::from(1u32 << f);
-    Ok(Mat { rows, cols, data: t.data().iter().map(|v| v.to_signed() as f64 / scale).collect() })
+    Ok(Mat {
+        rows: t.len() / cols.max(1),
+        cols,
+        data: t.data().iter().map(|v| v.to_signed() as f64 / scale).collect(),
+    })
 }
 
-fn op_name(op: &Op) -> &'static str {
-    match op {
-        Op::Tokens => "tokens",
-        Op::Embedding { .. } => "embedding",
-        Op::Positions { .. } => "positions",
-        Op::RowBroadcast { .. } => "row-broadcast",
-        Op::Linear { .. } => "linear",
-        Op::Add => "add",
-        Op::LayerNorm { .. } => "layernorm",
-        Op::Attention { .. } => "attention",
-        Op::Gelu(_) => "gelu",
-        Op::Relu => "relu",
-        Op::MeanPool => "mean-pool",
-        Op::L2Normalize => "l2-normalize",
+/// How the executor reaches a family's transformer layers: [`WithTransformer`] calls them,
+/// [`CnnOnly`] has none (and [`run_secure_cnn`] refuses graphs that need them up front).
+trait TransformerLayers<B: SecureBackend> {
+    /// Runs a GELU, LayerNorm or attention node.
+    fn node(&self, b: &mut B, ctx: &mut Ctx, op: &Op, x: &[&B::Share], w: &[B::Share]) -> Result<B::Share>;
+}
+
+struct WithTransformer;
+struct CnnOnly;
+
+impl<B: SecureBackend + TransformerOps<Z64>> TransformerLayers<B> for WithTransformer {
+    fn node(&self, b: &mut B, ctx: &mut Ctx, op: &Op, x: &[&B::Share], w: &[B::Share]) -> Result<B::Share> {
+        Ok(match (op, x, w) {
+            (Op::Gelu(_), [x], _) => b.gelu(ctx, x)?,
+            (Op::LayerNorm { .. }, [x], [gamma, beta]) => {
+                let s = b.shape_of(x);
+                b.layernorm(ctx, x, gamma, beta, s[0], s[1])?
+            }
+            (Op::Attention { heads, causal }, [q, k, v], _) => attention(b, ctx, q, k, v, *heads, *causal)?,
+            _ => return Err(NnError::Invalid(format!("{} is not a transformer layer", op.name()))),
+        })
     }
 }
 
-/// Runs `graph` on `tokens` token ids. Every party of the session calls it with its
-/// [`Contribution`]; the family instance `b` is this party's. The model owner needs no token
-/// count (it shares the weights whatever the input).
-pub fn run_secure<B: SecureBackend>(
+impl<B: SecureBackend> TransformerLayers<B> for CnnOnly {
+    fn node(&self, _: &mut B, _: &mut Ctx, op: &Op, _: &[&B::Share], _: &[B::Share]) -> Result<B::Share> {
+        Err(NnError::Unsupported(format!("{} needs a family with transformer layers", op.name())))
+    }
+}
+
+/// Runs `graph` on an input of size `n` (tokens or images) over a family with transformer
+/// layers. Every party of the session calls it with its [`Contribution`]; the family instance
+/// `b` is this party's. The model owner's `n` is not used (it shares the weights whatever the
+/// input).
+pub fn run_secure<B: SecureBackend + TransformerOps<Z64>>(
     b: &mut B,
     ctx: &mut Ctx,
     graph: &Graph,
-    tokens: usize,
+    n: usize,
     roles: Roles,
     mine: Contribution<'_>,
+) -> Result<SecureRun> {
+    run_with(b, ctx, graph, n, roles, mine, &WithTransformer)
+}
+
+/// [`run_secure`] over a family without transformer layers (a CNN family): a graph with
+/// GELU, softmax (attention) or LayerNorm is refused before anything is shared.
+pub fn run_secure_cnn<B: SecureBackend>(
+    b: &mut B,
+    ctx: &mut Ctx,
+    graph: &Graph,
+    n: usize,
+    roles: Roles,
+    mine: Contribution<'_>,
+) -> Result<SecureRun> {
+    if let Some((i, node)) = graph.nodes.iter().enumerate().find(|(_, nd)| nd.op.needs_transformer_layers()) {
+        return Err(NnError::Unsupported(format!(
+            "node {i} ({}) needs transformer layers (GELU, softmax, LayerNorm), which this family lacks",
+            node.op.name()
+        )));
+    }
+    run_with(b, ctx, graph, n, roles, mine, &CnnOnly)
+}
+
+fn run_with<B: SecureBackend, L: TransformerLayers<B>>(
+    b: &mut B,
+    ctx: &mut Ctx,
+    graph: &Graph,
+    n: usize,
+    roles: Roles,
+    mine: Contribution<'_>,
+    layers: &L,
 ) -> Result<SecureRun> {
     graph.validate()?;
     let me = ctx.party();
     let servers = b.servers();
     let expected_role = match mine {
         Contribution::Server => me < servers,
-        Contribution::Data(ids) => {
-            if ids.len() != tokens {
+        Contribution::Data(input) => {
+            input.check(graph)?;
+            if input.size() != n {
                 return Err(NnError::Invalid(format!(
-                    "{} token ids, the session declares {tokens}",
-                    ids.len()
+                    "an input of size {}, the session declares {n}",
+                    input.size()
                 )));
             }
             me == roles.data_owner
@@ -155,8 +218,8 @@ pub fn run_secure<B: SecureBackend>(
             mine = std::mem::discriminant(&mine)
         )));
     }
-    if tokens == 0 && !matches!(mine, Contribution::Model(_)) {
-        return Err(NnError::Invalid("no tokens".into()));
+    if n == 0 && !matches!(mine, Contribution::Model(_)) {
+        return Err(NnError::Invalid("an empty input".into()));
     }
     let f = b.frac_bits();
     let last = graph.output()?;
@@ -182,20 +245,12 @@ pub fn run_secure<B: SecureBackend>(
             }
             Ok(run)
         }
-        Contribution::Data(ids) => {
-            let vocab = embedding_rows(graph)?;
-            let mut onehot = vec![Z64::ZERO; tokens * vocab];
-            for (i, &id) in ids.iter().enumerate() {
-                if id as usize >= vocab {
-                    return Err(NnError::Invalid(format!("token id {id} outside the vocabulary of {vocab}")));
-                }
-                onehot[i * vocab + id as usize] = Z64::from_i64(1 << f);
-            }
-            let onehot = Tensor::new(vec![tokens, vocab], onehot).map_err(veil_mpc::MpcError::from)?;
-            b.share_from_owner(ctx, me, Some(&onehot), &[tokens, vocab])?;
-            let shape = output_shape(graph, out_value, tokens)?;
+        Contribution::Data(input) => {
+            let shapes = graph.shapes(n)?;
+            let (value, shape) = encode_input(graph, input, f)?;
+            b.share_from_owner(ctx, me, Some(&value), &shape)?;
             let t = b
-                .reveal_to_owner(ctx, None, me, &shape)?
+                .reveal_to_owner(ctx, None, me, &shapes[out_value])?
                 .ok_or_else(|| NnError::Invalid("the data owner received no output".into()))?;
             let mut out = decode(&t, f)?;
             if normalize_at_client {
@@ -205,11 +260,37 @@ pub fn run_secure<B: SecureBackend>(
             Ok(run)
         }
         Contribution::Server => {
-            let out = serve(b, ctx, graph, tokens, roles, out_value, &mut run.nodes)?;
+            let out = serve(b, ctx, graph, n, roles, out_value, &mut run.nodes, layers)?;
             b.check(ctx)?;
             let shape = b.shape_of(&out);
             b.reveal_to_owner(ctx, Some(&out), roles.data_owner, &shape)?;
             Ok(run)
+        }
+    }
+}
+
+/// What the data owner shares: the one-hot matrix of its token ids `[T, V]`, or its images
+/// in the channels-last layout `[B, H, W, C]`, in fixed point.
+fn encode_input(graph: &Graph, input: Input<'_>, f: u32) -> Result<(Tensor<Z64>, Vec<usize>)> {
+    match input {
+        Input::Tokens(ids) => {
+            let vocab = embedding_rows(graph)?;
+            let mut onehot = vec![Z64::ZERO; ids.len() * vocab];
+            for (i, &id) in ids.iter().enumerate() {
+                if id as usize >= vocab {
+                    return Err(NnError::Invalid(format!("token id {id} outside the vocabulary of {vocab}")));
+                }
+                onehot[i * vocab + id as usize] = Z64::from_i64(1 << f);
+            }
+            let shape = vec![ids.len(), vocab];
+            Ok((Tensor::new(shape.clone(), onehot).map_err(veil_mpc::MpcError::from)?, shape))
+        }
+        Input::Images(img) => {
+            let [b, c, h, w] = <[usize; 4]>::try_from(img.shape.as_slice())
+                .map_err(|_| NnError::Invalid(format!("images of shape {:?}", img.shape)))?;
+            let nhwc = cnn::gather(&img.data, &cnn::nchw_to_nhwc([b, c, h, w]), 0.0)?;
+            let shape = vec![b, h, w, c];
+            Ok((encode_values(&nhwc, shape.clone(), f, "image")?, shape))
         }
     }
 }
@@ -231,59 +312,50 @@ fn embedding_rows(graph: &Graph) -> Result<usize> {
         .ok_or_else(|| NnError::Unsupported("a graph without a token embedding".into()))
 }
 
-/// The output's shape: `[1, H]` after mean pooling, `[T, H]` otherwise.
-fn output_shape(graph: &Graph, v: usize, tokens: usize) -> Result<Vec<usize>> {
-    let mut rows = tokens;
-    let mut cols = 0;
-    for (i, n) in graph.nodes.iter().enumerate().take(v + 1) {
-        match &n.op {
-            Op::MeanPool => rows = 1,
-            Op::Embedding { table } | Op::Positions { table } | Op::RowBroadcast { table, .. } => {
-                cols = graph.weights[table][1];
-            }
-            Op::Linear { weight, .. } => cols = graph.weights[weight][1],
-            _ => {}
-        }
-        if i == v {
-            return Ok(vec![rows, cols]);
-        }
-    }
-    Err(NnError::Invalid(format!("no value {v}")))
+fn image_shape<B: SecureBackend>(b: &B, x: &B::Share) -> Result<[usize; 4]> {
+    let s = b.shape_of(x);
+    <[usize; 4]>::try_from(s.as_slice())
+        .map_err(|_| NnError::Invalid(format!("a value of shape {s:?}, not an image")))
 }
 
 /// The servers' walk over the graph; returns the share of value `out`.
-fn serve<B: SecureBackend>(
+#[allow(clippy::too_many_arguments)]
+fn serve<B: SecureBackend, L: TransformerLayers<B>>(
     b: &mut B,
     ctx: &mut Ctx,
     graph: &Graph,
-    t: usize,
+    n: usize,
     roles: Roles,
     out: usize,
     costs: &mut Vec<NodeCost>,
+    layers: &L,
 ) -> Result<B::Share> {
+    let shapes = graph.shapes(n)?;
     let mut last_use = vec![0usize; graph.nodes.len()];
-    for (i, n) in graph.nodes.iter().enumerate() {
-        for &v in &n.inputs {
+    for (i, nd) in graph.nodes.iter().enumerate() {
+        for &v in &nd.inputs {
             last_use[v] = i;
         }
     }
     last_use[out] = usize::MAX;
     let mut weight_last_use = std::collections::BTreeMap::new();
-    for (i, n) in graph.nodes.iter().enumerate() {
-        for w in n.op.weights() {
+    for (i, nd) in graph.nodes.iter().enumerate() {
+        for w in nd.op.weights() {
             weight_last_use.insert(w, i);
         }
     }
+    let f = b.frac_bits();
+    let owner_input = |b: &mut B, ctx: &mut Ctx, owner: PartyId, shape: &[usize]| -> Result<B::Share> {
+        b.share_from_owner(ctx, owner, None, shape)?
+            .ok_or_else(|| NnError::Invalid("a server got no share of an owner's input".into()))
+    };
     let mut values: Vec<Option<B::Share>> = vec![None; graph.nodes.len()];
     let mut shared = std::collections::BTreeMap::new();
     for (i, node) in graph.nodes.iter().enumerate().take(out + 1) {
         let (bytes0, start) = (ctx.stats().total().bytes_sent, std::time::Instant::now());
         for name in node.op.weights() {
             if !shared.contains_key(name) {
-                let shape = &graph.weights[name];
-                let s = b
-                    .share_from_owner(ctx, roles.model_owner, None, shape)?
-                    .ok_or_else(|| NnError::Invalid("a server got no weight share".into()))?;
+                let s = owner_input(b, ctx, roles.model_owner, &graph.weights[name])?;
                 shared.insert(name.clone(), s);
             }
         }
@@ -295,43 +367,65 @@ fn serve<B: SecureBackend>(
         };
         let v = match &node.op {
             Op::Tokens => None,
+            Op::Image { .. } => Some(owner_input(b, ctx, roles.data_owner, &shapes[0])?),
             Op::Embedding { table } => {
                 let rows = graph.weights[table][0];
-                let onehot = b
-                    .share_from_owner(ctx, roles.data_owner, None, &[t, rows])?
-                    .ok_or_else(|| NnError::Invalid("a server got no input share".into()))?;
+                let onehot = owner_input(b, ctx, roles.data_owner, &[n, rows])?;
                 Some(b.matmul_fixed(ctx, &onehot, &w(table)?)?)
             }
-            Op::Positions { table } => {
-                let p = graph.weights[table][0];
-                if t > p {
-                    return Err(NnError::Invalid(format!("{t} tokens, at most {p} positions")));
-                }
-                Some(b.slice(&w(table)?, 0, 0..t)?)
-            }
+            Op::Positions { table } => Some(b.slice(&w(table)?, 0, 0..n)?),
             Op::RowBroadcast { table, row } => {
-                Some(repeat_row(b, &b.slice(&w(table)?, 0, *row..*row + 1)?, t)?)
+                Some(repeat_row(b, &b.slice(&w(table)?, 0, *row..*row + 1)?, n)?)
             }
             Op::Linear { weight, bias } => {
                 let y = b.matmul_fixed(ctx, x(0)?, &w(weight)?)?;
-                Some(match bias {
-                    Some(bias) => {
-                        let n = graph.weights[bias][0];
-                        let rows = b.shape_of(&y)[0];
-                        let row = b.reshape(&w(bias)?, &[1, n])?;
-                        b.add(&y, &repeat_row(b, &row, rows)?)?
-                    }
-                    None => y,
-                })
+                Some(add_bias(b, y, bias.as_ref().map(&w).transpose()?)?)
+            }
+            Op::Conv2d { weight, bias, window } => {
+                let (idx, [rows, cols]) = cnn::im2col(image_shape(b, x(0)?)?, window)?;
+                let patches = b.gather(x(0)?, &idx, &[rows, cols])?;
+                let kernel = b.reshape(&w(weight)?, &[cols, shapes[i][3]])?;
+                let y = b.matmul_fixed(ctx, &patches, &kernel)?;
+                let y = add_bias(b, y, bias.as_ref().map(&w).transpose()?)?;
+                Some(b.reshape(&y, &shapes[i])?)
+            }
+            Op::MaxPool(window) => {
+                let (idx, [rows, k], _) = cnn::windows(image_shape(b, x(0)?)?, window, PadFill::Repeat)?;
+                let win = b.gather(x(0)?, &idx, &[rows, k])?;
+                let m = b.max_rows(ctx, &win, rows, k)?;
+                Some(b.reshape(&m, &shapes[i])?)
+            }
+            Op::AvgPool { window, count_pad } => {
+                let (idx, [rows, k], counts) = cnn::windows(image_shape(b, x(0)?)?, window, PadFill::Zero)?;
+                let win = b.gather(x(0)?, &idx, &[rows, k])?;
+                let mut sum = b.slice(&win, 1, 0..1)?;
+                for j in 1..k {
+                    sum = b.add(&sum, &b.slice(&win, 1, j..j + 1)?)?;
+                }
+                let mean = if *count_pad || counts.iter().all(|&c| c == k) {
+                    b.div_public(ctx, &sum, k as u64)?
+                } else {
+                    // Σ · ⌊2^f / count⌉ / 2^f, a public multiplier per window.
+                    let inv: Vec<Z64> = counts
+                        .iter()
+                        .map(|&c| Z64::from_i64(((1u64 << f) as f64 / c as f64).round() as i64))
+                        .collect();
+                    let inv = Tensor::new(vec![rows, 1], inv).map_err(veil_mpc::MpcError::from)?;
+                    b.div_public(ctx, &b.mul_public(&sum, &inv)?, 1 << f)?
+                };
+                Some(b.reshape(&mean, &shapes[i])?)
+            }
+            Op::Flatten => {
+                let s = image_shape(b, x(0)?)?;
+                Some(b.gather(x(0)?, &cnn::flatten(s), &shapes[i])?)
             }
             Op::Add => Some(b.add(x(0)?, x(1)?)?),
-            Op::LayerNorm { gamma, beta, .. } => {
-                let s = b.shape_of(x(0)?);
-                Some(b.layernorm(ctx, x(0)?, &w(gamma)?, &w(beta)?, s[0], s[1])?)
-            }
-            Op::Attention { heads, causal } => Some(attention(b, ctx, x(0)?, x(1)?, x(2)?, *heads, *causal)?),
-            Op::Gelu(_) => Some(b.gelu(ctx, x(0)?)?),
             Op::Relu => Some(b.relu(ctx, x(0)?)?),
+            op @ (Op::Gelu(_) | Op::LayerNorm { .. } | Op::Attention { .. }) => {
+                let xs = (0..node.inputs.len()).map(x).collect::<Result<Vec<_>>>()?;
+                let ws = op.weights().into_iter().map(&w).collect::<Result<Vec<_>>>()?;
+                Some(layers.node(b, ctx, op, &xs, &ws)?)
+            }
             Op::MeanPool => {
                 let s = b.shape_of(x(0)?);
                 let mut sum = b.slice(x(0)?, 0, 0..1)?;
@@ -355,7 +449,7 @@ fn serve<B: SecureBackend>(
         }
         costs.push(NodeCost {
             node: i,
-            op: op_name(&node.op),
+            op: node.op.name(),
             scope: node.scope.clone(),
             bytes: ctx.stats().total().bytes_sent - bytes0,
             seconds: start.elapsed().as_secs_f64(),
@@ -364,13 +458,22 @@ fn serve<B: SecureBackend>(
     values[out].take().ok_or_else(|| NnError::Invalid("the output was not computed".into()))
 }
 
-/// `[1, n]` repeated into `[rows, n]`, local.
-fn repeat_row<B: SecureBackend>(b: &B, row: &B::Share, rows: usize) -> Result<B::Share> {
-    let parts: Vec<&B::Share> = std::iter::repeat_n(row, rows).collect();
-    Ok(b.concat(&parts, 0)?)
+/// `y + bias` with the bias repeated over the rows of `y: [rows, n]`.
+fn add_bias<B: SecureBackend>(b: &B, y: B::Share, bias: Option<B::Share>) -> Result<B::Share> {
+    let Some(bias) = bias else { return Ok(y) };
+    let s = b.shape_of(&y);
+    let row = b.reshape(&bias, &[1, s[1]])?;
+    Ok(b.add(&y, &repeat_row(b, &row, s[0])?)?)
 }
 
-fn attention<B: SecureBackend>(
+/// `[1, n]` repeated into `[rows, n]`, local.
+fn repeat_row<B: SecureBackend>(b: &B, row: &B::Share, rows: usize) -> Result<B::Share> {
+    let cols = b.shape_of(row)[1];
+    let idx: Vec<Option<usize>> = (0..rows * cols).map(|e| Some(e % cols)).collect();
+    Ok(b.gather(row, &idx, &[rows, cols])?)
+}
+
+fn attention<B: SecureBackend + TransformerOps<Z64>>(
     b: &mut B,
     ctx: &mut Ctx,
     q: &B::Share,

@@ -74,7 +74,7 @@ pub fn read_safetensors(path: &Path) -> Result<Weights> {
 }
 
 /// IEEE half to single precision.
-fn f16_to_f32(h: u16) -> f32 {
+pub(crate) fn f16_to_f32(h: u16) -> f32 {
     let sign = u32::from(h >> 15) << 31;
     let exp = u32::from((h >> 10) & 0x1f);
     let frac = u32::from(h & 0x3ff);

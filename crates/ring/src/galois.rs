@@ -65,18 +65,24 @@ impl Gr {
         Gr(c)
     }
 
-    /// `self · other mod f`: schoolbook product (127 coefficients), then `x^64 ≡ −(x^4 + x^3 +
-    /// x + 1)` folds the high half down, from the top.
+    /// Whether only the constant coefficient may be nonzero (an embedded `Z_2^64` value).
+    pub fn is_constant(&self) -> bool {
+        self.0[1..].iter().all(|&c| c == 0)
+    }
+
+    /// `self · other mod f`: a scaling when either factor is an embedded constant (lifted
+    /// products start that way), otherwise a Karatsuba product (127 coefficients, 1728
+    /// word products instead of the schoolbook's 4096), then `x^64 ≡ −(x^4 + x^3 + x + 1)`
+    /// folds the high half down, from the top.
     pub fn mul(&self, other: &Gr) -> Gr {
-        let mut wide = [0u64; 2 * GR_DEGREE - 1];
-        for (i, &a) in self.0.iter().enumerate() {
-            if a == 0 {
-                continue;
-            }
-            for (j, &b) in other.0.iter().enumerate() {
-                wide[i + j] = wide[i + j].wrapping_add(a.wrapping_mul(b));
-            }
+        if other.is_constant() {
+            return self.scale(other.0[0]);
         }
+        if self.is_constant() {
+            return other.scale(self.0[0]);
+        }
+        let mut wide = [0u64; 2 * GR_DEGREE];
+        karatsuba(&self.0, &other.0, &mut wide);
         for k in (GR_DEGREE..2 * GR_DEGREE - 1).rev() {
             let top = wide[k];
             for e in F_LOW {
@@ -91,6 +97,38 @@ impl Gr {
     /// Little-endian bytes (512).
     pub fn to_bytes(&self) -> Vec<u8> {
         self.0.iter().flat_map(|v| v.to_le_bytes()).collect()
+    }
+}
+
+/// `out += a·b` for polynomials of `n` coefficients (`n` a power of two, `out` of `2n`), over
+/// `Z_2^64` (wrapping): Karatsuba's `(a_lo + a_hi·x^h)(b_lo + b_hi·x^h) = z0 + z1·x^h +
+/// z2·x^2h` with `z1 = (a_lo + a_hi)(b_lo + b_hi) − z0 − z2`, down to 8 coefficients.
+fn karatsuba(a: &[u64], b: &[u64], out: &mut [u64]) {
+    let n = a.len();
+    if n <= 16 {
+        for (i, &x) in a.iter().enumerate() {
+            for (j, &y) in b.iter().enumerate() {
+                out[i + j] = out[i + j].wrapping_add(x.wrapping_mul(y));
+            }
+        }
+        return;
+    }
+    let h = n / 2;
+    let mut z0 = [0u64; GR_DEGREE];
+    let mut z2 = [0u64; GR_DEGREE];
+    let mut z1 = [0u64; GR_DEGREE];
+    karatsuba(&a[..h], &b[..h], &mut z0[..n]);
+    karatsuba(&a[h..], &b[h..], &mut z2[..n]);
+    let (mut sa, mut sb) = ([0u64; GR_DEGREE / 2], [0u64; GR_DEGREE / 2]);
+    for i in 0..h {
+        sa[i] = a[i].wrapping_add(a[h + i]);
+        sb[i] = b[i].wrapping_add(b[h + i]);
+    }
+    karatsuba(&sa[..h], &sb[..h], &mut z1[..n]);
+    for i in 0..n {
+        out[i] = out[i].wrapping_add(z0[i]);
+        out[n + i] = out[n + i].wrapping_add(z2[i]);
+        out[h + i] = out[h + i].wrapping_add(z1[i].wrapping_sub(z0[i]).wrapping_sub(z2[i]));
     }
 }
 
@@ -175,6 +213,19 @@ mod tests {
             assert_eq!(Gr::embed(s).mul(&Gr::embed(t)), Gr::embed(s.wrapping_mul(t)));
             assert_eq!(Gr::embed(s).add(&Gr::embed(t)), Gr::embed(s.wrapping_add(t)));
             assert_eq!(a.scale(s), a.mul(&Gr::embed(s)));
+        }
+        // Karatsuba agrees with the schoolbook product.
+        for _ in 0..20 {
+            let (a, b) = (Gr::random(&mut rng), Gr::random(&mut rng));
+            let mut school = [0u64; 2 * GR_DEGREE];
+            for i in 0..GR_DEGREE {
+                for j in 0..GR_DEGREE {
+                    school[i + j] = school[i + j].wrapping_add(a.0[i].wrapping_mul(b.0[j]));
+                }
+            }
+            let mut fast = [0u64; 2 * GR_DEGREE];
+            karatsuba(&a.0, &b.0, &mut fast);
+            assert_eq!(school, fast);
         }
         // x^63 · x = x^64 = −(x^4 + x^3 + x + 1).
         let mut x63 = Gr::ZERO;

@@ -16,7 +16,7 @@ use veil_mosformer::offline::{OFFLINE_PHASE, Offline, nested_offline_seconds};
 use veil_mosformer::rss::Rss;
 use veil_mosformer::{Mosformer, Security};
 use veil_mpc::harness::{SimConfig, all_ok, simulate_with};
-use veil_mpc::traits::{FixedPoint, Linear, NonLinear, Sharing};
+use veil_mpc::traits::{FixedPoint, Linear, NonLinear, Sharing, TransformerOps};
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::{Ring, Z64};
 use veil_tensor::Tensor;

@@ -15,6 +15,7 @@ use veil_mosformer::offline::{OFFLINE_PHASE, Offline, nested_offline_seconds};
 use veil_mosformer::{Mosformer, Security};
 use veil_mpc::harness::{SimConfig, simulate_tcp_with, simulate_with};
 use veil_mpc::{Ctx, MpcError, PartyId};
+use veil_nn::Input;
 use veil_nn::bert::{Model, load_hf, tokenize};
 use veil_nn::float::run_float;
 use veil_nn::secure::{Contribution, NodeCost, Roles, run_secure};
@@ -167,9 +168,9 @@ pub fn inference_party(
     let tokens = handshake(ctx, model, ids)?;
     let mine = match me {
         0..=2 => Contribution::Server,
-        DATA_OWNER => Contribution::Data(
+        DATA_OWNER => Contribution::Data(Input::Tokens(
             ids.ok_or_else(|| MpcError::Invalid("the data owner needs the token ids".into()))?,
-        ),
+        )),
         MODEL_OWNER => Contribution::Model(
             model
                 .weights

@@ -66,6 +66,14 @@ pub enum TensorError {
         /// Shape of the tensor.
         shape: Vec<usize>,
     },
+    /// A gather names an entry past the end of its source.
+    #[error("gather: index {index} is out of range for {len} elements")]
+    GatherOutOfRange {
+        /// The offending index.
+        index: usize,
+        /// Number of source elements.
+        len: usize,
+    },
     /// A slice range is empty-reversed or exceeds the axis length.
     #[error("slice {start}..{end} is out of bounds for axis {axis} of shape {shape:?}")]
     SliceOutOfBounds {

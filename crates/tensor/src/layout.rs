@@ -1,4 +1,4 @@
-//! Data movement: transpose, permute, slice, concat and broadcast.
+//! Data movement: transpose, permute, slice, concat, broadcast and gather.
 //!
 //! All of these copy into a new row-major tensor. Index arithmetic: for shape
 //! `s` the row-major strides are `t_a = Π_{b>a} s_b`; an axis permutation `π`
@@ -157,6 +157,27 @@ impl<T: Clone> Tensor<T> {
                 }
             }
         }
+        Ok(Self::from_parts(shape.to_vec(), out))
+    }
+
+    /// Entries picked by flat index into a tensor of `shape`: output entry `i` is input entry
+    /// `index[i]`, or `zero` where `index[i]` is `None` (padding). Any index map (im2col,
+    /// pooling windows, axis reorders) is one gather; for linear secret sharings it is local.
+    pub fn gather(&self, index: &[Option<usize>], shape: &[usize], zero: T) -> Result<Self, TensorError> {
+        let n = crate::error::numel(shape)?;
+        if n != index.len() {
+            return Err(TensorError::DataLength { shape: shape.to_vec(), expected: n, got: index.len() });
+        }
+        let src = self.data();
+        let out = index
+            .iter()
+            .map(|i| match *i {
+                Some(k) => {
+                    src.get(k).cloned().ok_or(TensorError::GatherOutOfRange { index: k, len: src.len() })
+                }
+                None => Ok(zero.clone()),
+            })
+            .collect::<Result<Vec<T>, _>>()?;
         Ok(Self::from_parts(shape.to_vec(), out))
     }
 }

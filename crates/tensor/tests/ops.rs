@@ -190,3 +190,12 @@ fn elementwise_shape_errors() {
         "sum_axis: axis 0 is out of range for shape []"
     );
 }
+
+#[test]
+fn gather_picks_pads_and_rejects_bad_indices() {
+    let t = Tensor::new(vec![2, 2], vec![Z64(1), Z64(2), Z64(3), Z64(4)]).unwrap();
+    let g = t.gather(&[Some(3), None, Some(0), Some(3)], &[2, 2], Z64(0)).unwrap();
+    assert_eq!(g.data(), &[Z64(4), Z64(0), Z64(1), Z64(4)]);
+    assert!(t.gather(&[Some(4)], &[1], Z64(0)).is_err());
+    assert!(t.gather(&[Some(0)], &[2], Z64(0)).is_err());
+}

@@ -1,0 +1,331 @@
+//! The family behind `veil-mpc`'s capability traits (sharing, fixed-point arithmetic, ReLU and
+//! maxima, layout, input owners), so the model runtime runs CNNs on it without its internals.
+//! It has no transformer layers (GELU, softmax, LayerNorm): the paper gives none.
+//!
+//! **Encoding**: reals in `Z_2^64` with [`FRAC_BITS`] = 16 fractional bits. A product's
+//! rescaling is the paper's malicious truncation: the product is made with the `r_x` of a
+//! verified truncation pair as its output mask, then truncated locally
+//! ([`Aegis::mul_trunc`]); so a fixed-point product or matrix product costs one online round
+//! like an exact one. Division by a public `d` is a product with the public `⌊2^16/d⌉`,
+//! truncated the same way (relative error about `d·2^-17`).
+//!
+//! **Shapes**: a [`Shaped`] share is a [`Masked`] vector with the shape of its secret. Every
+//! rearrangement (slice, transpose, concat, im2col, pooling windows) is a gather of each
+//! component, local, because the sharing is linear in `(m, [r]_1, [r]_2)`; a padding zero is the
+//! public sharing `(0, 0, 0)`.
+
+use veil_mpc::cost::Cost;
+use veil_mpc::traits::{FixedPoint, Layout, Linear, Multiply, NonLinear, Owners, Sharing};
+use veil_mpc::{Ctx, MpcError, PartyId, Result};
+use veil_ring::Z64;
+use veil_tensor::Tensor;
+
+use crate::share::{Aegis, Masked, Pair};
+
+/// Fractional bits of the fixed-point encoding.
+pub const FRAC_BITS: u32 = 16;
+
+/// One party's share of a secret tensor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shaped {
+    /// The secret's shape.
+    pub shape: Vec<usize>,
+    /// The share of its entries, row-major.
+    pub x: Masked,
+}
+
+fn numel(shape: &[usize]) -> usize {
+    shape.iter().product()
+}
+
+fn shaped(shape: &[usize], x: Masked) -> Result<Shaped> {
+    if x.n != numel(shape) {
+        return Err(MpcError::Invalid(format!("{} secrets as shape {shape:?}", x.n)));
+    }
+    Ok(Shaped { shape: shape.to_vec(), x })
+}
+
+fn raw(t: &Tensor<Z64>) -> Vec<u64> {
+    t.data().iter().map(|v| v.0).collect()
+}
+
+fn tensor(shape: &[usize], v: Vec<u64>) -> Result<Tensor<Z64>> {
+    Ok(Tensor::new(shape.to_vec(), v.into_iter().map(Z64).collect())?)
+}
+
+/// Each held component picked by `idx` (`None` → 0).
+fn pick(x: &Masked, idx: &[Option<usize>]) -> Result<Masked> {
+    let g = |v: &[u64]| -> Result<Vec<u64>> {
+        if v.is_empty() {
+            return Ok(vec![]);
+        }
+        idx.iter()
+            .map(|i| match *i {
+                Some(k) => {
+                    v.get(k).copied().ok_or_else(|| MpcError::Invalid(format!("index {k} of {}", v.len())))
+                }
+                None => Ok(0),
+            })
+            .collect()
+    };
+    Ok(Masked { m: g(&x.m)?, r: Pair { one: g(&x.r.one)?, two: g(&x.r.two)? }, n: idx.len() })
+}
+
+impl Aegis {
+    /// The public constant `c` (every entry) as a sharing with a zero mask.
+    fn constant(&self, ctx: &Ctx, c: u64, n: usize) -> Masked {
+        let z = vec![0; n];
+        match ctx.party() {
+            0 => Masked { m: vec![], r: Pair { one: z.clone(), two: z }, n },
+            1 => Masked { m: vec![c; n], r: Pair { one: z, two: vec![] }, n },
+            _ => Masked { m: vec![c; n], r: Pair { one: vec![], two: z }, n },
+        }
+    }
+
+    /// `⟨(A·B) / 2^t⟩` with a verified truncation pair (one online round).
+    fn matmul_trunc(
+        &mut self,
+        ctx: &mut Ctx,
+        a: &Masked,
+        b: &Masked,
+        [m, k, n]: [usize; 3],
+        t: u32,
+    ) -> Result<Masked> {
+        let pair = self.prepare_trunc_pair(ctx, m * n, t)?;
+        let op = move |p: &[u64], q: &[u64]| crate::mul::matmul_u64(p, q, m, k, n);
+        let mat = self.prepare_product_masked(ctx, &a.r, &b.r, pair.rx, &op)?;
+        let z = self.product_online(ctx, a, b, mat, crate::verify::Terms::Matmul { k, n }, &op)?;
+        self.trunc_online(&z, pair.rz, pair.t)
+    }
+}
+
+impl Sharing<Z64> for Aegis {
+    type Share = Shaped;
+
+    fn share_input(
+        &mut self,
+        ctx: &mut Ctx,
+        owner: PartyId,
+        value: Option<&Tensor<Z64>>,
+        shape: &[usize],
+    ) -> Result<Shaped> {
+        let v = value.map(raw);
+        shaped(shape, Aegis::share_input(self, ctx, owner, v.as_deref(), numel(shape))?)
+    }
+
+    fn reveal_all(&mut self, ctx: &mut Ctx, x: &Shaped) -> Result<Tensor<Z64>> {
+        tensor(&x.shape, Aegis::reveal_all(self, ctx, &x.x)?)
+    }
+
+    fn reveal_to(&mut self, ctx: &mut Ctx, x: &Shaped, to: PartyId) -> Result<Option<Tensor<Z64>>> {
+        Aegis::reveal_to(self, ctx, &x.x, to)?.map(|v| tensor(&x.shape, v)).transpose()
+    }
+}
+
+impl Linear<Z64> for Aegis {
+    fn add(&self, x: &Shaped, y: &Shaped) -> Result<Shaped> {
+        same_shape(x, y)?;
+        shaped(&x.shape, Aegis::add(self, &x.x, &y.x)?)
+    }
+
+    fn sub(&self, x: &Shaped, y: &Shaped) -> Result<Shaped> {
+        same_shape(x, y)?;
+        shaped(&x.shape, Aegis::sub(self, &x.x, &y.x)?)
+    }
+
+    fn add_public(&self, _ctx: &Ctx, x: &Shaped, c: &Tensor<Z64>) -> Result<Shaped> {
+        if c.shape() != x.shape.as_slice() {
+            return Err(MpcError::Invalid(format!("adding a public {:?} to {:?}", c.shape(), x.shape)));
+        }
+        shaped(&x.shape, Aegis::add_public(self, &x.x, &raw(c))?)
+    }
+
+    fn mul_public(&self, x: &Shaped, c: &Tensor<Z64>) -> Result<Shaped> {
+        if c.shape() != x.shape.as_slice() {
+            return Err(MpcError::Invalid(format!("multiplying {:?} by a public {:?}", x.shape, c.shape())));
+        }
+        let c = raw(c);
+        let s = |v: &[u64]| v.iter().zip(&c).map(|(a, b)| self.reduce(a.wrapping_mul(*b))).collect();
+        let r = Pair { one: s(&x.x.r.one), two: s(&x.x.r.two) };
+        shaped(&x.shape, Masked { m: s(&x.x.m), r, n: x.x.n })
+    }
+}
+
+fn same_shape(x: &Shaped, y: &Shaped) -> Result<()> {
+    if x.shape != y.shape {
+        return Err(MpcError::Invalid(format!("shapes {:?} and {:?}", x.shape, y.shape)));
+    }
+    Ok(())
+}
+
+impl Multiply<Z64> for Aegis {
+    fn mul(&mut self, ctx: &mut Ctx, x: &Shaped, y: &Shaped) -> Result<Shaped> {
+        same_shape(x, y)?;
+        shaped(&x.shape, Aegis::mul(self, ctx, &x.x, &y.x)?)
+    }
+
+    /// P1 and P2 each send `l` bits per product in one message; P0 sends nothing online.
+    fn mul_cost(&self, elements: usize, _parties: usize) -> Cost {
+        Cost { bytes_sent: (elements * 8) as u64, messages_sent: 1, rounds: 1 }
+    }
+}
+
+impl FixedPoint<Z64> for Aegis {
+    fn frac_bits(&self) -> u32 {
+        FRAC_BITS
+    }
+
+    fn mul_fixed(&mut self, ctx: &mut Ctx, x: &Shaped, y: &Shaped) -> Result<Shaped> {
+        same_shape(x, y)?;
+        let pair = self.prepare_trunc_pair(ctx, x.x.n, FRAC_BITS)?;
+        shaped(&x.shape, self.mul_trunc(ctx, &x.x, &y.x, pair)?)
+    }
+
+    fn matmul_fixed(&mut self, ctx: &mut Ctx, x: &Shaped, y: &Shaped) -> Result<Shaped> {
+        let (&[m, k], &[k2, n]) = (x.shape.as_slice(), y.shape.as_slice()) else {
+            return Err(MpcError::Invalid(format!("matrix product of {:?} and {:?}", x.shape, y.shape)));
+        };
+        if k != k2 {
+            return Err(MpcError::Invalid(format!("matrix product of {:?} and {:?}", x.shape, y.shape)));
+        }
+        shaped(&[m, n], self.matmul_trunc(ctx, &x.x, &y.x, [m, k, n], FRAC_BITS)?)
+    }
+
+    fn div_public(&mut self, ctx: &mut Ctx, x: &Shaped, d: u64) -> Result<Shaped> {
+        if d == 0 {
+            return Err(MpcError::Invalid("division by 0".into()));
+        }
+        let c = ((1u128 << FRAC_BITS) as f64 / d as f64).round() as u64;
+        let n = x.x.n;
+        let pair = self.prepare_trunc_pair(ctx, n, FRAC_BITS)?;
+        let c = self.constant(ctx, c, n);
+        shaped(&x.shape, self.mul_trunc(ctx, &x.x, &c, pair)?)
+    }
+}
+
+impl NonLinear<Z64> for Aegis {
+    fn relu(&mut self, ctx: &mut Ctx, x: &Shaped) -> Result<Shaped> {
+        shaped(&x.shape, Aegis::relu(self, ctx, &x.x)?)
+    }
+
+    fn max_rows(&mut self, ctx: &mut Ctx, x: &Shaped, rows: usize, k: usize) -> Result<Shaped> {
+        shaped(&[rows], Aegis::max_rows(self, ctx, &x.x, rows, k)?)
+    }
+
+    fn check(&mut self, ctx: &mut Ctx) -> Result<()> {
+        Aegis::check(self, ctx)
+    }
+}
+
+impl Layout<Z64> for Aegis {
+    fn shape_of(&self, x: &Shaped) -> Vec<usize> {
+        x.shape.clone()
+    }
+
+    fn reshape(&self, x: &Shaped, shape: &[usize]) -> Result<Shaped> {
+        shaped(shape, x.x.clone())
+    }
+
+    fn slice(&self, x: &Shaped, axis: usize, range: std::ops::Range<usize>) -> Result<Shaped> {
+        let s = &x.shape;
+        if axis >= s.len() || range.start > range.end || range.end > s[axis] {
+            return Err(MpcError::Invalid(format!("slice {range:?} of axis {axis} of {s:?}")));
+        }
+        let inner: usize = s[axis + 1..].iter().product();
+        let outer: usize = s[..axis].iter().product();
+        let idx: Vec<Option<usize>> = (0..outer)
+            .flat_map(|o| {
+                range.clone().flat_map(move |j| (0..inner).map(move |i| Some((o * s[axis] + j) * inner + i)))
+            })
+            .collect();
+        let mut shape = s.clone();
+        shape[axis] = range.len();
+        shaped(&shape, pick(&x.x, &idx)?)
+    }
+
+    fn transpose(&self, x: &Shaped) -> Result<Shaped> {
+        let [r, c] = <[usize; 2]>::try_from(x.shape.as_slice())
+            .map_err(|_| MpcError::Invalid(format!("transpose of {:?}", x.shape)))?;
+        let idx: Vec<Option<usize>> = (0..r * c).map(|e| Some((e % r) * c + e / r)).collect();
+        shaped(&[c, r], pick(&x.x, &idx)?)
+    }
+
+    fn concat(&self, parts: &[&Shaped], axis: usize) -> Result<Shaped> {
+        let first = parts.first().ok_or_else(|| MpcError::Invalid("concatenation of nothing".into()))?;
+        let s = &first.shape;
+        if axis >= s.len()
+            || parts
+                .iter()
+                .any(|p| p.shape.len() != s.len() || (0..s.len()).any(|a| a != axis && p.shape[a] != s[a]))
+        {
+            return Err(MpcError::Invalid(format!(
+                "concatenation along {axis} of {:?}",
+                parts.iter().map(|p| &p.shape).collect::<Vec<_>>()
+            )));
+        }
+        let outer: usize = s[..axis].iter().product();
+        let cat = |f: &dyn Fn(&Masked) -> &Vec<u64>| -> Vec<u64> {
+            if f(&first.x).is_empty() {
+                return vec![];
+            }
+            let mut out = Vec::new();
+            for o in 0..outer {
+                for p in parts {
+                    let row = p.x.n / outer.max(1);
+                    out.extend_from_slice(&f(&p.x)[o * row..(o + 1) * row]);
+                }
+            }
+            out
+        };
+        let mut shape = s.clone();
+        shape[axis] = parts.iter().map(|p| p.shape[axis]).sum();
+        let x = Masked {
+            m: cat(&|x| &x.m),
+            r: Pair { one: cat(&|x| &x.r.one), two: cat(&|x| &x.r.two) },
+            n: numel(&shape),
+        };
+        shaped(&shape, x)
+    }
+
+    fn gather(&self, x: &Shaped, index: &[Option<usize>], shape: &[usize]) -> Result<Shaped> {
+        if index.len() != numel(shape) {
+            return Err(MpcError::Invalid(format!("{} indices for shape {shape:?}", index.len())));
+        }
+        if let Some(bad) = index.iter().flatten().find(|&&i| i >= x.x.n) {
+            return Err(MpcError::Invalid(format!("index {bad} of {} secrets", x.x.n)));
+        }
+        shaped(shape, pick(&x.x, index)?)
+    }
+}
+
+/// Input owners are parties `3, 4, ...` after the three servers.
+impl Owners<Z64> for Aegis {
+    fn servers(&self) -> usize {
+        3
+    }
+
+    fn share_from_owner(
+        &mut self,
+        ctx: &mut Ctx,
+        owner: PartyId,
+        value: Option<&Tensor<Z64>>,
+        shape: &[usize],
+    ) -> Result<Option<Shaped>> {
+        let v = value.map(raw);
+        Aegis::share_from_owner(self, ctx, owner, v.as_deref(), numel(shape))?
+            .map(|x| shaped(shape, x))
+            .transpose()
+    }
+
+    fn reveal_to_owner(
+        &mut self,
+        ctx: &mut Ctx,
+        x: Option<&Shaped>,
+        owner: PartyId,
+        shape: &[usize],
+    ) -> Result<Option<Tensor<Z64>>> {
+        Aegis::reveal_to_owner(self, ctx, x.map(|s| &s.x), owner, numel(shape))?
+            .map(|v| tensor(shape, v))
+            .transpose()
+    }
+}

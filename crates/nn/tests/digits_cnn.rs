@@ -1,0 +1,137 @@
+//! The example CNN (`models/digits-cnn`, trained by `scripts/train_digits_cnn.py`): the ONNX
+//! importer and the float executor against the training script's NumPy logits, and private
+//! inference of a few test images under `aegis` and `mosformer` against the float reference.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+
+use std::path::{Path, PathBuf};
+
+use veil_aegis::Aegis;
+use veil_mosformer::{Mosformer, Security, offline::Offline};
+use veil_mpc::harness::{SimConfig, simulate_with};
+use veil_nn::float::{Mat, run_float_on};
+use veil_nn::onnx::{OnnxModel, load_onnx};
+use veil_nn::secure::{Contribution, Roles, SecureBackend, run_secure, run_secure_cnn};
+use veil_nn::weights::{FloatTensor, read_safetensors};
+use veil_nn::{Input, NnError};
+
+fn model_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/digits-cnn")
+}
+
+fn load() -> (OnnxModel, FloatTensor, Vec<usize>, FloatTensor) {
+    let model = load_onnx(&model_dir().join("model.onnx")).unwrap();
+    let mut test = read_safetensors(&model_dir().join("test.safetensors")).unwrap();
+    let labels = test.remove("labels").unwrap().data.iter().map(|&v| v as usize).collect();
+    (model, test.remove("images").unwrap(), labels, test.remove("logits").unwrap())
+}
+
+fn argmax(row: &[f64]) -> usize {
+    (0..row.len()).fold(0, |b, j| if row[j] > row[b] { j } else { b })
+}
+
+fn first_images(images: &FloatTensor, n: usize) -> FloatTensor {
+    let per: usize = images.shape[1..].iter().product();
+    let mut shape = images.shape.clone();
+    shape[0] = n;
+    FloatTensor::new(shape, images.data[..n * per].to_vec()).unwrap()
+}
+
+#[test]
+fn imported_cnn_matches_the_training_scripts_logits() {
+    let (model, images, labels, reference) = load();
+    assert_eq!(model.input, [1, 8, 8]);
+    let out = run_float_on(&model.graph, &model.weights, Input::Images(&images)).unwrap();
+    assert_eq!((out.rows, out.cols), (labels.len(), 10));
+    let err =
+        out.data.iter().zip(&reference.data).map(|(a, b)| (a - f64::from(*b)).abs()).fold(0.0, f64::max);
+    assert!(err < 1e-4, "logits off by {err}");
+    let correct = (0..out.rows).filter(|&i| argmax(&out.data[i * 10..(i + 1) * 10]) == labels[i]).count();
+    assert!(correct as f64 / labels.len() as f64 > 0.95, "float accuracy {correct}/{}", labels.len());
+}
+
+/// Runs the model privately among 3 servers, a data owner (3) and a model owner (4); returns
+/// the data owner's output.
+fn private<B: SecureBackend>(
+    model: &OnnxModel,
+    images: &FloatTensor,
+    family: impl Fn() -> B + Sync,
+    run: impl Fn(&mut B, &mut veil_mpc::Ctx, Contribution<'_>) -> Result<veil_nn::secure::SecureRun, NnError>
+    + Sync,
+) -> Mat {
+    // The owners wait for the servers' whole run.
+    let cfg = SimConfig { timeout: std::time::Duration::from_secs(600), ..SimConfig::new(7) };
+    let results = simulate_with(5, cfg, |ctx| {
+        let start = std::time::Instant::now();
+        let mut b = family();
+        let mine = match ctx.party() {
+            3 => Contribution::Data(Input::Images(images)),
+            4 => Contribution::Model(&model.weights),
+            _ => Contribution::Server,
+        };
+        let r = run(&mut b, ctx, mine).map_err(|e| veil_mpc::MpcError::Invalid(e.to_string()));
+        eprintln!("party {} done in {:.1} s", ctx.party(), start.elapsed().as_secs_f64());
+
+        r
+    });
+    let errors: Vec<String> = results
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| r.as_ref().err().map(|e| format!("party {i}: {e}")))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let mut runs: Vec<_> = results.into_iter().map(Result::unwrap).collect();
+    runs.swap_remove(3).output.unwrap()
+}
+
+fn assert_close(secure: &Mat, float: &Mat, tolerance: f64) {
+    assert_eq!((secure.rows, secure.cols), (float.rows, float.cols));
+    let err = secure.data.iter().zip(&float.data).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    assert!(err < tolerance, "private logits off by {err}");
+    for i in 0..float.rows {
+        let row = |m: &Mat| m.data[i * m.cols..(i + 1) * m.cols].to_vec();
+        assert_eq!(argmax(&row(secure)), argmax(&row(float)), "image {i}");
+    }
+}
+
+const ROLES: Roles = Roles { data_owner: 3, model_owner: 4 };
+
+#[test]
+fn private_cnn_under_aegis_matches_the_float_reference() {
+    let (model, images, ..) = load();
+    let batch = first_images(&images, 6);
+    let float = run_float_on(&model.graph, &model.weights, Input::Images(&batch)).unwrap();
+    let out = private(
+        &model,
+        &batch,
+        || Aegis::new(64).unwrap(),
+        |b, ctx, mine| run_secure_cnn(b, ctx, &model.graph, 6, ROLES, mine),
+    );
+    assert_close(&out, &float, 0.02);
+}
+
+#[test]
+fn private_cnn_under_mosformer_matches_the_float_reference() {
+    let (model, images, ..) = load();
+    let batch = first_images(&images, 2);
+    let float = run_float_on(&model.graph, &model.weights, Input::Images(&batch)).unwrap();
+    for security in [Security::SemiHonest, Security::Malicious] {
+        let out = private(
+            &model,
+            &batch,
+            || Mosformer::new(security, Offline::for_security(security)),
+            |b, ctx, mine| run_secure(b, ctx, &model.graph, 2, ROLES, mine),
+        );
+        // ReLU's condition is read at 6 fractional bits (error below 2^-5 near 0).
+        assert_close(&out, &float, 0.25);
+    }
+}
+
+#[test]
+fn wrong_inputs_are_refused_before_anything_is_shared() {
+    let (model, images, ..) = load();
+    let e = run_float_on(&model.graph, &model.weights, Input::Tokens(&[1, 2])).unwrap_err().to_string();
+    assert!(e.contains("not token ids"), "{e}");
+    let bad = FloatTensor::new(vec![1, 1, 4, 16], images.data[..64].to_vec()).unwrap();
+    let e = run_float_on(&model.graph, &model.weights, Input::Images(&bad)).unwrap_err().to_string();
+    assert!(e.contains("[batch ≥ 1, 1, 8, 8]"), "{e}");
+}
