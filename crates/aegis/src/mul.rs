@@ -17,14 +17,8 @@ use crate::share::{Aegis, Masked, Pair, from_bytes, to_bytes};
 use crate::verify::Recorded;
 pub use crate::verify::Terms;
 
-/// Runs `f` with communication counted under the phase `offline`.
-pub(crate) fn offline<T>(ctx: &mut Ctx, f: impl FnOnce(&mut Ctx) -> Result<T>) -> Result<T> {
-    let previous = ctx.stats().phase().to_string();
-    ctx.set_phase("offline");
-    let out = f(ctx);
-    ctx.set_phase(&previous);
-    out
-}
+/// Runs `f` with communication counted under the phase `offline` (its time kept apart).
+pub(crate) use veil_mpc::phase::in_offline_phase as offline;
 
 /// `C = A·B` over `Z_2^64` (wrapping), `A: [m, k]`, `B: [k, n]`, row-major.
 pub(crate) fn matmul_u64(a: &[u64], b: &[u64], m: usize, k: usize, n: usize) -> Vec<u64> {

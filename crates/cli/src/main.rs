@@ -3,13 +3,17 @@
 //! - `veil version`: the version of this build.
 //! - `veil certs --parties N --out DIR`: a CA and one certificate per party for a deployment.
 //! - `veil party --config FILE --id N`: runs one party of a deployment (TCP + mutual TLS).
-//! - `veil run`: a private inference of a Hugging Face model, every party a thread.
+//! - `veil run`: a private inference of a Hugging Face model (or a CNN from ONNX), every party
+//!   a thread.
+//! - `veil eval`: accuracy of private inference against the float reference (sentences for
+//!   embeddings, a labelled image set for CNNs).
 //! - `veil demo`: the main job: every party a separate process on 127.0.0.1 over mutual TLS,
 //!   a private sentence embedding with all-MiniLM-L6-v2 under `mosformer`, printed beside the
 //!   plaintext embedding with each party's bytes, rounds and seconds (`--job mul`: the product
 //!   of two secret vectors).
 
 mod bench;
+mod classify;
 mod config;
 mod demo;
 mod job;
@@ -67,12 +71,23 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Private inference of a Hugging Face model (default: all-MiniLM-L6-v2), every party on
-    /// this machine: three `mosformer` servers, the data owner and the model owner.
+    /// Private inference of a Hugging Face model (default: all-MiniLM-L6-v2) or of a CNN from
+    /// an ONNX file, every party on this machine: three servers, the data owner and the model
+    /// owner.
     Run {
-        /// Model folder (config.json, model.safetensors, tokenizer.json).
+        /// Model folder (config.json, model.safetensors, tokenizer.json), or an `.onnx` CNN.
         #[arg(long)]
         model: Option<PathBuf>,
+        /// Protocol family: `mosformer` (transformers and CNNs) or `aegis` (CNNs; default
+        /// for `.onnx` models).
+        #[arg(long)]
+        family: Option<String>,
+        /// CNNs: the labelled images (default: `test.safetensors` beside the model).
+        #[arg(long)]
+        images: Option<PathBuf>,
+        /// CNNs: how many images (the first of the set) to classify in one session.
+        #[arg(long, default_value_t = 8)]
+        batch: usize,
         /// The data owner's text.
         #[arg(long, default_value = "Secure inference keeps both the model and the data private.")]
         text: String,
@@ -91,9 +106,21 @@ enum Command {
         /// One sentence per line.
         #[arg(long, default_value = "data/sentences.txt")]
         sentences: PathBuf,
-        /// Model folder (default: all-MiniLM-L6-v2 as setup installs it).
+        /// Model folder (default: all-MiniLM-L6-v2 as setup installs it), or an `.onnx` CNN.
         #[arg(long)]
         model: Option<PathBuf>,
+        /// Protocol family for CNNs: `aegis` (default) or `mosformer`.
+        #[arg(long, default_value = "aegis")]
+        family: String,
+        /// CNNs: the labelled images (default: `test.safetensors` beside the model).
+        #[arg(long)]
+        images: Option<PathBuf>,
+        /// CNNs: images per session.
+        #[arg(long, default_value_t = 30)]
+        batch: usize,
+        /// CNNs: evaluate only the first N images.
+        #[arg(long)]
+        limit: Option<usize>,
         /// `malicious` or `semi-honest`.
         #[arg(long, default_value = "malicious")]
         security: String,
@@ -189,11 +216,27 @@ fn main() -> ExitCode {
         Command::Party { config, id, input, model, text, json } => {
             job::party(&config, id, input, model, text, json)
         }
-        Command::Run { model, text, security, link, json } => {
-            bench::parse_security(&security).and_then(|s| run::run(model, &text, s, &link, json))
+        Command::Run { model, family, images, batch, text, security, link, json } => {
+            bench::parse_security(&security).and_then(|s| match model {
+                Some(m) if classify::is_onnx(Some(&m)) => {
+                    let family = family.as_deref().unwrap_or("aegis");
+                    run::parse_link(&link).and_then(|l| classify::run(&m, family, s, l, images, batch, json))
+                }
+                model => match family.as_deref() {
+                    None | Some("mosformer") => run::run(model, &text, s, &link, json),
+                    Some(other) => {
+                        Err(anyhow::anyhow!("--family {other} does not run transformers; use mosformer"))
+                    }
+                },
+            })
         }
-        Command::Eval { sentences, model, security, json } => {
-            bench::parse_security(&security).and_then(|s| run::eval(model, &sentences, s, json))
+        Command::Eval { sentences, model, family, images, batch, limit, security, json } => {
+            bench::parse_security(&security).and_then(|s| match model {
+                Some(m) if classify::is_onnx(Some(&m)) => {
+                    classify::eval(&m, &family, s, images, batch, limit, json)
+                }
+                model => run::eval(model, &sentences, s, json),
+            })
         }
         Command::Demo { job, model, text, security, parties, json, workdir } => match job.as_str() {
             "embed" => demo::run_embed(model, &text, &security, json, workdir),

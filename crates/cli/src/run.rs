@@ -31,14 +31,19 @@ pub fn run(
     link: &str,
     json: bool,
 ) -> anyhow::Result<()> {
-    let link = match link {
-        "tls" => Link::Tls,
-        "memory" => Link::Memory,
-        other => bail!("--link {other}: use tls or memory"),
-    };
+    let link = parse_link(link)?;
     let dir = model_dir(model)?;
     let report = private_inference(&dir, text, security, link)?;
     print_report(&report, json)
+}
+
+/// `--link`'s value.
+pub fn parse_link(link: &str) -> anyhow::Result<Link> {
+    match link {
+        "tls" => Ok(Link::Tls),
+        "memory" => Ok(Link::Memory),
+        other => bail!("--link {other}: use tls or memory"),
+    }
 }
 
 /// Prints a report as JSON or as text.

@@ -203,3 +203,37 @@ fn bench_ops_prints_json_lines_with_paper_figures() {
     let other = veil(&["bench", "ops", "--family", "nope"]);
     assert!(stderr(&other).contains("no benchmarks for family 'nope'"));
 }
+
+#[test]
+fn run_and_eval_classify_digits_privately_under_aegis() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let model = root.join("models/digits-cnn/model.onnx");
+    let m = model.to_str().unwrap();
+    let o = veil(&["run", "--model", m, "--batch", "3", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["family"], "aegis");
+    assert_eq!(r["model"], "digits-cnn");
+    assert_eq!(r["predictions"], r["plaintext_predictions"]);
+    assert!(r["max_abs_error"].as_f64().unwrap() < 0.02);
+    let phases: Vec<&str> = r["per_party"][0]["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["phase"].as_str().unwrap())
+        .collect();
+    assert_eq!(phases, ["offline", "online", "verify"]);
+    let o = veil(&["eval", "--model", m, "--batch", "2", "--limit", "4", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let last = String::from_utf8_lossy(&o.stdout).lines().last().unwrap().to_string();
+    let s: serde_json::Value = serde_json::from_str(&last).unwrap();
+    assert_eq!(s["images"], 4);
+    assert_eq!(s["agreement"], 1.0);
+    // Clear errors: aegis has no semi-honest mode and no transformer layers; a missing image set.
+    let o = veil(&["run", "--model", m, "--security", "semi-honest"]);
+    assert!(stderr(&o).contains("aegis runs only with --security malicious"), "{}", stderr(&o));
+    let o = veil(&["run", "--family", "aegis", "--text", "hi"]);
+    assert!(stderr(&o).contains("does not run transformers"), "{}", stderr(&o));
+    let o = veil(&["run", "--model", m, "--images", "/nonexistent.safetensors"]);
+    assert!(stderr(&o).contains("no images at"), "{}", stderr(&o));
+}

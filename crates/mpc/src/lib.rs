@@ -9,6 +9,7 @@
 //!   fail fast instead of hanging.
 //! - [`traits`]: capabilities as traits (a family that lacks an operation does not implement
 //!   its trait).
+//! - [`phase`]: the offline phase nested in an online run, with its time kept apart.
 //! - [`prep`]: preprocessing requests as plain data, and usage counting.
 //! - [`cost`]: declared costs, compared with measured [`veil_net::PhaseStats`] in tests.
 
@@ -17,6 +18,7 @@ mod error;
 
 pub mod cost;
 pub mod harness;
+pub mod phase;
 pub mod prep;
 pub mod seeds;
 pub mod traits;

@@ -55,7 +55,13 @@ const SUPPORTED: &[&str] = &[
 /// Reads and imports an `.onnx` file.
 pub fn load_onnx(path: &Path) -> Result<OnnxModel> {
     let bytes = std::fs::read(path).map_err(|e| NnError::io(path, e))?;
-    let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    // `folder/model.onnx` is named after its folder.
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let folder = path.parent().and_then(Path::file_name).map(|s| s.to_string_lossy().into_owned());
+    let name = match folder {
+        Some(f) if stem == "model" && !f.is_empty() => f,
+        _ => stem,
+    };
     import(&bytes, &name).map_err(|e| match e {
         NnError::Format { what, .. } => NnError::format(path, what),
         other => other,

@@ -87,7 +87,12 @@ pub struct SecureRun {
     pub client_side: Vec<String>,
     /// Per-node costs (servers).
     pub nodes: Vec<NodeCost>,
+    /// Seconds of the family's deferred checks (servers), run under the phase [`VERIFY_PHASE`].
+    pub verify_seconds: f64,
 }
+
+/// The communication phase the deferred checks run under.
+pub const VERIFY_PHASE: &str = "verify";
 
 /// Fixed-point encoding with `f` fractional bits, refusing values the encoding cannot hold
 /// (`|v| ≥ 2^{62-f}`, which leaves a bit for the sum of two encodings).
@@ -261,7 +266,11 @@ fn run_with<B: SecureBackend, L: TransformerLayers<B>>(
         }
         Contribution::Server => {
             let out = serve(b, ctx, graph, n, roles, out_value, &mut run.nodes, layers)?;
+            let (previous, start) = (ctx.stats().phase().to_string(), std::time::Instant::now());
+            ctx.set_phase(VERIFY_PHASE);
             b.check(ctx)?;
+            ctx.set_phase(&previous);
+            run.verify_seconds = start.elapsed().as_secs_f64();
             let shape = b.shape_of(&out);
             b.reveal_to_owner(ctx, Some(&out), roles.data_owner, &shape)?;
             Ok(run)

@@ -1,24 +1,27 @@
-//! Private inference of a real model: three `mosformer` servers, a data owner (party 3) who
-//! shares its token ids and alone receives the output, and a model owner (party 4) who shares
-//! the weights. Used by `veil demo`, `veil run`, `veil party` (one process per party) and the
-//! Python API.
+//! Private inference of a real model: three servers, a data owner (party 3) who shares its
+//! input (token ids or images) and alone receives the output, and a model owner (party 4) who
+//! shares the weights. Transformers run on `mosformer`; CNNs on `aegis` or `mosformer`
+//! ([`crate::classify`]). Used by `veil demo`, `veil run`, `veil eval`, `veil party` (one
+//! process per party) and the Python API.
 //!
 //! Offline material is made by the servers right before each gate call needs it (bounded
 //! memory), counted under the `offline` phase: its bytes and rounds are reported apart, and its
-//! seconds are subtracted from the online time.
+//! seconds are subtracted from the online time. The deferred checks run under `verify`.
 
 use std::path::Path;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use veil_mosformer::offline::{OFFLINE_PHASE, Offline, nested_offline_seconds};
+use veil_mosformer::offline::Offline;
 use veil_mosformer::{Mosformer, Security};
 use veil_mpc::harness::{SimConfig, simulate_tcp_with, simulate_with};
+use veil_mpc::phase::{OFFLINE_PHASE, nested_offline_seconds};
 use veil_mpc::{Ctx, MpcError, PartyId};
 use veil_nn::Input;
 use veil_nn::bert::{Model, load_hf, tokenize};
 use veil_nn::float::run_float;
-use veil_nn::secure::{Contribution, NodeCost, Roles, run_secure};
+use veil_nn::graph::Graph;
+use veil_nn::secure::{Contribution, NodeCost, Roles, SecureRun, VERIFY_PHASE, run_secure};
 
 use crate::{Link, PhaseReport};
 
@@ -54,7 +57,7 @@ pub struct InferenceParty {
     pub role: String,
     /// The output (data owner only).
     pub output: Option<Vec<f64>>,
-    /// `offline` (servers) and `online` counters.
+    /// `offline`, `online` and `verify` (the deferred checks) counters.
     pub phases: Vec<PhaseReport>,
     /// Bytes and seconds per operation kind, summed over the graph (servers).
     pub per_op: Vec<OpCost>,
@@ -98,16 +101,28 @@ fn grouped(nodes: &[NodeCost], key: impl Fn(&NodeCost) -> &str) -> Vec<OpCost> {
 
 /// A digest of the public model (graph and weight shapes) every party must agree on.
 pub fn model_digest(model: &Model) -> Result<veil_crypto::Digest, MpcError> {
-    let json = serde_json::to_vec(&model.graph).map_err(|e| MpcError::Invalid(e.to_string()))?;
+    graph_digest(&model.graph)
+}
+
+/// A digest of a public graph (with its weights' shapes).
+pub fn graph_digest(graph: &Graph) -> Result<veil_crypto::Digest, MpcError> {
+    let json = serde_json::to_vec(graph).map_err(|e| MpcError::Invalid(e.to_string()))?;
     Ok(veil_crypto::Hasher::new("veil/model-graph").update(&json).finalize())
 }
 
 /// The session's start: every party sends every other the digest of its public model and
 /// checks theirs (a party with another model or config is named); then the data owner
-/// announces the number of tokens (public) to the servers. Returns that number.
-fn handshake(ctx: &mut Ctx, model: &Model, ids: Option<&[u32]>) -> Result<usize, MpcError> {
+/// announces the size of its input (`size`: tokens or images, public) to the servers, who
+/// accept 1 to `max`. Returns that size (0 at the model owner).
+pub(crate) fn handshake(
+    ctx: &mut Ctx,
+    graph: &Graph,
+    size: Option<usize>,
+    max: usize,
+    what: &str,
+) -> Result<usize, MpcError> {
     let me = ctx.party();
-    let ours = model_digest(model)?;
+    let ours = graph_digest(graph)?;
     ctx.net().broadcast(ours.as_bytes())?;
     for peer in ctx.peers() {
         let theirs = ctx.net().recv(peer)?;
@@ -121,7 +136,7 @@ fn handshake(ctx: &mut Ctx, model: &Model, ids: Option<&[u32]>) -> Result<usize,
         }
     }
     if me == DATA_OWNER {
-        let t = ids.ok_or_else(|| MpcError::Invalid("the data owner needs the token ids".into()))?.len();
+        let t = size.ok_or_else(|| MpcError::Invalid(format!("the data owner needs its {what}")))?;
         for s in 0..3 {
             ctx.net().send(s, (t as u64).to_le_bytes().to_vec())?;
         }
@@ -132,12 +147,11 @@ fn handshake(ctx: &mut Ctx, model: &Model, ids: Option<&[u32]>) -> Result<usize,
         let bytes: [u8; 8] = msg
             .as_slice()
             .try_into()
-            .map_err(|_| MpcError::Malformed { from: DATA_OWNER, what: "token count".into() })?;
+            .map_err(|_| MpcError::Malformed { from: DATA_OWNER, what: format!("number of {what}") })?;
         let t = u64::from_le_bytes(bytes) as usize;
-        if t == 0 || t > model.config.max_positions {
+        if t == 0 || t > max {
             return Err(MpcError::Invalid(format!(
-                "the data owner announced {t} tokens; the model takes 1 to {}",
-                model.config.max_positions
+                "the data owner announced {t} {what}; the model takes 1 to {max}"
             )));
         }
         return Ok(t);
@@ -157,6 +171,55 @@ pub fn inference_party(
     ids: Option<&[u32]>,
     security: Security,
 ) -> Result<InferenceParty, MpcError> {
+    session_party(ctx, &model.graph, ids.map(<[u32]>::len), model.config.max_positions, "tokens", |ctx, n| {
+        let weights = model.weights.as_ref();
+        let mine = contribution(ctx.party(), ids.map(Input::Tokens), weights)?;
+        let mut family = Mosformer::new(security, Offline::for_security(security)).with_chunk(CHUNK);
+        run_secure(&mut family, ctx, &model.graph, n, ROLES, mine).map_err(nn_error)
+    })
+}
+
+/// The session's roles.
+pub(crate) const ROLES: Roles = Roles { data_owner: DATA_OWNER, model_owner: MODEL_OWNER };
+
+/// What party `me` brings: its input at the data owner, the weights at the model owner.
+pub(crate) fn contribution<'a>(
+    me: PartyId,
+    input: Option<Input<'a>>,
+    weights: Option<&'a veil_nn::weights::Weights>,
+) -> Result<Contribution<'a>, MpcError> {
+    Ok(match me {
+        0..=2 => Contribution::Server,
+        DATA_OWNER => Contribution::Data(
+            input.ok_or_else(|| MpcError::Invalid("the data owner needs its input".into()))?,
+        ),
+        MODEL_OWNER => Contribution::Model(
+            weights.ok_or_else(|| MpcError::Invalid("the model owner needs the weights".into()))?,
+        ),
+        _ => {
+            return Err(MpcError::Invalid(format!("party {me}: an inference session has {PARTIES} parties")));
+        }
+    })
+}
+
+/// A model-layer error as the session's error (a protocol failure keeps its kind).
+pub(crate) fn nn_error(e: veil_nn::NnError) -> MpcError {
+    match e {
+        veil_nn::NnError::Mpc(m) => m,
+        other => MpcError::Invalid(other.to_string()),
+    }
+}
+
+/// One party of a session: the handshake, then `run` with the announced input size, timed by
+/// phase.
+pub(crate) fn session_party(
+    ctx: &mut Ctx,
+    graph: &Graph,
+    size: Option<usize>,
+    max: usize,
+    what: &str,
+    run: impl FnOnce(&mut Ctx, usize) -> Result<SecureRun, MpcError>,
+) -> Result<InferenceParty, MpcError> {
     let me = ctx.party();
     if ctx.parties() != PARTIES {
         return Err(MpcError::Invalid(format!(
@@ -165,32 +228,12 @@ pub fn inference_party(
         )));
     }
     ctx.set_phase("setup");
-    let tokens = handshake(ctx, model, ids)?;
-    let mine = match me {
-        0..=2 => Contribution::Server,
-        DATA_OWNER => Contribution::Data(Input::Tokens(
-            ids.ok_or_else(|| MpcError::Invalid("the data owner needs the token ids".into()))?,
-        )),
-        MODEL_OWNER => Contribution::Model(
-            model
-                .weights
-                .as_ref()
-                .ok_or_else(|| MpcError::Invalid("the model owner needs the weights".into()))?,
-        ),
-        _ => {
-            return Err(MpcError::Invalid(format!("party {me}: an inference session has {PARTIES} parties")));
-        }
-    };
-    let roles = Roles { data_owner: DATA_OWNER, model_owner: MODEL_OWNER };
-    let mut family = Mosformer::new(security, Offline::for_security(security)).with_chunk(CHUNK);
+    let n = handshake(ctx, graph, size, max, what)?;
     ctx.set_phase("online");
     let (nested0, start) = (nested_offline_seconds(), Instant::now());
-    let run = run_secure(&mut family, ctx, &model.graph, tokens, roles, mine).map_err(|e| match e {
-        veil_nn::NnError::Mpc(m) => m,
-        other => MpcError::Invalid(other.to_string()),
-    })?;
+    let run = run(ctx, n)?;
     let offline_s = nested_offline_seconds() - nested0;
-    let online_s = start.elapsed().as_secs_f64() - offline_s;
+    let online_s = start.elapsed().as_secs_f64() - offline_s - run.verify_seconds;
     let stat = |phase: &str, seconds: f64| {
         let s = ctx.stats().get(phase);
         PhaseReport {
@@ -206,7 +249,11 @@ pub fn inference_party(
         party: me,
         role: role(me).to_string(),
         output: run.output.map(|m| m.data),
-        phases: vec![stat(OFFLINE_PHASE, offline_s), stat("online", online_s)],
+        phases: vec![
+            stat(OFFLINE_PHASE, offline_s),
+            stat("online", online_s),
+            stat(VERIFY_PHASE, run.verify_seconds),
+        ],
         per_op: grouped(&run.nodes, |n| n.op),
         per_layer: grouped(&run.nodes, |n| &n.scope),
         client_side: run.client_side,
@@ -325,7 +372,7 @@ pub fn private_inference_of(
     report(model, text, &ids, security, transport, per_party)
 }
 
-fn rand_seed() -> u64 {
+pub(crate) fn rand_seed() -> u64 {
     use rand::RngCore;
     rand::rngs::OsRng.next_u64()
 }

@@ -8,6 +8,7 @@
 
 pub mod bench;
 pub mod bench_aegis;
+pub mod classify;
 pub mod encoder;
 pub mod inference;
 pub mod memory;

@@ -1,0 +1,197 @@
+//! Private image classification with a CNN imported from ONNX: three servers running `aegis`
+//! (the CNN family, malicious only) or `mosformer`, the data owner sharing a batch of images and
+//! alone receiving the logits, the model owner sharing the weights. The same session as the
+//! transformer inference ([`crate::inference`]): model-digest handshake, the batch size
+//! announced by the data owner (public), offline / online / verify phases per party.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use veil_aegis::Aegis;
+use veil_mosformer::offline::Offline;
+use veil_mosformer::{Mosformer, Security};
+use veil_mpc::harness::{SimConfig, simulate_tcp_with, simulate_with};
+use veil_mpc::{Ctx, MpcError};
+use veil_nn::Input;
+use veil_nn::float::run_float_on;
+use veil_nn::onnx::OnnxModel;
+use veil_nn::secure::{run_secure, run_secure_cnn};
+use veil_nn::weights::{FloatTensor, read_safetensors};
+
+use crate::Link;
+use crate::inference::{
+    CHUNK, DATA_OWNER, InferenceParty, OWNER_WAIT_S, PARTIES, ROLES, contribution, nn_error, security_name,
+    session_party,
+};
+
+/// Images per session at most (the servers refuse larger announced batches).
+pub const MAX_BATCH: usize = 4096;
+
+/// A protocol family that runs CNNs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CnnFamily {
+    /// `aegis`: masked sharing, 2-round sign-bit extraction, one final verification.
+    Aegis,
+    /// `mosformer`: replicated sharing, DPF-based comparisons.
+    Mosformer,
+}
+
+impl CnnFamily {
+    /// Parses a family name; `aegis` is malicious only (the paper has no semi-honest mode).
+    pub fn parse(name: &str, security: Security) -> Result<Self, MpcError> {
+        match (name, security) {
+            ("aegis", Security::Malicious) => Ok(CnnFamily::Aegis),
+            ("aegis", Security::SemiHonest) => {
+                Err(MpcError::Invalid("aegis runs only with --security malicious".into()))
+            }
+            ("mosformer", _) => Ok(CnnFamily::Mosformer),
+            (other, _) => {
+                Err(MpcError::Invalid(format!("family {other} does not run CNNs; use aegis or mosformer")))
+            }
+        }
+    }
+
+    /// The family's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            CnnFamily::Aegis => "aegis",
+            CnnFamily::Mosformer => "mosformer",
+        }
+    }
+}
+
+/// Runs one party of a classification session (`images` at the data owner, `[B, C, H, W]`).
+pub fn cnn_party(
+    ctx: &mut Ctx,
+    model: &OnnxModel,
+    weights_here: bool,
+    images: Option<&FloatTensor>,
+    family: CnnFamily,
+    security: Security,
+) -> Result<InferenceParty, MpcError> {
+    let size = images.map(|t| t.shape.first().copied().unwrap_or(0));
+    session_party(ctx, &model.graph, size, MAX_BATCH, "images", |ctx, n| {
+        let weights = weights_here.then_some(&model.weights);
+        let mine = contribution(ctx.party(), images.map(Input::Images), weights)?;
+        match family {
+            CnnFamily::Aegis => {
+                let mut a = Aegis::new(64)?;
+                run_secure_cnn(&mut a, ctx, &model.graph, n, ROLES, mine)
+            }
+            CnnFamily::Mosformer => {
+                let mut m = Mosformer::new(security, Offline::for_security(security)).with_chunk(CHUNK);
+                run_secure(&mut m, ctx, &model.graph, n, ROLES, mine)
+            }
+        }
+        .map_err(nn_error)
+    })
+}
+
+/// The report of a private classification.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClassifyReport {
+    /// Model name.
+    pub model: String,
+    /// Protocol family.
+    pub family: String,
+    /// `malicious` or `semi-honest`.
+    pub security: String,
+    /// How the parties were linked.
+    pub transport: String,
+    /// Images in the batch (public).
+    pub images: usize,
+    /// The private run's predicted class per image (argmax of the revealed logits).
+    pub predictions: Vec<usize>,
+    /// The float reference's predictions.
+    pub plaintext_predictions: Vec<usize>,
+    /// The true labels, when known.
+    pub labels: Option<Vec<usize>>,
+    /// Largest absolute difference between private and float logits.
+    pub max_abs_error: f64,
+    /// The revealed logits, row-major `[images, classes]`.
+    pub output: Vec<f64>,
+    /// Every party's report.
+    pub per_party: Vec<InferenceParty>,
+    /// Peak resident memory of this process, MiB (all parties when they run as threads).
+    pub peak_rss_mib: Option<f64>,
+}
+
+fn argmax_rows(v: &[f64], cols: usize) -> Vec<usize> {
+    v.chunks(cols.max(1)).map(|r| (0..r.len()).fold(0, |b, j| if r[j] > r[b] { j } else { b })).collect()
+}
+
+/// Runs a private classification of `images` (`[B, C, H, W]`), every party a thread of this
+/// process, and compares it with the float reference.
+pub fn private_classification(
+    model: &OnnxModel,
+    images: &FloatTensor,
+    labels: Option<&[usize]>,
+    family: CnnFamily,
+    security: Security,
+    link: Link,
+) -> Result<ClassifyReport, MpcError> {
+    let plain = run_float_on(&model.graph, &model.weights, Input::Images(images)).map_err(nn_error)?;
+    let job = |ctx: &mut Ctx| {
+        let mine = (ctx.party() == DATA_OWNER).then_some(images);
+        cnn_party(ctx, model, true, mine, family, security)
+    };
+    let cfg = SimConfig {
+        seed: crate::inference::rand_seed(),
+        timeout: std::time::Duration::from_secs(OWNER_WAIT_S),
+    };
+    let (results, transport) = match link {
+        Link::Memory => (simulate_with(PARTIES, cfg, job), "in-memory channels, parties as threads"),
+        Link::Tls => (
+            simulate_tcp_with(PARTIES, cfg, job),
+            "tcp+tls1.3 (mutual auth) on 127.0.0.1, parties as threads",
+        ),
+    };
+    let per_party = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let output = per_party
+        .iter()
+        .find_map(|p| p.output.clone())
+        .ok_or_else(|| MpcError::Invalid("the data owner reported no output".into()))?;
+    let max_abs_error = output.iter().zip(&plain.data).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    Ok(ClassifyReport {
+        model: model.name.clone(),
+        family: family.name().into(),
+        security: security_name(security).into(),
+        transport: transport.into(),
+        images: plain.rows,
+        predictions: argmax_rows(&output, plain.cols),
+        plaintext_predictions: argmax_rows(&plain.data, plain.cols),
+        labels: labels.map(<[usize]>::to_vec),
+        max_abs_error,
+        output,
+        per_party,
+        peak_rss_mib: crate::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20)),
+    })
+}
+
+/// A labelled image set: `images` `[N, C, H, W]` and `labels` `[N]` (class numbers stored as
+/// floats) in a `.safetensors` file, as `scripts/train_digits_cnn.py` writes its test set.
+pub fn load_image_set(path: &Path) -> Result<(FloatTensor, Vec<usize>), MpcError> {
+    let mut t = read_safetensors(path).map_err(nn_error)?;
+    let bad = |what: &str| MpcError::Invalid(format!("{}: {what}", path.display()));
+    let images = t.remove("images").ok_or_else(|| bad("no tensor `images`"))?;
+    let labels = t.remove("labels").ok_or_else(|| bad("no tensor `labels`"))?;
+    if images.shape.len() != 4 || labels.data.len() != images.shape[0] {
+        return Err(bad(&format!("images of shape {:?} with {} labels", images.shape, labels.data.len())));
+    }
+    if labels.data.iter().any(|&v| v < 0.0 || v.fract() != 0.0) {
+        return Err(bad("labels must be class numbers"));
+    }
+    Ok((images, labels.data.iter().map(|&v| v as usize).collect()))
+}
+
+/// Images `start .. start + n` of a batch.
+pub fn image_range(images: &FloatTensor, start: usize, n: usize) -> Result<FloatTensor, MpcError> {
+    let total = images.shape.first().copied().unwrap_or(0);
+    if n == 0 || start + n > total {
+        return Err(MpcError::Invalid(format!("images {start}..{} of {total}", start + n)));
+    }
+    let per: usize = images.shape[1..].iter().product();
+    let mut shape = images.shape.clone();
+    shape[0] = n;
+    FloatTensor::new(shape, images.data[start * per..(start + n) * per].to_vec()).map_err(nn_error)
+}
