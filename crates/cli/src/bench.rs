@@ -19,6 +19,53 @@ pub fn parse_security(s: &str) -> anyhow::Result<veil_mosformer::Security> {
     }
 }
 
+/// `veil bench model`: one whole model, per-phase costs per server, the paper beside.
+pub fn model(
+    family: &str,
+    model: &str,
+    security: &str,
+    batch: usize,
+    seq: usize,
+    json: bool,
+) -> anyhow::Result<()> {
+    let security = parse_security(security)?;
+    let r = if model == "minilm" {
+        if family != "mosformer" {
+            bail!("minilm runs under mosformer (aegis has no transformer layers)");
+        }
+        eprintln!("bench: all-MiniLM-L6-v2 on {seq} tokens under mosformer ...");
+        veil_runtime::bench_model::bench_minilm(&crate::run::model_dir(None)?, security, seq)?
+    } else {
+        let fam = veil_runtime::classify::CnnFamily::parse(family, security)?;
+        eprintln!("bench: {model} on {batch} random images under {family} ...");
+        veil_runtime::bench_model::bench_cnn(model, fam, security, batch)?
+    };
+    if json {
+        println!("{}", serde_json::to_string(&r)?);
+        return Ok(());
+    }
+    let size =
+        r.batch.map(|b| format!("batch {b}")).or(r.seq.map(|s| format!("{s} tokens"))).unwrap_or_default();
+    println!(
+        "{} {} ({}), {size}: per server (mean; rounds = longest chain), MiB = 2^20 bytes",
+        r.family, r.model, r.security
+    );
+    println!("  phase      MiB/server   rounds   msgs/server   seconds");
+    for (name, p, s) in [
+        ("offline", &r.offline, r.seconds.offline),
+        ("online", &r.online, r.seconds.online),
+        ("verify", &r.verify, r.seconds.verify),
+    ] {
+        let mib = p.bytes_per_party / f64::from(1u32 << 20);
+        println!("  {name:<9} {mib:>11.3} {:>8} {:>13.0} {s:>9.2}", p.rounds, p.messages_per_party);
+    }
+    println!("  logits vs float64: max |err| {:.4}, mean {:.5}", r.max_abs_error, r.mean_abs_error);
+    for p in &r.paper {
+        println!("  paper: {} = {} {} ({})", p.source, p.value, p.unit, p.convention);
+    }
+    Ok(())
+}
+
 /// `veil bench layer`: one measured BERT-base encoder layer.
 pub fn layer(family: &str, security: &str, tokens: usize, layers: usize, json: bool) -> anyhow::Result<()> {
     if family != "mosformer" {

@@ -183,6 +183,28 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// A whole model: the aegis paper's CNNs (`snn`, `lenet`, `vgg16`; random weights) on a
+    /// batch of random images, or `minilm` (real weights, mosformer) on `--seq` tokens.
+    Model {
+        /// Protocol family: `aegis` or `mosformer`.
+        #[arg(long)]
+        family: String,
+        /// `snn`, `lenet`, `vgg16` or `minilm`.
+        #[arg(long)]
+        model: String,
+        /// `malicious` or `semi-honest`.
+        #[arg(long, default_value = "malicious")]
+        security: String,
+        /// Images per batch (CNNs).
+        #[arg(long, default_value_t = 30)]
+        batch: usize,
+        /// Tokens (minilm).
+        #[arg(long, default_value_t = 16)]
+        seq: usize,
+        /// One JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// One BERT-base encoder layer (random weights): offline and online cost per layer, with
     /// the offline phase made one layer at a time, and peak memory.
     Layer {
@@ -245,6 +267,9 @@ fn main() -> ExitCode {
         },
         Command::Bench { what: BenchCommand::Ops { family, security, ring, n, op, json } } => {
             bench::ops(&family, &security, ring, n, op.as_deref(), json)
+        }
+        Command::Bench { what: BenchCommand::Model { family, model, security, batch, seq, json } } => {
+            bench::model(&family, &model, &security, batch, seq, json)
         }
         Command::Bench { what: BenchCommand::Layer { family, security, tokens, layers, json } } => {
             bench::layer(&family, &security, tokens, layers, json)

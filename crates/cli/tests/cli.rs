@@ -237,3 +237,21 @@ fn run_and_eval_classify_digits_privately_under_aegis() {
     let o = veil(&["run", "--model", m, "--images", "/nonexistent.safetensors"]);
     assert!(stderr(&o).contains("no images at"), "{}", stderr(&o));
 }
+
+#[test]
+fn bench_model_runs_a_paper_cnn_with_its_table_beside() {
+    let o = veil(&["bench", "model", "--family", "aegis", "--model", "snn", "--batch", "1", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (r["model"].as_str(), r["batch"].as_u64(), r["parties"].as_u64()),
+        (Some("snn"), Some(1), Some(3))
+    );
+    // conv (1 round) then ReLU (2 rounds) then FC (1 round); the output goes to the data owner.
+    assert!(r["online"]["rounds"].as_u64().unwrap() >= 4);
+    assert!(r["verify"]["bytes_per_party"].as_f64().unwrap() > 0.0);
+    assert!(r["max_abs_error"].as_f64().unwrap() < 0.01);
+    assert!(r["paper"].as_array().unwrap().iter().any(|p| p["source"].as_str().unwrap().contains("Table 3")));
+    let o = veil(&["bench", "model", "--family", "aegis", "--model", "resnet"]);
+    assert!(stderr(&o).contains("snn, lenet, vgg16"), "{}", stderr(&o));
+}

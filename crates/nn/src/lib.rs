@@ -14,6 +14,7 @@ pub mod onnx_proto;
 pub mod secure;
 pub mod tokenizer;
 pub mod weights;
+pub mod zoo;
 
 pub use error::{NnError, Result};
 pub use input::Input;

@@ -8,6 +8,7 @@
 
 pub mod bench;
 pub mod bench_aegis;
+pub mod bench_model;
 pub mod classify;
 pub mod encoder;
 pub mod inference;
@@ -30,7 +31,7 @@ pub const FRAC_BITS: u32 = 16;
 pub const MAX_INPUT: f64 = 32768.0;
 
 /// Counters of one phase at one party.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PhaseReport {
     /// Phase label (`setup`, `online`).
     pub phase: String,

@@ -1,0 +1,167 @@
+//! The CNNs of the `aegis` paper's evaluation (its Table 3 and appendix C.1), as graphs with
+//! seeded random weights, for `veil bench model`. The paper leaves details out (notes §5.5,
+//! gap 25); the choices made here:
+//! - **S-NN**: 1×28×28 → conv 5@5×5, stride 2, padding 1 (the only padding giving the stated
+//!   13×13) → ReLU → FC 845→10.
+//! - **LeNet**: 1×32×32 → conv 6@5×5 → ReLU → max-pool 2 → conv 16@5×5 → ReLU → max-pool 2 →
+//!   FC 400→120 → ReLU → FC 120→84 → ReLU → FC 84→10 (LeNet-5 with ReLU for sigmoid: 2 conv,
+//!   2 pools, 4 ReLU, 3 FC as stated).
+//! - **VGG-16 (64×64)**: 3×64×64 → the 13 3×3 convolutions of VGG-16 (64, 64 | 128, 128 |
+//!   256 ×3 | 512 ×3 | 512 ×3), each with ReLU, a 2×2 max-pool after each block → FC
+//!   2048→512 → ReLU → FC 512→512 → ReLU → FC 512→200 (Tiny-ImageNet's 200 classes; the
+//!   paper's "8-layer full connection" is not specified further).
+//!
+//! Weights are He-scaled (`N(0, 2/fan_in)` by a seeded generator), biases small, so activations
+//! keep their scale through the layers, as in a trained network.
+
+use crate::cnn::Window;
+use crate::error::{NnError, Result};
+use crate::graph::{Graph, Op, ValueId};
+use crate::weights::{FloatTensor, Weights};
+
+/// The models `veil bench model` knows.
+pub const CNNS: &[&str] = &["snn", "lenet", "vgg16"];
+
+struct Builder {
+    g: Graph,
+    w: Weights,
+    state: u64,
+    layer: usize,
+}
+
+impl Builder {
+    fn new(c: usize, h: usize, w: usize, seed: u64) -> (Self, ValueId) {
+        let mut g = Graph::default();
+        g.set_scope("input");
+        let v = g.push(Op::Image { channels: c, height: h, width: w }, &[]);
+        (Builder { g, w: Weights::new(), state: seed ^ 0x9E37_79B9_7F4A_7C15, layer: 0 }, v)
+    }
+
+    /// A standard normal sample (Box–Muller on a 64-bit LCG: reproducible, no dependency).
+    fn normal(&mut self) -> f64 {
+        let mut u = || {
+            self.state =
+                self.state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            ((self.state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+        };
+        let (a, b) = (u(), u());
+        (-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()
+    }
+
+    fn tensor(&mut self, name: &str, shape: &[usize], std: f64) -> String {
+        let n = shape.iter().product();
+        let data = (0..n).map(|_| (self.normal() * std) as f32).collect();
+        let name = self.g.weight(name, shape);
+        self.w.insert(name.clone(), FloatTensor { shape: shape.to_vec(), data });
+        name
+    }
+
+    fn conv(&mut self, x: ValueId, cin: usize, cout: usize, k: usize, stride: usize, pad: usize) -> ValueId {
+        self.layer += 1;
+        let scope = format!("conv{}", self.layer);
+        self.g.set_scope(&scope);
+        let weight =
+            self.tensor(&format!("{scope}.weight"), &[k, k, cin, cout], (2.0 / (k * k * cin) as f64).sqrt());
+        let bias = Some(self.tensor(&format!("{scope}.bias"), &[cout], 0.01));
+        let c = self.g.push(Op::Conv2d { weight, bias, window: Window::square(k, stride, pad) }, &[x]);
+        self.g.push(Op::Relu, &[c])
+    }
+
+    fn pool(&mut self, x: ValueId) -> ValueId {
+        self.g.push(Op::MaxPool(Window::square(2, 2, 0)), &[x])
+    }
+
+    fn fc(&mut self, x: ValueId, fin: usize, fout: usize, relu: bool) -> ValueId {
+        self.layer += 1;
+        let scope = format!("fc{}", self.layer);
+        self.g.set_scope(&scope);
+        let weight = self.tensor(&format!("{scope}.weight"), &[fin, fout], (2.0 / fin as f64).sqrt());
+        let bias = Some(self.tensor(&format!("{scope}.bias"), &[fout], 0.01));
+        let y = self.g.push(Op::Linear { weight, bias }, &[x]);
+        if relu { self.g.push(Op::Relu, &[y]) } else { y }
+    }
+
+    fn flatten(&mut self, x: ValueId) -> ValueId {
+        self.g.push(Op::Flatten, &[x])
+    }
+}
+
+/// A paper CNN by name (`snn`, `lenet`, `vgg16`) with seeded random weights; also returns the
+/// input's `[C, H, W]`.
+pub fn cnn(name: &str, seed: u64) -> Result<(Graph, Weights, [usize; 3])> {
+    let (g, w, input) = match name {
+        "snn" => {
+            let (mut b, x) = Builder::new(1, 28, 28, seed);
+            let c = b.conv(x, 1, 5, 5, 2, 1);
+            let f = b.flatten(c);
+            b.fc(f, 845, 10, false);
+            (b.g, b.w, [1, 28, 28])
+        }
+        "lenet" => {
+            let (mut b, x) = Builder::new(1, 32, 32, seed);
+            let c = b.conv(x, 1, 6, 5, 1, 0);
+            let p = b.pool(c);
+            let c = b.conv(p, 6, 16, 5, 1, 0);
+            let p = b.pool(c);
+            let f = b.flatten(p);
+            let h = b.fc(f, 400, 120, true);
+            let h = b.fc(h, 120, 84, true);
+            b.fc(h, 84, 10, false);
+            (b.g, b.w, [1, 32, 32])
+        }
+        "vgg16" => {
+            let (mut b, mut x) = Builder::new(3, 64, 64, seed);
+            let mut cin = 3;
+            for (width, convs) in [(64, 2), (128, 2), (256, 3), (512, 3), (512, 3)] {
+                for _ in 0..convs {
+                    x = b.conv(x, cin, width, 3, 1, 1);
+                    cin = width;
+                }
+                x = b.pool(x);
+            }
+            let f = b.flatten(x);
+            let h = b.fc(f, 2048, 512, true);
+            let h = b.fc(h, 512, 512, true);
+            b.fc(h, 512, 200, false);
+            (b.g, b.w, [3, 64, 64])
+        }
+        other => {
+            return Err(NnError::Unsupported(format!("model {other}; the CNNs are {}", CNNS.join(", "))));
+        }
+    };
+    g.shapes(1)?;
+    Ok((g, w, input))
+}
+
+/// `n` seeded images of `[C, H, W]` with entries in `[0, 1)`.
+pub fn random_images(n: usize, [c, h, w]: [usize; 3], seed: u64) -> FloatTensor {
+    let mut s = seed;
+    let data = (0..n * c * h * w)
+        .map(|_| {
+            s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (s >> 40) as f32 / (1u64 << 24) as f32
+        })
+        .collect();
+    FloatTensor { shape: vec![n, c, h, w], data }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_paper_cnns_have_their_stated_layers() {
+        for (name, relus, pools, convs, out) in
+            [("snn", 1, 0, 1, 10), ("lenet", 4, 2, 2, 10), ("vgg16", 15, 5, 13, 200)]
+        {
+            let (g, w, input) = cnn(name, 1).unwrap();
+            let count = |f: fn(&Op) -> bool| g.nodes.iter().filter(|n| f(&n.op)).count();
+            assert_eq!(count(|o| matches!(o, Op::Relu)), relus, "{name}");
+            assert_eq!(count(|o| matches!(o, Op::MaxPool(_))), pools, "{name}");
+            assert_eq!(count(|o| matches!(o, Op::Conv2d { .. })), convs, "{name}");
+            assert_eq!(g.shapes(2).unwrap().last().unwrap(), &vec![2, out], "{name}");
+            assert_eq!(w.len(), g.weights.len());
+            assert_eq!(random_images(2, input, 3).shape, [2, input[0], input[1], input[2]]);
+        }
+    }
+}

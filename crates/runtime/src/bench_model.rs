@@ -1,0 +1,217 @@
+//! `veil bench model`: a whole model privately among three servers (parties as threads,
+//! in-memory links, no shaping), with the cost per phase (offline material, online execution,
+//! the deferred checks) per server and the paper's figures beside it: the CNNs of the aegis
+//! paper (random weights at the real architecture, see [`veil_nn::zoo`]) on a batch of random
+//! images, or all-MiniLM-L6-v2 (real weights) on a sentence of `seq` tokens.
+
+use serde::Serialize;
+use veil_mosformer::Security;
+use veil_mpc::MpcError;
+use veil_nn::onnx::OnnxModel;
+use veil_nn::zoo;
+
+use crate::Link;
+use crate::bench::{PaperFigure, PhaseCost};
+use crate::classify::{CnnFamily, private_classification};
+use crate::inference::{InferenceParty, security_name};
+
+/// Seconds per phase at the slowest server.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ModelSeconds {
+    /// Online execution.
+    pub online: f64,
+    /// Offline material (made on demand, timed apart).
+    pub offline: f64,
+    /// The deferred checks.
+    pub verify: f64,
+}
+
+/// One `veil bench model` record (fields of the project's benchmark conventions).
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelRecord {
+    /// Protocol family.
+    pub family: &'static str,
+    /// `malicious` or `semi-honest`.
+    pub security: &'static str,
+    /// Model name.
+    pub model: String,
+    /// Images (CNNs).
+    pub batch: Option<usize>,
+    /// Tokens (transformers).
+    pub seq: Option<usize>,
+    /// Ring width and fractional bits of the shares.
+    pub ring_bits: u32,
+    /// Fractional bits.
+    pub frac_bits: u32,
+    /// Computing parties.
+    pub parties: usize,
+    /// Online execution, per server.
+    pub online: PhaseCost,
+    /// Offline material, per server.
+    pub offline: PhaseCost,
+    /// The deferred checks (aegis's final verification, mosformer's MAC checks), per server.
+    pub verify: PhaseCost,
+    /// Wall-clock seconds.
+    pub seconds: ModelSeconds,
+    /// `none`: loopback, no shaping.
+    pub net: &'static str,
+    /// Largest and mean absolute logit error against the float64 run.
+    pub max_abs_error: f64,
+    /// Mean absolute logit error.
+    pub mean_abs_error: f64,
+    /// Peak resident memory of the process running every party, MiB.
+    pub peak_rss_mib: Option<f64>,
+    /// The paper's figures for the same model and batch.
+    pub paper: Vec<PaperFigure>,
+}
+
+/// Sums a phase over the three servers.
+fn phase(per_party: &[InferenceParty], name: &str) -> (PhaseCost, f64) {
+    let servers: Vec<_> = per_party.iter().filter(|p| p.party < 3).collect();
+    let get = |p: &InferenceParty| p.phases.iter().find(|ph| ph.phase == name).cloned().unwrap_or_default();
+    let n = servers.len().max(1) as f64;
+    let cost = PhaseCost {
+        bytes_per_party: servers.iter().map(|p| get(p).bytes_sent as f64).sum::<f64>() / n,
+        bytes_max_party: servers.iter().map(|p| get(p).bytes_sent).max().unwrap_or(0),
+        rounds: servers.iter().map(|p| get(p).rounds).max().unwrap_or(0),
+        messages_per_party: servers.iter().map(|p| get(p).messages_sent as f64).sum::<f64>() / n,
+    };
+    (cost, servers.iter().map(|p| get(p).seconds).fold(0.0, f64::max))
+}
+
+/// The aegis paper's Table 3 (LAN, batch 30) for a model.
+fn aegis_table3(model: &str) -> Vec<PaperFigure> {
+    const CONV: &str = "aegis Table 3, LAN, batch 30; 'Com in MB' (whose sends it sums is not stated)";
+    let rows: &[(&str, f64, f64, f64, f64, f64)] = match model {
+        // offline MB, online execution MB, execution rounds, verification MB, verification rounds
+        "snn" => &[("snn", 0.05, 0.17, 2.0, 1.75, 3.0)],
+        "lenet" => &[("lenet", 0.65, 2.46, 42.0, 26.1, 10.0)],
+        "vgg16" => &[("vgg16", 10.2, 39.2, 127.0, 414.0, 18.0)],
+        _ => &[],
+    };
+    rows.iter()
+        .flat_map(|&(_, off, on, on_r, ver, ver_r)| {
+            [
+                PaperFigure {
+                    source: "aegis Table 3: offline communication",
+                    value: off,
+                    unit: "MB",
+                    convention: CONV,
+                },
+                PaperFigure {
+                    source: "aegis Table 3: execution communication",
+                    value: on,
+                    unit: "MB",
+                    convention: CONV,
+                },
+                PaperFigure {
+                    source: "aegis Table 3: execution rounds",
+                    value: on_r,
+                    unit: "rounds",
+                    convention: CONV,
+                },
+                PaperFigure {
+                    source: "aegis Table 3: verification communication",
+                    value: ver,
+                    unit: "MB",
+                    convention: CONV,
+                },
+                PaperFigure {
+                    source: "aegis Table 3: verification rounds",
+                    value: ver_r,
+                    unit: "rounds",
+                    convention: CONV,
+                },
+            ]
+        })
+        .collect()
+}
+
+/// Runs a paper CNN privately on `batch` random images.
+pub fn bench_cnn(
+    model: &str,
+    family: CnnFamily,
+    security: Security,
+    batch: usize,
+) -> Result<ModelRecord, MpcError> {
+    let (graph, weights, input) = zoo::cnn(model, 1).map_err(crate::inference::nn_error)?;
+    let m = OnnxModel { name: model.to_string(), graph, weights, input };
+    let images = zoo::random_images(batch, input, 2);
+    let r = private_classification(&m, &images, None, family, security, Link::Memory)?;
+    let plain = veil_nn::float::run_float_on(&m.graph, &m.weights, veil_nn::Input::Images(&images))
+        .map_err(crate::inference::nn_error)?;
+    let paper = if family == CnnFamily::Aegis { aegis_table3(model) } else { vec![] };
+    Ok(record(
+        family.name(),
+        security,
+        model,
+        (Some(batch), None),
+        &r.per_party,
+        &r.output,
+        &plain.data,
+        r.peak_rss_mib,
+        paper,
+    ))
+}
+
+/// Runs all-MiniLM-L6-v2 (the folder `dir`) privately under `mosformer` on a sentence of `seq`
+/// tokens (`[CLS]`, `seq − 2` words, `[SEP]`).
+pub fn bench_minilm(dir: &std::path::Path, security: Security, seq: usize) -> Result<ModelRecord, MpcError> {
+    if seq < 3 {
+        return Err(MpcError::Invalid(format!("--seq {seq}: at least 3 tokens")));
+    }
+    let model = veil_nn::bert::load_hf(dir, true).map_err(crate::inference::nn_error)?;
+    let text = vec!["privacy"; seq - 2].join(" ");
+    let r = crate::inference::private_inference_of(&model, &text, security, Link::Memory)?;
+    if r.tokens != seq {
+        return Err(MpcError::Invalid(format!("the sentence has {} tokens, not {seq}", r.tokens)));
+    }
+    Ok(record(
+        "mosformer",
+        security,
+        &model.name,
+        (None, Some(seq)),
+        &r.per_party,
+        &r.output,
+        &r.plaintext,
+        r.peak_rss_mib,
+        vec![],
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn record(
+    family: &'static str,
+    security: Security,
+    model: &str,
+    (batch, seq): (Option<usize>, Option<usize>),
+    per_party: &[InferenceParty],
+    output: &[f64],
+    plain: &[f64],
+    peak_rss_mib: Option<f64>,
+    paper: Vec<PaperFigure>,
+) -> ModelRecord {
+    let (online, on_s) = phase(per_party, "online");
+    let (offline, off_s) = phase(per_party, veil_mpc::phase::OFFLINE_PHASE);
+    let (verify, ver_s) = phase(per_party, veil_nn::secure::VERIFY_PHASE);
+    let errors: Vec<f64> = output.iter().zip(plain).map(|(a, b)| (a - b).abs()).collect();
+    ModelRecord {
+        family,
+        security: security_name(security),
+        model: model.to_string(),
+        batch,
+        seq,
+        ring_bits: 64,
+        frac_bits: 16,
+        parties: 3,
+        online,
+        offline,
+        verify,
+        seconds: ModelSeconds { online: on_s, offline: off_s, verify: ver_s },
+        net: "none",
+        max_abs_error: errors.iter().copied().fold(0.0, f64::max),
+        mean_abs_error: errors.iter().sum::<f64>() / errors.len().max(1) as f64,
+        peak_rss_mib,
+        paper,
+    }
+}
