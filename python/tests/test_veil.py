@@ -1,5 +1,7 @@
 """The Python API over the Rust core."""
 
+from pathlib import Path
+
 import pytest
 
 import veil
@@ -62,4 +64,29 @@ def test_model_errors_are_clear(tmp_path):
     with pytest.raises(RuntimeError, match="config.json"):
         veil.Model(tmp_path).run_private("x")
     with pytest.raises(ValueError, match="family"):
-        veil.Model(tmp_path).run_private("x", family="aegis")  # type: ignore[arg-type]
+        veil.Model(tmp_path).run_private("x", family="aegis")
+
+
+DIGITS = Path(__file__).resolve().parents[2] / "models" / "digits-cnn" / "model.onnx"
+
+
+def test_onnx_cnn_classifies_privately_under_aegis():
+    cnn = veil.Model(DIGITS)
+    # Two 8x8 grey images as nested lists: a bright vertical bar and a blank one.
+    bar = [[[1.0 if 3 <= c <= 4 else 0.0 for c in range(8)] for _ in range(8)]]
+    blank = [[[0.0] * 8 for _ in range(8)]]
+    images = [bar, blank]
+    plain = cnn.run_plaintext(images)
+    assert len(plain) == 2 and len(plain[0]) == 10
+    report = cnn.run_private(images)
+    assert report["family"] == "aegis" and report["images"] == 2
+    assert report["predictions"] == report["plaintext_predictions"]
+    assert report["max_abs_error"] < 0.02
+    phases = [p["phase"] for p in report["per_party"][0]["phases"]]
+    assert phases == ["offline", "online", "verify"]
+    with pytest.raises(ValueError, match="malicious"):
+        cnn.run_private(images, security="semi-honest")
+    with pytest.raises(ValueError, match="regular array"):
+        cnn.run_private([bar, [[[0.0] * 7]]])
+    with pytest.raises(ValueError, match="batch"):
+        cnn.run_plaintext([[[0.0] * 8] * 8])

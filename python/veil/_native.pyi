@@ -14,3 +14,14 @@ def private_inference(
     model_dir: str, text: str, security: str = "malicious", link: str = "memory"
 ) -> str: ...
 def plaintext_inference(model_dir: str, text: str) -> tuple[list[float], int, int]: ...
+def private_classification(
+    model_path: str,
+    data: list[float],
+    shape: list[int],
+    family: str = "aegis",
+    security: str = "malicious",
+    link: str = "memory",
+) -> str: ...
+def plaintext_classification(
+    model_path: str, data: list[float], shape: list[int]
+) -> tuple[list[float], int, int]: ...

@@ -64,15 +64,7 @@ fn private_inference(
     security: &str,
     link: &str,
 ) -> PyResult<String> {
-    let security = match security {
-        "malicious" => veil_mosformer::Security::Malicious,
-        "semi-honest" => veil_mosformer::Security::SemiHonest,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "security must be 'malicious' or 'semi-honest', not {other:?}"
-            )));
-        }
-    };
+    let security = parse_security(security)?;
     let link = parse_link(link)?;
     let report = py
         .detach(|| veil_runtime::inference::private_inference(&model_dir, text, security, link))
@@ -98,6 +90,67 @@ fn plaintext_inference(
     .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+fn parse_security(security: &str) -> PyResult<veil_mosformer::Security> {
+    match security {
+        "malicious" => Ok(veil_mosformer::Security::Malicious),
+        "semi-honest" => Ok(veil_mosformer::Security::SemiHonest),
+        other => Err(PyValueError::new_err(format!(
+            "security must be 'malicious' or 'semi-honest', not {other:?}"
+        ))),
+    }
+}
+
+fn images(data: Vec<f64>, shape: Vec<usize>) -> PyResult<veil_nn::weights::FloatTensor> {
+    veil_nn::weights::FloatTensor::new(shape, data.into_iter().map(|v| v as f32).collect())
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// Private classification of `images` (row-major `data` of `shape` `[N, C, H, W]`) with the
+/// ONNX CNN at `model_path` under `family` (`aegis` or `mosformer`); returns the report as
+/// JSON text. The GIL is released while the parties run.
+#[pyfunction]
+#[pyo3(signature = (model_path, data, shape, family = "aegis", security = "malicious", link = "memory"))]
+fn private_classification(
+    py: Python<'_>,
+    model_path: std::path::PathBuf,
+    data: Vec<f64>,
+    shape: Vec<usize>,
+    family: &str,
+    security: &str,
+    link: &str,
+) -> PyResult<String> {
+    let security = parse_security(security)?;
+    let family = veil_runtime::classify::CnnFamily::parse(family, security)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let link = parse_link(link)?;
+    let x = images(data, shape)?;
+    let report = py
+        .detach(|| {
+            let model = veil_nn::onnx::load_onnx(&model_path).map_err(veil_runtime::inference::nn_error)?;
+            veil_runtime::classify::private_classification(&model, &x, None, family, security, link)
+        })
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// The float reference's logits of the ONNX CNN at `model_path` on `images`, row-major, and
+/// their shape `(rows, cols)`.
+#[pyfunction]
+fn plaintext_classification(
+    py: Python<'_>,
+    model_path: std::path::PathBuf,
+    data: Vec<f64>,
+    shape: Vec<usize>,
+) -> PyResult<(Vec<f64>, usize, usize)> {
+    let x = images(data, shape)?;
+    py.detach(|| -> Result<_, veil_nn::NnError> {
+        let model = veil_nn::onnx::load_onnx(&model_path)?;
+        let out = veil_nn::float::run_float_on(&model.graph, &model.weights, veil_nn::Input::Images(&x))?;
+        Ok((out.data, out.rows, out.cols))
+    })
+    .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// The native module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -106,5 +159,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(make_certs, m)?)?;
     m.add_function(wrap_pyfunction!(private_inference, m)?)?;
     m.add_function(wrap_pyfunction!(plaintext_inference, m)?)?;
+    m.add_function(wrap_pyfunction!(private_classification, m)?)?;
+    m.add_function(wrap_pyfunction!(plaintext_classification, m)?)?;
     Ok(())
 }

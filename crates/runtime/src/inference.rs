@@ -203,7 +203,7 @@ pub(crate) fn contribution<'a>(
 }
 
 /// A model-layer error as the session's error (a protocol failure keeps its kind).
-pub(crate) fn nn_error(e: veil_nn::NnError) -> MpcError {
+pub fn nn_error(e: veil_nn::NnError) -> MpcError {
     match e {
         veil_nn::NnError::Mpc(m) => m,
         other => MpcError::Invalid(other.to_string()),
