@@ -8,10 +8,12 @@
 //! hold the masked value `m_x = x + r_x` and one mask share each. Masks and the Z_p bit shares
 //! come from pairwise seeds; P0 deals the correlated values (`Γ`, cross terms, bits).
 //!
-//! **Protocols in this crate today**: input sharing by a server, reconstruction to all or to
+//! **Protocols in this crate**: input sharing by a server, reconstruction to all or to
 //! one party with hash-checked redundancy, multiplication and inner products (l bits offline,
 //! 2l bits and 1 round online), truncation (0 online), sign-bit extraction in 2 online rounds
 //! with `x·sign(x)` folded in ([`sign`]), ReLU, `f(v) = v·sign(v)`, two-way max and max trees.
+//! [`family`] puts them behind `veil-mpc`'s capability traits (shaped shares, fixed point with
+//! the malicious truncation), so the model runtime runs CNNs on the family.
 //!
 //! **Security model and status.** One malicious server, security with abort. The online
 //! protocols are the paper's: private against one malicious server, correct only up to

@@ -1,10 +1,14 @@
 //! Veil's runtime: the jobs that parties run, and their reports, shared by the CLI and Python.
 //!
-//! Until model inference lands, the one job is the demo product: party 0's secret vector times
-//! party 1's, elementwise, in fixed point (Z_2^64, 16 fractional bits; the product carries 32
-//! fractional bits and is decoded as such, so one multiplication needs no truncation), with the
-//! n-party additive protocol and Beaver triples from the **insecure** test dealer, revealed to
-//! one output party only.
+//! - [`inference`]: private inference of a Hugging Face transformer (`mosformer`), the session
+//!   of three servers, a data owner and a model owner that every model job uses;
+//! - [`classify`]: private classification with an ONNX CNN (`aegis` or `mosformer`);
+//! - [`bench`](mod@bench), [`bench_aegis`], [`bench_model`], [`encoder`]: the benchmarks;
+//! - the demo product (this module): party 0's secret vector times party 1's, elementwise, in
+//!   fixed point (Z_2^64, 16 fractional bits; the product carries 32 fractional bits and is
+//!   decoded as such, so one multiplication needs no truncation), with the n-party additive
+//!   protocol and Beaver triples from the **insecure** test dealer, revealed to one output
+//!   party only.
 
 pub mod bench;
 pub mod bench_aegis;
