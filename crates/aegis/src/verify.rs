@@ -23,10 +23,10 @@
 //! Communication: per reduction two GR inner products (`2 × 512` bytes from P0, `2 × 512` each
 //! way between P1 and P2) and one opened seed; the final check `2N' + 3` GR elements from P0,
 //! where `N' = N/2^R`. The parties run reductions while the dimension is above
-//! [`FINAL_DIMENSION`]. Memory is bounded by verifying in chunks of [`VERIFY_CHUNK`] terms:
-//! each chunk is reduced on its own, the reduced chunks are combined with fresh coefficients
-//! into one claim, and that claim is reduced and checked once (the chunks' reductions run one
-//! after the other: about 4 rounds per reduction and chunk, to be run in lockstep later).
+//! [`FINAL_DIMENSION`]. Memory is bounded by verifying in chunks of [`VERIFY_CHUNK`] terms,
+//! [`LOCKSTEP_CHUNKS`] at a time reduced in lockstep (their reductions share rounds: 3 rounds
+//! per reduction level of a group); the reduced chunks are combined with fresh coefficients
+//! into one claim, and that claim is reduced and checked once.
 
 use veil_crypto::{Prg, Seed};
 use veil_mpc::{Ctx, MpcError, Result};
@@ -174,6 +174,18 @@ impl Aegis {
         }
     }
 
+    /// White-box tampering of the twin (`x2`, `z2`) of the `back`-th most recent record (a
+    /// truncation pair's `r_z` inner product), for the negative tests.
+    #[doc(hidden)]
+    pub fn tamper_twin(&mut self, back: usize, f: impl Fn(&mut Masked, &mut Masked)) {
+        let len = self.recorded.len();
+        if let Some((x2, z2)) =
+            len.checked_sub(back + 1).and_then(|i| self.recorded.get_mut(i)).and_then(|r| r.twin.as_mut())
+        {
+            f(x2, z2);
+        }
+    }
+
     /// `n` random GR values from the seed this party shares with `peer`.
     fn gr_pair_random(&self, ctx: &mut Ctx, peer: usize, what: &str, n: usize) -> Result<Vec<Gr>> {
         let mut g = ctx.pair_prg(peer, what)?;
@@ -314,7 +326,7 @@ impl Aegis {
         // the reduced chunks are combined again with fresh coefficients into one claim, which
         // is reduced and checked once (one opening: one bit of leakage).
         let mut coeffs = self.fresh_public_prg(ctx, "verify/coefficients")?;
-        let mut reduced = Vec::new();
+        let (mut reduced, mut pending) = (Vec::new(), Vec::new());
         let (mut xs, mut ys) = (GrVec::default(), GrVec::default());
         let mut z = zero_one();
         for rec in &recorded {
@@ -340,12 +352,18 @@ impl Aegis {
                         std::mem::take(&mut ys),
                         std::mem::replace(&mut z, zero_one()),
                     );
-                    reduced.push(self.reduce_claim(ctx, chunk)?);
+                    pending.push(chunk);
+                    if pending.len() == LOCKSTEP_CHUNKS {
+                        reduced.extend(self.reduce_claims(ctx, std::mem::take(&mut pending))?);
+                    }
                 }
             }
         }
         if xs.len() != 0 {
-            reduced.push(self.reduce_claim(ctx, (xs, ys, z))?);
+            pending.push((xs, ys, z));
+        }
+        if !pending.is_empty() {
+            reduced.extend(self.reduce_claims(ctx, pending)?);
         }
         let claim = if reduced.len() == 1 {
             reduced.pop().unwrap_or_default()
@@ -358,7 +376,7 @@ impl Aegis {
                 ys.extend(cy);
                 z = z.add(&cz.times(&r));
             }
-            self.reduce_claim(ctx, (xs, ys, z))?
+            self.reduce_claims(ctx, vec![(xs, ys, z)])?.pop().unwrap_or_default()
         };
         let delta = self.inner_verify(ctx, &claim.0, &claim.1, &claim.2)?;
         let opened = self.gr_open(ctx, &delta)?;
@@ -368,29 +386,47 @@ impl Aegis {
         Ok(())
     }
 
-    /// Reduces a claim `Σ X_i·Y_i = Z` to at most [`FINAL_DIMENSION`] terms.
-    fn reduce_claim(&mut self, ctx: &mut Ctx, chunk: Claim) -> Result<Claim> {
-        let (mut xs, mut ys, mut z) = chunk;
-        // Reduce while the dimension is large (odd dimensions get one zero entry).
-        while xs.len() > FINAL_DIMENSION {
-            if xs.len() % 2 == 1 {
-                let zero = GrVec { m: pad(&xs.m), one: pad(&xs.one), two: pad(&xs.two) };
-                xs.extend(zero.clone());
-                ys.extend(zero);
+    /// Reduces claims `Σ X_i·Y_i = Z` to at most [`FINAL_DIMENSION`] terms each, in lockstep:
+    /// one reduction of every claim still above that dimension shares one masked inner product
+    /// call and one `ζ` (opened after all their inner products are fixed, so each claim keeps
+    /// its `2/2^64` per reduction).
+    fn reduce_claims(&mut self, ctx: &mut Ctx, mut claims: Vec<Claim>) -> Result<Vec<Claim>> {
+        loop {
+            let active: Vec<usize> =
+                (0..claims.len()).filter(|&k| claims[k].0.len() > FINAL_DIMENSION).collect();
+            if active.is_empty() {
+                return Ok(claims);
             }
-            let half = xs.len() / 2;
-            let (x0, x1) = (xs.pick(|i| 2 * i, half), xs.pick(|i| 2 * i + 1, half));
-            let (y0, y1) = (ys.pick(|i| 2 * i, half), ys.pick(|i| 2 * i + 1, half));
-            let (dx, dy) = (x1.sub(&x0), y1.sub(&y0));
-            let h = self.gr_inner(ctx, &[(&x0, &y0), (&dx, &dy)])?;
-            let (h0, c2) = (h.pick(|_| 0, 1), h.pick(|_| 1, 1));
-            let c1 = z.sub(&h0).sub(&h0).sub(&c2);
+            // Odd dimensions get one zero entry.
+            let mut halves = Vec::with_capacity(active.len());
+            for &k in &active {
+                let (xs, ys, _) = &mut claims[k];
+                if xs.len() % 2 == 1 {
+                    let zero = GrVec { m: pad(&xs.m), one: pad(&xs.one), two: pad(&xs.two) };
+                    xs.extend(zero.clone());
+                    ys.extend(zero);
+                }
+                let half = xs.len() / 2;
+                let (x0, x1) = (xs.pick(|i| 2 * i, half), xs.pick(|i| 2 * i + 1, half));
+                let (y0, y1) = (ys.pick(|i| 2 * i, half), ys.pick(|i| 2 * i + 1, half));
+                let (dx, dy) = (x1.sub(&x0), y1.sub(&y0));
+                halves.push((x0, y0, dx, dy));
+            }
+            let jobs: Vec<(&GrVec, &GrVec)> =
+                halves.iter().flat_map(|(x0, y0, dx, dy)| [(x0, y0), (dx, dy)]).collect();
+            let h = self.gr_inner(ctx, &jobs)?;
             let zeta = Gr::random(&mut self.fresh_public_prg(ctx, "verify/zeta")?);
-            xs = x0.add(&dx.times(&zeta));
-            ys = y0.add(&dy.times(&zeta));
-            z = h0.add(&c1.times(&zeta)).add(&c2.times(&zeta.mul(&zeta)));
+            let zeta2 = zeta.mul(&zeta);
+            for (j, (&k, (x0, y0, dx, dy))) in active.iter().zip(halves).enumerate() {
+                let (h0, c2) = (h.pick(|_| 2 * j, 1), h.pick(|_| 2 * j + 1, 1));
+                let c1 = claims[k].2.sub(&h0).sub(&h0).sub(&c2);
+                claims[k] = (
+                    x0.add(&dx.times(&zeta)),
+                    y0.add(&dy.times(&zeta)),
+                    h0.add(&c1.times(&zeta)).add(&c2.times(&zeta2)),
+                );
+            }
         }
-        Ok((xs, ys, z))
     }
 
     /// Π_InnerVerify: `⟨Δ⟩ = α·(Σ X_i·Y_i − Z)` in one degree-3 evaluation (not opened here).
@@ -459,6 +495,10 @@ type Claim = (GrVec, GrVec, GrVec);
 
 /// Pairs per verified chunk.
 pub const VERIFY_CHUNK: usize = 1 << 14;
+
+/// Chunks reduced in lockstep (their reductions share rounds); a party holds this many lifted
+/// chunks at once, about 32 MiB each.
+pub const LOCKSTEP_CHUNKS: usize = 8;
 
 /// Appends `c·lift(x_i)` (or `lift(x_i)`) component by component.
 fn push_scaled(v: &mut GrVec, x: &Masked, i: usize, c: Option<&Gr>) {

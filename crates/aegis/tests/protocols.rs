@@ -339,31 +339,37 @@ fn verification_in_several_chunks_still_catches_one_wrong_entry() {
 #[test]
 fn products_truncated_with_verified_pairs_match_plaintext_and_are_checked() {
     let x: Vec<u64> = random_values(12, 50, 64).iter().map(|v| (*v as i64 >> 36) as u64).collect();
-    let run = |tamper: bool| {
+    // 0: honest; 1: the pair's r_x inner product carries an additive error (as if P0 had dealt
+    // a wrong Γ for it); 2: its r_z inner product does (verified as r_x's twin).
+    let run = |tamper: u8| {
         simulate(3, 13, |ctx| {
             let mut a = Aegis::new(64)?;
             let xs = a.share_input(ctx, 0, (ctx.party() == 0).then_some(&x[..]), x.len())?;
             let pair = a.prepare_trunc_pair(ctx, x.len(), 16)?;
-            if tamper && ctx.party() != 0 {
-                // The pair's r_z inner product carries an additive error (as if P0 had dealt a
-                // wrong Γ for it).
-                a.tamper_recorded(0, |_, _, z| z.m[7] = z.m[7].wrapping_add(1 << 30));
+            if ctx.party() != 0 {
+                match tamper {
+                    1 => a.tamper_recorded(0, |_, _, z| z.m[7] = z.m[7].wrapping_add(1 << 30)),
+                    2 => a.tamper_twin(0, |_, z2| z2.m[3] = z2.m[3].wrapping_add(1)),
+                    _ => {}
+                }
             }
             let z = a.mul_trunc(ctx, &xs, &xs, pair)?;
             a.check(ctx)?;
             a.reveal_all(ctx, &z)
         })
     };
-    let out = run(false);
+    let out = run(0);
     let z = out[0].as_ref().unwrap();
     for (xi, zi) in x.iter().zip(z) {
         let want = (signed(*xi, 64) * signed(*xi, 64)) >> 16;
         let d = signed(*zi, 64) - want;
         assert!((0..=1).contains(&d), "({})^2 / 2^16: off by {d}", signed(*xi, 64));
     }
-    let bad = run(true);
-    assert!(
-        bad.iter().all(|r| r.as_ref().is_err_and(|e| e.to_string().contains("batch multiplication"))),
-        "{bad:?}"
-    );
+    for tamper in [1, 2] {
+        let bad = run(tamper);
+        assert!(
+            bad.iter().all(|r| r.as_ref().is_err_and(|e| e.to_string().contains("batch multiplication"))),
+            "tampering {tamper}: {bad:?}"
+        );
+    }
 }
