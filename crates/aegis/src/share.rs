@@ -47,6 +47,8 @@ pub struct Aegis {
     pub(crate) recorded: Vec<crate::verify::Recorded>,
     /// Sign extractions to verify at the next [`Aegis::check`].
     pub(crate) signs: Vec<crate::pos::SignPair>,
+    /// A deviation the next sign extraction at this party makes (negative tests only).
+    pub(crate) sign_tamper: Option<crate::sign::SignTamper>,
 }
 
 fn wrap(l: u32) -> u64 {
@@ -83,6 +85,7 @@ impl Aegis {
             joint: Hasher::new("veil/aegis/joint-values"),
             recorded: Vec::new(),
             signs: Vec::new(),
+            sign_tamper: None,
         })
     }
 

@@ -48,6 +48,33 @@ pub fn phi(c: &[u32], p: u32) -> Vec<u32> {
         .collect()
 }
 
+/// A deviation of a malicious P1 or P2 in the online sign extraction, for the negative tests
+/// of the notes (§6.2): it must make the final verification abort.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub enum SignTamper {
+    /// Add 1 to every entry of the `u` lists of elements `0 .. elements` before sending them
+    /// to P0 (shifted `Z_p` shares: P0 reads a wrong comparison bit for about half of them,
+    /// those whose masked bit `β` is 0).
+    ShiftLists {
+        /// How many elements.
+        elements: usize,
+    },
+    /// Use the other value of the pairwise bit `δ` for one element.
+    FlipDelta {
+        /// The element.
+        element: usize,
+    },
+}
+
+impl Aegis {
+    /// Makes this party deviate in its next sign extraction (negative tests only).
+    #[doc(hidden)]
+    pub fn tamper_next_sign(&mut self, t: SignTamper) {
+        self.sign_tamper = Some(t);
+    }
+}
+
 /// Offline material of one sign extraction (one party's part).
 #[derive(Debug)]
 pub struct SignMaterial {
@@ -220,8 +247,14 @@ impl Aegis {
             self.record_sign(x, &z, &w, with_product);
             return Ok((z, w));
         }
-        let OnlinePair { pw, bits, gamma, gamma1, rz } =
+        let OnlinePair { mut pw, bits, gamma, gamma1, rz } =
             mat.online.ok_or_else(|| MpcError::Invalid("sign-bit material missing".into()))?;
+        let tamper = self.sign_tamper.take();
+        if let Some(SignTamper::FlipDelta { element }) = tamper
+            && element < n
+        {
+            pw.delta[element] ^= 1;
+        }
         let one = u32::from(me == 1);
         let mut lists = Vec::with_capacity(2 * n * l);
         let mut second = Vec::with_capacity(n * l);
@@ -240,6 +273,11 @@ impl Aegis {
                 let beta = (s_m as u32) ^ a ^ (pw.delta[i] as u32);
                 u[k] = zp.add(wc, beta * one);
                 up[k] = zp.mul(pw.w2[i * l + k], zp.add(wc, one));
+            }
+            if let Some(SignTamper::ShiftLists { elements }) = tamper
+                && i < elements
+            {
+                u.iter_mut().for_each(|v| *v = zp.add(*v, 1));
             }
             let perm = &pw.perm[i * l..(i + 1) * l];
             lists.extend(perm.iter().map(|&k| u[k] as u8));

@@ -323,6 +323,29 @@ fn a_wrong_sign_bit_with_consistent_products_is_caught_by_the_positivity_check()
 }
 
 #[test]
+fn a_malicious_list_or_delta_in_the_sign_extraction_is_caught() {
+    // P1 deviates online in one ReLU: shifted Z_p shares in 16 elements' lists (P0 reads a
+    // wrong comparison bit for those whose masked bit is 0: about half; the others are still
+    // right), or the other δ for one element (P1's and P2's shares disagree).
+    let x: Vec<u64> = random_values(31, 24, 64).iter().map(|v| (*v as i64 >> 30) as u64).collect();
+    for (name, t) in [
+        ("shifted lists", veil_aegis::sign::SignTamper::ShiftLists { elements: 16 }),
+        ("flipped delta", veil_aegis::sign::SignTamper::FlipDelta { element: 7 }),
+    ] {
+        let r = simulate(3, 41, |ctx| {
+            let mut a = Aegis::new(64)?;
+            let xs = a.share_input(ctx, 0, (ctx.party() == 0).then_some(&x[..]), x.len())?;
+            if ctx.party() == 1 {
+                a.tamper_next_sign(t);
+            }
+            a.relu(ctx, &xs)?;
+            a.check(ctx)
+        });
+        assert!(aborted(&r), "{name}: {r:?}");
+    }
+}
+
+#[test]
 fn verification_in_several_chunks_still_catches_one_wrong_entry() {
     // [20, 30] × [30, 30]: 18 000 product terms, more than one verification chunk.
     let a: Vec<u64> = random_values(8, 900, 64).iter().map(|v| (*v as i64 >> 30) as u64).collect();
