@@ -17,12 +17,15 @@
 //! security = "malicious"
 //! ```
 //!
-//! or `kind = "demo-mul"` with `length` and `output` (a product of two secret vectors with an
-//! insecure test dealer, kept to exercise deployments quickly).
+//! or `kind = "classify"` (private classification with an ONNX CNN, 5 parties, `family` `aegis`
+//! or `mosformer`), or `kind = "demo-mul"` with `length` and `output` (a product of two secret
+//! vectors with an insecure test dealer, kept to exercise deployments quickly).
 //!
 //! Secret inputs are not in this file (every party reads it): in `embed`, the data owner
 //! (party 3) passes `--text`, the model owner (party 4) a `--model` folder with the weights,
-//! and every party a `--model` folder with the public files; in `demo-mul`, parties 0 and 1
+//! and every party a `--model` folder with the public files; in `classify`, the model owner
+//! passes the `.onnx` file, the others the public model `veil graph` writes from it, and the
+//! data owner `--images FILE.safetensors` (with `--batch N`); in `demo-mul`, parties 0 and 1
 //! pass `--input FILE` (a JSON array of numbers). Relative paths are relative to the config
 //! file's folder.
 
@@ -92,6 +95,14 @@ pub enum Job {
         /// `malicious` or `semi-honest`.
         security: String,
     },
+    /// Private classification with an ONNX CNN: servers 0, 1, 2, data owner 3 (passes
+    /// `--images`), model owner 4 (passes the `.onnx` file); the others pass the public model.
+    Classify {
+        /// Protocol family (`aegis` or `mosformer`).
+        family: String,
+        /// `malicious` or `semi-honest`.
+        security: String,
+    },
 }
 
 impl Config {
@@ -123,6 +134,16 @@ impl Config {
                 }
                 if *output >= self.party.len() {
                     bail!("job: output party {output} does not exist");
+                }
+            }
+            Job::Classify { family, security } => {
+                veil_runtime::classify::CnnFamily::parse(family, crate::bench::parse_security(security)?)?;
+                if self.party.len() != veil_runtime::inference::PARTIES {
+                    bail!(
+                        "job: a classify session has {} parties (3 servers, data owner, model owner), the config lists {}",
+                        veil_runtime::inference::PARTIES,
+                        self.party.len()
+                    );
                 }
             }
             Job::Embed { family, security } => {

@@ -12,16 +12,34 @@ use veil_runtime::{PartyReport, demo_mul, phases};
 
 use crate::config::{Config, Job};
 
+/// What a party brings on the command line.
+pub struct PartyArgs {
+    /// `demo-mul`: the secret input file.
+    pub input: Option<PathBuf>,
+    /// `embed`: the model folder; `classify`: the `.onnx` file or public model.
+    pub model: Option<PathBuf>,
+    /// `embed`: the data owner's text.
+    pub text: Option<String>,
+    /// `classify`: the data owner's images (`.safetensors`).
+    pub images: Option<PathBuf>,
+    /// `classify`: how many of them.
+    pub batch: usize,
+}
+
 /// `veil party`: runs the config's job.
-pub fn party(
-    config: &Path,
-    id: usize,
-    input: Option<PathBuf>,
-    model: Option<PathBuf>,
-    text: Option<String>,
-    json: bool,
-) -> anyhow::Result<()> {
-    match Config::load(config)?.job {
+pub fn party(config: &Path, id: usize, args: PartyArgs, json: bool) -> anyhow::Result<()> {
+    let PartyArgs { input, model, text, images, batch } = args;
+    let job = Config::load(config)?.job;
+    if images.is_some() && !matches!(job, Job::Classify { .. }) {
+        bail!("--images is for `classify` jobs");
+    }
+    match job {
+        Job::Classify { .. } => {
+            if input.is_some() || text.is_some() {
+                bail!("a `classify` job takes --model and --images, not --input or --text");
+            }
+            run_classify_party(config, id, model, images, batch, json)
+        }
         Job::Embed { .. } => {
             if input.is_some() {
                 bail!("an `embed` job takes --model and --text, not --input");
@@ -124,6 +142,75 @@ pub fn run_embed_party(
         }
         if let Some(out) = &report.output {
             println!("output ({} values): {out:?}", out.len());
+        }
+    }
+    Ok(())
+}
+
+/// `veil party` for a `classify` job: loads the model (the `.onnx` file with its weights at
+/// the model owner, the public model elsewhere) and the data owner's images, joins, runs,
+/// prints the party's report.
+fn run_classify_party(
+    config: &Path,
+    id: usize,
+    model: Option<PathBuf>,
+    images: Option<PathBuf>,
+    batch: usize,
+    json: bool,
+) -> anyhow::Result<()> {
+    use veil_runtime::classify::{CnnFamily, cnn_party, image_range, load_image_set};
+    use veil_runtime::inference::{DATA_OWNER, MODEL_OWNER, role};
+    let cfg = Config::load(config)?;
+    let Job::Classify { family, security } = &cfg.job else { bail!("the config's job is not `classify`") };
+    let security = crate::bench::parse_security(security)?;
+    let family = CnnFamily::parse(family, security)?;
+    let Some(me) = cfg.party.get(id) else {
+        bail!("party {id} is not in the config ({} parties)", cfg.party.len());
+    };
+    let path =
+        model.context("pass --model: the .onnx file at the model owner, its public model elsewhere")?;
+    let loaded = veil_nn::onnx::OnnxModel::load(&path)?;
+    if id == MODEL_OWNER && loaded.weights.is_empty() {
+        bail!("party {id} is the model owner: pass the .onnx file with the weights");
+    }
+    if id != MODEL_OWNER && !loaded.weights.is_empty() {
+        bail!("party {id} ({}) must not hold the weights: pass the public model (`veil graph`)", role(id));
+    }
+    let x = match (id == DATA_OWNER, images) {
+        (true, Some(p)) => Some(image_range(&load_image_set(&p)?.0, 0, batch)?),
+        (true, None) => bail!("party {id} is the data owner: pass its images with --images"),
+        (false, Some(_)) => bail!("party {id} ({}) has no images; do not pass --images", role(id)),
+        (false, None) => None,
+    };
+    let identity = Identity::from_files(&cfg.ca, &me.cert, &me.key)?;
+    let addrs = cfg.party.iter().map(|p| p.address).collect();
+    let mut tcp = TcpConfig::new(id, addrs, cfg.session_id()?, identity);
+    tcp.connect_timeout = Duration::from_secs(cfg.connect_timeout_s);
+    let transport =
+        TcpTransport::connect(&tcp).with_context(|| format!("party {id} could not join the deployment"))?;
+    let private = Seed::from_rng(&mut rand::rngs::OsRng);
+    let timeout = Duration::from_secs(cfg.recv_timeout_s);
+    let report =
+        veil_mpc::harness::run_party(Box::new(transport), SessionId(tcp.session), private, timeout, |ctx| {
+            cnn_party(ctx, &loaded, x.as_ref(), family, security)
+        })?;
+    if json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        println!("party {id} ({}) done", report.role);
+        for ph in &report.phases {
+            println!(
+                "  {:<8} {:>12} bytes sent {:>6} rounds {:>8.2} s",
+                ph.phase, ph.bytes_sent, ph.rounds, ph.seconds
+            );
+        }
+        if let Some(out) = &report.output {
+            let classes = out.len() / batch.max(1);
+            let predictions: Vec<usize> = out
+                .chunks(classes.max(1))
+                .map(|r| (0..r.len()).fold(0, |b, j| if r[j] > r[b] { j } else { b }))
+                .collect();
+            println!("predictions: {predictions:?}");
         }
     }
     Ok(())

@@ -67,9 +67,25 @@ enum Command {
         /// The data owner's text in an `embed` job.
         #[arg(long)]
         text: Option<String>,
+        /// The data owner's images in a `classify` job (`.safetensors` with `images`).
+        #[arg(long)]
+        images: Option<PathBuf>,
+        /// How many of them (the first ones) in a `classify` job.
+        #[arg(long, default_value_t = 8)]
+        batch: usize,
         /// Print the party's report as one JSON object.
         #[arg(long)]
         json: bool,
+    },
+    /// Write the public part of an ONNX model (graph, weight shapes, input shape; no weights)
+    /// for the servers and the data owner of a `classify` deployment.
+    Graph {
+        /// The `.onnx` file.
+        #[arg(long)]
+        model: PathBuf,
+        /// Where to write the public model (JSON).
+        #[arg(long)]
+        out: PathBuf,
     },
     /// Private inference of a Hugging Face model (default: all-MiniLM-L6-v2) or of a CNN from
     /// an ONNX file, every party on this machine: three servers, the data owner and the model
@@ -235,9 +251,10 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Certs { parties, out, name } => certs(parties, &out, &name),
-        Command::Party { config, id, input, model, text, json } => {
-            job::party(&config, id, input, model, text, json)
+        Command::Party { config, id, input, model, text, images, batch, json } => {
+            job::party(&config, id, job::PartyArgs { input, model, text, images, batch }, json)
         }
+        Command::Graph { model, out } => public_graph(&model, &out),
         Command::Run { model, family, images, batch, text, security, link, json } => {
             bench::parse_security(&security).and_then(|s| match model {
                 Some(m) if classify::is_onnx(Some(&m)) => {
@@ -282,6 +299,18 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn public_graph(model: &std::path::Path, out: &std::path::Path) -> anyhow::Result<()> {
+    let m = veil_nn::onnx::load_onnx(model)?;
+    std::fs::write(out, m.public_json()?)?;
+    println!(
+        "wrote the public model of {} ({} nodes, no weights) to {}",
+        m.name,
+        m.graph.nodes.len(),
+        out.display()
+    );
+    Ok(())
 }
 
 fn certs(parties: usize, out: &std::path::Path, name: &str) -> anyhow::Result<()> {

@@ -255,3 +255,55 @@ fn bench_model_runs_a_paper_cnn_with_its_table_beside() {
     let o = veil(&["bench", "model", "--family", "aegis", "--model", "resnet"]);
     assert!(stderr(&o).contains("snn, lenet, vgg16"), "{}", stderr(&o));
 }
+
+#[test]
+fn classify_deployment_runs_five_processes_with_the_weights_at_the_model_owner_only() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let onnx = root.join("models/digits-cnn/model.onnx");
+    let images = root.join("models/digits-cnn/test.safetensors");
+    let dir = tempfile::tempdir().unwrap();
+    let public = dir.path().join("digits.graph.json");
+    let o = veil(&["graph", "--model", onnx.to_str().unwrap(), "--out", public.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let cfg = write_config(dir.path(), 5, |i| i, "00112233445566778899aabbccddeeff");
+    let text = std::fs::read_to_string(&cfg).unwrap().replace(
+        "[job]\nkind = \"demo-mul\"\nlength = 2\noutput = 0\n",
+        "[job]\nkind = \"classify\"\nfamily = \"aegis\"\nsecurity = \"malicious\"\n",
+    );
+    std::fs::write(&cfg, text.replace("recv_timeout_s = 5", "recv_timeout_s = 120")).unwrap();
+    let c = cfg.to_str().unwrap();
+    let (pm, po, pi) = (public.to_str().unwrap(), onnx.to_str().unwrap(), images.to_str().unwrap());
+    // Clear errors first: weights at a server, none at the model owner, images elsewhere.
+    let o = veil(&["party", "--config", c, "--id", "0", "--model", po]);
+    assert!(stderr(&o).contains("must not hold the weights"), "{}", stderr(&o));
+    let o = veil(&["party", "--config", c, "--id", "4", "--model", pm]);
+    assert!(stderr(&o).contains("pass the .onnx file"), "{}", stderr(&o));
+    let o = veil(&["party", "--config", c, "--id", "1", "--model", pm, "--images", pi]);
+    assert!(stderr(&o).contains("has no images"), "{}", stderr(&o));
+    let children: Vec<_> = (0..5)
+        .map(|id| {
+            let mut args = vec!["party", "--config", c, "--id"];
+            let id_s = id.to_string();
+            args.push(Box::leak(id_s.into_boxed_str()));
+            args.extend(["--model", if id == 4 { po } else { pm }, "--json"]);
+            if id == 3 {
+                args.extend(["--images", pi, "--batch", "2"]);
+            }
+            Command::new(env!("CARGO_BIN_EXE_veil"))
+                .args(&args)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outs: Vec<Output> = children.into_iter().map(|c| c.wait_with_output().unwrap()).collect();
+    for (i, o) in outs.iter().enumerate() {
+        assert!(o.status.success(), "party {i}: {}", stderr(o));
+    }
+    let owner: serde_json::Value = serde_json::from_slice(&outs[3].stdout).unwrap();
+    let logits = owner["output"].as_array().unwrap();
+    assert_eq!(logits.len(), 20);
+    let server: serde_json::Value = serde_json::from_slice(&outs[0].stdout).unwrap();
+    assert!(server["output"].is_null());
+}

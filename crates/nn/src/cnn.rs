@@ -10,7 +10,7 @@
 //! `out[(b, oy, ox), o] = Σ_{ky, kx, c} x[b, oy·s_y − p_top + ky, ox·s_x − p_left + kx, c] ·
 //! W[(ky, kx, c), o]`, where an index outside the image reads 0.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{NnError, Result};
 
@@ -19,7 +19,7 @@ pub type IndexMap = Vec<Option<usize>>;
 
 /// A 2-D window: kernel, stride and padding (`[top, left, bottom, right]`, as ONNX orders its
 /// `pads` for two spatial axes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Window {
     /// Kernel height and width.
     pub kernel: [usize; 2],

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::cnn::Window;
 use crate::error::{NnError, Result};
@@ -21,7 +21,7 @@ use crate::error::{NnError, Result};
 pub type ValueId = usize;
 
 /// Which GELU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum GeluForm {
     /// `x·Φ(x)` with the exact normal CDF (BERT's `gelu`).
     Erf,
@@ -30,7 +30,7 @@ pub enum GeluForm {
 }
 
 /// An operation.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Op {
     /// The data owner's token ids, `[T]` (a graph's input).
     Tokens,
@@ -124,7 +124,7 @@ pub enum Op {
 }
 
 /// A node: an operation on earlier values.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Node {
     /// The operation.
     pub op: Op,
@@ -136,7 +136,7 @@ pub struct Node {
 }
 
 /// A model graph with the shapes of its weights.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Graph {
     /// Nodes in execution order.
     pub nodes: Vec<Node>,

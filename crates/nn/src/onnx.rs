@@ -23,16 +23,37 @@ use crate::onnx_proto::{AttributeProto, GraphProto, ModelProto, NodeProto, Tenso
 use crate::weights::{FloatTensor, Weights};
 
 /// An imported model.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct OnnxModel {
     /// The file's name, for reports.
     pub name: String,
     /// The graph (input `Image`).
     pub graph: Graph,
-    /// The weights, in the graph's layouts.
+    /// The weights, in the graph's layouts (empty in a public model file).
+    #[serde(skip)]
     pub weights: Weights,
     /// `[C, H, W]` of one input image.
     pub input: [usize; 3],
+}
+
+impl OnnxModel {
+    /// The public part (graph, weight shapes, input shape) as JSON: what servers and the data
+    /// owner of a deployment need, without the weights.
+    pub fn public_json(&self) -> Result<String> {
+        serde_json::to_string_pretty(self).map_err(|e| NnError::Invalid(e.to_string()))
+    }
+
+    /// Reads a model: an `.onnx` file (with its weights), or a public model file written by
+    /// [`OnnxModel::public_json`] (no weights).
+    pub fn load(path: &Path) -> Result<OnnxModel> {
+        if path.extension().is_some_and(|e| e == "onnx") {
+            return load_onnx(path);
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| NnError::io(path, e))?;
+        let m: OnnxModel = serde_json::from_str(&text).map_err(|e| NnError::format(path, e.to_string()))?;
+        m.graph.shapes(1)?;
+        Ok(m)
+    }
 }
 
 const SUPPORTED: &[&str] = &[

@@ -60,18 +60,19 @@ impl CnnFamily {
     }
 }
 
-/// Runs one party of a classification session (`images` at the data owner, `[B, C, H, W]`).
+/// Runs one party of a classification session (`images` at the data owner, `[B, C, H, W]`;
+/// the weights in `model` at the model owner, which may be a public model without them
+/// elsewhere).
 pub fn cnn_party(
     ctx: &mut Ctx,
     model: &OnnxModel,
-    weights_here: bool,
     images: Option<&FloatTensor>,
     family: CnnFamily,
     security: Security,
 ) -> Result<InferenceParty, MpcError> {
     let size = images.map(|t| t.shape.first().copied().unwrap_or(0));
     session_party(ctx, &model.graph, size, MAX_BATCH, "images", |ctx, n| {
-        let weights = weights_here.then_some(&model.weights);
+        let weights = (!model.weights.is_empty()).then_some(&model.weights);
         let mine = contribution(ctx.party(), images.map(Input::Images), weights)?;
         match family {
             CnnFamily::Aegis => {
@@ -133,7 +134,7 @@ pub fn private_classification(
     let plain = run_float_on(&model.graph, &model.weights, Input::Images(images)).map_err(nn_error)?;
     let job = |ctx: &mut Ctx| {
         let mine = (ctx.party() == DATA_OWNER).then_some(images);
-        cnn_party(ctx, model, true, mine, family, security)
+        cnn_party(ctx, model, mine, family, security)
     };
     let cfg = SimConfig {
         seed: crate::inference::rand_seed(),
