@@ -61,6 +61,13 @@ fn print(r: &ClassifyReport) {
         println!("  labels:                {l:?}");
     }
     println!("  largest |private − float| logit: {:.4}", r.max_abs_error);
+    println!("  largest |private − fixed-point executor| logit: {} units of 2^-16", r.fixed_point_ulps);
+    for o in &r.overflows {
+        println!(
+            "  overflow at node {} ({}, {}): |value| {:.3e} ≥ {:.3e}",
+            o.node, o.op, o.scope, o.max_abs, o.limit
+        );
+    }
     println!("\n  party  role         phase     MiB sent   rounds   seconds");
     for p in &r.per_party {
         for ph in p.phases.iter().filter(|ph| ph.bytes_sent > 0 || ph.rounds > 0) {

@@ -6,6 +6,7 @@
 pub mod bert;
 pub mod cnn;
 pub mod error;
+pub mod fixed;
 pub mod float;
 pub mod graph;
 pub mod input;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use veil_aegis::Aegis;
 use veil_mosformer::{Mosformer, Security, offline::Offline};
 use veil_mpc::harness::{SimConfig, simulate_with};
+use veil_nn::fixed::run_fixed;
 use veil_nn::float::{Mat, run_float_on};
 use veil_nn::onnx::{OnnxModel, load_onnx};
 use veil_nn::secure::{Contribution, Roles, SecureBackend, run_secure, run_secure_cnn};
@@ -96,7 +97,7 @@ fn assert_close(secure: &Mat, float: &Mat, tolerance: f64) {
 const ROLES: Roles = Roles { data_owner: 3, model_owner: 4 };
 
 #[test]
-fn private_cnn_under_aegis_matches_the_float_reference() {
+fn private_cnn_under_aegis_matches_the_float_and_fixed_point_references() {
     let (model, images, ..) = load();
     let batch = first_images(&images, 6);
     let float = run_float_on(&model.graph, &model.weights, Input::Images(&batch)).unwrap();
@@ -107,6 +108,31 @@ fn private_cnn_under_aegis_matches_the_float_reference() {
         |b, ctx, mine| run_secure_cnn(b, ctx, &model.graph, 6, ROLES, mine),
     );
     assert_close(&out, &float, 0.02);
+    // The fixed-point executor computes what the protocol computes, up to aegis's truncation
+    // (one unit of 2^-16 more, now and then, carried through the later layers).
+    let fixed = run_fixed(&model.graph, &model.weights, Input::Images(&batch), 16).unwrap();
+    assert!(fixed.overflows.is_empty(), "{:?}", fixed.overflows);
+    let ulps =
+        out.data.iter().zip(&fixed.output.data).map(|(a, b)| ((a - b) * 65536.0).abs()).fold(0.0, f64::max);
+    eprintln!("secure vs fixed point: {ulps} units of 2^-16");
+    assert!(ulps <= 32.0, "secure vs fixed point: {ulps} units of 2^-16");
+}
+
+#[test]
+fn the_fixed_point_executor_names_the_layer_that_overflows() {
+    let (model, images, ..) = load();
+    let batch = first_images(&images, 2);
+    let fixed = run_fixed(&model.graph, &model.weights, Input::Images(&batch), 16).unwrap();
+    let float = run_float_on(&model.graph, &model.weights, Input::Images(&batch)).unwrap();
+    let err = fixed.output.data.iter().zip(&float.data).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    assert!(err < 0.01, "fixed point vs float: {err}");
+    // Images scaled by 2^38 still fit (2^54 in the ring), but their products with the first
+    // kernel pass 2^62.
+    let loud = FloatTensor::new(batch.shape.clone(), batch.data.iter().map(|v| v * 2f32.powi(38)).collect())
+        .unwrap();
+    let fixed = run_fixed(&model.graph, &model.weights, Input::Images(&loud), 16).unwrap();
+    let first = fixed.overflows.first().expect("an overflow is reported");
+    assert_eq!((first.op.as_str(), first.scope.as_str()), ("conv2d", "conv1"), "{first:?}");
 }
 
 #[test]

@@ -109,6 +109,11 @@ pub struct ClassifyReport {
     pub labels: Option<Vec<usize>>,
     /// Largest absolute difference between private and float logits.
     pub max_abs_error: f64,
+    /// Largest difference between the private logits and the plaintext fixed-point executor's
+    /// (same ring and encoding), in units of `2^-16`: what the protocol's truncations add.
+    pub fixed_point_ulps: f64,
+    /// Layers where the fixed-point executor saw values leave the ring's safe range.
+    pub overflows: Vec<veil_nn::fixed::Overflow>,
     /// The revealed logits, row-major `[images, classes]`.
     pub output: Vec<f64>,
     /// Every party's report.
@@ -153,7 +158,13 @@ pub fn private_classification(
         .find_map(|p| p.output.clone())
         .ok_or_else(|| MpcError::Invalid("the data owner reported no output".into()))?;
     let max_abs_error = output.iter().zip(&plain.data).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    let fixed = veil_nn::fixed::run_fixed(&model.graph, &model.weights, Input::Images(images), 16)
+        .map_err(nn_error)?;
+    let fixed_point_ulps =
+        output.iter().zip(&fixed.output.data).map(|(a, b)| ((a - b) * 65536.0).abs()).fold(0.0, f64::max);
     Ok(ClassifyReport {
+        fixed_point_ulps,
+        overflows: fixed.overflows,
         model: model.name.clone(),
         family: family.name().into(),
         security: security_name(security).into(),
