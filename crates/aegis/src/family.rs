@@ -99,6 +99,30 @@ impl Aegis {
     }
 }
 
+impl Aegis {
+    /// `⟨p(x)⟩` for a public polynomial `p(x) = Σ_i coeffs[i]·x^i` (real coefficients, encoded
+    /// with [`FRAC_BITS`]), elementwise, by Horner's rule: one fixed-point product per degree
+    /// (`deg p` online rounds), each verified with the others at [`Aegis::check`].
+    pub fn poly(&mut self, ctx: &mut Ctx, x: &Shaped, coeffs: &[f64]) -> Result<Shaped> {
+        let encode = |c: f64| -> Result<u64> {
+            let v = c * f64::from(1u32 << FRAC_BITS);
+            if !v.is_finite() || v.abs() >= 2f64.powi(62) {
+                return Err(MpcError::Invalid(format!("coefficient {c} does not fit the encoding")));
+            }
+            Ok(v.round() as i64 as u64)
+        };
+        let (&top, rest) =
+            coeffs.split_last().ok_or_else(|| MpcError::Invalid("an empty polynomial".into()))?;
+        let n = x.x.n;
+        let mut acc = Shaped { shape: x.shape.clone(), x: self.constant(ctx, encode(top)?, n) };
+        for &c in rest.iter().rev() {
+            acc = FixedPoint::mul_fixed(self, ctx, &acc, x)?;
+            acc = shaped(&x.shape, Aegis::add_public(self, &acc.x, &vec![encode(c)?; n])?)?;
+        }
+        Ok(acc)
+    }
+}
+
 impl Sharing<Z64> for Aegis {
     type Share = Shaped;
 

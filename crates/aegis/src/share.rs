@@ -49,6 +49,9 @@ pub struct Aegis {
     pub(crate) signs: Vec<crate::pos::SignPair>,
     /// A deviation the next sign extraction at this party makes (negative tests only).
     pub(crate) sign_tamper: Option<crate::sign::SignTamper>,
+    /// The most halvings `R` a verification claim gets (`None`: down to
+    /// [`crate::verify::FINAL_DIMENSION`] terms).
+    pub(crate) max_reductions: Option<usize>,
 }
 
 fn wrap(l: u32) -> u64 {
@@ -86,7 +89,16 @@ impl Aegis {
             recorded: Vec::new(),
             signs: Vec::new(),
             sign_tamper: None,
+            max_reductions: None,
         })
+    }
+
+    /// Caps the verification's halvings at `r` per claim (the paper's `R`): fewer rounds, a
+    /// larger final check (`2N/2^R + 3` GR elements dealt by P0). Every party must use the
+    /// same `r`.
+    pub fn with_reductions(mut self, r: usize) -> Self {
+        self.max_reductions = Some(r);
+        self
     }
 
     /// The ring width.

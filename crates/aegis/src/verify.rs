@@ -389,13 +389,13 @@ impl Aegis {
     /// Reduces claims `Σ X_i·Y_i = Z` to at most [`FINAL_DIMENSION`] terms each, in lockstep:
     /// one reduction of every claim still above that dimension shares one masked inner product
     /// call and one `ζ` (opened after all their inner products are fixed, so each claim keeps
-    /// its `2/2^64` per reduction).
+    /// its `2/2^64` per reduction), at most `R` times ([`Aegis::with_reductions`]).
     fn reduce_claims(&mut self, ctx: &mut Ctx, mut claims: Vec<Claim>) -> Result<Vec<Claim>> {
-        loop {
+        for _ in 0..self.max_reductions.unwrap_or(usize::MAX) {
             let active: Vec<usize> =
                 (0..claims.len()).filter(|&k| claims[k].0.len() > FINAL_DIMENSION).collect();
             if active.is_empty() {
-                return Ok(claims);
+                break;
             }
             // Odd dimensions get one zero entry.
             let mut halves = Vec::with_capacity(active.len());
@@ -427,6 +427,7 @@ impl Aegis {
                 );
             }
         }
+        Ok(claims)
     }
 
     /// Π_InnerVerify: `⟨Δ⟩ = α·(Σ X_i·Y_i − Z)` in one degree-3 evaluation (not opened here).

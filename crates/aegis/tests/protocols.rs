@@ -396,3 +396,42 @@ fn products_truncated_with_verified_pairs_match_plaintext_and_are_checked() {
         );
     }
 }
+
+#[test]
+fn polynomials_match_plaintext_and_fewer_halvings_still_catch_errors() {
+    use veil_aegis::{FRAC_BITS, Shaped};
+    let reals: Vec<f64> = (0..40).map(|i| (i as f64 - 20.0) / 8.0).collect();
+    let enc: Vec<u64> = reals.iter().map(|v| (v * 65536.0).round() as i64 as u64).collect();
+    // p(x) = 0.5 + 0.197x − 0.004x³ (a sigmoid approximation of the kind CNNs use).
+    let coeffs = [0.5, 0.197, 0.0, -0.004];
+    let run = |reductions: Option<usize>, tamper: bool| {
+        simulate(3, 17, |ctx| {
+            let mut a = Aegis::new(64)?;
+            if let Some(r) = reductions {
+                a = a.with_reductions(r);
+            }
+            let x = a.share_input(ctx, 0, (ctx.party() == 0).then_some(&enc[..]), enc.len())?;
+            let x = Shaped { shape: vec![enc.len()], x };
+            let y = a.poly(ctx, &x, &coeffs)?;
+            if tamper && ctx.party() != 0 {
+                a.tamper_recorded(0, |_, _, z| z.m[4] = z.m[4].wrapping_add(1 << 16));
+            }
+            let before = ctx.stats().total().rounds;
+            a.check(ctx)?;
+            let rounds = ctx.stats().total().rounds - before;
+            Ok((a.reveal_all(ctx, &y.x)?, rounds))
+        })
+    };
+    let honest = run(None, false);
+    let (out, full_rounds) = honest[0].as_ref().unwrap().clone();
+    for (v, o) in reals.iter().zip(&out) {
+        let want = coeffs.iter().rev().fold(0.0, |acc, c| acc * v + c);
+        let got = *o as i64 as f64 / f64::from(1u32 << FRAC_BITS);
+        assert!((got - want).abs() < 1e-3, "p({v}) = {got}, want {want}");
+    }
+    let capped = run(Some(1), false);
+    let (_, capped_rounds) = capped[0].as_ref().unwrap().clone();
+    assert!(capped_rounds < full_rounds, "R = 1: {capped_rounds} rounds, uncapped {full_rounds}");
+    let bad: Vec<Result<()>> = run(Some(1), true).into_iter().map(|r| r.map(|_| ())).collect();
+    assert!(aborted(&bad), "{bad:?}");
+}

@@ -13,8 +13,9 @@
 //!
 //! **CNN layers** are index maps ([`crate::cnn`], applied to shares with the local
 //! [`Layout::gather`]) around the family's operations: a convolution is im2col then one
-//! fixed-point matrix product; max pooling is the windows then the family's maximum over each
-//! row; average pooling sums the windows and divides by a public count.
+//! fixed-point matrix product; max pooling takes the maxima along rows, then along columns
+//! (separable: overlapping windows share comparisons), each the family's maximum over the rows
+//! of a gathered matrix; average pooling sums the windows and divides by a public count.
 //!
 //! **Where the float graph is changed** (reported in [`SecureRun::client_side`] and the module
 //! docs of the family): `L2Normalize`, when it ends the graph, is applied by the data owner to
@@ -31,7 +32,7 @@ use veil_mpc::{Ctx, PartyId};
 use veil_ring::{Ring, Z2k, Z64};
 use veil_tensor::Tensor;
 
-use crate::cnn::{self, PadFill};
+use crate::cnn::{self, PadFill, Window};
 use crate::error::{NnError, Result};
 use crate::float::{Mat, l2_normalize};
 use crate::graph::{Graph, Op};
@@ -399,10 +400,30 @@ fn serve<B: SecureBackend, L: TransformerLayers<B>>(
                 Some(b.reshape(&y, &shapes[i])?)
             }
             Op::MaxPool(window) => {
-                let (idx, [rows, k], _) = cnn::windows(image_shape(b, x(0)?)?, window, PadFill::Repeat)?;
-                let win = b.gather(x(0)?, &idx, &[rows, k])?;
-                let m = b.max_rows(ctx, &win, rows, k)?;
-                Some(b.reshape(&m, &shapes[i])?)
+                // Separable: the maxima along each row's windows, then along columns of those,
+                // so overlapping windows share their row maxima (never more comparisons or
+                // rounds than the direct tree; fewer when windows overlap).
+                let [kh, kw] = window.kernel;
+                let rows = Window {
+                    kernel: [1, kw],
+                    stride: [1, window.stride[1]],
+                    pad: [0, window.pad[1], 0, window.pad[3]],
+                };
+                let cols = Window {
+                    kernel: [kh, 1],
+                    stride: [window.stride[0], 1],
+                    pad: [window.pad[0], 0, window.pad[2], 0],
+                };
+                let mut v = x(0)?.clone();
+                for w in [rows, cols].iter().filter(|w| w.kernel != [1, 1]) {
+                    let shape = image_shape(b, &v)?;
+                    let (idx, [n_rows, k], _) = cnn::windows(shape, w, PadFill::Repeat)?;
+                    let win = b.gather(&v, &idx, &[n_rows, k])?;
+                    let m = b.max_rows(ctx, &win, n_rows, k)?;
+                    let (oh, ow) = w.output(shape[1], shape[2])?;
+                    v = b.reshape(&m, &[shape[0], oh, ow, shape[3]])?;
+                }
+                Some(v)
             }
             Op::AvgPool { window, count_pad } => {
                 let (idx, [rows, k], counts) = cnn::windows(image_shape(b, x(0)?)?, window, PadFill::Zero)?;
