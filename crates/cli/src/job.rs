@@ -107,9 +107,9 @@ pub fn run_embed_party(
         bail!("the config's job is not `embed`; pass --input for `demo-mul`");
     };
     let security = crate::bench::parse_security(security)?;
-    let Some(me) = cfg.party.get(id) else {
+    if id >= cfg.party.len() {
         bail!("party {id} is not in the config ({} parties)", cfg.party.len());
-    };
+    }
     let dir = crate::run::model_dir(model)?;
     let loaded = veil_nn::bert::load_hf(&dir, id == MODEL_OWNER)?;
     let ids = match (id == DATA_OWNER, text) {
@@ -118,18 +118,7 @@ pub fn run_embed_party(
         (false, Some(_)) => bail!("party {id} ({}) has no text input; do not pass --text", role(id)),
         (false, None) => None,
     };
-    let identity = Identity::from_files(&cfg.ca, &me.cert, &me.key)?;
-    let addrs = cfg.party.iter().map(|p| p.address).collect();
-    let mut tcp = TcpConfig::new(id, addrs, cfg.session_id()?, identity);
-    tcp.connect_timeout = Duration::from_secs(cfg.connect_timeout_s);
-    let transport =
-        TcpTransport::connect(&tcp).with_context(|| format!("party {id} could not join the deployment"))?;
-    let private = Seed::from_rng(&mut rand::rngs::OsRng);
-    let timeout = Duration::from_secs(cfg.recv_timeout_s);
-    let report =
-        veil_mpc::harness::run_party(Box::new(transport), SessionId(tcp.session), private, timeout, |ctx| {
-            inference_party(ctx, &loaded, ids.as_deref(), security)
-        })?;
+    let report = join_and_run(&cfg, id, |ctx| inference_party(ctx, &loaded, ids.as_deref(), security))?;
     if json {
         println!("{}", serde_json::to_string(&report)?);
     } else {
@@ -164,9 +153,9 @@ fn run_classify_party(
     let Job::Classify { family, security } = &cfg.job else { bail!("the config's job is not `classify`") };
     let security = crate::bench::parse_security(security)?;
     let family = CnnFamily::parse(family, security)?;
-    let Some(me) = cfg.party.get(id) else {
+    if id >= cfg.party.len() {
         bail!("party {id} is not in the config ({} parties)", cfg.party.len());
-    };
+    }
     let path =
         model.context("pass --model: the .onnx file at the model owner, its public model elsewhere")?;
     let loaded = veil_nn::onnx::OnnxModel::load(&path)?;
@@ -182,18 +171,7 @@ fn run_classify_party(
         (false, Some(_)) => bail!("party {id} ({}) has no images; do not pass --images", role(id)),
         (false, None) => None,
     };
-    let identity = Identity::from_files(&cfg.ca, &me.cert, &me.key)?;
-    let addrs = cfg.party.iter().map(|p| p.address).collect();
-    let mut tcp = TcpConfig::new(id, addrs, cfg.session_id()?, identity);
-    tcp.connect_timeout = Duration::from_secs(cfg.connect_timeout_s);
-    let transport =
-        TcpTransport::connect(&tcp).with_context(|| format!("party {id} could not join the deployment"))?;
-    let private = Seed::from_rng(&mut rand::rngs::OsRng);
-    let timeout = Duration::from_secs(cfg.recv_timeout_s);
-    let report =
-        veil_mpc::harness::run_party(Box::new(transport), SessionId(tcp.session), private, timeout, |ctx| {
-            cnn_party(ctx, &loaded, x.as_ref(), family, security)
-        })?;
+    let report = join_and_run(&cfg, id, |ctx| cnn_party(ctx, &loaded, x.as_ref(), family, security))?;
     if json {
         println!("{}", serde_json::to_string(&report)?);
     } else {
@@ -214,6 +192,26 @@ fn run_classify_party(
         }
     }
     Ok(())
+}
+
+/// Joins the deployment as party `id` (TCP + mutual TLS) and runs `job` as that party.
+fn join_and_run<T>(
+    cfg: &Config,
+    id: usize,
+    job: impl FnOnce(&mut veil_mpc::Ctx) -> Result<T, veil_mpc::MpcError>,
+) -> anyhow::Result<T> {
+    let Some(me) = cfg.party.get(id) else {
+        bail!("party {id} is not in the config ({} parties)", cfg.party.len());
+    };
+    let identity = Identity::from_files(&cfg.ca, &me.cert, &me.key)?;
+    let addrs = cfg.party.iter().map(|p| p.address).collect();
+    let mut tcp = TcpConfig::new(id, addrs, cfg.session_id()?, identity);
+    tcp.connect_timeout = Duration::from_secs(cfg.connect_timeout_s);
+    let transport =
+        TcpTransport::connect(&tcp).with_context(|| format!("party {id} could not join the deployment"))?;
+    let private = Seed::from_rng(&mut rand::rngs::OsRng);
+    let timeout = Duration::from_secs(cfg.recv_timeout_s);
+    Ok(veil_mpc::harness::run_party(Box::new(transport), SessionId(tcp.session), private, timeout, job)?)
 }
 
 fn run(cfg: &Config, tcp: TcpConfig, input: Option<Vec<f64>>) -> anyhow::Result<PartyReport> {

@@ -10,7 +10,6 @@ use serde::{Deserialize, Serialize};
 use veil_aegis::Aegis;
 use veil_mosformer::offline::Offline;
 use veil_mosformer::{Mosformer, Security};
-use veil_mpc::harness::{SimConfig, simulate_tcp_with, simulate_with};
 use veil_mpc::{Ctx, MpcError};
 use veil_nn::Input;
 use veil_nn::float::run_float_on;
@@ -20,8 +19,7 @@ use veil_nn::weights::{FloatTensor, read_safetensors};
 
 use crate::Link;
 use crate::inference::{
-    CHUNK, DATA_OWNER, InferenceParty, OWNER_WAIT_S, PARTIES, ROLES, contribution, nn_error, security_name,
-    session_party,
+    CHUNK, DATA_OWNER, InferenceParty, ROLES, contribution, nn_error, security_name, session_party,
 };
 
 /// Images per session at most (the servers refuse larger announced batches).
@@ -141,18 +139,7 @@ pub fn private_classification(
         let mine = (ctx.party() == DATA_OWNER).then_some(images);
         cnn_party(ctx, model, mine, family, security)
     };
-    let cfg = SimConfig {
-        seed: crate::inference::rand_seed(),
-        timeout: std::time::Duration::from_secs(OWNER_WAIT_S),
-    };
-    let (results, transport) = match link {
-        Link::Memory => (simulate_with(PARTIES, cfg, job), "in-memory channels, parties as threads"),
-        Link::Tls => (
-            simulate_tcp_with(PARTIES, cfg, job),
-            "tcp+tls1.3 (mutual auth) on 127.0.0.1, parties as threads",
-        ),
-    };
-    let per_party = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let (per_party, transport) = crate::inference::run_threads(link, job)?;
     let output = per_party
         .iter()
         .find_map(|p| p.output.clone())

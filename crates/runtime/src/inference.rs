@@ -360,6 +360,16 @@ pub fn private_inference_of(
         let mine = (ctx.party() == DATA_OWNER).then_some(ids.as_slice());
         inference_party(ctx, model, mine, security)
     };
+    let (per_party, transport) = run_threads(link, job)?;
+    report(model, text, &ids, security, transport, per_party)
+}
+
+/// Runs the five parties of a session as threads of this process, linked as `link` says;
+/// returns their reports in party order and the link's description.
+pub(crate) fn run_threads<F>(link: Link, job: F) -> Result<(Vec<InferenceParty>, &'static str), MpcError>
+where
+    F: Fn(&mut Ctx) -> Result<InferenceParty, MpcError> + Sync,
+{
     let cfg = SimConfig { seed: rand_seed(), timeout: std::time::Duration::from_secs(OWNER_WAIT_S) };
     let (results, transport) = match link {
         Link::Memory => (simulate_with(PARTIES, cfg, job), "in-memory channels, parties as threads"),
@@ -368,11 +378,10 @@ pub fn private_inference_of(
             "tcp+tls1.3 (mutual auth) on 127.0.0.1, parties as threads",
         ),
     };
-    let per_party = results.into_iter().collect::<Result<Vec<_>, _>>()?;
-    report(model, text, &ids, security, transport, per_party)
+    Ok((results.into_iter().collect::<Result<Vec<_>, _>>()?, transport))
 }
 
-pub(crate) fn rand_seed() -> u64 {
+fn rand_seed() -> u64 {
     use rand::RngCore;
     rand::rngs::OsRng.next_u64()
 }
