@@ -215,6 +215,16 @@ impl FixedPoint<Z64> for Aegis {
         shaped(&[m, n], self.matmul_trunc(ctx, &x.x, &y.x, [m, k, n], FRAC_BITS)?)
     }
 
+    fn matmul_unscaled(&mut self, ctx: &mut Ctx, x: &Shaped, y: &Shaped) -> Result<Shaped> {
+        let (&[m, k], &[k2, n]) = (x.shape.as_slice(), y.shape.as_slice()) else {
+            return Err(MpcError::Invalid(format!("matrix product of {:?} and {:?}", x.shape, y.shape)));
+        };
+        if k != k2 {
+            return Err(MpcError::Invalid(format!("matrix product of {:?} and {:?}", x.shape, y.shape)));
+        }
+        shaped(&[m, n], self.matmul(ctx, &x.x, &y.x, m, k, n)?)
+    }
+
     fn div_public(&mut self, ctx: &mut Ctx, x: &Shaped, d: u64) -> Result<Shaped> {
         if d == 0 {
             return Err(MpcError::Invalid("division by 0".into()));
@@ -234,6 +244,11 @@ impl NonLinear<Z64> for Aegis {
 
     fn max_rows(&mut self, ctx: &mut Ctx, x: &Shaped, rows: usize, k: usize) -> Result<Shaped> {
         shaped(&[rows], Aegis::max_rows(self, ctx, &x.x, rows, k)?)
+    }
+
+    /// The sign-bit extraction works on the whole of `Z_2^64`.
+    fn comparisons_on_full_ring(&self) -> bool {
+        true
     }
 
     fn check(&mut self, ctx: &mut Ctx) -> Result<()> {

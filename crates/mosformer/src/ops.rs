@@ -201,6 +201,13 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> FixedPoint<Z64> for Mosformer<
         trunc(ctx, &mut self.triples, &z, 1 << FRAC_BITS)
     }
 
+    fn matmul_unscaled(&mut self, ctx: &mut Ctx, x: &Rss<Z64>, y: &Rss<Z64>) -> Result<Rss<Z64>> {
+        match self.security {
+            Security::Malicious => verified::matmul(ctx, &mut self.triples, x, y),
+            Security::SemiHonest => matmul_semi_honest(ctx, x, y),
+        }
+    }
+
     fn div_public(&mut self, ctx: &mut Ctx, x: &Rss<Z64>, d: u64) -> Result<Rss<Z64>> {
         trunc(ctx, &mut self.triples, x, d)
     }

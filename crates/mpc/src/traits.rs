@@ -66,6 +66,11 @@ pub trait FixedPoint<R: Ring>: Linear<R> {
     /// `⟨X · Y⟩` for `[m, k] × [k, n]`, rescaled.
     fn matmul_fixed(&mut self, ctx: &mut Ctx, x: &Self::Share, y: &Self::Share) -> Result<Self::Share>;
 
+    /// `⟨X · Y⟩` for `[m, k] × [k, n]`, not rescaled: the result has twice the fractional
+    /// bits, to be rescaled later by [`div_public`](Self::div_public) (`2^f`), after layers
+    /// that commute with it.
+    fn matmul_unscaled(&mut self, ctx: &mut Ctx, x: &Self::Share, y: &Self::Share) -> Result<Self::Share>;
+
     /// `⟨x / d⟩` for a public integer `d ≥ 1` (rounded down, within a few units).
     fn div_public(&mut self, ctx: &mut Ctx, x: &Self::Share, d: u64) -> Result<Self::Share>;
 }
@@ -79,6 +84,13 @@ pub trait NonLinear<R: Ring>: FixedPoint<R> {
 
     /// `⟨max_j x[i, j]⟩` for each row of a `[rows, k]` tensor (max pooling); returns `[rows]`.
     fn max_rows(&mut self, ctx: &mut Ctx, x: &Self::Share, rows: usize, k: usize) -> Result<Self::Share>;
+
+    /// Whether ReLU and maxima are exact on any value of the ring (a sign-bit extraction over
+    /// the whole ring), so they may run on products that are not yet rescaled; `false` when
+    /// they need values within the fixed-point range (comparisons read in a narrower ring).
+    fn comparisons_on_full_ring(&self) -> bool {
+        false
+    }
 
     /// Runs every deferred check; an error means the run must stop without revealing anything.
     fn check(&mut self, ctx: &mut Ctx) -> Result<()>;

@@ -13,7 +13,9 @@
 //!
 //! **CNN layers** are index maps ([`crate::cnn`], applied to shares with the local
 //! [`Layout::gather`]) around the family's operations: a convolution is im2col then one
-//! fixed-point matrix product; max pooling takes the maxima along rows, then along columns
+//! fixed-point matrix product (rescaled after the pool instead, in a conv → ReLU → max-pool
+//! block, when the family's comparisons work on the whole ring: fewer rescalings, the same
+//! result since rescaling is monotone); max pooling takes the maxima along rows, then along columns
 //! (separable: overlapping windows share comparisons), each the family's maximum over the rows
 //! of a gathered matrix; average pooling sums the windows and divides by a public count.
 //!
@@ -355,6 +357,20 @@ fn serve<B: SecureBackend, L: TransformerLayers<B>>(
         }
     }
     let f = b.frac_bits();
+    // Conv → ReLU → max-pool blocks rescale once, after the pool, when the family's
+    // comparisons work on the whole ring: ReLU and max commute with the (monotone) rescaling,
+    // and a pool has fewer outputs than the convolution (4x for 2x2 windows).
+    let rescale_after_pool: Vec<bool> = (0..graph.nodes.len())
+        .map(|i| {
+            let op = |k: usize| graph.nodes.get(k).map(|nd| (&nd.op, nd.inputs.as_slice()));
+            b.comparisons_on_full_ring()
+                && matches!(op(i), Some((Op::Conv2d { .. }, _)))
+                && matches!(op(i + 1), Some((Op::Relu, [v])) if *v == i)
+                && matches!(op(i + 2), Some((Op::MaxPool(_), [v])) if *v == i + 1)
+                && last_use[i] == i + 1
+                && last_use[i + 1] == i + 2
+        })
+        .collect();
     let owner_input = |b: &mut B, ctx: &mut Ctx, owner: PartyId, shape: &[usize]| -> Result<B::Share> {
         b.share_from_owner(ctx, owner, None, shape)?
             .ok_or_else(|| NnError::Invalid("a server got no share of an owner's input".into()))
@@ -395,8 +411,23 @@ fn serve<B: SecureBackend, L: TransformerLayers<B>>(
                 let (idx, [rows, cols]) = cnn::im2col(image_shape(b, x(0)?)?, window)?;
                 let patches = b.gather(x(0)?, &idx, &[rows, cols])?;
                 let kernel = b.reshape(&w(weight)?, &[cols, shapes[i][3]])?;
-                let y = b.matmul_fixed(ctx, &patches, &kernel)?;
-                let y = add_bias(b, y, bias.as_ref().map(&w).transpose()?)?;
+                let y = if rescale_after_pool[i] {
+                    // 2f fractional bits until the pool: the bias too.
+                    let bias = match bias {
+                        Some(name) => {
+                            let scale =
+                                Tensor::new(graph.weights[name].clone(), vec![Z64(1 << f); shapes[i][3]])
+                                    .map_err(veil_mpc::MpcError::from)?;
+                            Some(b.mul_public(&w(name)?, &scale)?)
+                        }
+                        None => None,
+                    };
+                    let y = b.matmul_unscaled(ctx, &patches, &kernel)?;
+                    add_bias(b, y, bias)?
+                } else {
+                    let y = b.matmul_fixed(ctx, &patches, &kernel)?;
+                    add_bias(b, y, bias.as_ref().map(&w).transpose()?)?
+                };
                 Some(b.reshape(&y, &shapes[i])?)
             }
             Op::MaxPool(window) => {
@@ -422,6 +453,9 @@ fn serve<B: SecureBackend, L: TransformerLayers<B>>(
                     let m = b.max_rows(ctx, &win, n_rows, k)?;
                     let (oh, ow) = w.output(shape[1], shape[2])?;
                     v = b.reshape(&m, &[shape[0], oh, ow, shape[3]])?;
+                }
+                if i >= 2 && rescale_after_pool[i - 2] {
+                    v = b.div_public(ctx, &v, 1 << f)?;
                 }
                 Some(v)
             }
