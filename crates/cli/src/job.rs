@@ -119,19 +119,9 @@ pub fn run_embed_party(
         (false, None) => None,
     };
     let report = join_and_run(&cfg, id, |ctx| inference_party(ctx, &loaded, ids.as_deref(), security))?;
-    if json {
-        println!("{}", serde_json::to_string(&report)?);
-    } else {
-        println!("party {id} ({}) done", report.role);
-        for ph in &report.phases {
-            println!(
-                "  {:<8} {:>12} bytes sent {:>6} rounds {:>8.2} s",
-                ph.phase, ph.bytes_sent, ph.rounds, ph.seconds
-            );
-        }
-        if let Some(out) = &report.output {
-            println!("output ({} values): {out:?}", out.len());
-        }
+    print_party(&report, json)?;
+    if let (false, Some(out)) = (json, &report.output) {
+        println!("output ({} values): {out:?}", out.len());
     }
     Ok(())
 }
@@ -172,24 +162,30 @@ fn run_classify_party(
         (false, None) => None,
     };
     let report = join_and_run(&cfg, id, |ctx| cnn_party(ctx, &loaded, x.as_ref(), family, security))?;
+    print_party(&report, json)?;
+    if let (false, Some(out)) = (json, &report.output) {
+        let classes = out.len() / batch.max(1);
+        let predictions: Vec<usize> = out
+            .chunks(classes.max(1))
+            .map(|r| (0..r.len()).fold(0, |b, j| if r[j] > r[b] { j } else { b }))
+            .collect();
+        println!("predictions: {predictions:?}");
+    }
+    Ok(())
+}
+
+/// Prints a model party's report: one JSON object, or its phases.
+fn print_party(report: &veil_runtime::inference::InferenceParty, json: bool) -> anyhow::Result<()> {
     if json {
-        println!("{}", serde_json::to_string(&report)?);
-    } else {
-        println!("party {id} ({}) done", report.role);
-        for ph in &report.phases {
-            println!(
-                "  {:<8} {:>12} bytes sent {:>6} rounds {:>8.2} s",
-                ph.phase, ph.bytes_sent, ph.rounds, ph.seconds
-            );
-        }
-        if let Some(out) = &report.output {
-            let classes = out.len() / batch.max(1);
-            let predictions: Vec<usize> = out
-                .chunks(classes.max(1))
-                .map(|r| (0..r.len()).fold(0, |b, j| if r[j] > r[b] { j } else { b }))
-                .collect();
-            println!("predictions: {predictions:?}");
-        }
+        println!("{}", serde_json::to_string(report)?);
+        return Ok(());
+    }
+    println!("party {} ({}) done", report.party, report.role);
+    for ph in &report.phases {
+        println!(
+            "  {:<8} {:>12} bytes sent {:>6} rounds {:>8.2} s",
+            ph.phase, ph.bytes_sent, ph.rounds, ph.seconds
+        );
     }
     Ok(())
 }
