@@ -18,7 +18,7 @@ use veil_mpc::cost::Cost;
 use veil_mpc::traits::{FixedPoint, Layout, Linear, Multiply, NonLinear, Owners, Sharing};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use veil_ring::Z64;
-use veil_tensor::Tensor;
+use veil_tensor::{Tensor, TensorError};
 
 use crate::share::{Aegis, Masked, Pair};
 
@@ -53,22 +53,24 @@ fn tensor(shape: &[usize], v: Vec<u64>) -> Result<Tensor<Z64>> {
     Ok(Tensor::new(shape.to_vec(), v.into_iter().map(Z64).collect())?)
 }
 
-/// Each held component picked by `idx` (`None` → 0).
-fn pick(x: &Masked, idx: &[Option<usize>]) -> Result<Masked> {
-    let g = |v: &[u64]| -> Result<Vec<u64>> {
+/// Applies the same rearrangement (a `veil-tensor` layout op) to each component this party
+/// holds, as a tensor of the secret's shape; the others stay empty.
+fn rearrange(
+    x: &Shaped,
+    f: impl Fn(Tensor<u64>) -> std::result::Result<Tensor<u64>, TensorError>,
+) -> Result<Shaped> {
+    let mut shape = None;
+    let mut each = |v: &[u64]| -> Result<Vec<u64>> {
         if v.is_empty() {
             return Ok(vec![]);
         }
-        idx.iter()
-            .map(|i| match *i {
-                Some(k) => {
-                    v.get(k).copied().ok_or_else(|| MpcError::Invalid(format!("index {k} of {}", v.len())))
-                }
-                None => Ok(0),
-            })
-            .collect()
+        let t = f(Tensor::new(x.shape.clone(), v.to_vec())?)?;
+        shape = Some(t.shape().to_vec());
+        Ok(t.into_data())
     };
-    Ok(Masked { m: g(&x.m)?, r: Pair { one: g(&x.r.one)?, two: g(&x.r.two)? }, n: idx.len() })
+    let (m, one, two) = (each(&x.x.m)?, each(&x.x.r.one)?, each(&x.x.r.two)?);
+    let shape = shape.ok_or_else(|| MpcError::Invalid("a share with no component".into()))?;
+    shaped(&shape, Masked { m, r: Pair { one, two }, n: numel(&shape) })
 }
 
 impl Aegis {
@@ -93,9 +95,7 @@ impl Aegis {
     ) -> Result<Masked> {
         let pair = self.prepare_trunc_pair(ctx, m * n, t)?;
         let op = move |p: &[u64], q: &[u64]| crate::mul::matmul_u64(p, q, m, k, n);
-        let mat = self.prepare_product_masked(ctx, &a.r, &b.r, pair.rx, &op)?;
-        let z = self.product_online(ctx, a, b, mat, crate::verify::Terms::Matmul { k, n }, &op)?;
-        self.trunc_online(&z, pair.rz, pair.t)
+        self.product_trunc(ctx, a, b, pair, crate::verify::Terms::Matmul { k, n }, &op)
     }
 }
 
@@ -266,74 +266,34 @@ impl Layout<Z64> for Aegis {
     }
 
     fn slice(&self, x: &Shaped, axis: usize, range: std::ops::Range<usize>) -> Result<Shaped> {
-        let s = &x.shape;
-        if axis >= s.len() || range.start > range.end || range.end > s[axis] {
-            return Err(MpcError::Invalid(format!("slice {range:?} of axis {axis} of {s:?}")));
-        }
-        let inner: usize = s[axis + 1..].iter().product();
-        let outer: usize = s[..axis].iter().product();
-        let idx: Vec<Option<usize>> = (0..outer)
-            .flat_map(|o| {
-                range.clone().flat_map(move |j| (0..inner).map(move |i| Some((o * s[axis] + j) * inner + i)))
-            })
-            .collect();
-        let mut shape = s.clone();
-        shape[axis] = range.len();
-        shaped(&shape, pick(&x.x, &idx)?)
+        rearrange(x, |t| t.slice(axis, range.clone()))
     }
 
     fn transpose(&self, x: &Shaped) -> Result<Shaped> {
-        let [r, c] = <[usize; 2]>::try_from(x.shape.as_slice())
-            .map_err(|_| MpcError::Invalid(format!("transpose of {:?}", x.shape)))?;
-        let idx: Vec<Option<usize>> = (0..r * c).map(|e| Some((e % r) * c + e / r)).collect();
-        shaped(&[c, r], pick(&x.x, &idx)?)
+        rearrange(x, |t| t.transpose())
     }
 
     fn concat(&self, parts: &[&Shaped], axis: usize) -> Result<Shaped> {
         let first = parts.first().ok_or_else(|| MpcError::Invalid("concatenation of nothing".into()))?;
-        let s = &first.shape;
-        if axis >= s.len()
-            || parts
+        let mut shape = first.shape.clone();
+        let mut cat = |pick: fn(&Masked) -> &Vec<u64>| -> Result<Vec<u64>> {
+            if pick(&first.x).is_empty() {
+                return Ok(vec![]);
+            }
+            let ts = parts
                 .iter()
-                .any(|p| p.shape.len() != s.len() || (0..s.len()).any(|a| a != axis && p.shape[a] != s[a]))
-        {
-            return Err(MpcError::Invalid(format!(
-                "concatenation along {axis} of {:?}",
-                parts.iter().map(|p| &p.shape).collect::<Vec<_>>()
-            )));
-        }
-        let outer: usize = s[..axis].iter().product();
-        let cat = |f: &dyn Fn(&Masked) -> &Vec<u64>| -> Vec<u64> {
-            if f(&first.x).is_empty() {
-                return vec![];
-            }
-            let mut out = Vec::new();
-            for o in 0..outer {
-                for p in parts {
-                    let row = p.x.n / outer.max(1);
-                    out.extend_from_slice(&f(&p.x)[o * row..(o + 1) * row]);
-                }
-            }
-            out
+                .map(|p| Tensor::new(p.shape.clone(), pick(&p.x).clone()))
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            let t = Tensor::concat(&ts.iter().collect::<Vec<_>>(), axis)?;
+            shape = t.shape().to_vec();
+            Ok(t.into_data())
         };
-        let mut shape = s.clone();
-        shape[axis] = parts.iter().map(|p| p.shape[axis]).sum();
-        let x = Masked {
-            m: cat(&|x| &x.m),
-            r: Pair { one: cat(&|x| &x.r.one), two: cat(&|x| &x.r.two) },
-            n: numel(&shape),
-        };
-        shaped(&shape, x)
+        let (m, one, two) = (cat(|x| &x.m)?, cat(|x| &x.r.one)?, cat(|x| &x.r.two)?);
+        shaped(&shape, Masked { m, r: Pair { one, two }, n: numel(&shape) })
     }
 
     fn gather(&self, x: &Shaped, index: &[Option<usize>], shape: &[usize]) -> Result<Shaped> {
-        if index.len() != numel(shape) {
-            return Err(MpcError::Invalid(format!("{} indices for shape {shape:?}", index.len())));
-        }
-        if let Some(bad) = index.iter().flatten().find(|&&i| i >= x.x.n) {
-            return Err(MpcError::Invalid(format!("index {bad} of {} secrets", x.x.n)));
-        }
-        shaped(shape, pick(&x.x, index)?)
+        rearrange(x, |t| t.gather(index, shape, 0))
     }
 }
 

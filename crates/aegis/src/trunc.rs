@@ -146,9 +146,22 @@ impl Aegis {
         if x.n != y.n {
             return Err(MpcError::Invalid(format!("product of {} and {} elements", x.n, y.n)));
         }
-        let op = crate::mul::elementwise;
-        let mat = self.prepare_product_masked(ctx, &x.r, &y.r, pair.rx, &op)?;
-        let p = self.product_online(ctx, x, y, mat, crate::verify::Terms::Elementwise, &op)?;
+        self.product_trunc(ctx, x, y, pair, crate::verify::Terms::Elementwise, &crate::mul::elementwise)
+    }
+
+    /// `⟨op(x, y) / 2^t⟩` for any bilinear `op` (elementwise, matrix product) with a verified
+    /// truncation pair as the product's output mask.
+    pub(crate) fn product_trunc(
+        &mut self,
+        ctx: &mut Ctx,
+        x: &Masked,
+        y: &Masked,
+        pair: TruncPair,
+        terms: crate::verify::Terms,
+        op: &impl Fn(&[u64], &[u64]) -> Vec<u64>,
+    ) -> Result<Masked> {
+        let mat = self.prepare_product_masked(ctx, &x.r, &y.r, pair.rx, op)?;
+        let p = self.product_online(ctx, x, y, mat, terms, op)?;
         self.trunc_online(&p, pair.rz, pair.t)
     }
 }

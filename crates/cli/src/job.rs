@@ -164,11 +164,7 @@ fn run_classify_party(
     let report = join_and_run(&cfg, id, |ctx| cnn_party(ctx, &loaded, x.as_ref(), family, security))?;
     print_party(&report, json)?;
     if let (false, Some(out)) = (json, &report.output) {
-        let classes = out.len() / batch.max(1);
-        let predictions: Vec<usize> = out
-            .chunks(classes.max(1))
-            .map(|r| (0..r.len()).fold(0, |b, j| if r[j] > r[b] { j } else { b }))
-            .collect();
+        let predictions = veil_runtime::classify::argmax_rows(out, out.len() / batch.max(1));
         println!("predictions: {predictions:?}");
     }
     Ok(())

@@ -52,16 +52,20 @@ pub struct FixedRun {
     pub overflows: Vec<Overflow>,
 }
 
-fn encode(data: &[f32], f: u32, what: &str) -> Result<Vec<i64>> {
+/// The fixed-point encoding every executor uses: `round(v·2^f)`, refusing values the ring
+/// cannot hold (`|v| ≥ 2^{62−f}`, which leaves a bit for the sum of two encodings).
+pub(crate) fn encode(data: &[f32], f: u32, what: &str) -> Result<Vec<i64>> {
     let scale = f64::from(1u32 << f);
     data.iter()
         .enumerate()
         .map(|(i, &v)| {
-            let v = f64::from(v) * scale;
-            if !v.is_finite() || v.abs() >= 2f64.powi(62) {
-                return Err(NnError::Range(format!("{what}[{i}] does not fit {f} fractional bits")));
+            let x = f64::from(v) * scale;
+            if !x.is_finite() || x.abs() >= 2f64.powi(62) {
+                return Err(NnError::Range(format!(
+                    "{what}[{i}] = {v} does not fit {f} fractional bits in 64-bit shares"
+                )));
             }
-            Ok(v.round() as i64)
+            Ok(x.round() as i64)
         })
         .collect()
 }

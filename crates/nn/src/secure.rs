@@ -97,25 +97,13 @@ pub struct SecureRun {
 /// The communication phase the deferred checks run under.
 pub const VERIFY_PHASE: &str = "verify";
 
-/// Fixed-point encoding with `f` fractional bits, refusing values the encoding cannot hold
-/// (`|v| ≥ 2^{62-f}`, which leaves a bit for the sum of two encodings).
+/// A weight in fixed point ([`crate::fixed::encode`]).
 fn encode(t: &FloatTensor, f: u32, what: &str) -> Result<Tensor<Z64>> {
     encode_values(&t.data, t.shape.clone(), f, what)
 }
 
 fn encode_values(values: &[f32], shape: Vec<usize>, f: u32, what: &str) -> Result<Tensor<Z64>> {
-    let scale = f64::from(1u32 << f);
-    let limit = 2f64.powi(62 - f as i32);
-    let mut data = Vec::with_capacity(values.len());
-    for (i, &v) in values.iter().enumerate() {
-        let v = f64::from(v);
-        if !v.is_finite() || v.abs() >= limit {
-            return Err(NnError::Range(format!(
-                "{what}[{i}] = {v} does not fit {f} fractional bits in 64-bit shares"
-            )));
-        }
-        data.push(Z64::from_i64((v * scale).round() as i64));
-    }
+    let data = crate::fixed::encode(values, f, what)?.into_iter().map(Z64::from_i64).collect();
     Ok(Tensor::new(shape, data).map_err(veil_mpc::MpcError::from)?)
 }
 

@@ -14,6 +14,8 @@
 //! Weights are He-scaled (`N(0, 2/fan_in)` by a seeded generator), biases small, so activations
 //! keep their scale through the layers, as in a trained network.
 
+use veil_crypto::{Prg, Seed};
+
 use crate::cnn::Window;
 use crate::error::{NnError, Result};
 use crate::graph::{Graph, Op, ValueId};
@@ -25,8 +27,21 @@ pub const CNNS: &[&str] = &["snn", "lenet", "vgg16"];
 struct Builder {
     g: Graph,
     w: Weights,
-    state: u64,
+    prg: Prg,
     layer: usize,
+}
+
+/// The project's AES-CTR generator from a small seed (reproducible weights and inputs).
+fn seeded(seed: u64, what: u8) -> Prg {
+    let mut s = [0u8; 16];
+    s[..8].copy_from_slice(&seed.to_le_bytes());
+    s[8] = what;
+    Prg::new(&Seed(s))
+}
+
+/// A uniform value in `(0, 1)` from 53 random bits.
+fn uniform(prg: &mut Prg) -> f64 {
+    ((prg.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
 }
 
 impl Builder {
@@ -34,17 +49,12 @@ impl Builder {
         let mut g = Graph::default();
         g.set_scope("input");
         let v = g.push(Op::Image { channels: c, height: h, width: w }, &[]);
-        (Builder { g, w: Weights::new(), state: seed ^ 0x9E37_79B9_7F4A_7C15, layer: 0 }, v)
+        (Builder { g, w: Weights::new(), prg: seeded(seed, 0), layer: 0 }, v)
     }
 
-    /// A standard normal sample (Box–Muller on a 64-bit LCG: reproducible, no dependency).
+    /// A standard normal sample (Box–Muller).
     fn normal(&mut self) -> f64 {
-        let mut u = || {
-            self.state =
-                self.state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            ((self.state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-        };
-        let (a, b) = (u(), u());
+        let (a, b) = (uniform(&mut self.prg), uniform(&mut self.prg));
         (-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()
     }
 
@@ -135,13 +145,8 @@ pub fn cnn(name: &str, seed: u64) -> Result<(Graph, Weights, [usize; 3])> {
 
 /// `n` seeded images of `[C, H, W]` with entries in `[0, 1)`.
 pub fn random_images(n: usize, [c, h, w]: [usize; 3], seed: u64) -> FloatTensor {
-    let mut s = seed;
-    let data = (0..n * c * h * w)
-        .map(|_| {
-            s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            (s >> 40) as f32 / (1u64 << 24) as f32
-        })
-        .collect();
+    let mut prg = seeded(seed, 1);
+    let data = (0..n * c * h * w).map(|_| uniform(&mut prg) as f32).collect();
     FloatTensor { shape: vec![n, c, h, w], data }
 }
 

@@ -120,7 +120,8 @@ pub struct ClassifyReport {
     pub peak_rss_mib: Option<f64>,
 }
 
-fn argmax_rows(v: &[f64], cols: usize) -> Vec<usize> {
+/// The index of the largest entry of each row of `cols` values (the predicted classes).
+pub fn argmax_rows(v: &[f64], cols: usize) -> Vec<usize> {
     v.chunks(cols.max(1)).map(|r| (0..r.len()).fold(0, |b, j| if r[j] > r[b] { j } else { b })).collect()
 }
 
