@@ -50,8 +50,9 @@ pub fn eval<R: Ring>(key: &DpfKey<R>, x: u64) -> Result<R, FssError> {
 /// [`FssError::DomainTooLargeForFullEval`] if `d > MAX_FULL_DOMAIN_BITS`.
 pub fn eval_full<R: Ring>(key: &DpfKey<R>) -> Result<Vec<R>, FssError> {
     let aes = FixedAes::new();
-    let (seeds, ts) = expand_leaves(key, &aes)?;
-    Ok(leaf_outputs(key, &aes, &seeds, &ts))
+    let mut leaves = Leaves::default();
+    leaves.expand(key, &aes)?;
+    Ok(leaves.outputs(key, &aes))
 }
 
 /// `(−1)^b·(c + t·OCW)`.
@@ -61,51 +62,71 @@ fn output<R: Ring>(key: &DpfKey<R>, c: R, t: bool) -> R {
     if key.party == 1 { -y } else { y }
 }
 
-/// Output shares of all leaves, with `Convert` batched.
-pub(crate) fn leaf_outputs<R: Ring>(key: &DpfKey<R>, aes: &FixedAes, seeds: &[u128], ts: &[bool]) -> Vec<R> {
-    let firsts = aes.convert_blocks(seeds);
-    seeds
-        .iter()
-        .zip(&firsts)
-        .zip(ts)
-        .map(|((&s, &f), &t)| output(key, aes.convert_with_first(s, f), t))
-        .collect()
+/// The leaf seeds and control bits `(s^(d)[x], t^(d)[x])` of one key's full-domain expansion,
+/// with the buffers it needs; reused from key to key, so a batch of expansions allocates once.
+#[derive(Default)]
+pub(crate) struct Leaves {
+    /// Leaf seeds, `x` ascending.
+    pub(crate) seeds: Vec<u128>,
+    /// Leaf control bits.
+    pub(crate) ts: Vec<bool>,
+    next_seeds: Vec<u128>,
+    next_ts: Vec<bool>,
+    blocks: Vec<Block>,
+    words: Vec<u128>,
 }
 
-/// The leaf seeds and control bits `(s^(d)[x], t^(d)[x])` for every `x`, level by level.
-pub(crate) fn expand_leaves<R: Ring>(
-    key: &DpfKey<R>,
-    aes: &FixedAes,
-) -> Result<(Vec<u128>, Vec<bool>), FssError> {
-    let d = key.domain_bits;
-    if d > MAX_FULL_DOMAIN_BITS {
-        return Err(FssError::DomainTooLargeForFullEval { bits: d, max: MAX_FULL_DOMAIN_BITS });
-    }
-    let n = 1usize << d;
-    let mut seeds = Vec::with_capacity(n);
-    let mut ts = Vec::with_capacity(n);
-    seeds.push(key.root);
-    ts.push(key.party == 1);
-    let mut next_seeds = Vec::with_capacity(n);
-    let mut next_ts = Vec::with_capacity(n);
-    let mut blocks = vec![Block::default(); n];
-    for cw in &key.cws {
-        let m = seeds.len();
-        let level = &mut blocks[..2 * m];
-        aes.expand_level(&seeds, level);
-        next_seeds.clear();
-        next_ts.clear();
-        for ((pair, &s), &t) in level.chunks_exact(2).zip(&seeds).zip(&ts) {
-            let (sl, tl) = child(&pair[0], s);
-            let (sr, tr) = child(&pair[1], s ^ 1);
-            let mask = u128::from(t).wrapping_neg();
-            next_seeds.push(sl ^ (mask & cw.seed));
-            next_seeds.push(sr ^ (mask & cw.seed));
-            next_ts.push(tl ^ (t & cw.t_left));
-            next_ts.push(tr ^ (t & cw.t_right));
+impl Leaves {
+    /// Expands `key` level by level.
+    ///
+    /// # Errors
+    /// [`FssError::DomainTooLargeForFullEval`] if `d > MAX_FULL_DOMAIN_BITS`.
+    pub(crate) fn expand<R: Ring>(&mut self, key: &DpfKey<R>, aes: &FixedAes) -> Result<(), FssError> {
+        let d = key.domain_bits;
+        if d > MAX_FULL_DOMAIN_BITS {
+            return Err(FssError::DomainTooLargeForFullEval { bits: d, max: MAX_FULL_DOMAIN_BITS });
         }
-        core::mem::swap(&mut seeds, &mut next_seeds);
-        core::mem::swap(&mut ts, &mut next_ts);
+        let n = 1usize << d;
+        let Self { seeds, ts, next_seeds, next_ts, blocks, .. } = self;
+        seeds.clear();
+        ts.clear();
+        seeds.push(key.root);
+        ts.push(key.party == 1);
+        blocks.resize(n, Block::default());
+        for cw in &key.cws {
+            let m = seeds.len();
+            let level = &mut blocks[..2 * m];
+            aes.expand_level(seeds, level);
+            next_seeds.clear();
+            next_ts.clear();
+            for ((pair, &s), &t) in level.chunks_exact(2).zip(seeds.iter()).zip(ts.iter()) {
+                let (sl, tl) = child(&pair[0], s);
+                let (sr, tr) = child(&pair[1], s ^ 1);
+                let mask = u128::from(t).wrapping_neg();
+                next_seeds.push(sl ^ (mask & cw.seed));
+                next_seeds.push(sr ^ (mask & cw.seed));
+                next_ts.push(tl ^ (t & cw.t_left));
+                next_ts.push(tr ^ (t & cw.t_right));
+            }
+            core::mem::swap(seeds, next_seeds);
+            core::mem::swap(ts, next_ts);
+        }
+        Ok(())
     }
-    Ok((seeds, ts))
+
+    /// Appends `H(x ‖ s^(d)[x])` of every leaf to `out` (64 bytes each).
+    pub(crate) fn hashes(&mut self, aes: &FixedAes, out: &mut Vec<u8>) {
+        aes.leaf_hashes(0, &self.seeds, (&mut self.words, &mut self.blocks), out);
+    }
+
+    /// Output shares of all leaves, with `Convert` batched.
+    pub(crate) fn outputs<R: Ring>(&mut self, key: &DpfKey<R>, aes: &FixedAes) -> Vec<R> {
+        aes.convert_blocks_into(&self.seeds, &mut self.blocks, &mut self.words);
+        self.seeds
+            .iter()
+            .zip(&self.words)
+            .zip(&self.ts)
+            .map(|((&s, &f), &t)| output(key, aes.convert_with_first(s, f), t))
+            .collect()
+    }
 }

@@ -26,7 +26,6 @@ use veil_ring::Ring;
 
 use crate::key::{CorrectionWord, DpfKey};
 use crate::prg::{FixedAes, SEED_MASK};
-use crate::vdpf::VdpfHash;
 use crate::{FssError, MAX_DOMAIN_BITS};
 
 /// Generates the two keys of `f_{α,β}: {0,1}^d → R`, where `f(α) = β` and `f(x) = 0` elsewhere.
@@ -73,8 +72,7 @@ pub fn gen_keys<R: Ring, G: RngCore + CryptoRng + ?Sized>(
         }
         cws.push(cw);
     }
-    let hash = VdpfHash::get();
-    let (h0, h1) = (hash.leaf(alpha, s[0]), hash.leaf(alpha, s[1]));
+    let (h0, h1) = (aes.leaf_hash(alpha, s[0]), aes.leaf_hash(alpha, s[1]));
     let mut cs = [0u8; 64];
     for (c, (x, y)) in cs.iter_mut().zip(h0.iter().zip(&h1)) {
         *c = x ^ y;

@@ -20,8 +20,9 @@
 //! the proofs.
 //!
 //! **Soundness** (`H` collision- and XOR-collision-resistant, `H'`, `H_0` collision-resistant;
-//! here all three are keyed BLAKE3 with distinct keys). If the proofs agree, then w.h.p.
-//! `π̃_0 = π̃_1` at every `x` and both keys carry the same `cs` and `OCW`. At an `x` with
+//! `H` is fixed-key AES in the ideal-permutation model, as the tree PRG is, see
+//! [`crate::prg`]; `H'` and `H_0` are keyed BLAKE3 with distinct keys). If the proofs agree,
+//! then w.h.p. `π̃_0 = π̃_1` at every `x` and both keys carry the same `cs` and `OCW`. At an `x` with
 //! `t_0 = t_1` this forces `s_0 = s_1`, hence `y_0 + y_1 = 0`; an `x` with `t_0 ≠ t_1` needs
 //! `cs = H(x‖s_0) ⊕ H(x‖s_1)`, and two such `x ≠ x'` would be an XOR collision of `H`. So
 //! `y_0 + y_1` is nonzero in at most one position. The value there (`β`) and the position (`α`)
@@ -34,7 +35,7 @@ use subtle::ConstantTimeEq;
 use veil_ring::Ring;
 
 use crate::FssError;
-use crate::eval::{expand_leaves, leaf_outputs};
+use crate::eval::Leaves;
 use crate::key::{CS_BYTES, DpfKey};
 use crate::prg::FixedAes;
 
@@ -59,11 +60,10 @@ pub fn verify(p0: &Proof, p1: &Proof) -> bool {
     p0.0.ct_eq(&p1.0).into()
 }
 
-/// The hash functions `H: {0,1}^{64+λ} → {0,1}^{4λ}`, the streaming `H': {0,1}^* → {0,1}^{2λ}`
-/// and the initialisation hash `H_0`, as keyed BLAKE3 with keys derived from distinct context
-/// strings.
+/// The streaming hash `H': {0,1}^* → {0,1}^{2λ}` and the initialisation hash `H_0`, as keyed
+/// BLAKE3 with keys derived from distinct context strings (the leaf hash `H` is fixed-key AES,
+/// [`FixedAes::leaf_hashes`]).
 pub(crate) struct VdpfHash {
-    leaf: [u8; 32],
     step: [u8; 32],
     init: [u8; 32],
 }
@@ -74,20 +74,9 @@ impl VdpfHash {
     pub(crate) fn get() -> &'static Self {
         static KEYS: std::sync::OnceLock<VdpfHash> = std::sync::OnceLock::new();
         KEYS.get_or_init(|| Self {
-            leaf: blake3::derive_key("veil-fss v1 VDPF leaf hash H", b""),
             step: blake3::derive_key("veil-fss v1 VDPF proof hash H'", b""),
             init: blake3::derive_key("veil-fss v1 VDPF proof init H_0", b""),
         })
-    }
-
-    /// `H(x ‖ s)`, 4λ bits.
-    pub(crate) fn leaf(&self, x: u64, s: u128) -> [u8; CS_BYTES] {
-        let mut input = [0u8; 24];
-        input[..8].copy_from_slice(&x.to_le_bytes());
-        input[8..].copy_from_slice(&s.to_le_bytes());
-        let mut out = [0u8; CS_BYTES];
-        blake3::Hasher::new_keyed(&self.leaf).update(&input).finalize_xof().fill(&mut out);
-        out
     }
 
     /// `H_0(cs ‖ OCW ‖ d)`, the initial proof state.
@@ -124,6 +113,7 @@ pub fn eval_full_verified_batch<R: Ring>(
     let aes = FixedAes::new();
     let mut buffer = Vec::new();
     let mut tables = Vec::with_capacity(keys.len());
+    let mut leaves = Leaves::default();
     for key in keys {
         if b > 1 {
             return Err(FssError::InvalidParty(b));
@@ -131,18 +121,10 @@ pub fn eval_full_verified_batch<R: Ring>(
         if b != key.party {
             return Err(FssError::PartyMismatch { key: key.party, requested: b });
         }
-        let (seeds, ts) = expand_leaves(key, &aes)?;
+        leaves.expand(key, &aes)?;
         buffer.extend_from_slice(&hash.init(key));
-        for (x, (&s, &t)) in (0u64..).zip(seeds.iter().zip(&ts)) {
-            let mut pi_tilde = hash.leaf(x, s);
-            if t {
-                for (a, c) in pi_tilde.iter_mut().zip(&key.cs) {
-                    *a ^= c;
-                }
-            }
-            buffer.extend_from_slice(&pi_tilde);
-        }
-        tables.push(leaf_outputs(key, &aes, &seeds, &ts));
+        append_pi_tildes(&aes, key, &mut leaves, &mut buffer);
+        tables.push(leaves.outputs(key, &aes));
     }
     let mut proof = blake3::Hasher::new_keyed(&hash.step);
     proof.update(&buffer);
@@ -168,22 +150,28 @@ pub fn eval_full_verified<R: Ring>(b: u8, key: &DpfKey<R>) -> Result<(Vec<R>, Pr
         return Err(FssError::PartyMismatch { key: key.party, requested: b });
     }
     let aes = FixedAes::new();
-    let (seeds, ts) = expand_leaves(key, &aes)?;
+    let mut leaves = Leaves::default();
+    leaves.expand(key, &aes)?;
     let hash = VdpfHash::get();
     // All π̃_x in one buffer, hashed in one call (BLAKE3 then compresses its 1 KiB chunks side
     // by side with SIMD).
-    let mut leaves = Vec::with_capacity(seeds.len() * CS_BYTES);
-    for (x, (&s, &t)) in (0u64..).zip(seeds.iter().zip(&ts)) {
-        let mut pi_tilde = hash.leaf(x, s);
+    let mut pi_tildes = Vec::with_capacity(leaves.seeds.len() * CS_BYTES);
+    append_pi_tildes(&aes, key, &mut leaves, &mut pi_tildes);
+    let mut proof = hash.proof_hasher(key);
+    proof.update(&pi_tildes);
+    let pi = *proof.finalize().as_bytes();
+    Ok((leaves.outputs(key, &aes), Proof(pi)))
+}
+
+/// Appends `π̃_x = H(x ‖ s_x) ⊕ t_x·cs` for every leaf, in order.
+fn append_pi_tildes<R: Ring>(aes: &FixedAes, key: &DpfKey<R>, leaves: &mut Leaves, out: &mut Vec<u8>) {
+    let start = out.len();
+    leaves.hashes(aes, out);
+    for (pi_tilde, &t) in out[start..].chunks_exact_mut(CS_BYTES).zip(&leaves.ts) {
         if t {
             for (a, c) in pi_tilde.iter_mut().zip(&key.cs) {
                 *a ^= c;
             }
         }
-        leaves.extend_from_slice(&pi_tilde);
     }
-    let mut proof = hash.proof_hasher(key);
-    proof.update(&leaves);
-    let pi = *proof.finalize().as_bytes();
-    Ok((leaf_outputs(key, &aes, &seeds, &ts), Proof(pi)))
 }
