@@ -5,7 +5,7 @@
 //! if one fails or the time limit passes), and prints the output party's result beside the
 //! plaintext product with every party's bytes, messages and rounds.
 
-use std::net::TcpListener;
+use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -95,7 +95,7 @@ pub fn run_embed(
     json: bool,
     workdir: Option<PathBuf>,
 ) -> anyhow::Result<()> {
-    use veil_runtime::inference::{DATA_OWNER, InferenceParty, PARTIES, report};
+    use veil_runtime::inference::{DATA_OWNER, PARTIES, report};
     let sec = crate::bench::parse_security(security)?;
     let dir_model = crate::run::model_dir(model)?;
     let loaded = veil_nn::bert::load_hf(&dir_model, true)?;
@@ -119,15 +119,7 @@ pub fn run_embed(
             cmd
         })
         .collect();
-    let outputs = launch_commands(commands, EMBED_LIMIT)?;
-    let per_party = outputs
-        .iter()
-        .enumerate()
-        .map(|(id, out)| {
-            serde_json::from_slice::<InferenceParty>(out)
-                .with_context(|| format!("party {id} printed no valid report"))
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let per_party = launch_model_parties(commands, EMBED_LIMIT)?;
     let mut r =
         report(&loaded, text, &ids, sec, "tcp+tls1.3 (mutual auth), one process per party", per_party)?;
     r.peak_rss_mib = None;
@@ -144,27 +136,37 @@ fn prepare(dir: &Path, parties: usize) -> anyhow::Result<PathBuf> {
     Ok(path)
 }
 
-/// Writes the CA, the party certificates and a config for `job` into `dir`.
+/// Writes the CA, the party certificates and a config for `job` into `dir`, the parties on
+/// free ports of 127.0.0.1.
 fn prepare_config(dir: &Path, parties: usize, job: Job, recv_timeout_s: u64) -> anyhow::Result<PathBuf> {
-    let certs = dir.join("certs");
-    veil_net::certs::Deployment::generate("demo", parties)?.write(&certs)?;
     // Free ports: bind port 0, note the port, release it for the party to bind.
     let listeners = (0..parties)
         .map(|_| TcpListener::bind("127.0.0.1:0"))
         .collect::<std::io::Result<Vec<_>>>()
         .context("cannot bind on 127.0.0.1")?;
-    let party = listeners
-        .iter()
-        .enumerate()
-        .map(|(i, l)| {
-            Ok(PartyEntry {
-                address: l.local_addr()?,
-                cert: PathBuf::from(format!("certs/party-{i}.pem")),
-                key: PathBuf::from(format!("certs/party-{i}.key")),
-            })
-        })
-        .collect::<std::io::Result<Vec<_>>>()?;
+    let addresses = listeners.iter().map(TcpListener::local_addr).collect::<std::io::Result<Vec<_>>>()?;
     drop(listeners);
+    prepare_config_at(dir, addresses, job, recv_timeout_s)
+}
+
+/// [`prepare_config`] with the parties at the given addresses.
+pub(crate) fn prepare_config_at(
+    dir: &Path,
+    addresses: Vec<SocketAddr>,
+    job: Job,
+    recv_timeout_s: u64,
+) -> anyhow::Result<PathBuf> {
+    let certs = dir.join("certs");
+    veil_net::certs::Deployment::generate("demo", addresses.len())?.write(&certs)?;
+    let party = addresses
+        .into_iter()
+        .enumerate()
+        .map(|(i, address)| PartyEntry {
+            address,
+            cert: PathBuf::from(format!("certs/party-{i}.pem")),
+            key: PathBuf::from(format!("certs/party-{i}.key")),
+        })
+        .collect();
     let session: [u8; 16] = rand::random();
     let cfg = Config {
         session: hex::encode(session),
@@ -193,6 +195,20 @@ fn launch(dir: &Path, config: &Path, parties: usize) -> anyhow::Result<Vec<Party
         })
         .collect();
     launch_commands(commands, LIMIT)?
+        .iter()
+        .enumerate()
+        .map(|(id, out)| {
+            serde_json::from_slice(out).with_context(|| format!("party {id} printed no valid report"))
+        })
+        .collect()
+}
+
+/// [`launch_commands`] for `veil party --json` processes of a model job: their reports.
+pub(crate) fn launch_model_parties(
+    commands: Vec<Command>,
+    limit: Duration,
+) -> anyhow::Result<Vec<veil_runtime::inference::InferenceParty>> {
+    launch_commands(commands, limit)?
         .iter()
         .enumerate()
         .map(|(id, out)| {

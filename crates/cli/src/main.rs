@@ -19,6 +19,7 @@ mod demo;
 mod job;
 mod report;
 mod run;
+mod shaped;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -200,14 +201,20 @@ enum BenchCommand {
         json: bool,
     },
     /// A whole model: the aegis paper's CNNs (`snn`, `lenet`, `vgg16`; random weights) on a
-    /// batch of random images, or `minilm` (real weights, mosformer) on `--seq` tokens.
+    /// batch of random images, or `minilm` (real weights, mosformer) on `--seq` tokens. With
+    /// `--net`, `minilm` or an `.onnx` CNN with every party a process in its own network
+    /// namespace, on unshaped then shaped links (root only).
     Model {
         /// Protocol family: `aegis` or `mosformer`.
         #[arg(long)]
         family: String,
-        /// `snn`, `lenet`, `vgg16` or `minilm`.
+        /// `snn`, `lenet`, `vgg16` or `minilm` (with `--net`: `minilm` or a path to an `.onnx`
+        /// CNN).
         #[arg(long)]
         model: String,
+        /// Network profile to shape the links to: `lan`, `lan10`, `wan`, `wan40`, `wan100`.
+        #[arg(long)]
+        net: Option<String>,
         /// `malicious` or `semi-honest`.
         #[arg(long, default_value = "malicious")]
         security: String,
@@ -221,6 +228,9 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Removes the network namespaces (and the processes in them) that an interrupted
+    /// `--net` benchmark left behind.
+    Cleanup,
     /// One BERT-base encoder layer (random weights): offline and online cost per layer, with
     /// the offline phase made one layer at a time, and peak memory.
     Layer {
@@ -285,9 +295,21 @@ fn main() -> ExitCode {
         Command::Bench { what: BenchCommand::Ops { family, security, ring, n, op, json } } => {
             bench::ops(&family, &security, ring, n, op.as_deref(), json)
         }
-        Command::Bench { what: BenchCommand::Model { family, model, security, batch, seq, json } } => {
-            bench::model(&family, &model, &security, batch, seq, json)
-        }
+        Command::Bench {
+            what: BenchCommand::Model { family, model, security, batch, seq: _, net: Some(net), json },
+        } => shaped::bench(&model, &family, &security, batch, &net, json),
+        Command::Bench { what: BenchCommand::Cleanup } => veil_shaping::cleanup_stale()
+            .map(|removed| {
+                println!(
+                    "removed {} namespace(s){}",
+                    removed.len(),
+                    if removed.is_empty() { String::new() } else { format!(": {}", removed.join(", ")) }
+                )
+            })
+            .map_err(Into::into),
+        Command::Bench {
+            what: BenchCommand::Model { family, model, security, batch, seq, net: None, json },
+        } => bench::model(&family, &model, &security, batch, seq, json),
         Command::Bench { what: BenchCommand::Layer { family, security, tokens, layers, json } } => {
             bench::layer(&family, &security, tokens, layers, json)
         }

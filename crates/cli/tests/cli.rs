@@ -307,3 +307,36 @@ fn classify_deployment_runs_five_processes_with_the_weights_at_the_model_owner_o
     let server: serde_json::Value = serde_json::from_slice(&outs[0].stdout).unwrap();
     assert!(server["output"].is_null());
 }
+
+#[test]
+fn bench_model_on_a_shaped_network_runs_in_namespaces_and_removes_them() {
+    if let Err(e) = veil_shaping::available() {
+        eprintln!("skipped: {e}");
+        return;
+    }
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/digits-cnn/model.onnx");
+    let model = model.to_str().unwrap();
+    let args = [
+        "bench", "model", "--family", "aegis", "--model", model, "--batch", "2", "--net", "wan100", "--json",
+    ];
+    let o = veil(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((r["net"]["name"].as_str(), r["net"]["shaped"].as_bool()), (Some("wan100"), Some(true)));
+    assert_eq!(r["traffic"].as_array().unwrap().len(), 5);
+    let servers_sent = r["traffic"][0]["bytes_sent"].as_u64().unwrap();
+    assert!(servers_sent > 0);
+    // The shaped run cannot beat its bandwidth: bytes / 100 Mbps more than the unshaped run,
+    // less the token bucket's burst.
+    let floor = 8.0 * servers_sent.saturating_sub(256 << 10) as f64 / 100e6;
+    let (plain, shaped) = (r["seconds_unshaped"].as_f64().unwrap(), r["seconds_shaped"].as_f64().unwrap());
+    assert!(shaped > floor, "shaped {shaped} s, bandwidth alone {floor} s");
+    assert!(r["seconds_projected"].as_f64().unwrap() > plain);
+    let left =
+        String::from_utf8(Command::new("ip").args(["netns", "list"]).output().unwrap().stdout).unwrap();
+    assert!(!left.contains("veil-shape-"), "namespaces left behind: {left}");
+    let o = veil(&["bench", "model", "--family", "aegis", "--model", "snn", "--net", "moon"]);
+    assert!(stderr(&o).contains("wan100"), "{}", stderr(&o));
+    let o = veil(&["bench", "cleanup"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
