@@ -119,7 +119,7 @@ pub fn run_embed(
             cmd
         })
         .collect();
-    let per_party = launch_model_parties(commands, EMBED_LIMIT)?;
+    let per_party = launch_parties(commands, EMBED_LIMIT)?;
     let mut r =
         report(&loaded, text, &ids, sec, "tcp+tls1.3 (mutual auth), one process per party", per_party)?;
     r.peak_rss_mib = None;
@@ -194,20 +194,14 @@ fn launch(dir: &Path, config: &Path, parties: usize) -> anyhow::Result<Vec<Party
             cmd
         })
         .collect();
-    launch_commands(commands, LIMIT)?
-        .iter()
-        .enumerate()
-        .map(|(id, out)| {
-            serde_json::from_slice(out).with_context(|| format!("party {id} printed no valid report"))
-        })
-        .collect()
+    launch_parties(commands, LIMIT)
 }
 
-/// [`launch_commands`] for `veil party --json` processes of a model job: their reports.
-pub(crate) fn launch_model_parties(
+/// [`launch_commands`] for `veil party --json` processes: their JSON reports.
+pub(crate) fn launch_parties<T: serde::de::DeserializeOwned>(
     commands: Vec<Command>,
     limit: Duration,
-) -> anyhow::Result<Vec<veil_runtime::inference::InferenceParty>> {
+) -> anyhow::Result<Vec<T>> {
     launch_commands(commands, limit)?
         .iter()
         .enumerate()

@@ -22,7 +22,7 @@ use veil_runtime::inference::{DATA_OWNER, InferenceParty, MODEL_OWNER, PARTIES};
 use veil_shaping::{Mesh, Profile, Traffic, project};
 
 use crate::config::Job;
-use crate::demo::{launch_model_parties, prepare_config_at};
+use crate::demo::{launch_parties, prepare_config_at};
 
 /// First port; party `i` listens on `PORT + i` at its namespace's address.
 const PORT: u16 = 7000;
@@ -164,7 +164,7 @@ fn run_in(mesh: &Mesh, config: &Path, work: &Workload) -> anyhow::Result<Run> {
         })
         .collect();
     let start = Instant::now();
-    let parties = launch_model_parties(commands, LIMIT)?;
+    let parties = launch_parties(commands, LIMIT)?;
     Ok(Run { seconds: start.elapsed().as_secs_f64(), parties })
 }
 
