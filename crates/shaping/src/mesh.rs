@@ -121,7 +121,6 @@ pub fn available() -> Result<(), ShapingError> {
 #[derive(Debug)]
 pub struct Mesh {
     names: Vec<String>,
-    profile: Option<Profile>,
     latency_shaped: bool,
 }
 
@@ -139,7 +138,7 @@ impl Mesh {
         static MESHES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let pid = std::process::id();
         let k = MESHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let mut mesh = Mesh { names: Vec::new(), profile, latency_shaped: false };
+        let mut mesh = Mesh { names: Vec::new(), latency_shaped: false };
         for i in 0..parties {
             let ns = format!("{PREFIX}{pid}-m{k}-p{i}");
             run(&["ip", "netns", "add", &ns])?;
@@ -159,7 +158,7 @@ impl Mesh {
                     run(&["ip", "-n", ns, "link", "set", dev, "up"])?;
                     let (dst, src) = (Self::address(peer).to_string(), Self::address(me).to_string());
                     run(&["ip", "-n", ns, "route", "add", &format!("{dst}/32"), "dev", dev, "src", &src])?;
-                    if let Some(p) = &mesh.profile {
+                    if let Some(p) = &profile {
                         netem = netem && shape_netem(ns, dev, p).is_ok();
                         if !netem {
                             shape_tbf(ns, dev, p)?;
@@ -168,7 +167,7 @@ impl Mesh {
                 }
             }
         }
-        mesh.latency_shaped = mesh.profile.is_some() && netem;
+        mesh.latency_shaped = profile.is_some() && netem;
         Ok(mesh)
     }
 
@@ -177,19 +176,9 @@ impl Mesh {
         Ipv4Addr::new(NET[0], NET[1], NET[2], (i + 1) as u8)
     }
 
-    /// Party `i`'s namespace.
-    pub fn namespace(&self, i: usize) -> Option<&str> {
-        self.names.get(i).map(String::as_str)
-    }
-
     /// All namespaces, in party order.
     pub fn namespaces(&self) -> &[String] {
         &self.names
-    }
-
-    /// The profile the links are shaped to.
-    pub fn profile(&self) -> Option<&Profile> {
-        self.profile.as_ref()
     }
 
     /// Whether the latency is shaped too (`netem`), not only the bandwidth.
