@@ -99,6 +99,19 @@ pub fn layer(family: &str, security: &str, tokens: usize, layers: usize, json: b
         r.online.rounds,
         r.online.seconds
     );
+    println!("  per block kind:          online MiB  rounds  seconds   offline MiB  rounds  seconds");
+    for b in &r.blocks {
+        println!(
+            "    {:<20} {:>11.2} {:>7} {:>8.2} {:>13.1} {:>7} {:>8.2}",
+            b.block,
+            mib(b.online.bytes_per_party),
+            b.online.rounds,
+            b.online.seconds,
+            mib(b.offline.bytes_per_party),
+            b.offline.rounds,
+            b.offline.seconds
+        );
+    }
     let peak = r.peak_rss_mib.map(|m| format!("{m:.0} MiB")).unwrap_or_else(|| "-".into());
     if r.layers > 1 {
         println!("  material the online phase still had to make: {}", r.made_online);

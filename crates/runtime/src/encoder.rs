@@ -85,40 +85,108 @@ fn share_weights(p: &mut Mosformer<Offline>, ctx: &mut Ctx, s: &LayerShape) -> R
     })
 }
 
-/// One encoder layer on `x: [tokens, hidden]`.
+/// One encoder layer on `x: [tokens, hidden]`, its blocks metered by kind.
 fn layer(
     p: &mut Mosformer<Offline>,
     ctx: &mut Ctx,
     s: &LayerShape,
     x: &Rss<Z64>,
     w: &Weights,
+    m: &mut Meter,
 ) -> Result<Rss<Z64>> {
     let (l, dh) = (s.tokens, s.hidden / s.heads);
-    let q = p.matmul_fixed(ctx, x, &w.wq)?;
-    let k = p.matmul_fixed(ctx, x, &w.wk)?;
-    let v = p.matmul_fixed(ctx, x, &w.wv)?;
-    let mut scores = Vec::with_capacity(s.heads);
-    for h in 0..s.heads {
-        let (lo, hi) = (h * dh, (h + 1) * dh);
-        scores.push(p.matmul_fixed(ctx, &q.slice(1, lo..hi)?, &k.slice(1, lo..hi)?.transpose()?)?);
-    }
-    let scores = Rss::concat_axis(&scores.iter().collect::<Vec<_>>(), 0)?;
-    let scale = (dh as f64).sqrt().floor() as u64;
-    let scores = p.div_public(ctx, &scores, scale)?;
-    let probs = p.softmax(ctx, &scores, s.heads * l, l, None)?;
-    let mut heads = Vec::with_capacity(s.heads);
-    for h in 0..s.heads {
-        let ph = probs.slice(0, h * l..(h + 1) * l)?;
-        heads.push(p.matmul_fixed(ctx, &ph, &v.slice(1, h * dh..(h + 1) * dh)?)?);
-    }
-    let attn = p.matmul_fixed(ctx, &Rss::concat_axis(&heads.iter().collect::<Vec<_>>(), 1)?, &w.wo)?;
+    let q = m.run(LINEAR, ctx, |ctx| p.matmul_fixed(ctx, x, &w.wq))?;
+    let k = m.run(LINEAR, ctx, |ctx| p.matmul_fixed(ctx, x, &w.wk))?;
+    let v = m.run(LINEAR, ctx, |ctx| p.matmul_fixed(ctx, x, &w.wv))?;
+    let scores = m.run(ATTENTION, ctx, |ctx| {
+        let mut scores = Vec::with_capacity(s.heads);
+        for h in 0..s.heads {
+            let (lo, hi) = (h * dh, (h + 1) * dh);
+            scores.push(p.matmul_fixed(ctx, &q.slice(1, lo..hi)?, &k.slice(1, lo..hi)?.transpose()?)?);
+        }
+        let scores = Rss::concat_axis(&scores.iter().collect::<Vec<_>>(), 0)?;
+        p.div_public(ctx, &scores, (dh as f64).sqrt().floor() as u64)
+    })?;
+    let probs = m.run(SOFTMAX, ctx, |ctx| p.softmax(ctx, &scores, s.heads * l, l, None))?;
+    let heads = m.run(ATTENTION, ctx, |ctx| {
+        let mut heads = Vec::with_capacity(s.heads);
+        for h in 0..s.heads {
+            let ph = probs.slice(0, h * l..(h + 1) * l)?;
+            heads.push(p.matmul_fixed(ctx, &ph, &v.slice(1, h * dh..(h + 1) * dh)?)?);
+        }
+        Rss::concat_axis(&heads.iter().collect::<Vec<_>>(), 1)
+    })?;
+    let attn = m.run(LINEAR, ctx, |ctx| p.matmul_fixed(ctx, &heads, &w.wo))?;
     let res = p.add(&attn, x)?;
-    let h1 = p.layernorm(ctx, &res, &w.gamma, &w.beta, l, s.hidden)?;
-    let up = p.matmul_fixed(ctx, &h1, &w.w1)?;
-    let f = p.gelu(ctx, &up)?;
-    let down = p.matmul_fixed(ctx, &f, &w.w2)?;
+    let h1 = m.run(LAYERNORM, ctx, |ctx| p.layernorm(ctx, &res, &w.gamma, &w.beta, l, s.hidden))?;
+    let up = m.run(LINEAR, ctx, |ctx| p.matmul_fixed(ctx, &h1, &w.w1))?;
+    let f = m.run(GELU, ctx, |ctx| p.gelu(ctx, &up))?;
+    let down = m.run(LINEAR, ctx, |ctx| p.matmul_fixed(ctx, &f, &w.w2))?;
     let out = p.add(&down, &h1)?;
-    p.layernorm(ctx, &out, &w.gamma, &w.beta, l, s.hidden)
+    m.run(LAYERNORM, ctx, |ctx| p.layernorm(ctx, &out, &w.gamma, &w.beta, l, s.hidden))
+}
+
+/// Block kinds of a layer: the weight products, the attention products (`Q·Kᵀ/⌊√d_h⌋`, `P·V`),
+/// the non-linear gates, and the deferred MAC check that ends a layer's run.
+const LINEAR: &str = "linear";
+const ATTENTION: &str = "attention matmul";
+const SOFTMAX: &str = "softmax";
+const LAYERNORM: &str = "layernorm";
+const GELU: &str = "gelu";
+const CHECK: &str = "mac check";
+
+/// One block kind's counters at one server.
+#[derive(Clone, Copy, Default)]
+struct Spent {
+    online: (u64, u64, f64),
+    offline: (u64, u64, f64),
+}
+
+/// One server's cost per block kind, summed over the blocks of that kind: online and offline
+/// bytes sent, rounds and seconds (offline seconds are the material made on demand inside the
+/// block, subtracted from its online time).
+#[derive(Default)]
+struct Meter {
+    kinds: Vec<(&'static str, Spent)>,
+}
+
+impl Meter {
+    fn run<T>(
+        &mut self,
+        kind: &'static str,
+        ctx: &mut Ctx,
+        f: impl FnOnce(&mut Ctx) -> Result<T>,
+    ) -> Result<T> {
+        let (on0, off0) = (ctx.stats().get("online"), ctx.stats().get(OFFLINE_PHASE));
+        let (nested0, start) = (nested_offline_seconds(), Instant::now());
+        let out = f(ctx)?;
+        let nested = nested_offline_seconds() - nested0;
+        let total = start.elapsed().as_secs_f64();
+        let (on, off) = (ctx.stats().get("online").since(&on0), ctx.stats().get(OFFLINE_PHASE).since(&off0));
+        let i = match self.kinds.iter().position(|(k, _)| *k == kind) {
+            Some(i) => i,
+            None => {
+                self.kinds.push((kind, Spent::default()));
+                self.kinds.len() - 1
+            }
+        };
+        let s = &mut self.kinds[i].1;
+        s.online = (s.online.0 + on.bytes_sent, s.online.1 + on.rounds, s.online.2 + total - nested);
+        s.offline = (s.offline.0 + off.bytes_sent, s.offline.1 + off.rounds, s.offline.2 + nested);
+        Ok(out)
+    }
+}
+
+/// Cost of one kind of block in the measured layer, over the three servers.
+#[derive(Debug, Clone, Serialize)]
+pub struct BlockCost {
+    /// `linear`, `attention matmul`, `softmax`, `layernorm`, `gelu` or `mac check`.
+    pub block: &'static str,
+    /// Online phase.
+    pub online: LayerPhase,
+    /// Material made on demand inside the block (zero when the layer's material was made
+    /// ahead).
+    pub offline: LayerPhase,
 }
 
 /// Counters of one phase of one layer, over the three servers.
@@ -149,6 +217,8 @@ pub struct LayerRecord {
     pub offline: LayerPhase,
     /// Online phase of one measured layer.
     pub online: LayerPhase,
+    /// The measured layer's cost per block kind (the scaling view's "where the time goes").
+    pub blocks: Vec<BlockCost>,
     /// Material the online phase of measured layers still had to make (must be 0).
     pub made_online: u64,
     /// Peak resident memory of the process running all three servers, MiB (Linux).
@@ -156,6 +226,10 @@ pub struct LayerRecord {
     /// Network profile (`none`: in-memory).
     pub net: &'static str,
 }
+
+/// One server's result: the measured layer's offline and online phases, material made online,
+/// cost per block kind.
+type Server = (Measured, Measured, u64, Vec<(&'static str, Spent)>);
 
 struct Measured {
     bytes: u64,
@@ -205,8 +279,9 @@ pub fn bench_layer(s: LayerShape, layers: usize, security: Security) -> Result<L
             ctx.set_phase("online");
             let (off0, on0) = (ctx.stats().get(OFFLINE_PHASE), ctx.stats().get("online"));
             let (nested0, start) = (nested_offline_seconds(), Instant::now());
-            layer(&mut p, ctx, &s, &x, &w)?;
-            p.check(ctx)?;
+            let mut m = Meter::default();
+            layer(&mut p, ctx, &s, &x, &w, &mut m)?;
+            m.run(CHECK, ctx, |ctx| p.check(ctx))?;
             let total = start.elapsed().as_secs_f64();
             let nested = nested_offline_seconds() - nested0;
             let (off1, on1) = (ctx.stats().get(OFFLINE_PHASE), ctx.stats().get("online"));
@@ -220,12 +295,12 @@ pub fn bench_layer(s: LayerShape, layers: usize, security: Security) -> Result<L
                 rounds: on1.rounds - on0.rounds,
                 seconds: total - nested,
             };
-            return Ok((off, on, 0));
+            return Ok((off, on, 0, m.kinds));
         }
         // Layer 0 makes its material on demand and records the plan of every later layer.
         let w = share_weights(&mut p, ctx, &s)?;
         ctx.set_phase("online");
-        x = layer(&mut p, ctx, &s, &x, &w)?;
+        x = layer(&mut p, ctx, &s, &x, &w, &mut Meter::default())?;
         p.check(ctx)?;
         let gates = p.gate_plan().to_vec();
         let triples = p.source_mut().plan().clone();
@@ -242,27 +317,41 @@ pub fn bench_layer(s: LayerShape, layers: usize, security: Security) -> Result<L
             ctx.set_phase("online");
             let (before, t0, start) = (ctx.stats().get("online"), ctx.stats().time(), Instant::now());
             let offline_before = ctx.stats().get(OFFLINE_PHASE).bytes_sent;
-            x = layer(&mut q, ctx, &s, &x, &w)?;
-            q.check(ctx)?;
+            let mut m = Meter::default();
+            x = layer(&mut q, ctx, &s, &x, &w, &mut m)?;
+            m.run(CHECK, ctx, |ctx| q.check(ctx))?;
             let on = measured(ctx, "online", before, t0, start);
             let made_online = ctx.stats().get(OFFLINE_PHASE).bytes_sent - offline_before;
-            last = Some((off, on, made_online + q.source_mut().made_on_demand()));
+            last = Some((off, on, made_online + q.source_mut().made_on_demand(), m.kinds));
         }
         last.ok_or_else(|| MpcError::Invalid("no measured layer".into()))
     }))?;
-    let phase = |pick: fn(&(Measured, Measured, u64)) -> &Measured| LayerPhase {
-        bytes_per_party: runs.iter().map(|r| pick(r).bytes as f64).sum::<f64>() / 3.0,
-        rounds: runs.iter().map(|r| pick(r).rounds).max().unwrap_or(0),
-        seconds: runs.iter().map(|r| pick(r).seconds).fold(0.0, f64::max),
+    let phase = |pick: &dyn Fn(&Server) -> (u64, u64, f64)| LayerPhase {
+        bytes_per_party: runs.iter().map(|r| pick(r).0 as f64).sum::<f64>() / 3.0,
+        rounds: runs.iter().map(|r| pick(r).1).max().unwrap_or(0),
+        seconds: runs.iter().map(|r| pick(r).2).fold(0.0, f64::max),
     };
+    let spent =
+        |r: &Server, kind: &str| r.3.iter().find(|(k, _)| *k == kind).map(|(_, s)| *s).unwrap_or_default();
+    let blocks = runs[0]
+        .3
+        .iter()
+        .map(|&(kind, _)| BlockCost {
+            block: kind,
+            online: phase(&|r| spent(r, kind).online),
+            offline: phase(&|r| spent(r, kind).offline),
+        })
+        .collect();
+    let whole = |m: &Measured| (m.bytes, m.rounds, m.seconds);
     Ok(LayerRecord {
         family: "mosformer",
         security: if security == Security::Malicious { "malicious" } else { "semi-honest" },
         shape: s,
         layers,
         material: if layers == 1 { "on demand, per gate call" } else { "ahead, per layer" },
-        offline: phase(|r| &r.0),
-        online: phase(|r| &r.1),
+        offline: phase(&|r| whole(&r.0)),
+        online: phase(&|r| whole(&r.1)),
+        blocks,
         made_online: runs.iter().map(|r| r.2).max().unwrap_or(0),
         peak_rss_mib: crate::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20)),
         net: "none",
@@ -281,6 +370,26 @@ mod tests {
         assert!(r.offline.bytes_per_party > 0.0 && r.online.bytes_per_party > 0.0);
         let r = bench_layer(s, 1, Security::SemiHonest).unwrap();
         assert!(r.offline.bytes_per_party > 0.0 && r.online.bytes_per_party > 0.0);
+        assert_blocks_add_up(&r);
         assert!(bench_layer(s, 0, Security::Malicious).is_err());
+    }
+
+    /// The blocks cover every byte the layer sends (residual adds are local).
+    fn assert_blocks_add_up(r: &LayerRecord) {
+        let kinds: Vec<&str> = r.blocks.iter().map(|b| b.block).collect();
+        assert_eq!(kinds, [LINEAR, ATTENTION, SOFTMAX, LAYERNORM, GELU, CHECK]);
+        let sum = |f: fn(&BlockCost) -> f64| r.blocks.iter().map(f).sum::<f64>();
+        assert!((sum(|b| b.online.bytes_per_party) - r.online.bytes_per_party).abs() < 1e-6);
+        assert!((sum(|b| b.offline.bytes_per_party) - r.offline.bytes_per_party).abs() < 1e-6);
+        assert!(r.blocks.iter().all(|b| b.block == CHECK || b.online.bytes_per_party > 0.0));
+    }
+
+    #[test]
+    fn a_malicious_layer_reports_its_cost_per_block_kind() {
+        let s = LayerShape { tokens: 3, hidden: 8, heads: 2, ffn: 16 };
+        let r = bench_layer(s, 1, Security::Malicious).unwrap();
+        assert_blocks_add_up(&r);
+        let check = r.blocks.iter().find(|b| b.block == CHECK).unwrap();
+        assert!(check.online.bytes_per_party > 0.0, "the malicious MAC check opens values");
     }
 }

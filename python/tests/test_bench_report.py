@@ -1,0 +1,84 @@
+"""`scripts/bench_report.py`: records in, `benchmarks.md` and PNG plots out."""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_report.py"
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("bench_report", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def phase(bytes_per_party, rounds, messages=1.0):
+    return {"bytes_per_party": bytes_per_party, "bytes_max_party": int(bytes_per_party), "rounds": rounds,
+            "messages_per_party": messages}
+
+
+def op_record(family, op, n, online_bytes, rounds, pieces=1):
+    return {"family": family, "security": "malicious", "op": op, "ring_bits": 32, "frac_bits": 12, "n": n,
+            "parties": 3, "online": phase(online_bytes, rounds, 2.0 * pieces), "offline": phase(100.0 * n, 4),
+            "seconds": {"online": 0.5, "offline": 2.0}, "net": "none", "online_bytes_per_element": online_bytes / n,
+            "paper": {"source": "paper table", "value": 120.0, "unit": "bytes per element per party",
+                      "convention": "sent per party"}, "pieces": pieces, "peak_rss_mib": 10.0, "verify": None}
+
+
+def layer_record(tokens):
+    block = {"online": {"bytes_per_party": 1e6 * tokens, "rounds": 10, "seconds": 0.1 * tokens},
+             "offline": {"bytes_per_party": 1e8 * tokens, "rounds": 20, "seconds": 1.0 * tokens}}
+    return {"family": "mosformer", "security": "malicious",
+            "shape": {"tokens": tokens, "hidden": 768, "heads": 12, "ffn": 3072}, "layers": 1,
+            "material": "on demand", "offline": {"bytes_per_party": 2e8 * tokens, "rounds": 40, "seconds": 2.0 * tokens},
+            "online": {"bytes_per_party": 2e6 * tokens, "rounds": 20, "seconds": 0.2 * tokens},
+            "blocks": [dict(block, block="softmax"), dict(block, block="gelu")], "made_online": 0,
+            "peak_rss_mib": 100.0, "net": "none"}
+
+
+def write(folder, name, records):
+    (folder / name).write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def test_the_projection_adds_latency_and_bandwidth_time():
+    m = load_script()
+    # 1 s measured, 10 rounds of 4 ms, 50 MB at 400 Mbps = 1 s.
+    assert m.project(1.0, 50e6, 10, 400e6, 4e-3) == pytest.approx(2.04)
+
+
+def test_a_report_puts_our_figures_beside_the_papers_and_draws_its_plots(tmp_path):
+    m = load_script()
+    results = tmp_path / "results"
+    results.mkdir()
+    write(results, "mosformer.jsonl", [op_record("mosformer", "drelu", 10**4, 1.2e6, 8),
+                                      op_record("mosformer", "drelu", 10**5, 1.2e7, 80, pieces=10)])
+    write(results, "aegis.jsonl", [op_record("aegis", "relu", 2**16, 6e6, 2)])
+    write(results, "layers.jsonl", [layer_record(16), layer_record(32)])
+    out = tmp_path / "out"
+    path = m.report(results, out, "bench_report.py")
+    text = path.read_text()
+    assert "### Mosformer Table 4" in text and "### Aegis Table 4" in text and "## Scaling" in text
+    # DReLU at 10^4: the paper's 1.144 MB beside ours (1.2e6 B = 1.144 MiB), 8 rounds.
+    row = next(line for line in text.splitlines() if line.startswith("| drelu | 10,000 |"))
+    assert "| 1.144 | 1.144 |" in row and "| 18 | 8 / 2.00 |" in row
+    # A run in pieces shows the rounds of one batch and how many pieces.
+    assert "8 (x10 pieces)" in text
+    # Workloads with no record say so instead of inventing a figure.
+    assert "not run" in text and "not measured" in text
+    for name in ("mosformer-ops.png", "aegis-ops.png", "mosformer-network.png", "bert-scaling.png"):
+        png = out / "plots" / name
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+        assert f"(plots/{name})" in text
+
+
+def test_a_malformed_record_is_named_with_its_file_and_line(tmp_path):
+    m = load_script()
+    (tmp_path / "bad.jsonl").write_text('{"op": "mul"}\n{not json\n')
+    with pytest.raises(SystemExit, match=r"bad.jsonl:2"):
+        m.load(tmp_path)

@@ -1,0 +1,530 @@
+#!/usr/bin/env python3
+"""Turns the benchmark records under `docs/results/` into `docs/benchmarks.md` and its plots.
+
+    .venv/bin/python scripts/bench_report.py            # docs/results -> docs/benchmarks.md
+    .venv/bin/python scripts/bench_report.py --results DIR --out DIR
+
+Every `*.jsonl` file of the results folder is read; a record is recognised by its fields (the
+conventions are those of `veil bench`, see `docs/network.md` and the papers' notes):
+
+- per-op records (`veil bench ops --json`): `family`, `op`, `n`, `online`, `offline`, `seconds`;
+- model records (`veil bench model --json`): `family`, `model`, `batch` or `seq`, `online`, ...;
+- layer records (`veil bench layer --json`): `shape`, `offline`, `online`, `blocks`;
+- shaped runs (`veil bench model --net P --json`): `seconds_shaped`, `traffic`, `net`.
+
+Times on other networks are *projected* from a measured record as
+`measured seconds + rounds x RTT + 8 x bytes / bandwidth` (the formula of `veil-shaping`) and
+every such figure says so. Nothing here measures: regenerate the records with the commands in
+the report, then rerun this script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import paper_tables as paper  # noqa: E402
+
+MIB = float(1 << 20)
+
+# The network profiles of the benchmark conventions (crate `veil-shaping`, `PROFILES`).
+PROFILES = {
+    "lan": (1e9, 0.5e-3),
+    "lan10": (10e9, 0.1e-3),
+    "wan": (400e6, 4e-3),
+    "wan40": (400e6, 40e-3),
+    "wan100": (100e6, 80e-3),
+}
+
+
+def project(seconds: float, bytes_sent: float, rounds: float, bandwidth: float, rtt: float) -> float:
+    """Measured compute plus the network time of `rounds` round trips and `bytes_sent` bytes."""
+    return seconds + rounds * rtt + 8.0 * bytes_sent / bandwidth
+
+
+@dataclass
+class Results:
+    ops: list[dict]
+    models: list[dict]
+    layers: list[dict]
+    shaped: list[dict]
+
+
+def load(folder: Path) -> Results:
+    """Every record of every `*.jsonl` file in `folder`, sorted by kind."""
+    r = Results([], [], [], [])
+    for path in sorted(folder.glob("*.jsonl")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise SystemExit(f"{path}:{number}: not a JSON record ({e})") from None
+            if "seconds_shaped" in rec:
+                r.shaped.append(rec)
+            elif "shape" in rec and "blocks" in rec:
+                r.layers.append(rec)
+            elif "op" in rec and "n" in rec and "online" in rec:
+                r.ops.append(rec)
+            elif "model" in rec and "online" in rec:
+                r.models.append(rec)
+    return r
+
+
+def fmt(v: float | None, digits: int = 3) -> str:
+    if v is None:
+        return "—"
+    if v == 0:
+        return "0"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.{digits}g}" if abs(v) < 1 else f"{v:.{max(digits - int(math.log10(abs(v))) - 1, 0)}f}"
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def op_index(ops: list[dict]) -> dict:
+    """(family, security, op, n) -> record (the last one read wins)."""
+    return {(o["family"], o["security"], o["op"], o["n"]): o for o in ops}
+
+
+def piece_rounds(o: dict) -> int:
+    """Online rounds of one batch of the op: large runs are made and consumed in `pieces` one
+    after the other (to bound the offline material held), whose rounds add up in the record."""
+    return o["online"]["rounds"] // max(o.get("pieces") or 1, 1)
+
+
+def rounds_text(o: dict) -> str:
+    pieces = o.get("pieces") or 1
+    return str(o["online"]["rounds"]) if pieces <= 1 else f"{piece_rounds(o)} (x{pieces} pieces)"
+
+
+def online_projection(o: dict, profile: tuple[float, float]) -> float:
+    """The online phase as one batch on `profile`: measured seconds, the slowest party's bytes,
+    the rounds of one batch."""
+    bw, rtt = profile
+    return project(o["seconds"]["online"], o["online"]["bytes_max_party"], piece_rounds(o), bw, rtt)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sections
+
+
+def ops_section(family: str, ops: list[dict]) -> str:
+    mine = sorted((o for o in ops if o["family"] == family), key=lambda o: (o["security"], o["op"], o["n"]))
+    if not mine:
+        return f"No `{family}` per-op records yet.\n"
+    header = ["op", "security", "ring", "n", "online B/el", "paper B/el", "rounds", "msgs/party",
+              "offline B/el", "online s", "offline s", "LAN s (proj.)", "WAN s (proj.)"]
+    rows = []
+    for o in mine:
+        p = o.get("paper")
+        rows.append([o["op"], o["security"], str(o["ring_bits"]), f"{o['n']:,}",
+                     fmt(o["online_bytes_per_element"], 4), fmt(p["value"], 4) if p else "—",
+                     rounds_text(o), fmt(o["online"]["messages_per_party"]),
+                     fmt(o["offline"]["bytes_per_party"] / o["n"], 4), fmt(o["seconds"]["online"]),
+                     fmt(o["seconds"]["offline"]), fmt(online_projection(o, PROFILES["lan"])),
+                     fmt(online_projection(o, PROFILES["wan"]))])
+    sources = sorted({(o["op"], o["paper"]["source"], o["paper"]["convention"]) for o in mine if o.get("paper")})
+    notes = "".join(f"- `{op}`: {src} ({conv})\n" for op, src, conv in sources)
+    return table(header, rows) + "\nPaper figures (per element and party):\n\n" + notes
+
+
+def online_columns(o: dict | None) -> list[str]:
+    """Projected LAN and WAN seconds, MiB per party, rounds / sends of one batch."""
+    if o is None:
+        return ["not run"] * 4
+    sends = o["online"]["messages_per_party"] / max(o.get("pieces") or 1, 1)
+    return [fmt(online_projection(o, PROFILES["lan"])), fmt(online_projection(o, PROFILES["wan"])),
+            fmt(o["online"]["bytes_per_party"] / MIB, 4), f"{rounds_text(o)} / {fmt(sends)}"]
+
+
+def mosformer_tables(ops: list[dict]) -> str:
+    idx = op_index(ops)
+    out = ["### Mosformer Table 4 (DReLU, Inverse, Rsqrt; online, Z_2^32)\n",
+           "Paper: single thread, LAN 1 Gbps/0.5 ms and WAN 400 Mbps/4 ms, Comm in MB = 2^20 bytes "
+           "per party, rounds = sends per party. Ours: malicious, measured on loopback with the "
+           "three servers as threads on this machine's 2 cores, then projected onto the same "
+           "networks; our `rounds` are latency rounds, `msgs` sends per party.\n"]
+    rows = []
+    for op, entries in paper.MOSFORMER_TABLE4.items():
+        for n, lan, wan, mb, rounds in entries:
+            o = idx.get(("mosformer", "malicious", op, n))
+            ours = online_columns(o)
+            rows.append([op, f"{n:,}", fmt(lan), ours[0], fmt(wan), ours[1], fmt(mb, 4), ours[2], str(rounds), ours[3]])
+    out.append(table(["op", "n", "LAN s paper", "ours (proj.)", "WAN s paper", "ours (proj.)",
+                      "MB paper", "ours", "rounds paper", "ours rounds / msgs"], rows))
+    out.append("\n### Mosformer Table 5 (LUT, offline and online)\n")
+    rows = []
+    for n, lan_off, lan_on, wan_off, wan_on, mb_off, mb_on in paper.MOSFORMER_TABLE5:
+        o = idx.get(("mosformer", "malicious", "lut", n))
+        if o:
+            ours = [fmt(o["seconds"]["offline"]), fmt(online_projection(o, PROFILES["lan"])),
+                    fmt(o["offline"]["bytes_per_party"] / MIB, 4), fmt(o["online"]["bytes_per_party"] / MIB, 4)]
+        else:
+            ours = ["not run"] * 4
+        rows.append([f"{n:,}", fmt(lan_off), ours[0], fmt(lan_on), ours[1], fmt(mb_off, 4), ours[2],
+                     fmt(mb_on, 4), ours[3]])
+    out.append(table(["n", "LAN off s paper", "ours off s (measured)", "LAN on s paper", "ours (proj.)",
+                      "MB off paper", "ours", "MB on paper", "ours"], rows))
+    out.append("\nThe paper does not state its table size; ours is a 4-bit table. Our offline "
+               "material is made by the servers themselves (keys dealt and checked by the pairs).\n")
+    out.append("\n### Mosformer Table 12 (GELU, online)\n")
+    rows = []
+    for n, lan, wan, mb, rounds in paper.MOSFORMER_TABLE12:
+        o = idx.get(("mosformer", "malicious", "gelu", n))
+        ours = online_columns(o)
+        rows.append([f"{n:,}", fmt(lan), ours[0], fmt(wan), ours[1], fmt(mb, 4), ours[2], str(rounds), ours[3]])
+    out.append(table(["n", "LAN s paper", "ours (proj.)", "WAN s paper", "ours (proj.)", "MB paper", "ours",
+                      "rounds paper", "ours rounds / msgs"], rows))
+    out.append("\nThe paper's GELU runs in Z_2^32 (f = 12); ours in Z_2^16 (f = 6) as its precision "
+               "plan places it, with inputs from the 64-bit MAC ring.\n")
+    return "\n".join(out)
+
+
+def layer_totals(rec: dict, layers: int) -> dict:
+    """A whole model's cost from one measured layer: `layers` times it."""
+    return {k: layers * rec[phase][field] for phase in ("online", "offline")
+            for k, field in ((f"{phase}_bytes", "bytes_per_party"), (f"{phase}_rounds", "rounds"),
+                             (f"{phase}_seconds", "seconds"))}
+
+
+def mosformer_models(layers: list[dict], models: list[dict]) -> str:
+    out = ["### Mosformer Tables 8 and 9 (whole models)\n",
+           "Paper: BERT-base at 128 tokens, GPT-2 base at 64 tokens, 16 threads for matmul, GB = "
+           "2^30 bytes per party. Ours: **12 times one measured BERT-base layer** (random weights, "
+           "the same shape; embeddings and pooler left out), servers as threads on 2 cores, "
+           "projected onto each table's networks.\n"]
+    rows = []
+    for (tab, model, tokens, security), vals in paper.MOSFORMER_MODELS.items():
+        lan_on, lan_off, wan_on, wan_off, gb_on, gb_off = vals
+        rec = next((r for r in layers if model == "bert-base" and r["shape"]["tokens"] == tokens
+                    and r["shape"]["hidden"] == 768 and r["security"] == security), None)
+        if rec is None:
+            ours = ["not measured"] * 6
+        else:
+            t = layer_totals(rec, 12)
+            (ln, lbw, lrtt), (wn, wbw, wrtt) = paper.MOSFORMER_NETWORKS[tab]
+            p = lambda phase, bw, rtt: project(t[f"{phase}_seconds"], t[f"{phase}_bytes"], t[f"{phase}_rounds"], bw, rtt)  # noqa: E731
+            ours = [fmt(p("online", lbw, lrtt)), fmt(p("offline", lbw, lrtt)), fmt(p("online", wbw, wrtt)),
+                    fmt(p("offline", wbw, wrtt)), fmt(t["online_bytes"] / 2**30, 3), fmt(t["offline_bytes"] / 2**30, 3)]
+        rows.append([tab, model, str(tokens), security, fmt(lan_on), ours[0], fmt(lan_off), ours[1], fmt(wan_on),
+                     ours[2], fmt(wan_off), ours[3], fmt(gb_on), ours[4], fmt(gb_off), ours[5]])
+    out.append(table(["table", "model", "tokens", "security", "LAN on", "ours", "LAN off", "ours", "WAN on", "ours",
+                      "WAN off", "ours", "GB on", "ours", "GB off", "ours"], rows))
+    real = [m for m in models if m["family"] == "mosformer"]
+    if real:
+        out.append("\nReal checkpoints (`veil bench model --family mosformer`):\n")
+        out.append(table(["model", "tokens", "security", "online MiB", "offline MiB", "rounds on/off",
+                          "online s", "offline s", "max abs err"],
+                         [[m["model"], str(m.get("seq")), m["security"], fmt(m["online"]["bytes_per_party"] / MIB),
+                           fmt(m["offline"]["bytes_per_party"] / MIB),
+                           f"{m['online']['rounds']} / {m['offline']['rounds']}", fmt(m["seconds"]["online"]),
+                           fmt(m["seconds"]["offline"]), fmt(m.get("max_abs_error"))] for m in real]))
+    return "\n".join(out)
+
+
+def aegis_tables(ops: list[dict], models: list[dict]) -> str:
+    idx = op_index(ops)
+    out = ["### Aegis Tables 1 and 6 (per-element costs, l = 64)\n",
+           "Paper: total bits over the three parties per element (shown as bits / 24 = bytes per "
+           "party, our unit). Ours: the largest n run, mean bytes per party per element; the "
+           "verification is amortised over the run.\n"]
+    rows = []
+    for op, (off_bits, rounds, on_bits, src) in paper.AEGIS_TABLE6.items():
+        runs = sorted((o for o in ops if o["family"] == "aegis" and o["op"] == op), key=lambda o: o["n"])
+        if runs:
+            o = runs[-1]
+            v = o.get("verify") or {}
+            ours = [f"{o['n']:,}", fmt(o["offline"]["bytes_per_party"] / o["n"], 4),
+                    fmt(o["online_bytes_per_element"], 4), str(o["online"]["rounds"]),
+                    fmt(v.get("bytes_per_party", 0) / o["n"], 4), str(v.get("rounds", "—"))]
+        else:
+            ours = ["not run"] * 6
+        rows.append([op, src, fmt(off_bits / 24, 4), ours[1], fmt(on_bits / 24, 4), ours[2], str(rounds), ours[3],
+                     ours[0], ours[4], ours[5]])
+    out.append(table(["op", "paper row", "offline paper", "ours", "online paper", "ours", "rounds paper", "ours",
+                      "n", "verify B/el", "verify rounds"], rows))
+    out.append("\n### Aegis Table 4 (sign, ReLU, MaxPool; paper semi-honest, MAN setting)\n")
+    out.append("Paper: bytes as printed (whose sends are summed is not stated), milliseconds. Ours: "
+               "the execution phase of the malicious run (its semi-honest part), total bytes over "
+               "the three servers, measured on loopback; the verification is extra.\n")
+    rows = []
+    for op, entries in paper.AEGIS_TABLE4.items():
+        for n, off_b, on_b, off_ms, on_ms in entries:
+            o = idx.get(("aegis", "malicious", op, n))
+            ours = ([fmt(3 * o["offline"]["bytes_per_party"]), fmt(3 * o["online"]["bytes_per_party"]),
+                     fmt(1e3 * o["seconds"]["offline"]), fmt(1e3 * o["seconds"]["online"])] if o else ["not run"] * 4)
+            rows.append([op, f"{n:,}", fmt(off_b), ours[0], fmt(on_b), ours[1], fmt(off_ms), ours[2], fmt(on_ms), ours[3]])
+    out.append(table(["op", "n", "offline B paper", "ours", "online B paper", "ours", "offline ms paper", "ours",
+                      "online ms paper", "ours"], rows))
+    out.append("\n### Aegis Table 3 (CNN inference, batch 30, LAN)\n")
+    out.append("Paper: Com in MB (whose sends are summed is not stated), times in ms. Ours: mean "
+               "MiB sent per server, latency rounds, seconds measured on loopback (2 cores).\n")
+    rows = []
+    for m in sorted((m for m in models if m["family"] == "aegis"), key=lambda m: (m["model"], m.get("batch") or 0)):
+        ref = paper.AEGIS_TABLE3.get(m["model"], {})
+        for stage, phase in (("execution", "online"), ("verification", "verify")):
+            p = ref.get(stage) if m.get("batch") == 30 else None
+            rows.append([m["model"], str(m.get("batch")), stage,
+                         fmt(p[0]) if p and p[0] is not None else "—",
+                         fmt(m["offline"]["bytes_per_party"] / MIB) if stage == "execution" else "—",
+                         fmt(p[2]) if p else "—", fmt(m[phase]["bytes_per_party"] / MIB),
+                         str(p[3]) if p else "—", str(m[phase]["rounds"]),
+                         fmt(p[4]) if p else "—", fmt(1e3 * m["seconds"][phase])])
+    out.append(table(["model", "batch", "stage", "offline MB paper", "ours MiB", "online MB paper", "ours MiB",
+                      "rounds paper", "ours", "ms paper", "ours ms"], rows))
+    return "\n".join(out)
+
+
+def network_section(shaped: list[dict]) -> str:
+    if not shaped:
+        return "No shaped runs yet.\n"
+    rows = []
+    for s in shaped:
+        n = s["net"]
+        rows.append([s["model"], s["family"], n["name"], f"{n['bandwidth_bps'] / 1e6:g} Mbps / {n['rtt_ms']:g} ms",
+                     fmt(s["seconds_unshaped"]), fmt(s["seconds_shaped"]), fmt(s["seconds_projected_as_shaped"]),
+                     f"{100 * s['relative_gap']:+.1f} %", fmt(s["seconds_on_profile"]), n["latency"]])
+    return table(["workload", "family", "profile", "bandwidth / RTT", "unshaped s", "shaped s", "projected s", "gap",
+                  "on profile s", "latency"], rows)
+
+
+def scaling_section(layers: list[dict], models: list[dict]) -> str:
+    out = []
+    bert = sorted((r for r in layers if r["shape"]["hidden"] == 768 and r["security"] == "malicious"),
+                  key=lambda r: r["shape"]["tokens"])
+    if bert:
+        out.append("### BERT-base layer against sequence length (malicious, one layer, per server)\n")
+        bw, rtt = PROFILES["wan"]
+        rows = [[str(r["shape"]["tokens"]), fmt(r["online"]["bytes_per_party"] / MIB), str(r["online"]["rounds"]),
+                 fmt(r["online"]["seconds"]), fmt(project(r["online"]["seconds"], r["online"]["bytes_per_party"],
+                                                          r["online"]["rounds"], bw, rtt)),
+                 fmt(r["offline"]["bytes_per_party"] / MIB), str(r["offline"]["rounds"]), fmt(r["offline"]["seconds"]),
+                 fmt(r.get("peak_rss_mib"))] for r in bert]
+        out.append(table(["tokens", "online MiB", "rounds", "online s", "online s on wan (proj.)", "offline MiB",
+                          "offline rounds", "offline s", "peak MiB (3 servers)"], rows))
+        out.append("\n### Where a layer's time goes (per block kind; compute = measured on loopback, "
+                   "network = rounds x RTT + bytes / bandwidth on `wan`)\n")
+        rows = []
+        for r in bert:
+            for b in r["blocks"]:
+                on = b["online"]
+                net = on["rounds"] * rtt + 8 * on["bytes_per_party"] / bw
+                rows.append([str(r["shape"]["tokens"]), b["block"], fmt(on["bytes_per_party"] / MIB), str(on["rounds"]),
+                             fmt(on["seconds"]), fmt(net), fmt(b["offline"]["bytes_per_party"] / MIB),
+                             fmt(b["offline"]["seconds"])])
+        out.append(table(["tokens", "block", "online MiB", "rounds", "compute s", "network s (wan)", "offline MiB",
+                          "offline s"], rows))
+    cnn = {}
+    for m in models:
+        if m["family"] == "aegis" and m.get("batch"):
+            cnn.setdefault(m["model"], []).append(m)
+    for name, ms in sorted(cnn.items()):
+        if len(ms) < 2:
+            continue
+        ms.sort(key=lambda m: m["batch"])
+        out.append(f"\n### {name} under aegis against batch size (per server)\n")
+        out.append(table(["batch", "online MiB", "rounds", "online s", "verify MiB", "verify rounds", "verify s",
+                          "offline MiB", "offline s"],
+                         [[str(m["batch"]), fmt(m["online"]["bytes_per_party"] / MIB), str(m["online"]["rounds"]),
+                           fmt(m["seconds"]["online"]), fmt(m["verify"]["bytes_per_party"] / MIB),
+                           str(m["verify"]["rounds"]), fmt(m["seconds"]["verify"]),
+                           fmt(m["offline"]["bytes_per_party"] / MIB), fmt(m["seconds"]["offline"])] for m in ms]))
+    return "\n".join(out) if out else "No scaling records yet.\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Plots
+
+
+def plot_ops(family: str, ops: list[dict], path: Path) -> bool:
+    """Online MiB and seconds (online + offline) against n, one line per op (malicious)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    mine = [o for o in ops if o["family"] == family and o["security"] == "malicious"]
+    if not mine:
+        return False
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for op in sorted({o["op"] for o in mine}):
+        rs = sorted((o for o in mine if o["op"] == op), key=lambda o: o["n"])
+        n = [o["n"] for o in rs]
+        a.plot(n, [max(o["online"]["bytes_per_party"], 1) / MIB for o in rs], marker="o", label=op)
+        b.plot(n, [o["seconds"]["online"] + o["seconds"]["offline"] for o in rs], marker="o", label=op)
+    a.set(xscale="log", yscale="log", xlabel="elements n", ylabel="online MiB sent per party",
+          title=f"{family}: online bytes")
+    b.set(xscale="log", yscale="log", xlabel="elements n", ylabel="seconds (offline + online, measured)",
+          title=f"{family}: time on loopback, 2 cores")
+    b.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def plot_network(family: str, ops: list[dict], shaped: list[dict], path: Path) -> bool:
+    """Online time of each op at its largest common n on every profile (projected), with the
+    shaped model runs of the family (measured) beside."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    mine = [o for o in ops if o["family"] == family and o["security"] == "malicious"]
+    if not mine:
+        return False
+    names = list(PROFILES)
+    ops_run = sorted({o["op"] for o in mine})
+    # The largest n every op ran at, so that the lines compare.
+    n = max(set.intersection(*({o["n"] for o in mine if o["op"] == op} for op in ops_run)), default=None)
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for op in ops_run:
+        o = next((o for o in mine if o["op"] == op and o["n"] == n), None)
+        if o is not None and o["online"]["bytes_per_party"] > 0:
+            a.plot(names, [online_projection(o, PROFILES[p]) for p in names], marker="o", label=op)
+    a.set(yscale="log", ylabel="online seconds (projected, one batch)",
+          title=f"{family} ops at n = {n:,} against network profile")
+    a.legend(fontsize=6, ncol=2)
+    runs = [s for s in shaped if s["family"] == family]
+    labels = [f"{s['net']['name']}\n{s['model'][:22]}" for s in runs]
+    x = range(len(runs))
+    for off, key, lab in ((-0.27, "seconds_unshaped", "unshaped"), (0.0, "seconds_shaped", "shaped (kernel)"),
+                          (0.27, "seconds_projected_as_shaped", "projected")):
+        b.bar([i + off for i in x], [s[key] for s in runs], width=0.27, label=lab)
+    b.set_xticks(list(x), labels, fontsize=7)
+    b.set(ylabel="seconds (whole run)", title=f"{family}: shaped runs against their projection")
+    if runs:
+        b.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def plot_scaling(layers: list[dict], path: Path) -> bool:
+    """BERT-base layer: bytes and time against tokens, time split by block kind."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    bert = sorted((r for r in layers if r["shape"]["hidden"] == 768 and r["security"] == "malicious"),
+                  key=lambda r: r["shape"]["tokens"])
+    if not bert:
+        return False
+    t = [r["shape"]["tokens"] for r in bert]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
+    a.plot(t, [r["online"]["bytes_per_party"] / MIB for r in bert], marker="o", label="online MiB")
+    a.plot(t, [r["offline"]["bytes_per_party"] / MIB for r in bert], marker="o", label="offline MiB")
+    a.set(xscale="log", yscale="log", xlabel="tokens", ylabel="MiB per server", title="BERT-base layer: bytes")
+    a.legend()
+    kinds = [blk["block"] for blk in bert[-1]["blocks"]]
+    bottom = [0.0] * len(bert)
+    bw, rtt = PROFILES["wan"]
+    for kind in kinds:
+        vals = []
+        for r in bert:
+            blk = next((x for x in r["blocks"] if x["block"] == kind), None)
+            vals.append(0.0 if blk is None else blk["online"]["seconds"] + blk["offline"]["seconds"])
+        b.bar([str(x) for x in t], vals, bottom=bottom, label=f"{kind} (compute)")
+        bottom = [x + y for x, y in zip(bottom, vals)]
+    net = [r["online"]["rounds"] * rtt + 8 * r["online"]["bytes_per_party"] / bw for r in bert]
+    b.bar([str(x) for x in t], net, bottom=bottom, label="online network on wan (projected)", hatch="//",
+          color="white", edgecolor="gray")
+    b.set(xlabel="tokens", ylabel="seconds", title="BERT-base layer: where the time goes")
+    b.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def report(results: Path, out: Path, command: str) -> Path:
+    r = load(results)
+    plots = out / "plots"
+    plots.mkdir(parents=True, exist_ok=True)
+    made = {
+        "mosformer-ops.png": plot_ops("mosformer", r.ops, plots / "mosformer-ops.png"),
+        "aegis-ops.png": plot_ops("aegis", r.ops, plots / "aegis-ops.png"),
+        "mosformer-network.png": plot_network("mosformer", r.ops, r.shaped, plots / "mosformer-network.png"),
+        "aegis-network.png": plot_network("aegis", r.ops, r.shaped, plots / "aegis-network.png"),
+        "bert-scaling.png": plot_scaling(r.layers, plots / "bert-scaling.png"),
+    }
+
+    def img(name: str, alt: str) -> str:
+        return f"![{alt}](plots/{name})\n" if made[name] else ""
+
+    md = [
+        "# Veil benchmarks\n",
+        f"Generated by `{command}` from the records in `{results.name}/` "
+        f"({len(r.ops)} per-op, {len(r.models)} model, {len(r.layers)} layer and {len(r.shaped)} shaped-network "
+        "records). Do not edit by hand: rerun the benchmarks (commands below), then the script.\n",
+        "**Conventions.** Bytes are payload bytes *sent* per computing party (the mean over the "
+        "parties unless said otherwise); MiB = 2^20 bytes; `rounds` is the longest chain of "
+        "dependent messages, `msgs` the sends per party (what Mosformer calls rounds). Seconds are "
+        "measured on one 2-core machine with every party as a thread (or process) of it, on "
+        "loopback unless a network is named; *projected* times add `rounds x RTT + 8 x bytes / "
+        "bandwidth` of a profile (with the rounds of one batch where an op ran in pieces; `lan` 1 Gbps/0.5 ms, `lan10` 10 Gbps/0.1 ms, `wan` 400 Mbps/4 ms, "
+        "`wan40` 400 Mbps/40 ms, `wan100` 100 Mbps/80 ms) to the measured seconds. The papers ran "
+        "on 16-thread servers; compare bytes and rounds exactly and seconds only as orders of "
+        "magnitude.\n",
+        "## mosformer\n",
+        "Records: `veil bench ops --family mosformer --json` (malicious; `--security semi-honest` "
+        "for the other mode), `veil bench layer --family mosformer --tokens T --layers 1 --json`.\n",
+        img("mosformer-ops.png", "mosformer per-op bytes and time against n"),
+        img("mosformer-network.png", "mosformer against network profile"),
+        "### Every op\n",
+        ops_section("mosformer", r.ops),
+        mosformer_tables(r.ops),
+        mosformer_models(r.layers, r.models),
+        "\n## aegis\n",
+        "Records: `veil bench ops --family aegis --json`, `veil bench model --family aegis "
+        "--model snn|lenet --batch 30 --json`.\n",
+        img("aegis-ops.png", "aegis per-op bytes and time against n"),
+        img("aegis-network.png", "aegis against network profile"),
+        "### Every op\n",
+        ops_section("aegis", r.ops),
+        aegis_tables(r.ops, r.models),
+        "\n## Real network shaping\n",
+        "Every party in its own network namespace, links shaped by the kernel (`docs/network.md`); "
+        "records: `veil bench model --family F --model M --net PROFILE --json`.\n",
+        network_section(r.shaped),
+        "\n## Scaling\n",
+        img("bert-scaling.png", "BERT-base layer against sequence length"),
+        scaling_section(r.layers, r.models),
+    ]
+    path = out / "benchmarks.md"
+    path.write_text("\n".join(s for s in md if s))
+    return path
+
+
+def main() -> None:
+    root = Path(__file__).resolve().parent.parent
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--results", type=Path, default=root / "docs" / "results")
+    ap.add_argument("--out", type=Path, default=root / "docs")
+    a = ap.parse_args()
+    if not a.results.is_dir():
+        raise SystemExit(f"no results folder at {a.results}")
+    path = report(a.results, a.out, "python scripts/bench_report.py")
+    print(f"wrote {path} and its plots under {a.out / 'plots'}")
+
+
+if __name__ == "__main__":
+    main()
