@@ -258,7 +258,8 @@ def aegis_tables(ops: list[dict], models: list[dict]) -> str:
     out.append("\n### Aegis Table 4 (sign, ReLU, MaxPool; paper semi-honest, MAN setting)\n")
     out.append("Paper: bytes as printed (whose sends are summed is not stated), milliseconds. Ours: "
                "the execution phase of the malicious run (its semi-honest part), total bytes over "
-               "the three servers, measured on loopback; the verification is extra.\n")
+               "the three servers, measured on loopback; the verification is extra. Our MaxPool `n` "
+               "counts 2x2 windows (outputs, 4n inputs); the paper does not say which it counts.\n")
     rows = []
     for op, entries in paper.AEGIS_TABLE4.items():
         for n, off_b, on_b, off_ms, on_ms in entries:
@@ -430,6 +431,8 @@ def plot_scaling(layers: list[dict], path: Path) -> bool:
     a.plot(t, [r["online"]["bytes_per_party"] / MIB for r in bert], marker="o", label="online MiB")
     a.plot(t, [r["offline"]["bytes_per_party"] / MIB for r in bert], marker="o", label="offline MiB")
     a.set(xscale="log", yscale="log", xlabel="tokens", ylabel="MiB per server", title="BERT-base layer: bytes")
+    a.set_xticks(t, [str(x) for x in t])
+    a.minorticks_off()
     a.legend()
     kinds = [blk["block"] for blk in bert[-1]["blocks"]]
     bottom = [0.0] * len(bert)
@@ -439,7 +442,7 @@ def plot_scaling(layers: list[dict], path: Path) -> bool:
         for r in bert:
             blk = next((x for x in r["blocks"] if x["block"] == kind), None)
             vals.append(0.0 if blk is None else blk["online"]["seconds"] + blk["offline"]["seconds"])
-        b.bar([str(x) for x in t], vals, bottom=bottom, label=f"{kind} (compute)")
+        b.bar([str(x) for x in t], vals, bottom=bottom, label=f"{kind} (compute, offline + online)")
         bottom = [x + y for x, y in zip(bottom, vals)]
     net = [r["online"]["rounds"] * rtt + 8 * r["online"]["bytes_per_party"] / bw for r in bert]
     b.bar([str(x) for x in t], net, bottom=bottom, label="online network on wan (projected)", hatch="//",
