@@ -138,8 +138,8 @@ const CHECK: &str = "mac check";
 /// One block kind's counters at one server.
 #[derive(Clone, Copy, Default)]
 struct Spent {
-    online: (u64, u64, f64),
-    offline: (u64, u64, f64),
+    online: Measured,
+    offline: Measured,
 }
 
 /// One server's cost per block kind, summed over the blocks of that kind: online and offline
@@ -171,8 +171,8 @@ impl Meter {
             }
         };
         let s = &mut self.kinds[i].1;
-        s.online = (s.online.0 + on.bytes_sent, s.online.1 + on.rounds, s.online.2 + total - nested);
-        s.offline = (s.offline.0 + off.bytes_sent, s.offline.1 + off.rounds, s.offline.2 + nested);
+        s.online.add(on.bytes_sent, on.rounds, total - nested);
+        s.offline.add(off.bytes_sent, off.rounds, nested);
         Ok(out)
     }
 }
@@ -231,10 +231,20 @@ pub struct LayerRecord {
 /// cost per block kind.
 type Server = (Measured, Measured, u64, Vec<(&'static str, Spent)>);
 
+/// Bytes sent, rounds and seconds of one phase (or block kind) at one server.
+#[derive(Clone, Copy, Default)]
 struct Measured {
     bytes: u64,
     rounds: u64,
     seconds: f64,
+}
+
+impl Measured {
+    fn add(&mut self, bytes: u64, rounds: u64, seconds: f64) {
+        self.bytes += bytes;
+        self.rounds += rounds;
+        self.seconds += seconds;
+    }
 }
 
 fn measured(ctx: &Ctx, phase: &str, before: veil_net::PhaseStats, t0: u64, start: Instant) -> Measured {
@@ -326,10 +336,10 @@ pub fn bench_layer(s: LayerShape, layers: usize, security: Security) -> Result<L
         }
         last.ok_or_else(|| MpcError::Invalid("no measured layer".into()))
     }))?;
-    let phase = |pick: &dyn Fn(&Server) -> (u64, u64, f64)| LayerPhase {
-        bytes_per_party: runs.iter().map(|r| pick(r).0 as f64).sum::<f64>() / 3.0,
-        rounds: runs.iter().map(|r| pick(r).1).max().unwrap_or(0),
-        seconds: runs.iter().map(|r| pick(r).2).fold(0.0, f64::max),
+    let phase = |pick: &dyn Fn(&Server) -> Measured| LayerPhase {
+        bytes_per_party: runs.iter().map(|r| pick(r).bytes as f64).sum::<f64>() / 3.0,
+        rounds: runs.iter().map(|r| pick(r).rounds).max().unwrap_or(0),
+        seconds: runs.iter().map(|r| pick(r).seconds).fold(0.0, f64::max),
     };
     let spent =
         |r: &Server, kind: &str| r.3.iter().find(|(k, _)| *k == kind).map(|(_, s)| *s).unwrap_or_default();
@@ -342,15 +352,14 @@ pub fn bench_layer(s: LayerShape, layers: usize, security: Security) -> Result<L
             offline: phase(&|r| spent(r, kind).offline),
         })
         .collect();
-    let whole = |m: &Measured| (m.bytes, m.rounds, m.seconds);
     Ok(LayerRecord {
         family: "mosformer",
         security: if security == Security::Malicious { "malicious" } else { "semi-honest" },
         shape: s,
         layers,
         material: if layers == 1 { "on demand, per gate call" } else { "ahead, per layer" },
-        offline: phase(&|r| whole(&r.0)),
-        online: phase(&|r| whole(&r.1)),
+        offline: phase(&|r| r.0),
+        online: phase(&|r| r.1),
         blocks,
         made_online: runs.iter().map(|r| r.2).max().unwrap_or(0),
         peak_rss_mib: crate::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20)),
