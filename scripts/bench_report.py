@@ -32,7 +32,8 @@ import paper_tables as paper  # noqa: E402
 
 MIB = float(1 << 20)
 
-# The network profiles of the benchmark conventions (crate `veil-shaping`, `PROFILES`).
+# The network profiles of the benchmark conventions: bandwidth (bit/s), RTT (s), as in crate
+# `veil-shaping`'s `PROFILES` (a test keeps the two equal).
 PROFILES = {
     "lan": (1e9, 0.5e-3),
     "lan10": (10e9, 0.1e-3),

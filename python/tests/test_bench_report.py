@@ -82,3 +82,15 @@ def test_a_malformed_record_is_named_with_its_file_and_line(tmp_path):
     (tmp_path / "bad.jsonl").write_text('{"op": "mul"}\n{not json\n')
     with pytest.raises(SystemExit, match=r"bad.jsonl:2"):
         m.load(tmp_path)
+
+
+def test_the_report_projects_with_the_profiles_veil_shapes_with():
+    """`PROFILES` repeats `crates/shaping/src/profile.rs` (the script reads records, not Rust)."""
+    import re
+
+    m = load_script()
+    source = (SCRIPT.parents[1] / "crates" / "shaping" / "src" / "profile.rs").read_text()
+    found = {name: (float(bw.replace("_", "")), float(rtt) / 1e3)
+             for name, bw, rtt in re.findall(r'name: "(\w+)",\s*bandwidth_bps: ([\d_]+),\s*rtt_ms: ([\d.]+)', source)}
+    assert len(found) == 5
+    assert found == m.PROFILES
