@@ -9,6 +9,10 @@
 //!    product `Σ X_i·Y_i = Z` with `X = c_o·x`, `Y = y`, `Z = Σ c_o·z_o`. A false claim stays
 //!    false except with probability `2^-64` (independent coefficients instead of the paper's
 //!    powers `r^i`, which the notes allow: no `N` ring powers, soundness `2^-d` per check).
+//!    A matrix product `Z = X·Y` (convolutions and fully connected layers) enters in
+//!    Freivalds's form instead: `uᵀZv = (uᵀX)·(Yv)` with public random `u, v` over GR, one
+//!    claim of `k` terms instead of `m·n·k` (soundness `2/2^64`, see `compress_matmul`), which
+//!    takes the products of a CNN's linear layers out of the verification's cost.
 //! 3. **Reduce** `R` times (Goyal–Song): pair up entries, compute `h(0) = Σ X_{2i}Y_{2i}` and the
 //!    leading coefficient `c_2 = Σ (X_{2i+1}−X_{2i})(Y_{2i+1}−Y_{2i})` as two masked inner
 //!    products, set `c_1 = Z − 2h(0) − c_2` (division-free, notes §7.9 fix (a)), open a random
@@ -330,6 +334,24 @@ impl Aegis {
         let (mut xs, mut ys) = (GrVec::default(), GrVec::default());
         let mut z = zero_one();
         for rec in &recorded {
+            if let (Terms::Matmul { k, n }, None) = (rec.terms, &rec.twin) {
+                // Freivalds: one claim of `k` terms instead of `m·n·k` (see `compress_matmul`).
+                let (cx, cy, cz) = compress_matmul(rec, k, n, &mut coeffs)?;
+                xs.extend(cx);
+                ys.extend(cy);
+                z = z.add(&cz);
+                if xs.len() >= VERIFY_CHUNK {
+                    pending.push((
+                        std::mem::take(&mut xs),
+                        std::mem::take(&mut ys),
+                        std::mem::replace(&mut z, zero_one()),
+                    ));
+                    if pending.len() == LOCKSTEP_CHUNKS {
+                        reduced.extend(self.reduce_claims(ctx, std::mem::take(&mut pending))?);
+                    }
+                }
+                continue;
+            }
             for out in 0..rec.z.n {
                 let c = Gr::random(&mut coeffs);
                 let c2 = rec.twin.as_ref().map(|_| Gr::random(&mut coeffs));
@@ -500,6 +522,91 @@ pub const VERIFY_CHUNK: usize = 1 << 14;
 /// Chunks reduced in lockstep (their reductions share rounds); a party holds this many lifted
 /// chunks at once, about 32 MiB each.
 pub const LOCKSTEP_CHUNKS: usize = 8;
+
+/// Freivalds's compression of a recorded matrix product `Z = X·Y` (`[m, k] × [k, n]`): with
+/// public random `u ∈ GR^m` and `v ∈ GR^n`, the claim `uᵀZv = Σ_t a_t·b_t` where `a = uᵀX` and
+/// `b = Yv` has `k` terms instead of `m·n·k`; every step is linear, so each party applies it to
+/// the components it holds. With errors `E = Z − XY`, the claim is false unless `uᵀEv = 0`:
+/// divide `E` by the largest power of 2 dividing all its entries and reduce mod 2, and this is
+/// a nonzero polynomial of degree 2 over `GF(2^64)` in the uniform residues of `u` and `v`, so
+/// it vanishes with probability at most `2/2^64` (Schwartz–Zippel). Summed with the other
+/// records' claims (independent coefficients) and combined across chunks (one more random
+/// factor), a false batch passes with probability at most `3/2^64` before the reductions.
+/// (Products with a twin, the truncation pairs' inner products, take the per-term path.)
+fn compress_matmul(rec: &Recorded, k: usize, n: usize, coeffs: &mut Prg) -> Result<Claim> {
+    let m = rec.z.n.checked_div(n).unwrap_or(0);
+    if m * n != rec.z.n || rec.x.n != m * k || rec.y.n != k * n {
+        return Err(MpcError::Invalid(format!(
+            "recorded matrix product: x {} y {} z {} for [{m}, {k}] × [{k}, {n}]",
+            rec.x.n, rec.y.n, rec.z.n
+        )));
+    }
+    let u: Vec<Gr> = (0..m).map(|_| Gr::random(coeffs)).collect();
+    let v: Vec<Gr> = (0..n).map(|_| Gr::random(coeffs)).collect();
+    let (xp, yp, zp) = (parts(&rec.x), parts(&rec.y), parts(&rec.z));
+    let mut claim = Claim::default();
+    for c in 0..3 {
+        if xp[c].is_empty() {
+            continue;
+        }
+        let mut a = vec![Gr::ZERO; k];
+        left_product(&u, xp[c], k, &mut a);
+        let (b, zc) = (right_product(yp[c], &v, k), bilinear(&u, zp[c], &v));
+        let (cx, cy, cz) = &mut claim;
+        let (dx, dy, dz) = match c {
+            0 => (&mut cx.m, &mut cy.m, &mut cz.m),
+            1 => (&mut cx.one, &mut cy.one, &mut cz.one),
+            _ => (&mut cx.two, &mut cy.two, &mut cz.two),
+        };
+        (*dx, *dy, *dz) = (a, b, vec![zc]);
+    }
+    Ok(claim)
+}
+
+/// The components of `w` this party holds, in [`GrVec`]'s order (absent ones empty).
+fn parts(w: &Masked) -> [&[u64]; 3] {
+    [&w.m, &w.r.one, &w.r.two]
+}
+
+/// `acc += v·s` for `s ∈ Z_2^64`, coefficient by coefficient.
+fn add_scaled(acc: &mut Gr, v: &Gr, s: u64) {
+    acc.0.iter_mut().zip(&v.0).for_each(|(a, b)| *a = a.wrapping_add(b.wrapping_mul(s)));
+}
+
+/// `a_t += Σ_i u_i·x[i][t]` for `x` of shape `[u.len(), k]`.
+fn left_product(u: &[Gr], x: &[u64], k: usize, a: &mut [Gr]) {
+    for (ui, row) in u.iter().zip(x.chunks_exact(k)) {
+        for (at, &xt) in a.iter_mut().zip(row) {
+            add_scaled(at, ui, xt);
+        }
+    }
+}
+
+/// `b_t = Σ_j y[t][j]·v_j` for `y` of shape `[k, v.len()]`.
+fn right_product(y: &[u64], v: &[Gr], k: usize) -> Vec<Gr> {
+    let n = v.len();
+    (0..k)
+        .map(|t| {
+            let mut b = Gr::ZERO;
+            for (vj, &yj) in v.iter().zip(&y[t * n..(t + 1) * n]) {
+                add_scaled(&mut b, vj, yj);
+            }
+            b
+        })
+        .collect()
+}
+
+/// `uᵀ·z·v` for `z` of shape `[u.len(), v.len()]`.
+fn bilinear(u: &[Gr], z: &[u64], v: &[Gr]) -> Gr {
+    let n = v.len();
+    u.iter().zip(z.chunks_exact(n.max(1))).fold(Gr::ZERO, |s, (ui, row)| {
+        let mut w = Gr::ZERO;
+        for (vj, &zj) in v.iter().zip(row) {
+            add_scaled(&mut w, vj, zj);
+        }
+        s.add(&ui.mul(&w))
+    })
+}
 
 /// Appends `c·lift(x_i)` (or `lift(x_i)`) component by component.
 fn push_scaled(v: &mut GrVec, x: &Masked, i: usize, c: Option<&Gr>) {

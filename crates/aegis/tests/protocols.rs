@@ -347,16 +347,58 @@ fn a_malicious_list_or_delta_in_the_sign_extraction_is_caught() {
 
 #[test]
 fn verification_in_several_chunks_still_catches_one_wrong_entry() {
-    // [20, 30] × [30, 30]: 18 000 product terms, more than one verification chunk.
-    let a: Vec<u64> = random_values(8, 900, 64).iter().map(|v| (*v as i64 >> 30) as u64).collect();
-    let mm = |s: &mut Aegis, ctx: &mut Ctx, v: &Masked| {
-        let left = veil_aegis::sign::gather(v, &(0..600).collect::<Vec<_>>());
-        s.matmul(ctx, &left, v, 20, 30, 30).map(|_| ())
+    // 20 000 elementwise products: more than one verification chunk.
+    let x: Vec<u64> = random_values(8, 20_000, 64).iter().map(|v| (*v as i64 >> 30) as u64).collect();
+    let mul = |s: &mut Aegis, ctx: &mut Ctx, v: &Masked| s.mul(ctx, v, v).map(|_| ());
+    assert!(check_after(&x, mul, |_| {}).iter().all(Result::is_ok));
+    let r = check_after(&x, mul, |s| {
+        s.tamper_recorded(0, |_, _, z| z.m[19_999] = z.m[19_999].wrapping_add(1 << 63))
+    });
+    assert!(aborted(&r), "{r:?}");
+}
+
+#[test]
+fn matrix_products_are_checked_in_freivalds_form() {
+    // [20, 30] × [30, 30]: 18 000 product terms verified as one claim of 30 terms. Errors of
+    // 2^63 (a zero divisor of Z_2^64) and of 1 in one output, in an input as recorded, and in
+    // a truncated product must all abort.
+    let a: Vec<u64> = random_values(9, 900, 64).iter().map(|v| (*v as i64 >> 30) as u64).collect();
+    let left = veil_aegis::sign::gather;
+    let mm = move |s: &mut Aegis, ctx: &mut Ctx, v: &Masked| {
+        s.matmul(ctx, &left(v, &(0..600).collect::<Vec<_>>()), v, 20, 30, 30).map(|_| ())
     };
     assert!(check_after(&a, mm, |_| {}).iter().all(Result::is_ok));
-    let r =
-        check_after(&a, mm, |s| s.tamper_recorded(0, |_, _, z| z.m[599] = z.m[599].wrapping_add(1 << 63)));
-    assert!(aborted(&r), "{r:?}");
+    for (name, tamper) in [
+        (
+            "2^63 in z",
+            Box::new(|z: &mut Masked| z.m[599] = z.m[599].wrapping_add(1 << 63))
+                as Box<dyn Fn(&mut Masked) + Sync>,
+        ),
+        ("1 in z", Box::new(|z: &mut Masked| z.m[0] = z.m[0].wrapping_add(1))),
+    ] {
+        let r = check_after(&a, mm, |s| s.tamper_recorded(0, |_, _, z| tamper(z)));
+        assert!(aborted(&r), "{name}: {r:?}");
+    }
+    let r = check_after(&a, mm, |s| s.tamper_recorded(0, |x, _, _| x.m[3] = x.m[3].wrapping_add(1 << 63)));
+    assert!(aborted(&r), "x: {r:?}");
+    let r = check_after(&a, mm, |s| s.tamper_recorded(0, |_, y, _| y.m[899] = y.m[899].wrapping_add(5)));
+    assert!(aborted(&r), "y: {r:?}");
+    // A truncated matrix product (the pair's products are verified per term, the product in
+    // Freivalds form).
+    let scaled: Vec<u64> = a.iter().map(|v| (*v as i64 >> 10) as u64).collect();
+    let mmt = move |s: &mut Aegis, ctx: &mut Ctx, v: &Masked| {
+        use veil_mpc::traits::FixedPoint;
+        let x = veil_aegis::Shaped { shape: vec![20, 30], x: left(v, &(0..600).collect::<Vec<_>>()) };
+        let y = veil_aegis::Shaped { shape: vec![30, 30], x: v.clone() };
+        s.matmul_fixed(ctx, &x, &y).map(|_| ())
+    };
+    assert!(check_after(&scaled, mmt, |_| {}).iter().all(Result::is_ok));
+    for back in [0, 1] {
+        let r = check_after(&scaled, mmt, |s| {
+            s.tamper_recorded(back, |_, _, z| z.m[42] = z.m[42].wrapping_add(1 << 63))
+        });
+        assert!(aborted(&r), "truncated product, record {back}: {r:?}");
+    }
 }
 
 #[test]

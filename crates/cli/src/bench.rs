@@ -66,16 +66,30 @@ pub fn model(
     Ok(())
 }
 
-/// `veil bench layer`: one measured BERT-base encoder layer.
-pub fn layer(family: &str, security: &str, tokens: usize, layers: usize, json: bool) -> anyhow::Result<()> {
+/// `veil bench layer`: measured BERT-base encoder layers.
+pub fn layer(
+    family: &str,
+    security: &str,
+    tokens: usize,
+    layers: usize,
+    material: &str,
+    json: bool,
+) -> anyhow::Result<()> {
+    use veil_runtime::encoder::Material;
     if family != "mosformer" {
         bail!("no layer benchmark for family '{family}' yet (available: mosformer)");
     }
     let security = parse_security(security)?;
+    let material = match material {
+        "on-demand" => Material::OnDemand,
+        "ahead" => Material::Ahead,
+        m => bail!("unknown --material '{m}' (on-demand or ahead)"),
+    };
     eprintln!("bench: {layers} BERT-base layers at {tokens} tokens ...");
     let r = veil_runtime::encoder::bench_layer(
         veil_runtime::encoder::LayerShape::bert_base(tokens),
         layers,
+        material,
         security,
     )?;
     if json {
@@ -83,8 +97,12 @@ pub fn layer(family: &str, security: &str, tokens: usize, layers: usize, json: b
         return Ok(());
     }
     let mib = |b: f64| b / f64::from(1u32 << 20);
+    let scope = match material {
+        Material::OnDemand => format!("all {layers} layers"),
+        Material::Ahead => "the last layer".into(),
+    };
     println!(
-        "mosformer {} BERT-base layer, {tokens} tokens, material {} (one layer, per server):",
+        "mosformer {} BERT-base, {layers} layers at {tokens} tokens, material {} ({scope}, per server):",
         r.security, r.material
     );
     println!(
@@ -113,7 +131,7 @@ pub fn layer(family: &str, security: &str, tokens: usize, layers: usize, json: b
         );
     }
     let peak = r.peak_rss_mib.map(|m| format!("{m:.0} MiB")).unwrap_or_else(|| "-".into());
-    if r.layers > 1 {
+    if material == Material::Ahead {
         println!("  material the online phase still had to make: {}", r.made_online);
     }
     println!("  peak memory of the process (all three servers): {peak}");

@@ -231,8 +231,8 @@ enum BenchCommand {
     /// Removes the network namespaces (and the processes in them) that an interrupted
     /// `--net` benchmark left behind.
     Cleanup,
-    /// One BERT-base encoder layer (random weights): offline and online cost per layer, with
-    /// the offline phase made one layer at a time, and peak memory.
+    /// BERT-base encoder layers (random weights) among three servers: offline and online cost,
+    /// per block kind, and peak memory.
     Layer {
         /// Protocol family.
         #[arg(long)]
@@ -243,10 +243,15 @@ enum BenchCommand {
         /// Tokens (BERT-base runs 128; every gate's material grows with it).
         #[arg(long, default_value_t = 8)]
         tokens: usize,
-        /// Layers to run: 1 makes the material on demand, gate call by gate call (bounded
-        /// memory); 2 or more make the measured layer's material ahead, planned by the first.
-        #[arg(long, default_value_t = 2)]
+        /// Layers to run (BERT-base has 12).
+        #[arg(long, default_value_t = 1)]
         layers: usize,
+        /// `on-demand`: every layer makes its material gate call by gate call (bounded memory)
+        /// and the record gives the totals over all layers; `ahead`: the first layer plans the
+        /// offline phase and the last one, measured alone, has its material made before it
+        /// runs (needs --layers 2 or more).
+        #[arg(long, default_value = "on-demand")]
+        material: String,
         /// One JSON object.
         #[arg(long)]
         json: bool,
@@ -310,8 +315,8 @@ fn main() -> ExitCode {
         Command::Bench {
             what: BenchCommand::Model { family, model, security, batch, seq, net: None, json },
         } => bench::model(&family, &model, &security, batch, seq, json),
-        Command::Bench { what: BenchCommand::Layer { family, security, tokens, layers, json } } => {
-            bench::layer(&family, &security, tokens, layers, json)
+        Command::Bench { what: BenchCommand::Layer { family, security, tokens, layers, material, json } } => {
+            bench::layer(&family, &security, tokens, layers, &material, json)
         }
     };
     match result {

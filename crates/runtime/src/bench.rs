@@ -114,7 +114,7 @@ pub(crate) struct Measured {
 }
 
 impl Measured {
-    fn absorb(&mut self, piece: Measured) {
+    pub(crate) fn absorb(&mut self, piece: Measured) {
         self.phase = self.phase.plus(&piece.phase);
         self.spans.extend(piece.spans);
         self.seconds += piece.seconds;

@@ -34,9 +34,36 @@ fn paper(op: &str) -> Option<PaperFigure> {
     })
 }
 
-/// One op's offline and online phases at one party.
-fn run_op(op: &str, n: usize, ctx: &mut Ctx) -> Result<(Measured, Measured, Measured)> {
+/// Elements per piece for the comparison-based ops and the inner products: larger runs are cut
+/// into pieces, each made offline and then consumed online (a party holds one piece's
+/// material at a time), with one verification of every piece at the end.
+pub const AEGIS_PIECE: usize = 1 << 16;
+
+/// The piece sizes of a run of `op` at `n` elements, for pieces of `unit` ([`AEGIS_PIECE`]).
+fn pieces(op: &str, n: usize, unit: usize) -> Vec<usize> {
+    let piece = match op {
+        "sign" | "relu" | "maxpool" => unit,
+        "inner" => (unit / 4).max(1),
+        _ => n.max(1),
+    };
+    (0..n.div_ceil(piece)).map(|i| piece.min(n - i * piece)).collect()
+}
+
+/// One op's offline, online and verification phases at one party, over its pieces.
+fn run_op(op: &str, n: usize, unit: usize, ctx: &mut Ctx) -> Result<(Measured, Measured, Measured)> {
     let mut a = Aegis::new(64)?;
+    let (mut off, mut on) = (Measured::default(), Measured::default());
+    for (k, size) in pieces(op, n, unit).into_iter().enumerate() {
+        let (o, p) = run_piece(&mut a, op, size, k, ctx)?;
+        off.absorb(o);
+        on.absorb(p);
+    }
+    let ((), verify) = measure(ctx, "verify", |ctx| a.check(ctx))?;
+    Ok((off, on, verify))
+}
+
+/// Piece `k` of `n` elements: input, offline, online (the verification comes after all pieces).
+fn run_piece(a: &mut Aegis, op: &str, n: usize, k: usize, ctx: &mut Ctx) -> Result<(Measured, Measured)> {
     // Fixed-point values (16 fractional bits) well inside the ring.
     let len = if op == "inner" {
         n * INNER_LEN
@@ -46,7 +73,7 @@ fn run_op(op: &str, n: usize, ctx: &mut Ctx) -> Result<(Measured, Measured, Meas
         n
     };
     let values: Vec<u64> = {
-        let mut g = ctx.common_prg("bench/aegis/input");
+        let mut g = ctx.common_prg(&format!("bench/aegis/input/{k}"));
         (0..len).map(|_| ((g.next_u64() as i64) >> 24) as u64).collect()
     };
     ctx.set_phase("input");
@@ -80,8 +107,7 @@ fn run_op(op: &str, n: usize, ctx: &mut Ctx) -> Result<(Measured, Measured, Meas
             Material::Max(m) => a.max_rows_online(ctx, &x, n, 4, m),
         }
     })?;
-    let ((), verify) = measure(ctx, "verify", |ctx| a.check(ctx))?;
-    Ok((off, on, verify))
+    Ok((off, on))
 }
 
 enum Material {
@@ -104,6 +130,10 @@ fn inner_op(rows: usize) -> impl Fn(&[u64], &[u64]) -> Vec<u64> {
 
 /// Runs one aegis op at `n` elements (outputs) among three servers on threads.
 pub fn aegis_op(op: &str, n: usize) -> Result<OpRecord> {
+    aegis_op_in_pieces(op, n, AEGIS_PIECE)
+}
+
+fn aegis_op_in_pieces(op: &str, n: usize, unit: usize) -> Result<OpRecord> {
     if !AEGIS_OPS.contains(&op) {
         return Err(MpcError::Invalid(format!(
             "aegis has no op '{op}' (available: {})",
@@ -111,8 +141,8 @@ pub fn aegis_op(op: &str, n: usize) -> Result<OpRecord> {
         )));
     }
     crate::memory::reset_peak();
-    let cfg = SimConfig { seed: 5, timeout: std::time::Duration::from_secs(600) };
-    let runs = all_ok(simulate_with(3, cfg, |ctx| run_op(op, n, ctx)))?;
+    let cfg = SimConfig { seed: 5, timeout: std::time::Duration::from_secs(1800) };
+    let runs = all_ok(simulate_with(3, cfg, |ctx| run_op(op, n, unit, ctx)))?;
     let off: Vec<&Measured> = runs.iter().map(|r| &r.0).collect();
     let on: Vec<&Measured> = runs.iter().map(|r| &r.1).collect();
     let ver: Vec<&Measured> = runs.iter().map(|r| &r.2).collect();
@@ -136,7 +166,7 @@ pub fn aegis_op(op: &str, n: usize) -> Result<OpRecord> {
         net: "none",
         online_bytes_per_element,
         paper: paper(op),
-        pieces: 1,
+        pieces: pieces(op, n, unit).len(),
         peak_rss_mib: crate::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20)),
         verify: Some(phase_cost(&ver)),
     })
@@ -166,5 +196,20 @@ mod tests {
         assert!((relu.online_bytes_per_element - (136.0 + 136.0 + 32.0) / 3.0).abs() < 1e-9);
         let pool = per("maxpool");
         assert_eq!(pool.online.rounds, 4, "two levels of two rounds for 4 inputs");
+    }
+
+    #[test]
+    fn large_runs_go_in_pieces_with_one_verification() {
+        assert_eq!(
+            pieces("sign", 3 * AEGIS_PIECE + 5, AEGIS_PIECE),
+            [AEGIS_PIECE, AEGIS_PIECE, AEGIS_PIECE, 5]
+        );
+        assert_eq!(pieces("mul", 3 * AEGIS_PIECE, AEGIS_PIECE), [3 * AEGIS_PIECE]);
+        assert_eq!(pieces("inner", AEGIS_PIECE / 4 + 1, AEGIS_PIECE).len(), 2);
+        // Two pieces of a ReLU cost what one piece does per element, in twice the rounds.
+        let two = aegis_op_in_pieces("relu", 40, 32).unwrap();
+        assert_eq!((two.pieces, two.online.rounds), (2, 4));
+        assert!((two.online_bytes_per_element - (136.0 + 136.0 + 32.0) / 3.0).abs() < 1e-9);
+        assert!(two.verify.is_some_and(|v| v.bytes_per_party > 0.0));
     }
 }

@@ -209,15 +209,17 @@ pub struct LayerRecord {
     pub security: &'static str,
     /// The layer's shape.
     pub shape: LayerShape,
-    /// Layers run; with two or more the first plans the offline phase of the others.
+    /// Layers run.
     pub layers: usize,
-    /// How the measured layer got its material.
+    /// How the measured layers got their material: `on demand, per gate call` (the record
+    /// gives the totals over all `layers`) or `ahead, per layer` (the record gives the last
+    /// layer alone, the first having planned its offline phase).
     pub material: &'static str,
-    /// Offline phase of one measured layer (its material made ahead, then held until used).
+    /// Offline phase of the measured layers.
     pub offline: LayerPhase,
-    /// Online phase of one measured layer.
+    /// Online phase of the measured layers (with the MAC check at the end of the encoder).
     pub online: LayerPhase,
-    /// The measured layer's cost per block kind (the scaling view's "where the time goes").
+    /// The measured layers' cost per block kind (the scaling view's "where the time goes").
     pub blocks: Vec<BlockCost>,
     /// Material the online phase of measured layers still had to make (must be 0).
     pub made_online: u64,
@@ -260,13 +262,43 @@ fn measured(ctx: &Ctx, phase: &str, before: veil_net::PhaseStats, t0: u64, start
 /// plan of a layer records its chunked calls, so planned layers use the same size).
 pub const ON_DEMAND_CHUNK: usize = 16_384;
 
-/// Runs `layers` encoder layers of shape `s` among three servers on threads and measures the
-/// last one. With `layers ≥ 2` the first layer plans the offline phase and the last layer's
-/// material is made ahead in its own phase; with `layers = 1` the layer makes its material on
-/// demand, gate call by gate call in chunks of [`ON_DEMAND_CHUNK`] elements (bounded memory;
-/// offline bytes and rounds still counted apart, offline seconds subtracted from the online
-/// time).
-pub fn bench_layer(s: LayerShape, layers: usize, security: Security) -> Result<LayerRecord> {
+/// Where the measured layers' offline material comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Material {
+    /// Made gate call by gate call in chunks of [`ON_DEMAND_CHUNK`] elements (bounded memory:
+    /// the way a BERT-base encoder fits on one machine); every layer is measured and the
+    /// record gives the totals over all of them.
+    OnDemand,
+    /// The first layer plans the offline phase; the last layer's material is made ahead in its
+    /// own phase and held until used (the record gives that one layer).
+    Ahead,
+}
+
+impl Material {
+    /// The name the record and the command line use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Material::OnDemand => "on demand, per gate call",
+            Material::Ahead => "ahead, per layer",
+        }
+    }
+}
+
+/// Runs `layers` encoder layers of shape `s` among three servers on threads. With
+/// [`Material::OnDemand`] every layer makes its material gate call by gate call (offline bytes
+/// and rounds still counted apart, offline seconds subtracted from the online time), the MAC
+/// check runs once at the end of the encoder, and the record gives the totals over all layers.
+/// With [`Material::Ahead`] (needs `layers ≥ 2`) the first layer plans the offline phase and
+/// the last layer, measured alone, has its material made ahead in its own phase.
+pub fn bench_layer(
+    s: LayerShape,
+    layers: usize,
+    material: Material,
+    security: Security,
+) -> Result<LayerRecord> {
+    if material == Material::Ahead && layers < 2 {
+        return Err(MpcError::Invalid("material made ahead needs ≥ 2 layers (the first plans it)".into()));
+    }
     if layers == 0 || s.heads == 0 || !s.hidden.is_multiple_of(s.heads) || s.tokens == 0 {
         return Err(MpcError::Invalid(format!(
             "{layers} layers of {s:?}: needs ≥ 1 layer and heads dividing hidden"
@@ -284,27 +316,28 @@ pub fn bench_layer(s: LayerShape, layers: usize, security: Security) -> Result<L
             || Mosformer::new(security, Offline::for_security(security)).with_chunk(ON_DEMAND_CHUNK);
         let mut p = instance();
         let mut x = p.share_input(ctx, 0, x0.as_ref(), &shape)?;
-        if layers == 1 {
-            let w = share_weights(&mut p, ctx, &s)?;
-            ctx.set_phase("online");
-            let (off0, on0) = (ctx.stats().get(OFFLINE_PHASE), ctx.stats().get("online"));
-            let (nested0, start) = (nested_offline_seconds(), Instant::now());
+        if material == Material::OnDemand {
+            // Every layer makes its material gate call by gate call; one MAC check at the end
+            // of the encoder, as the paper defers it.
+            let (mut off, mut on) = (Measured::default(), Measured::default());
             let mut m = Meter::default();
-            layer(&mut p, ctx, &s, &x, &w, &mut m)?;
+            for _ in 0..layers {
+                ctx.set_phase("input");
+                let w = share_weights(&mut p, ctx, &s)?;
+                ctx.set_phase("online");
+                let (off0, on0) = (ctx.stats().get(OFFLINE_PHASE), ctx.stats().get("online"));
+                let (nested0, start) = (nested_offline_seconds(), Instant::now());
+                x = layer(&mut p, ctx, &s, &x, &w, &mut m)?;
+                let total = start.elapsed().as_secs_f64();
+                let nested = nested_offline_seconds() - nested0;
+                let (off1, on1) = (ctx.stats().get(OFFLINE_PHASE), ctx.stats().get("online"));
+                off.add(off1.bytes_sent - off0.bytes_sent, off1.rounds - off0.rounds, nested);
+                on.add(on1.bytes_sent - on0.bytes_sent, on1.rounds - on0.rounds, total - nested);
+            }
+            let (on0, start) = (ctx.stats().get("online"), Instant::now());
             m.run(CHECK, ctx, |ctx| p.check(ctx))?;
-            let total = start.elapsed().as_secs_f64();
-            let nested = nested_offline_seconds() - nested0;
-            let (off1, on1) = (ctx.stats().get(OFFLINE_PHASE), ctx.stats().get("online"));
-            let off = Measured {
-                bytes: off1.bytes_sent - off0.bytes_sent,
-                rounds: off1.rounds - off0.rounds,
-                seconds: nested,
-            };
-            let on = Measured {
-                bytes: on1.bytes_sent - on0.bytes_sent,
-                rounds: on1.rounds - on0.rounds,
-                seconds: total - nested,
-            };
+            let on1 = ctx.stats().get("online");
+            on.add(on1.bytes_sent - on0.bytes_sent, on1.rounds - on0.rounds, start.elapsed().as_secs_f64());
             return Ok((off, on, 0, m.kinds));
         }
         // Layer 0 makes its material on demand and records the plan of every later layer.
@@ -357,7 +390,7 @@ pub fn bench_layer(s: LayerShape, layers: usize, security: Security) -> Result<L
         security: if security == Security::Malicious { "malicious" } else { "semi-honest" },
         shape: s,
         layers,
-        material: if layers == 1 { "on demand, per gate call" } else { "ahead, per layer" },
+        material: material.name(),
         offline: phase(&|r| r.0),
         online: phase(&|r| r.1),
         blocks,
@@ -374,13 +407,13 @@ mod tests {
     #[test]
     fn a_small_layer_runs_with_its_material_made_ahead() {
         let s = LayerShape { tokens: 2, hidden: 8, heads: 2, ffn: 16 };
-        let r = bench_layer(s, 2, Security::Malicious).unwrap();
+        let r = bench_layer(s, 2, Material::Ahead, Security::Malicious).unwrap();
         assert_eq!(r.made_online, 0);
         assert!(r.offline.bytes_per_party > 0.0 && r.online.bytes_per_party > 0.0);
-        let r = bench_layer(s, 1, Security::SemiHonest).unwrap();
+        let r = bench_layer(s, 1, Material::OnDemand, Security::SemiHonest).unwrap();
         assert!(r.offline.bytes_per_party > 0.0 && r.online.bytes_per_party > 0.0);
         assert_blocks_add_up(&r);
-        assert!(bench_layer(s, 0, Security::Malicious).is_err());
+        assert!(bench_layer(s, 0, Material::OnDemand, Security::Malicious).is_err());
     }
 
     /// The blocks cover every byte the layer sends (residual adds are local).
@@ -396,9 +429,25 @@ mod tests {
     #[test]
     fn a_malicious_layer_reports_its_cost_per_block_kind() {
         let s = LayerShape { tokens: 3, hidden: 8, heads: 2, ffn: 16 };
-        let r = bench_layer(s, 1, Security::Malicious).unwrap();
+        let r = bench_layer(s, 1, Material::OnDemand, Security::Malicious).unwrap();
         assert_blocks_add_up(&r);
         let check = r.blocks.iter().find(|b| b.block == CHECK).unwrap();
         assert!(check.online.bytes_per_party > 0.0, "the malicious MAC check opens values");
+    }
+
+    #[test]
+    fn layers_on_demand_add_up_to_the_encoder() {
+        let s = LayerShape { tokens: 2, hidden: 8, heads: 2, ffn: 16 };
+        let one = bench_layer(s, 1, Material::OnDemand, Security::Malicious).unwrap();
+        let two = bench_layer(s, 2, Material::OnDemand, Security::Malicious).unwrap();
+        assert_eq!(two.layers, 2);
+        assert_blocks_add_up(&two);
+        let check =
+            |r: &LayerRecord| r.blocks.iter().find(|b| b.block == CHECK).unwrap().online.bytes_per_party;
+        // One MAC check for the whole encoder; everything else is per layer.
+        let per_layer = one.online.bytes_per_party - check(&one);
+        assert!((two.online.bytes_per_party - check(&two) - 2.0 * per_layer).abs() < 1e-6);
+        assert!(two.offline.bytes_per_party > 1.5 * one.offline.bytes_per_party);
+        assert!(bench_layer(s, 1, Material::Ahead, Security::Malicious).is_err());
     }
 }
