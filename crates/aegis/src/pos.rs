@@ -105,7 +105,7 @@ impl Aegis {
     fn pos(&mut self, ctx: &mut Ctx, y: &Masked, k: PartyId) -> Result<Vec<u8>> {
         let me = Self::check_server(ctx)?;
         let (n, l) = (y.n, self.l() as usize);
-        let zp = Zp(prime_for(self.l()));
+        let zp = Zp::new(prime_for(self.l()));
         let half = 1u64 << (l - 1);
         let (p1, p2) = ((k + 1) % 3, (k + 2) % 3);
         let msb = |v: u64| (v >> (l - 1)) & 1;
@@ -143,7 +143,7 @@ impl Aegis {
             let mut opened = vec![0u32; count];
             for from in [p1, p2] {
                 let msg = ctx.net().recv(from)?;
-                if msg.len() != count || msg.iter().any(|&v| u32::from(v) >= zp.0) {
+                if msg.len() != count || msg.iter().any(|&v| u32::from(v) >= zp.p()) {
                     return Err(MpcError::Malformed { from, what: "Π_Pos lists".into() });
                 }
                 for (o, v) in opened.iter_mut().zip(msg) {
@@ -159,7 +159,7 @@ impl Aegis {
             let mut macs = [0u32; MAC_KEYS];
             for from in [p1, p2] {
                 let msg = ctx.net().recv(from)?;
-                if msg.len() != MAC_KEYS || msg.iter().any(|&v| u32::from(v) >= zp.0) {
+                if msg.len() != MAC_KEYS || msg.iter().any(|&v| u32::from(v) >= zp.p()) {
                     return Err(MpcError::Malformed { from, what: "Π_Pos MAC shares".into() });
                 }
                 for (m, v) in macs.iter_mut().zip(msg) {
@@ -188,7 +188,7 @@ impl Aegis {
             (0..MAC_KEYS + n * (l - 1) * per).map(|_| zp.from_random(g.next_u32())).collect()
         } else {
             let msg = ctx.net().recv(k)?;
-            if msg.len() != MAC_KEYS + n * (l - 1) * per || msg.iter().any(|&v| u32::from(v) >= zp.0) {
+            if msg.len() != MAC_KEYS + n * (l - 1) * per || msg.iter().any(|&v| u32::from(v) >= zp.p()) {
                 return Err(MpcError::Malformed { from: k, what: "Π_Pos MAC'd bits".into() });
             }
             msg.into_iter().map(u32::from).collect()
@@ -243,10 +243,10 @@ impl Aegis {
                     affine(&zero, 0, 1)
                 };
                 // c = a ⊕ b = a + (1 − 2a)·b; c' = Σ_{s≤t} c_s − 2c_t + 1.
-                let c = affine(&b, if a == 1 { zp.0 - 1 } else { 1 }, a);
+                let c = affine(&b, if a == 1 { zp.p() - 1 } else { 1 }, a);
                 prefix = add(&prefix, &c);
-                let c2 = add(&prefix, &affine(&c, zp.0 - 2, 1));
-                let beta = (s_m ^ a ^ delta) % zp.0;
+                let c2 = add(&prefix, &affine(&c, zp.p() - 2, 1));
+                let beta = (s_m ^ a ^ delta) % zp.p();
                 let wc = affine(&c2, w[t], 0);
                 u.push(affine(&wc, 1, beta));
                 up.push(affine(&wc, w2[t], w2[t]));

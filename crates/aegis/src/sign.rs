@@ -38,7 +38,7 @@ use crate::share::{Aegis, Masked, Pair, from_bytes, to_bytes};
 /// `φ(c)_i = Σ_{t≤i} c_t − 2c_i + 1 (mod p)`: for a binary `c` with a 1, exactly one zero, at the
 /// first 1 (notes, Theorem 1).
 pub fn phi(c: &[u32], p: u32) -> Vec<u32> {
-    let zp = Zp(p);
+    let zp = Zp::new(p);
     let mut prefix = 0;
     c.iter()
         .map(|&ci| {
@@ -153,7 +153,7 @@ impl Aegis {
     ) -> Result<SignMaterial> {
         let me = Self::check_server(ctx)?;
         let l = self.l() as usize;
-        let zp = Zp(prime_for(self.l()));
+        let zp = Zp::new(prime_for(self.l()));
         offline(ctx, |ctx| {
             let (r1, r_z, r2, r_w) = (
                 self.random_pair(ctx, "sign/r'", n)?,
@@ -217,7 +217,7 @@ impl Aegis {
         if mat.n != n {
             return Err(MpcError::Invalid(format!("sign material for {} elements, input of {n}", mat.n)));
         }
-        let zp = Zp(prime_for(self.l()));
+        let zp = Zp::new(prime_for(self.l()));
         let half = 1u64 << (l - 1);
         let with_product = mat.with_product;
         if me == 0 {
@@ -364,7 +364,7 @@ impl Aegis {
             1 => Ok(Some(first(ctx)?)),
             _ => {
                 let msg = ctx.net().recv(0)?;
-                if msg.len() != count || msg.iter().any(|&v| u32::from(v) >= zp.0) {
+                if msg.len() != count || msg.iter().any(|&v| u32::from(v) >= zp.p()) {
                     return Err(MpcError::Malformed { from: 0, what: "Z_p bit shares".into() });
                 }
                 Ok(Some(msg.into_iter().map(u32::from).collect()))
@@ -377,7 +377,7 @@ impl Aegis {
         let mut sums = vec![0u32; 2 * n * l];
         for from in [1, 2] {
             let msg = ctx.net().recv(from)?;
-            if msg.len() != 2 * n * l || msg.iter().any(|&v| u32::from(v) >= zp.0) {
+            if msg.len() != 2 * n * l || msg.iter().any(|&v| u32::from(v) >= zp.p()) {
                 return Err(MpcError::Malformed { from, what: "masked Z_p lists".into() });
             }
             for (s, v) in sums.iter_mut().zip(msg) {

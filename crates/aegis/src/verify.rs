@@ -49,6 +49,11 @@ pub(crate) struct GrVec {
     two: Vec<Gr>,
 }
 
+/// Entry `i` of the even half of `v` (`v_{2i}`), or of its differences (`v_{2i+1} − v_{2i}`).
+fn half(v: &[Gr], i: usize, diff: bool) -> Gr {
+    if diff { v[2 * i + 1].sub(&v[2 * i]) } else { v[2 * i] }
+}
+
 fn gr_bytes(v: &[Gr]) -> Vec<u8> {
     v.iter().flat_map(Gr::to_bytes).collect()
 }
@@ -70,6 +75,11 @@ fn gr_digest(v: &[Gr]) -> Vec<u8> {
 }
 
 impl GrVec {
+    /// Room for `n` entries in each component (pages are only touched when written).
+    fn with_capacity(n: usize) -> GrVec {
+        GrVec { m: Vec::with_capacity(n), one: Vec::with_capacity(n), two: Vec::with_capacity(n) }
+    }
+
     fn len(&self) -> usize {
         self.m.len().max(self.one.len()).max(self.two.len())
     }
@@ -91,6 +101,17 @@ impl GrVec {
     fn times(&self, c: &Gr) -> GrVec {
         let s = |a: &[Gr]| a.iter().map(|v| c.mul(v)).collect();
         GrVec { m: s(&self.m), one: s(&self.one), two: s(&self.two) }
+    }
+
+    /// In place, `V'_i = V_{2i} + ζ·(V_{2i+1} − V_{2i})` (even length), component by component.
+    fn fold(&mut self, zeta: &Gr) {
+        for v in [&mut self.m, &mut self.one, &mut self.two] {
+            let h = v.len() / 2;
+            for i in 0..h {
+                v[i] = v[2 * i].add(&zeta.mul(&v[2 * i + 1].sub(&v[2 * i])));
+            }
+            v.truncate(h);
+        }
     }
 
     fn pick(&self, idx: impl Fn(usize) -> usize, n: usize) -> GrVec {
@@ -275,21 +296,26 @@ impl Aegis {
         Ok(Prg::new(&Seed(seed)))
     }
 
-    /// Masked inner products over GR, all in one round: `⟨Σ_i a_i·b_i⟩` per job.
-    fn gr_inner(&self, ctx: &mut Ctx, jobs: &[(&GrVec, &GrVec)]) -> Result<GrVec> {
+    /// Masked inner products over GR, all in one round: per claim `(X, Y)` of even length
+    /// `2h`, `⟨Σ_i X_{2i}·Y_{2i}⟩` and `⟨Σ_i (X_{2i+1}−X_{2i})·(Y_{2i+1}−Y_{2i})⟩`, read from
+    /// the claim's vectors as they are (no halves are copied out).
+    fn gr_inner_halves(&self, ctx: &mut Ctx, claims: &[(&GrVec, &GrVec)]) -> Result<GrVec> {
         let me = Self::check_server(ctx)?;
-        let out = jobs.len();
+        let out = 2 * claims.len();
         let r_z = {
             let r = self.gr_random(ctx, "verify/inner/r_z", out)?;
             GrVec { m: vec![], one: r.one, two: r.two }
         };
+        // The j-th job: claim j / 2, its even entries (j even) or its differences (j odd).
+        let job = |j: usize| (claims[j / 2], j % 2 == 1);
         let gamma = (me == 0).then(|| {
-            jobs.iter()
-                .enumerate()
-                .map(|(j, (a, b))| {
-                    let (ra, rb) = (a.one.iter().zip(&a.two), b.one.iter().zip(&b.two));
-                    ra.zip(rb).fold(r_z.one[j].add(&r_z.two[j]), |s, ((a1, a2), (b1, b2))| {
-                        s.add(&a1.add(a2).mul(&b1.add(b2)))
+            (0..out)
+                .map(|j| {
+                    let ((a, b), diff) = job(j);
+                    (0..a.one.len() / 2).fold(r_z.one[j].add(&r_z.two[j]), |s, i| {
+                        let ra = half(&a.one, i, diff).add(&half(&a.two, i, diff));
+                        let rb = half(&b.one, i, diff).add(&half(&b.two, i, diff));
+                        s.add(&ra.mul(&rb))
                     })
                 })
                 .collect::<Vec<_>>()
@@ -298,16 +324,16 @@ impl Aegis {
         if me == 0 {
             return Ok(r_z);
         }
-        let share: Vec<Gr> = jobs
-            .iter()
-            .enumerate()
-            .map(|(j, (a, b))| {
+        let share: Vec<Gr> = (0..out)
+            .map(|j| {
+                let ((a, b), diff) = job(j);
                 let (ra, rb, g) = if me == 1 { (&a.one, &b.one, &g1[j]) } else { (&a.two, &b.two, &g2[j]) };
                 let mut s = *g;
-                for i in 0..a.m.len() {
-                    s = s.sub(&a.m[i].mul(&rb[i])).sub(&ra[i].mul(&b.m[i]));
+                for i in 0..a.m.len() / 2 {
+                    let (am, bm) = (half(&a.m, i, diff), half(&b.m, i, diff));
+                    s = s.sub(&am.mul(&half(rb, i, diff))).sub(&half(ra, i, diff).mul(&bm));
                     if me == 2 {
-                        s = s.add(&a.m[i].mul(&b.m[i]));
+                        s = s.add(&am.mul(&bm));
                     }
                 }
                 s
@@ -331,7 +357,7 @@ impl Aegis {
         // is reduced and checked once (one opening: one bit of leakage).
         let mut coeffs = self.fresh_public_prg(ctx, "verify/coefficients")?;
         let (mut reduced, mut pending) = (Vec::new(), Vec::new());
-        let (mut xs, mut ys) = (GrVec::default(), GrVec::default());
+        let (mut xs, mut ys) = (GrVec::with_capacity(VERIFY_CHUNK), GrVec::with_capacity(VERIFY_CHUNK));
         let mut z = zero_one();
         for rec in &recorded {
             if let (Terms::Matmul { k, n }, None) = (rec.terms, &rec.twin) {
@@ -342,8 +368,8 @@ impl Aegis {
                 z = z.add(&cz);
                 if xs.len() >= VERIFY_CHUNK {
                     pending.push((
-                        std::mem::take(&mut xs),
-                        std::mem::take(&mut ys),
+                        std::mem::replace(&mut xs, GrVec::with_capacity(VERIFY_CHUNK)),
+                        std::mem::replace(&mut ys, GrVec::with_capacity(VERIFY_CHUNK)),
                         std::mem::replace(&mut z, zero_one()),
                     ));
                     if pending.len() == LOCKSTEP_CHUNKS {
@@ -370,8 +396,8 @@ impl Aegis {
                 z = z.add(&zc);
                 if xs.len() >= VERIFY_CHUNK {
                     let chunk = (
-                        std::mem::take(&mut xs),
-                        std::mem::take(&mut ys),
+                        std::mem::replace(&mut xs, GrVec::with_capacity(VERIFY_CHUNK)),
+                        std::mem::replace(&mut ys, GrVec::with_capacity(VERIFY_CHUNK)),
                         std::mem::replace(&mut z, zero_one()),
                     );
                     pending.push(chunk);
@@ -420,7 +446,6 @@ impl Aegis {
                 break;
             }
             // Odd dimensions get one zero entry.
-            let mut halves = Vec::with_capacity(active.len());
             for &k in &active {
                 let (xs, ys, _) = &mut claims[k];
                 if xs.len() % 2 == 1 {
@@ -428,25 +453,18 @@ impl Aegis {
                     xs.extend(zero.clone());
                     ys.extend(zero);
                 }
-                let half = xs.len() / 2;
-                let (x0, x1) = (xs.pick(|i| 2 * i, half), xs.pick(|i| 2 * i + 1, half));
-                let (y0, y1) = (ys.pick(|i| 2 * i, half), ys.pick(|i| 2 * i + 1, half));
-                let (dx, dy) = (x1.sub(&x0), y1.sub(&y0));
-                halves.push((x0, y0, dx, dy));
             }
-            let jobs: Vec<(&GrVec, &GrVec)> =
-                halves.iter().flat_map(|(x0, y0, dx, dy)| [(x0, y0), (dx, dy)]).collect();
-            let h = self.gr_inner(ctx, &jobs)?;
+            let jobs: Vec<(&GrVec, &GrVec)> = active.iter().map(|&k| (&claims[k].0, &claims[k].1)).collect();
+            let h = self.gr_inner_halves(ctx, &jobs)?;
             let zeta = Gr::random(&mut self.fresh_public_prg(ctx, "verify/zeta")?);
             let zeta2 = zeta.mul(&zeta);
-            for (j, (&k, (x0, y0, dx, dy))) in active.iter().zip(halves).enumerate() {
+            for (j, &k) in active.iter().enumerate() {
                 let (h0, c2) = (h.pick(|_| 2 * j, 1), h.pick(|_| 2 * j + 1, 1));
-                let c1 = claims[k].2.sub(&h0).sub(&h0).sub(&c2);
-                claims[k] = (
-                    x0.add(&dx.times(&zeta)),
-                    y0.add(&dy.times(&zeta)),
-                    h0.add(&c1.times(&zeta)).add(&c2.times(&zeta2)),
-                );
+                let (xs, ys, z) = &mut claims[k];
+                let c1 = z.sub(&h0).sub(&h0).sub(&c2);
+                xs.fold(&zeta);
+                ys.fold(&zeta);
+                *z = h0.add(&c1.times(&zeta)).add(&c2.times(&zeta2));
             }
         }
         Ok(claims)
