@@ -27,6 +27,36 @@ pub fn matmul_cross_terms<R: Ring>(x: &Rss<R>, y: &Rss<R>) -> Result<Tensor<R>> 
     Ok(z.add(&x.second.matmul(&y.first)?)?)
 }
 
+/// This party's additive terms of several products `X_i · Y_i`, flattened one after the other.
+pub fn matmul_cross_terms_many<R: Ring>(pairs: &[(&Rss<R>, &Rss<R>)]) -> Result<Tensor<R>> {
+    let mut all = Vec::new();
+    for (x, y) in pairs {
+        all.extend_from_slice(matmul_cross_terms(x, y)?.data());
+    }
+    Ok(Tensor::new(vec![all.len()], all)?)
+}
+
+/// Cuts the flat sharing of several products (as [`matmul_cross_terms_many`] lays them out)
+/// into their `[m_i, n_i]` results.
+pub fn split_products<R: Ring>(z: &Rss<R>, pairs: &[(&Rss<R>, &Rss<R>)]) -> Result<Vec<Rss<R>>> {
+    let mut at = 0;
+    pairs
+        .iter()
+        .map(|(x, y)| {
+            let (m, n) = (x.shape()[0], y.shape()[1]);
+            let part = z.range(at, m * n)?.reshape(&[m, n]);
+            at += m * n;
+            part
+        })
+        .collect()
+}
+
+/// Several products `⟨X_i · Y_i⟩` without verification, in one reshare (one round).
+pub fn matmul_semi_honest_many<R: Ring>(ctx: &mut Ctx, pairs: &[(&Rss<R>, &Rss<R>)]) -> Result<Vec<Rss<R>>> {
+    let z = reshare(ctx, matmul_cross_terms_many(pairs)?)?;
+    split_products(&z, pairs)
+}
+
 /// `⟨x ⊙ y⟩` elementwise, without verification.
 pub fn mul_semi_honest<R: Ring>(ctx: &mut Ctx, x: &Rss<R>, y: &Rss<R>) -> Result<Rss<R>> {
     reshare(ctx, cross_terms(x, y)?)

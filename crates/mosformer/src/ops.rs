@@ -201,6 +201,28 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> FixedPoint<Z64> for Mosformer<
         trunc(ctx, &mut self.triples, &z, 1 << FRAC_BITS)
     }
 
+    /// All products in the rounds of one: one verified product step, one truncation.
+    fn matmul_fixed_many(
+        &mut self,
+        ctx: &mut Ctx,
+        pairs: &[(&Rss<Z64>, &Rss<Z64>)],
+    ) -> Result<Vec<Rss<Z64>>> {
+        let z = match self.security {
+            Security::Malicious => verified::matmul_many(ctx, &mut self.triples, pairs)?,
+            Security::SemiHonest => crate::mul::matmul_semi_honest_many(ctx, pairs)?,
+        };
+        let all =
+            trunc(ctx, &mut self.triples, &Rss::concat(&z.iter().collect::<Vec<_>>())?, 1 << FRAC_BITS)?;
+        let mut at = 0;
+        z.iter()
+            .map(|zi| {
+                let part = all.range(at, zi.len())?.reshape(zi.shape());
+                at += zi.len();
+                part
+            })
+            .collect()
+    }
+
     fn matmul_unscaled(&mut self, ctx: &mut Ctx, x: &Rss<Z64>, y: &Rss<Z64>) -> Result<Rss<Z64>> {
         match self.security {
             Security::Malicious => verified::matmul(ctx, &mut self.triples, x, y),

@@ -121,3 +121,44 @@ pub fn matmul<R: Ring>(
     zero_check(ctx, &zeta, "matmul")?;
     Ok(z)
 }
+
+/// Several independent products `⟨X_i · Y_i⟩` (`[m_i, k_i] × [k_i, n_i]`, e.g. the heads of an
+/// attention layer), each verified with its own matrix triple exactly as in [`matmul`], but
+/// side by side: one reshare and one checked opening for all of them (one round), and one zero
+/// check of their concatenated `ζ`, which is 0 exactly when every product is right. Bytes are
+/// those of the separate calls (less their per-call digests); rounds are those of one call.
+pub fn matmul_many<R: Ring>(
+    ctx: &mut Ctx,
+    triples: &mut impl TripleSource<R>,
+    pairs: &[(&Rss<R>, &Rss<R>)],
+) -> Result<Vec<Rss<R>>> {
+    let mut dims = Vec::with_capacity(pairs.len());
+    for (x, y) in pairs {
+        let (xs, ys) = (x.shape(), y.shape());
+        if xs.len() != 2 || ys.len() != 2 || xs[1] != ys[0] {
+            return Err(MpcError::Invalid(format!("matmul of shapes {xs:?} and {ys:?}")));
+        }
+        dims.push([xs[0], xs[1], ys[1]]);
+    }
+    if !triples.verifies() {
+        return crate::mul::matmul_semi_honest_many(ctx, pairs);
+    }
+    let cat = |parts: &[Rss<R>]| Rss::concat(&parts.iter().collect::<Vec<_>>());
+    let ts = dims.iter().map(|&[m, k, n]| triples.matmul_triple(ctx, m, k, n)).collect::<Result<Vec<_>>>()?;
+    let rho: Vec<Rss<R>> = ts.iter().zip(pairs).map(|(t, (x, _))| t.a.sub(x)).collect::<Result<_>>()?;
+    let sigma: Vec<Rss<R>> = ts.iter().zip(pairs).map(|(t, (_, y))| t.b.sub(y)).collect::<Result<_>>()?;
+    let (z, rho, sigma) =
+        product_and_masks(ctx, crate::mul::matmul_cross_terms_many(pairs)?, &cat(&rho)?, &cat(&sigma)?)?;
+    let z = crate::mul::split_products(&z, pairs)?;
+    let (mut at_x, mut at_y) = (0, 0);
+    let mut zetas = Vec::with_capacity(ts.len());
+    for ((t, zi), &[m, k, n]) in ts.iter().zip(&z).zip(&dims) {
+        let r = Tensor::new(vec![m, k], rho.data()[at_x..at_x + m * k].to_vec())?;
+        let s = Tensor::new(vec![k, n], sigma.data()[at_y..at_y + k * n].to_vec())?;
+        (at_x, at_y) = (at_x + m * k, at_y + k * n);
+        let zeta = zi.sub(&t.c)?.add(&matmul_public_right(&t.a, &s)?)?.add(&matmul_public_left(&r, &t.b)?)?;
+        zetas.push(zeta.add_public(ctx.party(), &r.matmul(&s)?.neg())?);
+    }
+    zero_check(ctx, &cat(&zetas)?, "matmul")?;
+    Ok(z)
+}

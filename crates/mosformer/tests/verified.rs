@@ -8,7 +8,7 @@ use veil_mosformer::open::open_all;
 use veil_mosformer::reshare::reshare;
 use veil_mosformer::rss::Rss;
 use veil_mosformer::triples::{Triple, TripleSource};
-use veil_mosformer::verified::{matmul, mul, zero_check};
+use veil_mosformer::verified::{matmul, matmul_many, mul, zero_check};
 use veil_mpc::cost::rounds_across;
 use veil_mpc::harness::{all_ok, simulate};
 use veil_mpc::{Ctx, MpcError, Result};
@@ -69,6 +69,103 @@ fn verified_matmul_matches_plaintext() {
     }))
     .unwrap();
     assert!(out.iter().all(|z| *z == a.matmul(&b).unwrap()));
+}
+
+/// Three products of different shapes (as attention heads are) side by side.
+fn many_operands() -> Vec<(Tensor<Z64>, Tensor<Z64>)> {
+    use rand::{SeedableRng, rngs::StdRng};
+    let mut g = StdRng::seed_from_u64(6);
+    [[4, 6, 3], [2, 5, 5], [1, 1, 7]]
+        .iter()
+        .map(|&[m, k, n]| {
+            let a = Tensor::new(vec![m, k], Z64::random_vec(&mut g, m * k)).unwrap();
+            let b = Tensor::new(vec![k, n], Z64::random_vec(&mut g, k * n)).unwrap();
+            (a, b)
+        })
+        .collect()
+}
+
+fn run_many<S: TripleSource<Z64>>(
+    ops: &[(Tensor<Z64>, Tensor<Z64>)],
+    source: impl Fn(&mut Ctx, &[(Tensor<Z64>, Tensor<Z64>)]) -> Result<S> + Sync,
+) -> Vec<Result<(Vec<Tensor<Z64>>, (u64, u64))>> {
+    simulate(3, 5, |ctx| {
+        let mut shares = Vec::new();
+        for (a, b) in ops {
+            shares.push((shared(ctx, 0, a)?, shared(ctx, 2, b)?));
+        }
+        let pairs: Vec<(&Rss<Z64>, &Rss<Z64>)> = shares.iter().map(|(x, y)| (x, y)).collect();
+        let mut src = source(ctx, ops)?;
+        let t0 = ctx.stats().time();
+        let z = matmul_many(ctx, &mut src, &pairs)?;
+        let span = (t0, ctx.stats().time());
+        Ok((z.iter().map(|z| open_all(ctx, z)).collect::<Result<_>>()?, span))
+    })
+}
+
+#[test]
+fn side_by_side_matmuls_match_plaintext_in_the_rounds_of_one() {
+    let ops = many_operands();
+    for security in [veil_mosformer::Security::Malicious, veil_mosformer::Security::SemiHonest] {
+        let out = all_ok(run_many(&ops, |ctx, ops| {
+            let mut store = Offline::for_security(security);
+            if security == veil_mosformer::Security::Malicious {
+                for (a, b) in ops {
+                    store.produce_matmul::<Z64>(ctx, a.shape()[0], a.shape()[1], b.shape()[1])?;
+                }
+            }
+            Ok(store)
+        }))
+        .unwrap();
+        for (z, _) in &out {
+            for ((a, b), zi) in ops.iter().zip(z) {
+                assert_eq!(*zi, a.matmul(b).unwrap(), "{security:?}");
+            }
+        }
+        // Reshare and opening in one round, then the zero check (malicious); one reshare.
+        let want = if security == veil_mosformer::Security::Malicious { 2 } else { 1 };
+        assert_eq!(rounds_across(&out.iter().map(|o| o.1).collect::<Vec<_>>()), want, "{security:?}");
+    }
+}
+
+/// A triple source whose party `cheater` perturbs `c` of the `which`-th matrix triple.
+struct CheatingMatmul {
+    inner: Offline,
+    cheater: usize,
+    which: usize,
+    calls: usize,
+}
+
+impl TripleSource<Z64> for CheatingMatmul {
+    fn mul_triple(&mut self, ctx: &mut Ctx, shape: &[usize]) -> Result<Triple<Z64>> {
+        self.inner.mul_triple(ctx, shape)
+    }
+
+    fn matmul_triple(&mut self, ctx: &mut Ctx, m: usize, k: usize, n: usize) -> Result<Triple<Z64>> {
+        let mut t = self.inner.matmul_triple(ctx, m, k, n)?;
+        if ctx.party() == self.cheater && self.calls == self.which {
+            let mut d = t.c.first.data().to_vec();
+            d[0] += Z64(1 << 63);
+            t.c.first = Tensor::new(vec![m, n], d)?;
+        }
+        self.calls += 1;
+        Ok(t)
+    }
+}
+
+#[test]
+fn a_wrong_product_among_side_by_side_matmuls_aborts() {
+    let ops = many_operands();
+    for (cheater, which) in [(0, 1), (1, 2), (2, 0)] {
+        let res =
+            run_many(&ops, |_, _| Ok(CheatingMatmul { inner: Offline::new(), cheater, which, calls: 0 }));
+        assert!(aborted(&res), "cheater {cheater}, product {which}: {res:?}");
+        assert!(
+            res.iter()
+                .any(|r| matches!(r, Err(MpcError::Abort { check, .. }) if check.contains("zero check"))),
+            "{res:?}"
+        );
+    }
 }
 
 /// An honest party detects the deviation (abort) and no party ends with a result: a party

@@ -66,6 +66,17 @@ pub trait FixedPoint<R: Ring>: Linear<R> {
     /// `⟨X · Y⟩` for `[m, k] × [k, n]`, rescaled.
     fn matmul_fixed(&mut self, ctx: &mut Ctx, x: &Self::Share, y: &Self::Share) -> Result<Self::Share>;
 
+    /// Several independent products `⟨X_i · Y_i⟩`, rescaled: what calling
+    /// [`matmul_fixed`](Self::matmul_fixed) on each gives, but a family may run them side by
+    /// side in the rounds of one (the heads of an attention layer).
+    fn matmul_fixed_many(
+        &mut self,
+        ctx: &mut Ctx,
+        pairs: &[(&Self::Share, &Self::Share)],
+    ) -> Result<Vec<Self::Share>> {
+        pairs.iter().map(|(x, y)| self.matmul_fixed(ctx, x, y)).collect()
+    }
+
     /// `⟨X · Y⟩` for `[m, k] × [k, n]`, not rescaled: the result has twice the fractional
     /// bits, to be rescaled later by [`div_public`](Self::div_public) (`2^f`), after layers
     /// that commute with it.

@@ -540,19 +540,20 @@ fn attention<B: SecureBackend + TransformerOps<Z64>>(
         return Err(NnError::Invalid(format!("{heads} heads on width {h}")));
     }
     let dh = h / heads;
-    let mut scores = Vec::with_capacity(heads);
+    // Every head's products side by side (the rounds of one product).
+    let mut operands = Vec::with_capacity(heads);
     for hd in 0..heads {
         let cols = hd * dh..(hd + 1) * dh;
-        let kt = b.transpose(&b.slice(k, 1, cols.clone())?)?;
-        scores.push(b.matmul_fixed(ctx, &b.slice(q, 1, cols)?, &kt)?);
+        operands.push((b.slice(q, 1, cols.clone())?, b.transpose(&b.slice(k, 1, cols)?)?));
     }
+    let scores = b.matmul_fixed_many(ctx, &operands.iter().map(|(x, y)| (x, y)).collect::<Vec<_>>())?;
     let scores = b.concat(&scores.iter().collect::<Vec<_>>(), 0)?;
     let mask: Option<Vec<bool>> = causal.then(|| (0..heads * t * t).map(|e| (e % t) > (e / t) % t).collect());
     let probs = b.softmax(ctx, &scores, heads * t, t, mask.as_deref())?;
-    let mut outs = Vec::with_capacity(heads);
+    let mut operands = Vec::with_capacity(heads);
     for hd in 0..heads {
-        let p = b.slice(&probs, 0, hd * t..(hd + 1) * t)?;
-        outs.push(b.matmul_fixed(ctx, &p, &b.slice(v, 1, hd * dh..(hd + 1) * dh)?)?);
+        operands.push((b.slice(&probs, 0, hd * t..(hd + 1) * t)?, b.slice(v, 1, hd * dh..(hd + 1) * dh)?));
     }
+    let outs = b.matmul_fixed_many(ctx, &operands.iter().map(|(x, y)| (x, y)).collect::<Vec<_>>())?;
     Ok(b.concat(&outs.iter().collect::<Vec<_>>(), 1)?)
 }

@@ -99,21 +99,22 @@ fn layer(
     let k = m.run(LINEAR, ctx, |ctx| p.matmul_fixed(ctx, x, &w.wk))?;
     let v = m.run(LINEAR, ctx, |ctx| p.matmul_fixed(ctx, x, &w.wv))?;
     let scores = m.run(ATTENTION, ctx, |ctx| {
-        let mut scores = Vec::with_capacity(s.heads);
+        let mut operands = Vec::with_capacity(s.heads);
         for h in 0..s.heads {
             let (lo, hi) = (h * dh, (h + 1) * dh);
-            scores.push(p.matmul_fixed(ctx, &q.slice(1, lo..hi)?, &k.slice(1, lo..hi)?.transpose()?)?);
+            operands.push((q.slice(1, lo..hi)?, k.slice(1, lo..hi)?.transpose()?));
         }
+        let scores = p.matmul_fixed_many(ctx, &operands.iter().map(|(a, b)| (a, b)).collect::<Vec<_>>())?;
         let scores = Rss::concat_axis(&scores.iter().collect::<Vec<_>>(), 0)?;
         p.div_public(ctx, &scores, (dh as f64).sqrt().floor() as u64)
     })?;
     let probs = m.run(SOFTMAX, ctx, |ctx| p.softmax(ctx, &scores, s.heads * l, l, None))?;
     let heads = m.run(ATTENTION, ctx, |ctx| {
-        let mut heads = Vec::with_capacity(s.heads);
+        let mut operands = Vec::with_capacity(s.heads);
         for h in 0..s.heads {
-            let ph = probs.slice(0, h * l..(h + 1) * l)?;
-            heads.push(p.matmul_fixed(ctx, &ph, &v.slice(1, h * dh..(h + 1) * dh)?)?);
+            operands.push((probs.slice(0, h * l..(h + 1) * l)?, v.slice(1, h * dh..(h + 1) * dh)?));
         }
+        let heads = p.matmul_fixed_many(ctx, &operands.iter().map(|(a, b)| (a, b)).collect::<Vec<_>>())?;
         Rss::concat_axis(&heads.iter().collect::<Vec<_>>(), 1)
     })?;
     let attn = m.run(LINEAR, ctx, |ctx| p.matmul_fixed(ctx, &heads, &w.wo))?;
