@@ -85,10 +85,13 @@ fn many_operands() -> Vec<(Tensor<Z64>, Tensor<Z64>)> {
         .collect()
 }
 
+/// The opened products and the logical-time span of `matmul_many` at one party.
+type Opened = (Vec<Tensor<Z64>>, (u64, u64));
+
 fn run_many<S: TripleSource<Z64>>(
     ops: &[(Tensor<Z64>, Tensor<Z64>)],
     source: impl Fn(&mut Ctx, &[(Tensor<Z64>, Tensor<Z64>)]) -> Result<S> + Sync,
-) -> Vec<Result<(Vec<Tensor<Z64>>, (u64, u64))>> {
+) -> Vec<Result<Opened>> {
     simulate(3, 5, |ctx| {
         let mut shares = Vec::new();
         for (a, b) in ops {
