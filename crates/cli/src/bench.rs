@@ -28,6 +28,10 @@ pub fn model(
     seq: usize,
     json: bool,
 ) -> anyhow::Result<()> {
+    if model == "bert-base" || model == "gpt2" {
+        // Random weights of the real shapes, all 12 layers, material made on demand.
+        return layer(family, security, model, seq, 12, "on-demand", json);
+    }
     let security = parse_security(security)?;
     let r = if model == "minilm" {
         if family != "mosformer" {
@@ -70,6 +74,7 @@ pub fn model(
 pub fn layer(
     family: &str,
     security: &str,
+    model: &str,
     tokens: usize,
     layers: usize,
     material: &str,
@@ -85,13 +90,14 @@ pub fn layer(
         "ahead" => Material::Ahead,
         m => bail!("unknown --material '{m}' (on-demand or ahead)"),
     };
-    eprintln!("bench: {layers} BERT-base layers at {tokens} tokens ...");
-    let r = veil_runtime::encoder::bench_layer(
-        veil_runtime::encoder::LayerShape::bert_base(tokens),
-        layers,
-        material,
-        security,
-    )?;
+    let shape = match model {
+        "bert-base" => veil_runtime::encoder::LayerShape::bert_base(tokens),
+        "gpt2" => veil_runtime::encoder::LayerShape::gpt2_base(tokens),
+        m => bail!("no layer shape for model '{m}' (bert-base or gpt2)"),
+    };
+    let name = shape.model_name();
+    eprintln!("bench: {layers} {name} layers at {tokens} tokens ...");
+    let r = veil_runtime::encoder::bench_layer(shape, layers, material, security)?;
     if json {
         println!("{}", serde_json::to_string(&r)?);
         return Ok(());
@@ -102,7 +108,7 @@ pub fn layer(
         Material::Ahead => "the last layer".into(),
     };
     println!(
-        "mosformer {} BERT-base, {layers} layers at {tokens} tokens, material {} ({scope}, per server):",
+        "mosformer {} {name}, {layers} layers at {tokens} tokens, material {} ({scope}, per server):",
         r.security, r.material
     );
     println!(

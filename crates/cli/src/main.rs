@@ -201,15 +201,17 @@ enum BenchCommand {
         json: bool,
     },
     /// A whole model: the aegis paper's CNNs (`snn`, `lenet`, `vgg16`; random weights) on a
-    /// batch of random images, or `minilm` (real weights, mosformer) on `--seq` tokens. With
+    /// batch of random images, `minilm` (real weights, mosformer) on `--seq` tokens, or the
+    /// 12 layers of `bert-base` or `gpt2` (random weights of the real shapes, mosformer, as
+    /// `veil bench layer --layers 12`) on `--seq` tokens. With
     /// `--net`, `minilm` or an `.onnx` CNN with every party a process in its own network
     /// namespace, on unshaped then shaped links (root only).
     Model {
         /// Protocol family: `aegis` or `mosformer`.
         #[arg(long)]
         family: String,
-        /// `snn`, `lenet`, `vgg16` or `minilm` (with `--net`: `minilm` or a path to an `.onnx`
-        /// CNN).
+        /// `snn`, `lenet`, `vgg16`, `minilm`, `bert-base` or `gpt2` (with `--net`: `minilm` or
+        /// a path to an `.onnx` CNN).
         #[arg(long)]
         model: String,
         /// Network profile to shape the links to: `lan`, `lan10`, `wan`, `wan40`, `wan100`.
@@ -221,7 +223,7 @@ enum BenchCommand {
         /// Images per batch (CNNs).
         #[arg(long, default_value_t = 30)]
         batch: usize,
-        /// Tokens (minilm).
+        /// Tokens (minilm, bert-base, gpt2; the papers run BERT-base at 128, GPT-2 at 64).
         #[arg(long, default_value_t = 16)]
         seq: usize,
         /// One JSON object.
@@ -240,10 +242,13 @@ enum BenchCommand {
         /// `malicious` or `semi-honest`.
         #[arg(long, default_value = "malicious")]
         security: String,
+        /// `bert-base` (encoder layers) or `gpt2` (GPT-2 base decoder blocks: causal, pre-LN).
+        #[arg(long, default_value = "bert-base")]
+        model: String,
         /// Tokens (BERT-base runs 128; every gate's material grows with it).
         #[arg(long, default_value_t = 8)]
         tokens: usize,
-        /// Layers to run (BERT-base has 12).
+        /// Layers to run (BERT-base and GPT-2 base have 12).
         #[arg(long, default_value_t = 1)]
         layers: usize,
         /// `on-demand`: every layer makes its material gate call by gate call (bounded memory)
@@ -315,9 +320,9 @@ fn main() -> ExitCode {
         Command::Bench {
             what: BenchCommand::Model { family, model, security, batch, seq, net: None, json },
         } => bench::model(&family, &model, &security, batch, seq, json),
-        Command::Bench { what: BenchCommand::Layer { family, security, tokens, layers, material, json } } => {
-            bench::layer(&family, &security, tokens, layers, &material, json)
-        }
+        Command::Bench {
+            what: BenchCommand::Layer { family, security, model, tokens, layers, material, json },
+        } => bench::layer(&family, &security, &model, tokens, layers, &material, json),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -32,12 +32,25 @@ pub struct LayerShape {
     pub heads: usize,
     /// Feed-forward width.
     pub ffn: usize,
+    /// A GPT-2 decoder block (causal attention, LayerNorm before each sub-block) instead of a
+    /// BERT encoder layer (LayerNorm after each residual sum).
+    pub causal: bool,
 }
 
 impl LayerShape {
     /// BERT-base with `tokens` tokens.
     pub fn bert_base(tokens: usize) -> Self {
-        LayerShape { tokens, hidden: 768, heads: 12, ffn: 3072 }
+        LayerShape { tokens, hidden: 768, heads: 12, ffn: 3072, causal: false }
+    }
+
+    /// GPT-2 base (124M) with `tokens` tokens: the same widths as BERT-base, causal, pre-LN.
+    pub fn gpt2_base(tokens: usize) -> Self {
+        LayerShape { causal: true, ..Self::bert_base(tokens) }
+    }
+
+    /// The model a stack of these layers is: `BERT-base` or `GPT-2 base`.
+    pub fn model_name(&self) -> &'static str {
+        if self.causal { "GPT-2 base" } else { "BERT-base" }
     }
 }
 
@@ -85,8 +98,36 @@ fn share_weights(p: &mut Mosformer<Offline>, ctx: &mut Ctx, s: &LayerShape) -> R
     })
 }
 
-/// One encoder layer on `x: [tokens, hidden]`, its blocks metered by kind.
+/// One layer on `x: [tokens, hidden]`, its blocks metered by kind: a BERT encoder layer
+/// (`LN(x + Attn(x))`, then `LN(h + FFN(h))`) or, with `s.causal`, a GPT-2 block
+/// (`x + Attn(LN(x))` with causal attention, then `h + FFN(LN(h))`).
 fn layer(
+    p: &mut Mosformer<Offline>,
+    ctx: &mut Ctx,
+    s: &LayerShape,
+    x: &Rss<Z64>,
+    w: &Weights,
+    m: &mut Meter,
+) -> Result<Rss<Z64>> {
+    let (l, h) = (s.tokens, s.hidden);
+    if s.causal {
+        let a = m.run(LAYERNORM, ctx, |ctx| p.layernorm(ctx, x, &w.gamma, &w.beta, l, h))?;
+        let attn = attention(p, ctx, s, &a, w, m)?;
+        let res = p.add(&attn, x)?;
+        let f = m.run(LAYERNORM, ctx, |ctx| p.layernorm(ctx, &res, &w.gamma, &w.beta, l, h))?;
+        let ff = feed_forward(p, ctx, &f, w, m)?;
+        return p.add(&ff, &res);
+    }
+    let attn = attention(p, ctx, s, x, w, m)?;
+    let res = p.add(&attn, x)?;
+    let h1 = m.run(LAYERNORM, ctx, |ctx| p.layernorm(ctx, &res, &w.gamma, &w.beta, l, h))?;
+    let ff = feed_forward(p, ctx, &h1, w, m)?;
+    let out = p.add(&ff, &h1)?;
+    m.run(LAYERNORM, ctx, |ctx| p.layernorm(ctx, &out, &w.gamma, &w.beta, l, h))
+}
+
+/// Multi-head self-attention with its output projection; every head's products side by side.
+fn attention(
     p: &mut Mosformer<Offline>,
     ctx: &mut Ctx,
     s: &LayerShape,
@@ -108,7 +149,10 @@ fn layer(
         let scores = Rss::concat_axis(&scores.iter().collect::<Vec<_>>(), 0)?;
         p.div_public(ctx, &scores, (dh as f64).sqrt().floor() as u64)
     })?;
-    let probs = m.run(SOFTMAX, ctx, |ctx| p.softmax(ctx, &scores, s.heads * l, l, None))?;
+    // Causal: query `i` sees keys `j ≤ i` (the mask is true where a score is dropped).
+    let mask: Option<Vec<bool>> =
+        s.causal.then(|| (0..s.heads * l * l).map(|e| e % l > (e / l) % l).collect());
+    let probs = m.run(SOFTMAX, ctx, |ctx| p.softmax(ctx, &scores, s.heads * l, l, mask.as_deref()))?;
     let heads = m.run(ATTENTION, ctx, |ctx| {
         let mut operands = Vec::with_capacity(s.heads);
         for h in 0..s.heads {
@@ -117,14 +161,20 @@ fn layer(
         let heads = p.matmul_fixed_many(ctx, &operands.iter().map(|(a, b)| (a, b)).collect::<Vec<_>>())?;
         Rss::concat_axis(&heads.iter().collect::<Vec<_>>(), 1)
     })?;
-    let attn = m.run(LINEAR, ctx, |ctx| p.matmul_fixed(ctx, &heads, &w.wo))?;
-    let res = p.add(&attn, x)?;
-    let h1 = m.run(LAYERNORM, ctx, |ctx| p.layernorm(ctx, &res, &w.gamma, &w.beta, l, s.hidden))?;
-    let up = m.run(LINEAR, ctx, |ctx| p.matmul_fixed(ctx, &h1, &w.w1))?;
+    m.run(LINEAR, ctx, |ctx| p.matmul_fixed(ctx, &heads, &w.wo))
+}
+
+/// The feed-forward block `GELU(x·W1)·W2`.
+fn feed_forward(
+    p: &mut Mosformer<Offline>,
+    ctx: &mut Ctx,
+    x: &Rss<Z64>,
+    w: &Weights,
+    m: &mut Meter,
+) -> Result<Rss<Z64>> {
+    let up = m.run(LINEAR, ctx, |ctx| p.matmul_fixed(ctx, x, &w.w1))?;
     let f = m.run(GELU, ctx, |ctx| p.gelu(ctx, &up))?;
-    let down = m.run(LINEAR, ctx, |ctx| p.matmul_fixed(ctx, &f, &w.w2))?;
-    let out = p.add(&down, &h1)?;
-    m.run(LAYERNORM, ctx, |ctx| p.layernorm(ctx, &out, &w.gamma, &w.beta, l, s.hidden))
+    m.run(LINEAR, ctx, |ctx| p.matmul_fixed(ctx, &f, &w.w2))
 }
 
 /// Block kinds of a layer: the weight products, the attention products (`Q·Kᵀ/⌊√d_h⌋`, `P·V`),
@@ -407,7 +457,7 @@ mod tests {
 
     #[test]
     fn a_small_layer_runs_with_its_material_made_ahead() {
-        let s = LayerShape { tokens: 2, hidden: 8, heads: 2, ffn: 16 };
+        let s = LayerShape { tokens: 2, hidden: 8, heads: 2, ffn: 16, causal: false };
         let r = bench_layer(s, 2, Material::Ahead, Security::Malicious).unwrap();
         assert_eq!(r.made_online, 0);
         assert!(r.offline.bytes_per_party > 0.0 && r.online.bytes_per_party > 0.0);
@@ -419,8 +469,11 @@ mod tests {
 
     /// The blocks cover every byte the layer sends (residual adds are local).
     fn assert_blocks_add_up(r: &LayerRecord) {
-        let kinds: Vec<&str> = r.blocks.iter().map(|b| b.block).collect();
-        assert_eq!(kinds, [LINEAR, ATTENTION, SOFTMAX, LAYERNORM, GELU, CHECK]);
+        let mut kinds: Vec<&str> = r.blocks.iter().map(|b| b.block).collect();
+        kinds.sort_unstable();
+        let mut want = [LINEAR, ATTENTION, SOFTMAX, LAYERNORM, GELU, CHECK];
+        want.sort_unstable();
+        assert_eq!(kinds, want);
         let sum = |f: fn(&BlockCost) -> f64| r.blocks.iter().map(f).sum::<f64>();
         assert!((sum(|b| b.online.bytes_per_party) - r.online.bytes_per_party).abs() < 1e-6);
         assert!((sum(|b| b.offline.bytes_per_party) - r.offline.bytes_per_party).abs() < 1e-6);
@@ -429,7 +482,7 @@ mod tests {
 
     #[test]
     fn a_malicious_layer_reports_its_cost_per_block_kind() {
-        let s = LayerShape { tokens: 3, hidden: 8, heads: 2, ffn: 16 };
+        let s = LayerShape { tokens: 3, hidden: 8, heads: 2, ffn: 16, causal: false };
         let r = bench_layer(s, 1, Material::OnDemand, Security::Malicious).unwrap();
         assert_blocks_add_up(&r);
         let check = r.blocks.iter().find(|b| b.block == CHECK).unwrap();
@@ -438,7 +491,7 @@ mod tests {
 
     #[test]
     fn layers_on_demand_add_up_to_the_encoder() {
-        let s = LayerShape { tokens: 2, hidden: 8, heads: 2, ffn: 16 };
+        let s = LayerShape { tokens: 2, hidden: 8, heads: 2, ffn: 16, causal: false };
         let one = bench_layer(s, 1, Material::OnDemand, Security::Malicious).unwrap();
         let two = bench_layer(s, 2, Material::OnDemand, Security::Malicious).unwrap();
         assert_eq!(two.layers, 2);
@@ -450,5 +503,19 @@ mod tests {
         assert!((two.online.bytes_per_party - check(&two) - 2.0 * per_layer).abs() < 1e-6);
         assert!(two.offline.bytes_per_party > 1.5 * one.offline.bytes_per_party);
         assert!(bench_layer(s, 1, Material::Ahead, Security::Malicious).is_err());
+    }
+
+    #[test]
+    fn a_gpt2_block_runs_with_causal_attention() {
+        let s = LayerShape { tokens: 3, hidden: 8, heads: 2, ffn: 16, causal: true };
+        let r = bench_layer(s, 2, Material::OnDemand, Security::Malicious).unwrap();
+        assert_blocks_add_up(&r);
+        assert_eq!(s.model_name(), "GPT-2 base");
+        // Pre-LN: two LayerNorms per block, as in the encoder (post-LN), so the same kinds.
+        let bert = bench_layer(LayerShape { causal: false, ..s }, 2, Material::OnDemand, Security::Malicious)
+            .unwrap();
+        let ln =
+            |r: &LayerRecord| r.blocks.iter().find(|b| b.block == LAYERNORM).unwrap().online.bytes_per_party;
+        assert!((ln(&r) - ln(&bert)).abs() < 1e-6);
     }
 }
