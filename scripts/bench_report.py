@@ -200,29 +200,50 @@ def layer_totals(rec: dict, layers: int) -> dict:
                              (f"{phase}_seconds", "seconds"))}
 
 
+def layer_model(rec: dict) -> str:
+    """`gpt2` for GPT-2 decoder blocks, `bert-base` for BERT encoder layers (of width 768)."""
+    return "gpt2" if rec["shape"].get("causal") else "bert-base"
+
+
+def one_layer(rec: dict) -> bool:
+    """A record of one measured layer (not a whole stack's totals)."""
+    return rec.get("layers", 1) == 1 or not rec.get("material", "").startswith("on demand")
+
+
+def model_totals(layers: list[dict], model: str, tokens: int, security: str) -> tuple[dict, str] | None:
+    """A 12-layer model's cost: measured whole when a 12-layer record exists, else 12 x one layer."""
+    same = [r for r in layers if layer_model(r) == model and r["shape"]["tokens"] == tokens
+            and r["shape"]["hidden"] == 768 and r["security"] == security]
+    whole = next((r for r in same if not one_layer(r) and r["layers"] == 12), None)
+    if whole is not None:
+        return layer_totals(whole, 1), "12 layers measured"
+    single = next((r for r in same if one_layer(r)), None)
+    return (layer_totals(single, 12), "12 x 1 layer") if single is not None else None
+
+
 def mosformer_models(layers: list[dict], models: list[dict]) -> str:
     out = ["### Mosformer Tables 8 and 9 (whole models)\n",
            "Paper: BERT-base at 128 tokens, GPT-2 base at 64 tokens, 16 threads for matmul, GB = "
-           "2^30 bytes per party. Ours: **12 times one measured BERT-base layer** (random weights, "
-           "the same shape; embeddings and pooler left out), servers as threads on 2 cores, "
+           "2^30 bytes per party. Ours: the 12 layers measured in one run (`veil bench model --model "
+           "bert-base|gpt2`), or else 12 times one measured layer (column `from`); random weights of the "
+           "real shapes, embeddings, pooler and LM head left out, servers as threads on 2 cores, "
            "projected onto each table's networks.\n"]
     rows = []
     for (tab, model, tokens, security), vals in paper.MOSFORMER_MODELS.items():
         lan_on, lan_off, wan_on, wan_off, gb_on, gb_off = vals
-        rec = next((r for r in layers if model == "bert-base" and r["shape"]["tokens"] == tokens
-                    and r["shape"]["hidden"] == 768 and r["security"] == security), None)
-        if rec is None:
-            ours = ["not measured"] * 6
+        found = model_totals(layers, model, tokens, security)
+        if found is None:
+            ours, source = ["not measured"] * 6, "-"
         else:
-            t = layer_totals(rec, 12)
+            t, source = found
             (ln, lbw, lrtt), (wn, wbw, wrtt) = paper.MOSFORMER_NETWORKS[tab]
             p = lambda phase, bw, rtt: project(t[f"{phase}_seconds"], t[f"{phase}_bytes"], t[f"{phase}_rounds"], bw, rtt)  # noqa: E731
             ours = [fmt(p("online", lbw, lrtt)), fmt(p("offline", lbw, lrtt)), fmt(p("online", wbw, wrtt)),
                     fmt(p("offline", wbw, wrtt)), fmt(t["online_bytes"] / 2**30, 3), fmt(t["offline_bytes"] / 2**30, 3)]
-        rows.append([tab, model, str(tokens), security, fmt(lan_on), ours[0], fmt(lan_off), ours[1], fmt(wan_on),
-                     ours[2], fmt(wan_off), ours[3], fmt(gb_on), ours[4], fmt(gb_off), ours[5]])
-    out.append(table(["table", "model", "tokens", "security", "LAN on", "ours", "LAN off", "ours", "WAN on", "ours",
-                      "WAN off", "ours", "GB on", "ours", "GB off", "ours"], rows))
+        rows.append([tab, model, str(tokens), security, source, fmt(lan_on), ours[0], fmt(lan_off), ours[1],
+                     fmt(wan_on), ours[2], fmt(wan_off), ours[3], fmt(gb_on), ours[4], fmt(gb_off), ours[5]])
+    out.append(table(["table", "model", "tokens", "security", "from", "LAN on", "ours", "LAN off", "ours", "WAN on",
+                      "ours", "WAN off", "ours", "GB on", "ours", "GB off", "ours"], rows))
     real = [m for m in models if m["family"] == "mosformer"]
     if real:
         out.append("\nReal checkpoints (`veil bench model --family mosformer`):\n")
@@ -304,8 +325,8 @@ def network_section(shaped: list[dict]) -> str:
 
 def scaling_section(layers: list[dict], models: list[dict]) -> str:
     out = []
-    bert = sorted((r for r in layers if r["shape"]["hidden"] == 768 and r["security"] == "malicious"),
-                  key=lambda r: r["shape"]["tokens"])
+    bert = sorted((r for r in layers if r["shape"]["hidden"] == 768 and r["security"] == "malicious"
+                   and layer_model(r) == "bert-base" and one_layer(r)), key=lambda r: r["shape"]["tokens"])
     if bert:
         out.append("### BERT-base layer against sequence length (malicious, one layer, per server)\n")
         bw, rtt = PROFILES["wan"]
@@ -423,8 +444,8 @@ def plot_scaling(layers: list[dict], path: Path) -> bool:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    bert = sorted((r for r in layers if r["shape"]["hidden"] == 768 and r["security"] == "malicious"),
-                  key=lambda r: r["shape"]["tokens"])
+    bert = sorted((r for r in layers if r["shape"]["hidden"] == 768 and r["security"] == "malicious"
+                   and layer_model(r) == "bert-base" and one_layer(r)), key=lambda r: r["shape"]["tokens"])
     if not bert:
         return False
     t = [r["shape"]["tokens"] for r in bert]
@@ -490,7 +511,8 @@ def report(results: Path, out: Path, command: str) -> Path:
         "magnitude.\n",
         "## mosformer\n",
         "Records: `veil bench ops --family mosformer --json` (malicious; `--security semi-honest` "
-        "for the other mode), `veil bench layer --family mosformer --tokens T --layers 1 --json`.\n",
+        "for the other mode), `veil bench layer --family mosformer --tokens T --layers 1 --json`, "
+        "`veil bench model --family mosformer --model bert-base --seq 128 --json`.\n",
         img("mosformer-ops.png", "mosformer per-op bytes and time against n"),
         img("mosformer-network.png", "mosformer against network profile"),
         "### Every op\n",

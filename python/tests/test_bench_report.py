@@ -94,3 +94,19 @@ def test_the_report_projects_with_the_profiles_veil_shapes_with():
              for name, bw, rtt in re.findall(r'name: "(\w+)",\s*bandwidth_bps: ([\d_]+),\s*rtt_ms: ([\d.]+)', source)}
     assert len(found) == 5
     assert found == m.PROFILES
+
+
+def test_a_measured_twelve_layer_run_is_preferred_and_gpt2_is_kept_apart():
+    report = load_script()
+    one = layer_record(128)
+    whole = dict(layer_record(128), layers=12, material="on demand, per gate call")
+    whole["online"] = {"bytes_per_party": 5e9, "rounds": 900, "seconds": 30.0}
+    gpt2 = layer_record(64)
+    gpt2["shape"] = dict(gpt2["shape"], causal=True)
+    totals, source = report.model_totals([one, whole, gpt2], "bert-base", 128, "malicious")
+    assert source == "12 layers measured" and totals["online_bytes"] == 5e9
+    totals, source = report.model_totals([one, gpt2], "bert-base", 128, "malicious")
+    assert source == "12 x 1 layer" and totals["online_bytes"] == 12 * one["online"]["bytes_per_party"]
+    totals, source = report.model_totals([one, whole, gpt2], "gpt2", 64, "malicious")
+    assert source == "12 x 1 layer" and totals["online_rounds"] == 12 * gpt2["online"]["rounds"]
+    assert report.model_totals([one], "gpt2", 64, "malicious") is None
