@@ -114,6 +114,12 @@ impl GrVec {
         }
     }
 
+    fn shrink_to_fit(&mut self) {
+        self.m.shrink_to_fit();
+        self.one.shrink_to_fit();
+        self.two.shrink_to_fit();
+    }
+
     fn pick(&self, idx: impl Fn(usize) -> usize, n: usize) -> GrVec {
         let p = |a: &[Gr]| if a.is_empty() { vec![] } else { (0..n).map(|i| a[idx(i)]).collect() };
         GrVec { m: p(&self.m), one: p(&self.one), two: p(&self.two) }
@@ -466,6 +472,12 @@ impl Aegis {
                 ys.fold(&zeta);
                 *z = h0.add(&c1.times(&zeta)).add(&c2.times(&zeta2));
             }
+        }
+        // The folds worked in place: give the memory of the long vectors back (a verification
+        // keeps every reduced chunk until the last one is reduced).
+        for (xs, ys, _) in &mut claims {
+            xs.shrink_to_fit();
+            ys.shrink_to_fit();
         }
         Ok(claims)
     }
