@@ -363,58 +363,40 @@ impl Aegis {
         // is reduced and checked once (one opening: one bit of leakage).
         let mut coeffs = self.fresh_public_prg(ctx, "verify/coefficients")?;
         let (mut reduced, mut pending) = (Vec::new(), Vec::new());
-        let (mut xs, mut ys) = (GrVec::with_capacity(VERIFY_CHUNK), GrVec::with_capacity(VERIFY_CHUNK));
-        let mut z = zero_one();
+        let mut building = new_chunk();
         for rec in &recorded {
             if let (Terms::Matmul { k, n }, None) = (rec.terms, &rec.twin) {
                 // Freivalds: one claim of `k` terms instead of `m·n·k` (see `compress_matmul`).
                 let (cx, cy, cz) = compress_matmul(rec, k, n, &mut coeffs)?;
+                let (xs, ys, z) = &mut building;
                 xs.extend(cx);
                 ys.extend(cy);
-                z = z.add(&cz);
-                if xs.len() >= VERIFY_CHUNK {
-                    pending.push((
-                        std::mem::replace(&mut xs, GrVec::with_capacity(VERIFY_CHUNK)),
-                        std::mem::replace(&mut ys, GrVec::with_capacity(VERIFY_CHUNK)),
-                        std::mem::replace(&mut z, zero_one()),
-                    ));
-                    if pending.len() == LOCKSTEP_CHUNKS {
-                        reduced.extend(self.reduce_claims(ctx, std::mem::take(&mut pending))?);
-                    }
-                }
+                *z = z.add(&cz);
+                self.close_full_chunk(ctx, &mut building, &mut pending, &mut reduced)?;
                 continue;
             }
             for out in 0..rec.z.n {
                 let c = Gr::random(&mut coeffs);
                 let c2 = rec.twin.as_ref().map(|_| Gr::random(&mut coeffs));
+                let (xs, ys, z) = &mut building;
                 for (a, b) in rec.terms.pairs(out) {
-                    push_scaled(&mut xs, &rec.x, a, Some(&c));
+                    push_scaled(xs, &rec.x, a, Some(&c));
                     if let (Some((x2, _)), Some(c2)) = (&rec.twin, &c2) {
-                        add_scaled_to_last(&mut xs, x2, a, c2);
+                        add_scaled_to_last(xs, x2, a, c2);
                     }
-                    push_scaled(&mut ys, &rec.y, b, None);
+                    push_scaled(ys, &rec.y, b, None);
                 }
                 let mut zc = GrVec::default();
                 push_scaled(&mut zc, &rec.z, out, Some(&c));
                 if let (Some((_, z2)), Some(c2)) = (&rec.twin, &c2) {
                     add_scaled_to_last(&mut zc, z2, out, c2);
                 }
-                z = z.add(&zc);
-                if xs.len() >= VERIFY_CHUNK {
-                    let chunk = (
-                        std::mem::replace(&mut xs, GrVec::with_capacity(VERIFY_CHUNK)),
-                        std::mem::replace(&mut ys, GrVec::with_capacity(VERIFY_CHUNK)),
-                        std::mem::replace(&mut z, zero_one()),
-                    );
-                    pending.push(chunk);
-                    if pending.len() == LOCKSTEP_CHUNKS {
-                        reduced.extend(self.reduce_claims(ctx, std::mem::take(&mut pending))?);
-                    }
-                }
+                *z = z.add(&zc);
+                self.close_full_chunk(ctx, &mut building, &mut pending, &mut reduced)?;
             }
         }
-        if xs.len() != 0 {
-            pending.push((xs, ys, z));
+        if building.0.len() != 0 {
+            pending.push(building);
         }
         if !pending.is_empty() {
             reduced.extend(self.reduce_claims(ctx, pending)?);
@@ -436,6 +418,24 @@ impl Aegis {
         let opened = self.gr_open(ctx, &delta)?;
         if opened[0] != Gr::ZERO {
             return Err(MpcError::abort("aegis: batch multiplication verification", None));
+        }
+        Ok(())
+    }
+
+    /// Moves the claim being built to `pending` once it has [`VERIFY_CHUNK`] terms, and reduces
+    /// the pending claims (in lockstep) once there are [`LOCKSTEP_CHUNKS`] of them.
+    fn close_full_chunk(
+        &mut self,
+        ctx: &mut Ctx,
+        building: &mut Claim,
+        pending: &mut Vec<Claim>,
+        reduced: &mut Vec<Claim>,
+    ) -> Result<()> {
+        if building.0.len() >= VERIFY_CHUNK {
+            pending.push(std::mem::replace(building, new_chunk()));
+            if pending.len() == LOCKSTEP_CHUNKS {
+                reduced.extend(self.reduce_claims(ctx, std::mem::take(pending))?);
+            }
         }
         Ok(())
     }
@@ -598,16 +598,11 @@ fn parts(w: &Masked) -> [&[u64]; 3] {
     [&w.m, &w.r.one, &w.r.two]
 }
 
-/// `acc += v·s` for `s ∈ Z_2^64`, coefficient by coefficient.
-fn add_scaled(acc: &mut Gr, v: &Gr, s: u64) {
-    acc.0.iter_mut().zip(&v.0).for_each(|(a, b)| *a = a.wrapping_add(b.wrapping_mul(s)));
-}
-
 /// `a_t += Σ_i u_i·x[i][t]` for `x` of shape `[u.len(), k]`.
 fn left_product(u: &[Gr], x: &[u64], k: usize, a: &mut [Gr]) {
-    for (ui, row) in u.iter().zip(x.chunks_exact(k)) {
+    for (ui, row) in u.iter().zip(x.chunks_exact(k.max(1))) {
         for (at, &xt) in a.iter_mut().zip(row) {
-            add_scaled(at, ui, xt);
+            at.add_scaled(ui, xt);
         }
     }
 }
@@ -619,7 +614,7 @@ fn right_product(y: &[u64], v: &[Gr], k: usize) -> Vec<Gr> {
         .map(|t| {
             let mut b = Gr::ZERO;
             for (vj, &yj) in v.iter().zip(&y[t * n..(t + 1) * n]) {
-                add_scaled(&mut b, vj, yj);
+                b.add_scaled(vj, yj);
             }
             b
         })
@@ -632,7 +627,7 @@ fn bilinear(u: &[Gr], z: &[u64], v: &[Gr]) -> Gr {
     u.iter().zip(z.chunks_exact(n.max(1))).fold(Gr::ZERO, |s, (ui, row)| {
         let mut w = Gr::ZERO;
         for (vj, &zj) in v.iter().zip(row) {
-            add_scaled(&mut w, vj, zj);
+            w.add_scaled(vj, zj);
         }
         s.add(&ui.mul(&w))
     })
@@ -659,6 +654,11 @@ fn add_scaled_to_last(v: &mut GrVec, x: &Masked, i: usize, c: &Gr) {
             *last = last.add(&c.scale(a));
         }
     }
+}
+
+/// An empty claim with room for a chunk, its `Z` zero.
+fn new_chunk() -> Claim {
+    (GrVec::with_capacity(VERIFY_CHUNK), GrVec::with_capacity(VERIFY_CHUNK), zero_one())
 }
 
 /// A one-element zero vector (its components all present; unused ones are dropped by `add`

@@ -25,7 +25,7 @@ use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::Ring;
 use veil_tensor::Tensor;
 
-use crate::mul::{cross_terms, matmul_cross_terms};
+use crate::mul::{cross_terms, matmul_cross_terms_many, split_products};
 use crate::open::{component_digest, open_all_recv, open_all_send};
 use crate::reshare::{reshare_recv, reshare_send};
 use crate::rss::{Rss, next, prev};
@@ -99,32 +99,20 @@ fn matmul_public_left<R: Ring>(p: &Tensor<R>, x: &Rss<R>) -> Result<Rss<R>> {
     Rss::new(p.matmul(&x.first)?, p.matmul(&x.second)?)
 }
 
-/// `⟨X · Y⟩` for `[m, k] × [k, n]`, verified with a matrix triple; aborts on any deviation.
+/// `⟨X · Y⟩` for `[m, k] × [k, n]`, verified with a matrix triple; aborts on any deviation
+/// ([`matmul_many`] of one product).
 pub fn matmul<R: Ring>(
     ctx: &mut Ctx,
     triples: &mut impl TripleSource<R>,
     x: &Rss<R>,
     y: &Rss<R>,
 ) -> Result<Rss<R>> {
-    let (xs, ys) = (x.shape(), y.shape());
-    if xs.len() != 2 || ys.len() != 2 || xs[1] != ys[0] {
-        return Err(MpcError::Invalid(format!("matmul of shapes {xs:?} and {ys:?}")));
-    }
-    if !triples.verifies() {
-        return crate::mul::matmul_semi_honest(ctx, x, y);
-    }
-    let t = triples.matmul_triple(ctx, xs[0], xs[1], ys[1])?;
-    let (z, rho, sigma) = product_and_masks(ctx, matmul_cross_terms(x, y)?, &t.a.sub(x)?, &t.b.sub(y)?)?;
-    let zeta =
-        z.sub(&t.c)?.add(&matmul_public_right(&t.a, &sigma)?)?.add(&matmul_public_left(&rho, &t.b)?)?;
-    let zeta = zeta.add_public(ctx.party(), &rho.matmul(&sigma)?.neg())?;
-    zero_check(ctx, &zeta, "matmul")?;
-    Ok(z)
+    matmul_many(ctx, triples, &[(x, y)])?.pop().ok_or_else(|| MpcError::Invalid("matmul: no product".into()))
 }
 
 /// Several independent products `⟨X_i · Y_i⟩` (`[m_i, k_i] × [k_i, n_i]`, e.g. the heads of an
-/// attention layer), each verified with its own matrix triple exactly as in [`matmul`], but
-/// side by side: one reshare and one checked opening for all of them (one round), and one zero
+/// attention layer), each verified with its own matrix triple `(A, B, C = A·B)` as in [`mul`]
+/// (`ζ = Z − C + A·σ + ρ·B − ρ·σ` with `ρ = A − X`, `σ = B − Y`), side by side: one reshare and one checked opening for all of them (one round), and one zero
 /// check of their concatenated `ζ`, which is 0 exactly when every product is right. Bytes are
 /// those of the separate calls (less their per-call digests); rounds are those of one call.
 pub fn matmul_many<R: Ring>(
@@ -148,8 +136,8 @@ pub fn matmul_many<R: Ring>(
     let rho: Vec<Rss<R>> = ts.iter().zip(pairs).map(|(t, (x, _))| t.a.sub(x)).collect::<Result<_>>()?;
     let sigma: Vec<Rss<R>> = ts.iter().zip(pairs).map(|(t, (_, y))| t.b.sub(y)).collect::<Result<_>>()?;
     let (z, rho, sigma) =
-        product_and_masks(ctx, crate::mul::matmul_cross_terms_many(pairs)?, &cat(&rho)?, &cat(&sigma)?)?;
-    let z = crate::mul::split_products(&z, pairs)?;
+        product_and_masks(ctx, matmul_cross_terms_many(pairs)?, &cat(&rho)?, &cat(&sigma)?)?;
+    let z = split_products(&z, pairs)?;
     let (mut at_x, mut at_y) = (0, 0);
     let mut zetas = Vec::with_capacity(ts.len());
     for ((t, zi), &[m, k, n]) in ts.iter().zip(&z).zip(&dims) {

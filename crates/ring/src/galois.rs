@@ -65,6 +65,11 @@ impl Gr {
         Gr(c)
     }
 
+    /// `self += v·s` for `s ∈ Z_2^64` (a scaling and a sum without a temporary).
+    pub fn add_scaled(&mut self, v: &Gr, s: u64) {
+        self.0.iter_mut().zip(&v.0).for_each(|(a, b)| *a = a.wrapping_add(b.wrapping_mul(s)));
+    }
+
     /// Whether only the constant coefficient may be nonzero (an embedded `Z_2^64` value).
     pub fn is_constant(&self) -> bool {
         self.0[1..].iter().all(|&c| c == 0)
@@ -186,6 +191,17 @@ fn rabin_degree_64(f: u128) -> bool {
 mod tests {
     use super::*;
     use rand::SeedableRng;
+
+    #[test]
+    fn add_scaled_is_a_scaling_then_a_sum() {
+        let mut g = rand::rngs::StdRng::seed_from_u64(3);
+        let (a, v) = (Gr::random(&mut g), Gr::random(&mut g));
+        for s in [0, 1, u64::MAX, 1 << 63, 12345] {
+            let mut acc = a;
+            acc.add_scaled(&v, s);
+            assert_eq!(acc, a.add(&v.scale(s)));
+        }
+    }
 
     #[test]
     fn f_is_irreducible_and_a_reducible_one_is_not() {
