@@ -90,3 +90,22 @@ def test_onnx_cnn_classifies_privately_under_aegis():
         cnn.run_private([bar, [[[0.0] * 7]]])
     with pytest.raises(ValueError, match="batch"):
         cnn.run_plaintext([[[0.0] * 8] * 8])
+
+
+def test_fixed_point_executor_follows_the_family_without_mpc():
+    model = veil.Model()
+    r = model.run_fixed_point("Hi there.")
+    assert r["family"] == "mosformer" and r["shape"] == [1, 384]
+    assert r["float"] == pytest.approx(model.run_plaintext("Hi there.")[0], abs=1e-12)
+    assert 0 < r["max_abs_fixed_vs_float"] < 0.05
+    with pytest.raises(ValueError, match="no such layer"):
+        model.run_fixed_point("Hi there.", family="aegis")
+    cnn = veil.Model(DIGITS)
+    bar = [[[1.0 if 3 <= c <= 4 else 0.0 for c in range(8)] for _ in range(8)]]
+    r = cnn.run_fixed_point([bar])
+    assert r["family"] == "aegis" and r["overflows"] == []
+    assert r["fixed_point"] == pytest.approx(r["float"], abs=0.01)
+    loud = cnn.run_fixed_point([[[[1e9] * 8 for _ in range(8)]]])
+    assert loud["overflows"][0]["op"] == "conv2d" and loud["overflows"][0]["what"] == "product"
+    with pytest.raises(ValueError, match="does not fit"):
+        cnn.run_fixed_point([[[[1e15] * 8 for _ in range(8)]]])

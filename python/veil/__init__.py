@@ -191,3 +191,25 @@ class Model:
         else:
             out, rows, cols = _native.plaintext_inference(self.path, x)
         return [out[r * cols : (r + 1) * cols] for r in range(rows)]
+
+    def run_fixed_point(
+        self, x: Any, *, family: Literal["mosformer", "aegis"] | None = None
+    ) -> dict:
+        """Run the model on ``x`` in the clear, no MPC, with the plaintext fixed-point executor:
+        what ``family``'s secure run computes (its rings, tables and precision plan; exact
+        truncations where the protocols' are probabilistic), to debug numerics quickly.
+
+        Returns a dict: ``float`` and ``fixed_point`` (row-major outputs), ``shape``,
+        ``max_abs_fixed_vs_float``, and ``overflows``: the layers (``node``, ``op``,
+        ``scope``, ``what``, ``max_abs``, ``limit``) where a value left the ring's safe range
+        or a layer's input left the range its approximation holds on. Raises ``ValueError``
+        for a bad argument or model file.
+        """
+        if self.is_cnn:
+            data, shape = _images(x)
+            raw = _native.fixed_point_inference(self.path, None, data, shape, family)
+        else:
+            if not isinstance(x, str):
+                raise ValueError("this model's input is text")
+            raw = _native.fixed_point_inference(self.path, x, None, None, family)
+        return json.loads(raw)

@@ -25,3 +25,10 @@ def private_classification(
 def plaintext_classification(
     model_path: str, data: list[float], shape: list[int]
 ) -> tuple[list[float], int, int]: ...
+def fixed_point_inference(
+    model_path: str,
+    text: str | None = None,
+    data: list[float] | None = None,
+    shape: list[int] | None = None,
+    family: str | None = None,
+) -> str: ...

@@ -17,7 +17,7 @@ pub fn is_onnx(model: Option<&Path>) -> bool {
 }
 
 /// The labelled images: `--images`, or `test.safetensors` beside the model.
-fn image_set(model: &Path, images: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+pub(crate) fn image_set(model: &Path, images: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     let path = images.unwrap_or_else(|| model.with_file_name("test.safetensors"));
     if !path.exists() {
         bail!(
@@ -64,8 +64,8 @@ fn print(r: &ClassifyReport) {
     println!("  largest |private − fixed-point executor| logit: {} units of 2^-16", r.fixed_point_ulps);
     for o in &r.overflows {
         println!(
-            "  overflow at node {} ({}, {}): |value| {:.3e} ≥ {:.3e}",
-            o.node, o.op, o.scope, o.max_abs, o.limit
+            "  out of range at node {} ({}, {}): {} {:.3e} against the limit {:.3e}",
+            o.node, o.op, o.scope, o.what, o.max_abs, o.limit
         );
     }
     println!("\n  party  role         phase     MiB sent   rounds   seconds");

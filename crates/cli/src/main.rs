@@ -17,6 +17,7 @@ mod classify;
 mod config;
 mod demo;
 mod job;
+mod plain;
 mod report;
 mod run;
 mod shaped;
@@ -114,6 +115,30 @@ enum Command {
         /// `tls` (TCP + mutual TLS on 127.0.0.1) or `memory`.
         #[arg(long, default_value = "tls")]
         link: String,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A model in the clear, no MPC: the float executor beside the plaintext fixed-point
+    /// executor, which computes what the family's secure run computes (its rings, tables and
+    /// precision plan), and the layers whose values leave their range.
+    Plain {
+        /// Model folder (default: all-MiniLM-L6-v2 as setup installs it), or an `.onnx` CNN.
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// Family whose arithmetic to follow: `mosformer` (default for transformers) or
+        /// `aegis` (default for `.onnx` models).
+        #[arg(long)]
+        family: Option<String>,
+        /// CNNs: the images (default: `test.safetensors` beside the model).
+        #[arg(long)]
+        images: Option<PathBuf>,
+        /// CNNs: how many images (the first of the set).
+        #[arg(long, default_value_t = 4)]
+        batch: usize,
+        /// The text (transformers).
+        #[arg(long, default_value = "Secure inference keeps both the model and the data private.")]
+        text: String,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -288,6 +313,9 @@ fn main() -> ExitCode {
                     }
                 },
             })
+        }
+        Command::Plain { model, family, images, batch, text, json } => {
+            plain::run(model, family.as_deref(), &text, images, batch, json)
         }
         Command::Eval { sentences, model, family, images, batch, limit, security, json } => {
             bench::parse_security(&security).and_then(|s| match model {

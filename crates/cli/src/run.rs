@@ -62,6 +62,16 @@ pub fn print_report(r: &InferenceReport, json: bool) -> anyhow::Result<()> {
         "  cosine similarity vs plaintext: {:.6}   max |error|: {:.4}",
         r.cosine_vs_plaintext, r.max_abs_error
     );
+    println!(
+        "  fixed-point executor (the family's arithmetic in the clear): max |secure − fixed| {:.4}",
+        r.max_abs_vs_fixed_point
+    );
+    for o in &r.overflows {
+        println!(
+            "  out of range at node {} ({}, {}): {} {:.3e} against the limit {:.3e}",
+            o.node, o.op, o.scope, o.what, o.max_abs, o.limit
+        );
+    }
     for p in &r.per_party {
         for c in &p.client_side {
             println!("  done by the data owner in the clear: {c}");

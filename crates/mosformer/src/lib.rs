@@ -46,13 +46,16 @@
 //!   or semi-honest mode;
 //! - [`ops`]: the fixed-point and non-linear traits on the 64-bit ring, following the paper's
 //!   precision plan, with gate material planned and made ahead like the rest of the offline
-//!   phase.
+//!   phase;
+//! - [`clear`]: the same gates and precision plan on plain integers (`veil-mpc`'s
+//!   `FixedReference`), for the plaintext fixed-point executor.
 //!
 //! All preprocessing is produced by the three servers themselves (no trusted dealer): see
 //! `docs/mosformer-offline.md`. Still to come: the model runtime that assembles these gates
 //! into transformer layers, producing the offline material layer by layer.
 
 pub mod bits;
+pub mod clear;
 pub mod coin;
 pub mod convert;
 pub mod deal;

@@ -1,20 +1,26 @@
-//! The plaintext fixed-point executor for CNN graphs: the numbers the secure run computes,
-//! without MPC, to debug numerics and to find where values would leave the ring.
+//! The plaintext fixed-point executor: the numbers the secure run computes, without MPC, to
+//! debug numerics and to find where values would leave the ring or a layer's valid range.
 //!
 //! Same encoding as the secure executor (`Z_2^64`, `f` fractional bits, weights and inputs
-//! rounded to nearest), same index maps ([`crate::cnn`]), and the arithmetic of the families'
-//! CNN operations: a product or matrix product is exact in the ring, then truncated by `2^f`
-//! (rounding down); ReLU, maxima and additions are exact; a mean multiplies the window's sum by
-//! `⌊2^f/count⌉` and truncates (as `aegis`'s division by a public integer does). The secure run
-//! agrees with it exactly on everything but the truncations, where `aegis`'s probabilistic
-//! truncation may give one more unit in the last place (`2^-f`) per truncation, and
-//! `mosformer`'s gives up to two.
+//! rounded to nearest), same index maps ([`crate::cnn`]), same walk over the graph, and the
+//! arithmetic of the family's operations: a product or matrix product is exact in the ring,
+//! then truncated by `2^f` (rounding down); maxima and additions are exact; a mean multiplies
+//! the window's sum by `⌊2^f/count⌉` and truncates (as a division by a public integer does);
+//! an embedding lookup (the one-hot product) is exact. ReLU, GELU, softmax and LayerNorm come
+//! from the family's [`FixedReference`]: its own tables, rings and precision plan in the clear
+//! (`veil_mosformer::clear::MosformerReference` for transformers, [`ExactCnn`] for CNN
+//! families, whose comparisons are exact). Attention is `softmax(q_h·k_hᵀ)·v_h` per head,
+//! as the secure executor computes it. The secure run agrees with this exactly on everything
+//! but the truncations, where `aegis`'s probabilistic truncation may give one more unit in the
+//! last place (`2^-f`) per truncation, and `mosformer`'s (and its local downcasts) up to two;
+//! through a transformer's LUTs such units can move a table index by one step.
 //!
 //! **Range report**: each node's largest magnitude is recorded, with products measured before
 //! their truncation, in 128 bits; a node where a product or a value reaches `2^62` in the
 //! ring (real `2^{62−2f}` for products, `2^{62−f}` for values: one bit below the sign, so sums
 //! of two and the secure comparisons stay right) is listed as an overflow, naming the node and
-//! its layer.
+//! its layer; so is a layer whose input leaves the range its approximation holds on (the
+//! family's [`FixedReference`] says which: e.g. `mosformer`'s GELU needs `|x| < 512`).
 
 use serde::Serialize;
 
@@ -24,6 +30,9 @@ use crate::float::Mat;
 use crate::graph::{Graph, Op};
 use crate::input::Input;
 use crate::weights::{FloatTensor, Weights};
+use veil_mpc::reference::{Checked, FixedReference};
+
+pub use veil_mpc::reference::ExactCnn;
 
 /// A value leaving the safe range.
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -34,6 +43,8 @@ pub struct Overflow {
     pub op: String,
     /// Its layer.
     pub scope: String,
+    /// What left the range: `product`, `value`, or the layer's own limit (e.g. `GELU input`).
+    pub what: String,
     /// The largest magnitude reached, as a real number (products: before truncation, in
     /// units of `2^-2f`, reported here divided by `2^2f`).
     pub max_abs: f64,
@@ -46,7 +57,8 @@ pub struct Overflow {
 pub struct FixedRun {
     /// The output, decoded.
     pub output: Mat,
-    /// The raw output (ring elements as signed integers).
+    /// The raw output (ring elements as signed integers; before the final `L2Normalize`,
+    /// which is applied to the decoded output, as the data owner does in a secure run).
     pub raw: Vec<i64>,
     /// Nodes whose values left the safe range (empty when the run is sound).
     pub overflows: Vec<Overflow>,
@@ -88,19 +100,76 @@ fn matmul_trunc(x: &[i64], w: &[i64], rows: usize, k: usize, n: usize, f: u32) -
     (out, peak)
 }
 
-/// Runs a CNN graph in fixed point with `f` fractional bits (16 for the families' models).
-pub fn run_fixed(graph: &Graph, weights: &Weights, data: Input<'_>, f: u32) -> Result<FixedRun> {
-    let Input::Images(images) = data else {
-        return Err(NnError::Unsupported("the fixed-point executor runs CNN graphs (image input)".into()));
-    };
+/// The columns `hd·dh .. (hd+1)·dh` of `[rows, width]`, transposed when `transposed`.
+fn head(x: &[i64], rows: usize, width: usize, hd: usize, dh: usize, transposed: bool) -> Vec<i64> {
+    if transposed {
+        (0..dh * rows).map(|e| x[(e % rows) * width + hd * dh + e / rows]).collect()
+    } else {
+        (0..rows * dh).map(|e| x[(e / dh) * width + hd * dh + e % dh]).collect()
+    }
+}
+
+/// `softmax(q_h·k_hᵀ)·v_h` per head, heads side by side; also the largest product.
+fn attention(
+    reference: &dyn FixedReference,
+    [q, k, v]: [&[i64]; 3],
+    [t, h]: [usize; 2],
+    heads: usize,
+    causal: bool,
+) -> Result<(Checked, u128)> {
+    if heads == 0 || !h.is_multiple_of(heads) {
+        return Err(NnError::Invalid(format!("{heads} heads on width {h}")));
+    }
+    let (dh, f) = (h / heads, reference.frac_bits());
+    let mut peak = 0u128;
+    let mut scores = Vec::with_capacity(heads * t * t);
+    for hd in 0..heads {
+        let (s, p) = matmul_trunc(&head(q, t, h, hd, dh, false), &head(k, t, h, hd, dh, true), t, dh, t, f);
+        scores.extend(s);
+        peak = peak.max(p);
+    }
+    let mask: Option<Vec<bool>> = causal.then(|| (0..heads * t * t).map(|e| (e % t) > (e / t) % t).collect());
+    let probs = reference
+        .softmax(&scores, heads * t, t, mask.as_deref())
+        .ok_or_else(|| NnError::Unsupported("attention needs a family with softmax".into()))?;
+    let mut out = vec![0i64; t * h];
+    for hd in 0..heads {
+        let p_h = &probs.values[hd * t * t..(hd + 1) * t * t];
+        let (o, p) = matmul_trunc(p_h, &head(v, t, h, hd, dh, false), t, t, dh, f);
+        peak = peak.max(p);
+        for (e, val) in o.into_iter().enumerate() {
+            out[(e / dh) * h + hd * dh + e % dh] = val;
+        }
+    }
+    Ok((Checked { values: out, excess: probs.excess }, peak))
+}
+
+/// Runs `graph` in fixed point with the family's arithmetic (`reference`; its fractional bits,
+/// 16 for the families' models).
+pub fn run_fixed(
+    graph: &Graph,
+    weights: &Weights,
+    data: Input<'_>,
+    reference: &dyn FixedReference,
+) -> Result<FixedRun> {
     data.check(graph)?;
-    let shapes = graph.shapes(data.size())?;
+    graph.validate()?;
+    let f = reference.frac_bits();
+    let n = data.size();
+    let shapes = graph.shapes(n)?;
     let w = |name: &String| -> Result<Vec<i64>> {
         let t: &FloatTensor =
             weights.get(name).ok_or_else(|| NnError::Invalid(format!("weight {name} is missing")))?;
+        if t.shape != graph.weights[name] {
+            return Err(NnError::Invalid(format!(
+                "weight {name} has shape {:?}, the graph {:?}",
+                t.shape, graph.weights[name]
+            )));
+        }
         encode(&t.data, f, name)
     };
     let (product_limit, value_limit) = (1u128 << 62, 1u128 << 62);
+    let scale = f64::from(1u32 << f);
     let mut values: Vec<Vec<i64>> = Vec::with_capacity(graph.nodes.len());
     let mut overflows = Vec::new();
     for (i, node) in graph.nodes.iter().enumerate() {
@@ -109,6 +178,10 @@ pub fn run_fixed(graph: &Graph, weights: &Weights, data: Input<'_>, f: u32) -> R
             <[usize; 4]>::try_from(shapes[node.inputs[k]].as_slice())
                 .map_err(|_| NnError::Invalid(format!("node {i}: input is not an image")))
         };
+        let matrix = |k: usize| -> Result<[usize; 2]> {
+            <[usize; 2]>::try_from(shapes[node.inputs[k]].as_slice())
+                .map_err(|_| NnError::Invalid(format!("node {i}: input is not a matrix")))
+        };
         let add_bias = |mut y: Vec<i64>, bias: &Option<String>, n: usize| -> Result<Vec<i64>> {
             if let Some(b) = bias {
                 let b = w(b)?;
@@ -116,13 +189,53 @@ pub fn run_fixed(graph: &Graph, weights: &Weights, data: Input<'_>, f: u32) -> R
             }
             Ok(y)
         };
+        let missing = || {
+            NnError::Unsupported(format!(
+                "node {i} ({}): the family has no such layer (its fixed-point reference lacks it)",
+                node.op.name()
+            ))
+        };
         let mut peak_product = 0u128;
+        let mut excess = None;
+        let mut layer = |c: Checked| {
+            excess = c.excess;
+            c.values
+        };
         let v: Vec<i64> = match &node.op {
+            Op::Tokens => Vec::new(),
             Op::Image { channels, height, width } => {
+                let Input::Images(images) = data else { return Err(NnError::Invalid("no images".into())) };
                 let b = images.shape[0];
                 let nhwc =
                     cnn::gather(&images.data, &cnn::nchw_to_nhwc([b, *channels, *height, *width]), 0.0)?;
                 encode(&nhwc, f, "image")?
+            }
+            Op::Embedding { table } => {
+                // The one-hot row (2^f at the id) times the table, truncated by 2^f: the row.
+                let Input::Tokens(ids) = data else { return Err(NnError::Invalid("no tokens".into())) };
+                let [vocab, h] = <[usize; 2]>::try_from(graph.weights[table].as_slice())
+                    .map_err(|_| NnError::Invalid(format!("embedding {table} is not a matrix")))?;
+                let t = w(table)?;
+                peak_product = t.iter().map(|v| u128::from(v.unsigned_abs()) << f).max().unwrap_or(0);
+                let mut rows = Vec::with_capacity(ids.len() * h);
+                for &id in ids {
+                    let id = id as usize;
+                    if id >= vocab {
+                        return Err(NnError::Invalid(format!(
+                            "token id {id} outside the vocabulary of {vocab}"
+                        )));
+                    }
+                    rows.extend_from_slice(&t[id * h..(id + 1) * h]);
+                }
+                rows
+            }
+            Op::Positions { table } => {
+                let t = w(table)?;
+                t[..shapes[i].iter().product::<usize>()].to_vec()
+            }
+            Op::RowBroadcast { table, row } => {
+                let (t, h) = (w(table)?, shapes[i][1]);
+                t[row * h..(row + 1) * h].iter().copied().cycle().take(n * h).collect()
             }
             Op::Conv2d { weight, bias, window } => {
                 let (idx, [rows, cols]) = cnn::im2col(image(0)?, window)?;
@@ -133,14 +246,32 @@ pub fn run_fixed(graph: &Graph, weights: &Weights, data: Input<'_>, f: u32) -> R
                 add_bias(y, bias, n)?
             }
             Op::Linear { weight, bias } => {
-                let [rows, k] = <[usize; 2]>::try_from(shapes[node.inputs[0]].as_slice())
-                    .map_err(|_| NnError::Invalid(format!("node {i}: input is not a matrix")))?;
+                let [rows, k] = matrix(0)?;
                 let n = shapes[i][1];
                 let (y, peak) = matmul_trunc(x(0), &w(weight)?, rows, k, n, f);
                 peak_product = peak;
                 add_bias(y, bias, n)?
             }
-            Op::Relu => x(0).iter().map(|&v| v.max(0)).collect(),
+            Op::Relu => layer(reference.relu(x(0))),
+            Op::Gelu(_) => layer(reference.gelu(x(0)).ok_or_else(missing)?),
+            Op::LayerNorm { gamma, beta, .. } => {
+                let [rows, k] = matrix(0)?;
+                layer(reference.layernorm(x(0), &w(gamma)?, &w(beta)?, rows, k).ok_or_else(missing)?)
+            }
+            Op::Attention { heads, causal } => {
+                let (c, peak) = attention(reference, [x(0), x(1), x(2)], matrix(0)?, *heads, *causal)?;
+                peak_product = peak;
+                layer(c)
+            }
+            Op::MeanPool => {
+                let [rows, k] = matrix(0)?;
+                (0..k)
+                    .map(|c| {
+                        (0..rows).fold(0i64, |a, r| a.wrapping_add(x(0)[r * k + c])).div_euclid(rows as i64)
+                    })
+                    .collect()
+            }
+            Op::L2Normalize => x(0).clone(),
             Op::MaxPool(window) => {
                 let (idx, [_, k], _) = cnn::windows(image(0)?, window, PadFill::Repeat)?;
                 cnn::gather(x(0), &idx, 0)?.chunks(k).map(|r| r.iter().copied().max().unwrap_or(0)).collect()
@@ -162,39 +293,33 @@ pub fn run_fixed(graph: &Graph, weights: &Weights, data: Input<'_>, f: u32) -> R
             }
             Op::Flatten => cnn::gather(x(0), &cnn::flatten(image(0)?), 0)?,
             Op::Add => x(0).iter().zip(x(1)).map(|(a, b)| a.wrapping_add(*b)).collect(),
-            other => {
-                return Err(NnError::Unsupported(format!(
-                    "node {i} ({}): the fixed-point executor covers CNN layers",
-                    other.name()
-                )));
-            }
         };
         let peak_value = v.iter().map(|x| u128::from(x.unsigned_abs())).max().unwrap_or(0);
-        let scale = f64::from(1u32 << f);
+        let found = |what: &str, max_abs: f64, limit: f64| Overflow {
+            node: i,
+            op: node.op.name().to_string(),
+            scope: node.scope.clone(),
+            what: what.into(),
+            max_abs,
+            limit,
+        };
         if peak_product >= product_limit {
-            overflows.push(Overflow {
-                node: i,
-                op: node.op.name().to_string(),
-                scope: node.scope.clone(),
-                max_abs: peak_product as f64 / (scale * scale),
-                limit: product_limit as f64 / (scale * scale),
-            });
+            let s2 = scale * scale;
+            overflows.push(found("product", peak_product as f64 / s2, product_limit as f64 / s2));
         } else if peak_value >= value_limit {
-            overflows.push(Overflow {
-                node: i,
-                op: node.op.name().to_string(),
-                scope: node.scope.clone(),
-                max_abs: peak_value as f64 / scale,
-                limit: value_limit as f64 / scale,
-            });
+            overflows.push(found("value", peak_value as f64 / scale, value_limit as f64 / scale));
+        } else if let Some(e) = excess {
+            overflows.push(found(&e.what, e.value, e.limit));
         }
         values.push(v);
     }
     let last = graph.output()?;
     let raw = values.swap_remove(last);
     let cols = *shapes[last].last().unwrap_or(&1);
-    let scale = f64::from(1u32 << f);
-    let output =
+    let mut output =
         Mat { rows: raw.len() / cols.max(1), cols, data: raw.iter().map(|&v| v as f64 / scale).collect() };
+    if matches!(graph.nodes[last].op, Op::L2Normalize) {
+        output = crate::float::l2_normalize(&output);
+    }
     Ok(FixedRun { output, raw, overflows })
 }

@@ -44,6 +44,12 @@ fn uniform(prg: &mut Prg) -> f64 {
     ((prg.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
 }
 
+/// A standard normal sample (Box–Muller).
+fn normal(prg: &mut Prg) -> f64 {
+    let (a, b) = (uniform(prg), uniform(prg));
+    (-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()
+}
+
 impl Builder {
     fn new(c: usize, h: usize, w: usize, seed: u64) -> (Self, ValueId) {
         let mut g = Graph::default();
@@ -52,15 +58,9 @@ impl Builder {
         (Builder { g, w: Weights::new(), prg: seeded(seed, 0), layer: 0 }, v)
     }
 
-    /// A standard normal sample (Box–Muller).
-    fn normal(&mut self) -> f64 {
-        let (a, b) = (uniform(&mut self.prg), uniform(&mut self.prg));
-        (-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()
-    }
-
     fn tensor(&mut self, name: &str, shape: &[usize], std: f64) -> String {
         let n = shape.iter().product();
-        let data = (0..n).map(|_| (self.normal() * std) as f32).collect();
+        let data = (0..n).map(|_| (normal(&mut self.prg) * std) as f32).collect();
         let name = self.g.weight(name, shape);
         self.w.insert(name.clone(), FloatTensor { shape: shape.to_vec(), data });
         name
@@ -148,6 +148,40 @@ pub fn random_images(n: usize, [c, h, w]: [usize; 3], seed: u64) -> FloatTensor 
     let mut prg = seeded(seed, 1);
     let data = (0..n * c * h * w).map(|_| uniform(&mut prg) as f32).collect();
     FloatTensor { shape: vec![n, c, h, w], data }
+}
+
+/// Seeded random weights for any graph, scaled by the role of each weight: linear and
+/// convolution kernels `N(0, 1/fan_in)`, LayerNorm `γ` around 1 (`1 + N(0, 0.1²)`), LayerNorm
+/// `β` and biases `N(0, 0.1²)`, embedding tables `N(0, 0.5²)`. Keeps a random transformer's
+/// activations in the range of a trained one, for tests and benchmarks.
+pub fn random_weights(g: &Graph, seed: u64) -> Weights {
+    let mut prg = seeded(seed, 2);
+    let mut w = Weights::new();
+    for node in &g.nodes {
+        let roles: Vec<(&String, f64, f64)> = match &node.op {
+            Op::Linear { weight, bias } | Op::Conv2d { weight, bias, .. } => {
+                let shape = &g.weights[weight];
+                let fan_in: usize = shape[..shape.len() - 1].iter().product();
+                let mut r = vec![(weight, 0.0, 1.0 / (fan_in.max(1) as f64).sqrt())];
+                r.extend(bias.iter().map(|b| (b, 0.0, 0.1)));
+                r
+            }
+            Op::LayerNorm { gamma, beta, .. } => vec![(gamma, 1.0, 0.1), (beta, 0.0, 0.1)],
+            Op::Embedding { table } | Op::Positions { table } | Op::RowBroadcast { table, .. } => {
+                vec![(table, 0.0, 0.5)]
+            }
+            _ => Vec::new(),
+        };
+        for (name, mean, std) in roles {
+            if w.contains_key(name) {
+                continue;
+            }
+            let shape = g.weights[name].clone();
+            let data = (0..shape.iter().product()).map(|_| (mean + std * normal(&mut prg)) as f32).collect();
+            w.insert(name.clone(), FloatTensor { shape, data });
+        }
+    }
+    w
 }
 
 #[cfg(test)]

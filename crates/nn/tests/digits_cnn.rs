@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use veil_aegis::Aegis;
 use veil_mosformer::{Mosformer, Security, offline::Offline};
 use veil_mpc::harness::{SimConfig, simulate_with};
-use veil_nn::fixed::run_fixed;
+use veil_nn::fixed::{ExactCnn, run_fixed};
 use veil_nn::float::{Mat, run_float_on};
 use veil_nn::onnx::{OnnxModel, load_onnx};
 use veil_nn::secure::{Contribution, Roles, SecureBackend, run_secure, run_secure_cnn};
@@ -110,7 +110,7 @@ fn private_cnn_under_aegis_matches_the_float_and_fixed_point_references() {
     assert_close(&out, &float, 0.02);
     // The fixed-point executor computes what the protocol computes, up to aegis's truncation
     // (one unit of 2^-16 more, now and then, carried through the later layers).
-    let fixed = run_fixed(&model.graph, &model.weights, Input::Images(&batch), 16).unwrap();
+    let fixed = run_fixed(&model.graph, &model.weights, Input::Images(&batch), &ExactCnn(16)).unwrap();
     assert!(fixed.overflows.is_empty(), "{:?}", fixed.overflows);
     let ulps =
         out.data.iter().zip(&fixed.output.data).map(|(a, b)| ((a - b) * 65536.0).abs()).fold(0.0, f64::max);
@@ -122,7 +122,7 @@ fn private_cnn_under_aegis_matches_the_float_and_fixed_point_references() {
 fn the_fixed_point_executor_names_the_layer_that_overflows() {
     let (model, images, ..) = load();
     let batch = first_images(&images, 2);
-    let fixed = run_fixed(&model.graph, &model.weights, Input::Images(&batch), 16).unwrap();
+    let fixed = run_fixed(&model.graph, &model.weights, Input::Images(&batch), &ExactCnn(16)).unwrap();
     let float = run_float_on(&model.graph, &model.weights, Input::Images(&batch)).unwrap();
     let err = fixed.output.data.iter().zip(&float.data).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
     assert!(err < 0.01, "fixed point vs float: {err}");
@@ -130,7 +130,7 @@ fn the_fixed_point_executor_names_the_layer_that_overflows() {
     // kernel pass 2^62.
     let loud = FloatTensor::new(batch.shape.clone(), batch.data.iter().map(|v| v * 2f32.powi(38)).collect())
         .unwrap();
-    let fixed = run_fixed(&model.graph, &model.weights, Input::Images(&loud), 16).unwrap();
+    let fixed = run_fixed(&model.graph, &model.weights, Input::Images(&loud), &ExactCnn(16)).unwrap();
     let first = fixed.overflows.first().expect("an overflow is reported");
     assert_eq!((first.op.as_str(), first.scope.as_str()), ("conv2d", "conv1"), "{first:?}");
 }

@@ -151,6 +151,59 @@ fn plaintext_classification(
     .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// The model at `model_path` in the clear, no MPC: the float executor beside the plaintext
+/// fixed-point executor with `family`'s arithmetic (default: `mosformer` for a Hugging Face
+/// folder, `aegis` for an `.onnx` CNN), on `text` or on the images `data` of `shape`; returns
+/// the report (both outputs, their largest difference, the layers whose values left their
+/// range) as JSON text.
+#[pyfunction]
+#[pyo3(signature = (model_path, text = None, data = None, shape = None, family = None))]
+fn fixed_point_inference(
+    py: Python<'_>,
+    model_path: std::path::PathBuf,
+    text: Option<String>,
+    data: Option<Vec<f64>>,
+    shape: Option<Vec<usize>>,
+    family: Option<String>,
+) -> PyResult<String> {
+    use veil_runtime::classify::CnnFamily;
+    let onnx = model_path.extension().is_some_and(|e| e == "onnx");
+    let name = family.unwrap_or_else(|| if onnx { "aegis" } else { "mosformer" }.into());
+    let family = CnnFamily::parse(&name, veil_mosformer::Security::Malicious)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let x = match (onnx, data, shape, &text) {
+        (true, Some(d), Some(s), None) => Some(images(d, s)?),
+        (false, None, None, Some(_)) => None,
+        _ => return Err(PyValueError::new_err("pass text for a text model, data and shape for a CNN")),
+    };
+    let report = py
+        .detach(|| -> Result<_, veil_mpc::MpcError> {
+            let err = veil_runtime::inference::nn_error;
+            match (x, text) {
+                (Some(x), _) => {
+                    let m = veil_nn::onnx::load_onnx(&model_path).map_err(err)?;
+                    veil_runtime::plain::plain_run(
+                        &m.name,
+                        &m.graph,
+                        &m.weights,
+                        veil_nn::Input::Images(&x),
+                        family,
+                    )
+                }
+                (None, text) => {
+                    let m = veil_nn::bert::load_hf(&model_path, true).map_err(err)?;
+                    let ids =
+                        veil_nn::bert::tokenize(&m, text.as_deref().unwrap_or_default()).map_err(err)?;
+                    let w =
+                        m.weights.as_ref().ok_or_else(|| veil_mpc::MpcError::Invalid("no weights".into()))?;
+                    veil_runtime::plain::plain_run(&m.name, &m.graph, w, veil_nn::Input::Tokens(&ids), family)
+                }
+            }
+        })
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
 /// The native module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -158,6 +211,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_mul, m)?)?;
     m.add_function(wrap_pyfunction!(make_certs, m)?)?;
     m.add_function(wrap_pyfunction!(private_inference, m)?)?;
+    m.add_function(wrap_pyfunction!(fixed_point_inference, m)?)?;
     m.add_function(wrap_pyfunction!(plaintext_inference, m)?)?;
     m.add_function(wrap_pyfunction!(private_classification, m)?)?;
     m.add_function(wrap_pyfunction!(plaintext_classification, m)?)?;

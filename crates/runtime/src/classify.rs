@@ -49,6 +49,14 @@ impl CnnFamily {
         }
     }
 
+    /// The family's arithmetic in the clear, for the fixed-point executor.
+    pub fn reference(self) -> &'static dyn veil_mpc::reference::FixedReference {
+        match self {
+            CnnFamily::Aegis => &veil_nn::fixed::ExactCnn(16),
+            CnnFamily::Mosformer => &veil_mosformer::clear::MosformerReference,
+        }
+    }
+
     /// The family's name.
     pub fn name(self) -> &'static str {
         match self {
@@ -146,8 +154,9 @@ pub fn private_classification(
         .find_map(|p| p.output.clone())
         .ok_or_else(|| MpcError::Invalid("the data owner reported no output".into()))?;
     let max_abs_error = output.iter().zip(&plain.data).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
-    let fixed = veil_nn::fixed::run_fixed(&model.graph, &model.weights, Input::Images(images), 16)
-        .map_err(nn_error)?;
+    let fixed =
+        veil_nn::fixed::run_fixed(&model.graph, &model.weights, Input::Images(images), family.reference())
+            .map_err(nn_error)?;
     let fixed_point_ulps =
         output.iter().zip(&fixed.output.data).map(|(a, b)| ((a - b) * 65536.0).abs()).fold(0.0, f64::max);
     Ok(ClassifyReport {

@@ -12,6 +12,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
+use veil_mosformer::clear::MosformerReference;
 use veil_mosformer::offline::Offline;
 use veil_mosformer::{Mosformer, Security};
 use veil_mpc::harness::{SimConfig, simulate_tcp_with, simulate_with};
@@ -284,6 +285,14 @@ pub struct InferenceReport {
     pub cosine_vs_plaintext: f64,
     /// Largest absolute difference.
     pub max_abs_error: f64,
+    /// The plaintext fixed-point executor's output (the family's arithmetic in the clear).
+    pub fixed_point: Vec<f64>,
+    /// Largest absolute difference between the private output and the fixed-point
+    /// executor's: what the protocol's probabilistic truncations add.
+    pub max_abs_vs_fixed_point: f64,
+    /// Layers where the fixed-point executor saw a value leave the ring's safe range or a
+    /// layer's input leave the range its approximation holds on.
+    pub overflows: Vec<veil_nn::fixed::Overflow>,
     /// Every party's report.
     pub per_party: Vec<InferenceParty>,
     /// Peak resident memory of this process, MiB (all parties when they run as threads).
@@ -320,7 +329,14 @@ pub fn report(
         model.weights.as_ref().ok_or_else(|| MpcError::Invalid("the reference needs the weights".into()))?;
     let plaintext = run_float(&model.graph, weights, ids).map_err(|e| MpcError::Invalid(e.to_string()))?.data;
     let max_abs_error = output.iter().zip(&plaintext).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    let fixed = veil_nn::fixed::run_fixed(&model.graph, weights, Input::Tokens(ids), &MosformerReference)
+        .map_err(nn_error)?;
+    let max_abs_vs_fixed_point =
+        output.iter().zip(&fixed.output.data).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
     Ok(InferenceReport {
+        fixed_point: fixed.output.data,
+        max_abs_vs_fixed_point,
+        overflows: fixed.overflows,
         model: model.name.clone(),
         family: "mosformer".into(),
         security: security_name(security).into(),

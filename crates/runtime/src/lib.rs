@@ -3,6 +3,7 @@
 //! - [`inference`]: private inference of a Hugging Face transformer (`mosformer`), the session
 //!   of three servers, a data owner and a model owner that every model job uses;
 //! - [`classify`]: private classification with an ONNX CNN (`aegis` or `mosformer`);
+//! - [`plain`]: the float and fixed-point executors in the clear, for debugging numerics;
 //! - [`bench`](mod@bench), [`bench_aegis`], [`bench_model`], [`encoder`]: the benchmarks;
 //! - the demo product (this module): party 0's secret vector times party 1's, elementwise, in
 //!   fixed point (Z_2^64, 16 fractional bits; the product carries 32 fractional bits and is
@@ -17,6 +18,7 @@ pub mod classify;
 pub mod encoder;
 pub mod inference;
 pub mod memory;
+pub mod plain;
 
 use serde::{Deserialize, Serialize};
 use veil_additive::{Additive, InsecureDealer};

@@ -1,0 +1,62 @@
+//! `veil plain`: a model in the clear, no MPC: the float executor beside the plaintext
+//! fixed-point executor with the family's arithmetic, and the layers whose values left their
+//! range. For debugging a model's numerics before running it privately.
+
+use std::path::PathBuf;
+
+use veil_mosformer::Security;
+use veil_nn::Input;
+use veil_runtime::classify::{CnnFamily, image_range, load_image_set};
+use veil_runtime::plain::{PlainReport, plain_run};
+
+use crate::classify::{image_set, is_onnx};
+use crate::run::model_dir;
+
+/// Runs and prints.
+pub fn run(
+    model: Option<PathBuf>,
+    family: Option<&str>,
+    text: &str,
+    images: Option<PathBuf>,
+    batch: usize,
+    json: bool,
+) -> anyhow::Result<()> {
+    let r = if is_onnx(model.as_deref()) {
+        let path = model.unwrap_or_default();
+        let family = CnnFamily::parse(family.unwrap_or("aegis"), Security::Malicious)?;
+        let loaded = veil_nn::onnx::load_onnx(&path)?;
+        let (all, _) = load_image_set(&image_set(&path, images)?)?;
+        let x = image_range(&all, 0, batch)?;
+        plain_run(&loaded.name, &loaded.graph, &loaded.weights, Input::Images(&x), family)?
+    } else {
+        let family = CnnFamily::parse(family.unwrap_or("mosformer"), Security::Malicious)?;
+        let loaded = veil_nn::bert::load_hf(&model_dir(model)?, true)?;
+        let ids = veil_nn::bert::tokenize(&loaded, text)?;
+        let weights = loaded.weights.as_ref().ok_or_else(|| anyhow::anyhow!("the model has no weights"))?;
+        plain_run(&loaded.name, &loaded.graph, weights, Input::Tokens(&ids), family)?
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        print(&r);
+    }
+    Ok(())
+}
+
+fn print(r: &PlainReport) {
+    println!("Veil: {} in the clear, fixed point with {}'s arithmetic", r.model, r.family);
+    let head = |v: &[f64]| v.iter().take(6).map(|x| format!("{x:+.4}")).collect::<Vec<_>>().join(" ");
+    println!("  output: {} × {}", r.shape[0], r.shape[1]);
+    println!("  float:        [{} …]", head(&r.float));
+    println!("  fixed point:  [{} …]", head(&r.fixed_point));
+    println!("  largest |fixed point − float|: {:.5}", r.max_abs_fixed_vs_float);
+    if r.overflows.is_empty() {
+        println!("  every value stayed in range");
+    }
+    for o in &r.overflows {
+        println!(
+            "  out of range at node {} ({}, {}): {} {:.3e} against the limit {:.3e}",
+            o.node, o.op, o.scope, o.what, o.max_abs, o.limit
+        );
+    }
+}

@@ -1,0 +1,263 @@
+//! The family's gates in the clear: the same tables, rings and steps as the secure gates
+//! ([`crate::gelu`], [`crate::exp`], [`crate::recip`], [`crate::max`], [`crate::softmax`],
+//! [`crate::layernorm`]) and the precision plan of [`crate::ops`], on plain integers, behind
+//! `veil-mpc`'s [`FixedReference`]. It is what the plaintext fixed-point executor runs, so a
+//! model's numerics under Mosformer can be followed without MPC.
+//!
+//! Values are `Z_2^64` elements read as signed integers (`i64`, wrapping arithmetic, as the
+//! MAC ring computes). A comparison in a working ring `Z_2^ℓ` is the sign of the value reduced
+//! mod `2^ℓ`; a table index is the value mod `2^{ℓ_t}`; both exactly as the secure gates read
+//! them. Where the secure run is exact, so is this (a gate's comparisons, selections and
+//! lookups given the same input); its truncations are exact floors `⌊x/d⌋` where the
+//! protocol's ([`crate::trunc`]) and local downcasts ([`crate::convert`]) may be a unit or two
+//! low, so whole gates agree up to those units (tested in `tests/clear.rs`).
+//!
+//! **Ranges.** Each layer reports an input outside its valid range: ReLU and GELU need
+//! `|x| < 512` (comparisons in `Z_2^16` at 6 fractional bits); softmax needs differences from
+//! the row maximum below `2^19` (`Z_2^32` at 12 bits) and a row length below `2^12` (the
+//! reciprocal's domain); LayerNorm needs the variance below 4096, and is reported when a
+//! variance falls below `2^-8`: Rsqrt itself is accurate down to one unit (`2^-12`), but the
+//! variance, truncated to 12 fractional bits, then keeps fewer than 5 significant bits.
+
+use veil_mpc::reference::{Checked, Excess, FixedReference};
+use veil_ring::{Z2k, Z16, Z32};
+
+use crate::exp::{EXP_COEFFICIENTS, pow2_table};
+use crate::gelu::{F_IN, gelu_table};
+use crate::layernorm::{F_LIN, F_RSQRT};
+use crate::ops::FRAC_BITS;
+use crate::recip::{BASE, Kind, TABLE_BITS, THRESHOLDS, main_table, scale_table};
+
+/// Fractional bits of softmax's working precision (the precision plan's `Z_2^32`).
+const F_SOFTMAX: u32 = 12;
+/// Largest `|x|` the 16-bit comparisons of ReLU and GELU read right, in real terms.
+const ACTIVATION_LIMIT: f64 = 512.0;
+
+/// `⌊x / d⌋` (the exact truncation).
+fn floor_div(x: i64, d: u64) -> i64 {
+    x.div_euclid(d as i64)
+}
+
+/// Whether `x mod 2^ℓ` is non-negative as an `ℓ`-bit signed value (DReLU in `Z_2^ℓ`).
+fn nonneg<R: Z2k>(x: i64) -> bool {
+    R::from_i64(x).to_signed() >= 0
+}
+
+/// Select: `v` when the condition (read in `Z_2^ℓ`) is non-negative, else 0.
+fn select<R: Z2k>(cond: i64, v: i64) -> i64 {
+    if nonneg::<R>(cond) { v } else { 0 }
+}
+
+/// A table index: `x mod 2^bits`.
+fn index(x: i64, bits: u32) -> usize {
+    (x as u64 & ((1u64 << bits) - 1)) as usize
+}
+
+/// `round(c·2^k)`.
+fn fixed(c: f64, k: u32) -> i64 {
+    (c * 2f64.powi(k as i32)).round() as i64
+}
+
+fn largest(x: &[i64], f: u32) -> f64 {
+    x.iter().map(|v| v.unsigned_abs()).max().unwrap_or(0) as f64 / f64::from(1u32 << f)
+}
+
+/// Π_GELU's arithmetic on an input with 6 fractional bits, output with 6 (conditions in
+/// `Z_2^16`, the 8-bit table of `ReLU − GELU`).
+pub fn gelu_6(x: &[i64]) -> Vec<i64> {
+    let table = gelu_table(F_IN);
+    x.iter()
+        .map(|&x| {
+            let p = select::<Z16>(x, x);
+            let a = p.wrapping_mul(2).wrapping_sub(x);
+            let i = select::<Z16>(256i64.wrapping_sub(a), a);
+            p.wrapping_sub(table[index(i, 8)])
+        })
+        .collect()
+}
+
+/// Π_Exp's arithmetic for `x ≤ 0` with `f` fractional bits (comparisons in `Z_2^32`).
+pub fn exp(x: &[i64], f: u32) -> Option<Vec<i64>> {
+    let table = pow2_table(f).ok()?;
+    let ln2 = (std::f64::consts::LN_2 * f64::from(1u32 << f)).floor() as i64;
+    let [c0, c1, c2, c3, c4] = EXP_COEFFICIENTS;
+    let top = i64::from(f) + 2;
+    Some(
+        x.iter()
+            .map(|&x| {
+                let z = floor_div(x.wrapping_neg(), ln2 as u64);
+                let p = z.wrapping_mul(ln2).wrapping_add(x);
+                let p2 = p.wrapping_mul(p);
+                let q = p
+                    .wrapping_mul(fixed(c3, 2 * f))
+                    .wrapping_add(p2.wrapping_mul(fixed(c4, f)))
+                    .wrapping_add(fixed(c2, 3 * f));
+                let q = floor_div(q, 1 << f);
+                let e_p = p2
+                    .wrapping_mul(q)
+                    .wrapping_add(p.wrapping_mul(fixed(c1, 3 * f)))
+                    .wrapping_add(fixed(c0, 4 * f));
+                let e_p = floor_div(e_p, 1 << (2 * f));
+                let z_clip = select::<Z32>(z.wrapping_sub(top), top.wrapping_sub(z)).wrapping_add(z);
+                let e_z = table[index(z_clip, 4)];
+                floor_div(e_p.wrapping_mul(e_z), 1 << (2 * f + 2))
+            })
+            .collect(),
+    )
+}
+
+/// Π_Inv or Π_Rsqrt's arithmetic with `f = 12` fractional bits (comparisons in `Z_2^32`).
+pub fn recip(kind: Kind, x: &[i64], f: u32) -> Option<Vec<i64>> {
+    let table = main_table(kind, f).ok()?;
+    let scales = scale_table(kind, f);
+    let exps = scale_table(Kind::Inv, f);
+    let offset = 1i64 << (f - BASE.trailing_zeros());
+    Some(
+        x.iter()
+            .map(|&x| {
+                let k = (1..=THRESHOLDS as u32)
+                    .filter(|&i| nonneg::<Z32>(x.wrapping_sub(BASE.pow(i) as i64)))
+                    .count() as i64;
+                let k1 = index(k + 1, 2);
+                let t_or_s = scales[k1];
+                let t = if kind == Kind::Rsqrt { exps[k1] } else { t_or_s };
+                let q = floor_div(x.wrapping_mul(t), 1 << f);
+                let w = table[index(q.wrapping_sub(offset), TABLE_BITS)];
+                floor_div(t_or_s.wrapping_mul(w), 1 << f)
+            })
+            .collect(),
+    )
+}
+
+/// The maxima of the rows of `[rows, k]` by Π_Max's tournament (comparisons in `Z_2^ℓ`).
+pub fn max_rows<R: Z2k>(x: &[i64], rows: usize, k: usize) -> Vec<i64> {
+    let mut cur: Vec<Vec<i64>> = x.chunks(k.max(1)).map(<[i64]>::to_vec).take(rows).collect();
+    for row in &mut cur {
+        while row.len() > 1 {
+            let p = row.len() / 2;
+            let mut next: Vec<i64> = (0..p)
+                .map(|j| {
+                    let d = row[j].wrapping_sub(row[p + j]);
+                    select::<R>(d, d).wrapping_add(row[p + j])
+                })
+                .collect();
+            next.extend_from_slice(&row[2 * p..]);
+            *row = next;
+        }
+    }
+    cur.into_iter().map(|r| r[0]).collect()
+}
+
+/// Π_Softmax's arithmetic on `[rows, k]` with `f` fractional bits (`Z_2^32` comparisons).
+pub fn softmax_f(x: &[i64], rows: usize, k: usize, mask: Option<&[bool]>, f: u32) -> Option<Vec<i64>> {
+    if x.len() != rows * k || mask.is_some_and(|m| m.len() != x.len()) || k == 0 {
+        return None;
+    }
+    let keep = |e: usize| mask.is_none_or(|m| !m[e]);
+    let x_m: Vec<i64> = (0..x.len()).map(|e| if keep(e) { x[e] } else { x[e - e % k] }).collect();
+    let m = max_rows::<Z32>(&x_m, rows, k);
+    let delta: Vec<i64> = (0..x.len()).map(|e| x_m[e].wrapping_sub(m[e / k])).collect();
+    let mut e = exp(&delta, f)?;
+    for (i, v) in e.iter_mut().enumerate() {
+        if !keep(i) {
+            *v = 0;
+        }
+    }
+    let sums: Vec<i64> = e.chunks(k).map(|r| r.iter().fold(0i64, |a, &v| a.wrapping_add(v))).collect();
+    let r = recip(Kind::Inv, &sums, f)?;
+    Some(
+        (0..x.len())
+            .map(|i| if keep(i) { floor_div(e[i].wrapping_mul(r[i / k]), 1 << f) } else { 0 })
+            .collect(),
+    )
+}
+
+/// LayerNorm's arithmetic (`F_LIN` fractional bits; Rsqrt at `F_RSQRT` in `Z_2^32`); also
+/// the variances (with `F_RSQRT` fractional bits), for the range report.
+pub fn layernorm_16(
+    x: &[i64],
+    gamma: &[i64],
+    beta: &[i64],
+    rows: usize,
+    k: usize,
+) -> Option<(Vec<i64>, Vec<i64>)> {
+    if x.len() != rows * k || gamma.len() != k || beta.len() != k || k == 0 {
+        return None;
+    }
+    let mul = |a: i64, b: i64| floor_div(a.wrapping_mul(b), 1 << F_LIN);
+    let sum = |r: &[i64]| r.iter().fold(0i64, |a, &v| a.wrapping_add(v));
+    let mean: Vec<i64> = x.chunks(k).map(|r| floor_div(sum(r), k as u64)).collect();
+    let z: Vec<i64> = (0..x.len()).map(|e| x[e].wrapping_sub(mean[e / k])).collect();
+    let sq: Vec<i64> = z.iter().map(|&v| mul(v, v)).collect();
+    let var: Vec<i64> = sq.chunks(k).map(|r| floor_div(sum(r), (k as u64) << (F_LIN - F_RSQRT))).collect();
+    let rs = recip(Kind::Rsqrt, &var, F_RSQRT)?;
+    let y = (0..x.len())
+        .map(|e| {
+            let normed = mul(z[e], rs[e / k].wrapping_mul(1 << (F_LIN - F_RSQRT)));
+            mul(normed, gamma[e % k]).wrapping_add(beta[e % k])
+        })
+        .collect();
+    Some((y, var))
+}
+
+/// Mosformer's layers in the clear, in the precision plan of [`crate::ops`] (values in and out
+/// with [`FRAC_BITS`] fractional bits).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MosformerReference;
+
+fn over(what: &str, value: f64, limit: f64) -> Option<Excess> {
+    (value >= limit).then(|| Excess { what: what.into(), value, limit })
+}
+
+impl FixedReference for MosformerReference {
+    fn frac_bits(&self) -> u32 {
+        FRAC_BITS
+    }
+
+    /// The condition read in `Z_2^16` at 6 fractional bits, the value kept.
+    fn relu(&self, x: &[i64]) -> Checked {
+        let shift = FRAC_BITS - F_IN;
+        let values = x.iter().map(|&v| select::<Z16>(v >> shift, v)).collect();
+        Checked { values, excess: over("ReLU input", largest(x, FRAC_BITS), ACTIVATION_LIMIT) }
+    }
+
+    /// Truncated to 6 fractional bits, Π_GELU, scaled back.
+    fn gelu(&self, x: &[i64]) -> Option<Checked> {
+        let shift = FRAC_BITS - F_IN;
+        let x6: Vec<i64> = x.iter().map(|&v| floor_div(v, 1 << shift)).collect();
+        let values = gelu_6(&x6).into_iter().map(|v| v.wrapping_mul(1 << shift)).collect();
+        Some(Checked { values, excess: over("GELU input", largest(x, FRAC_BITS), ACTIVATION_LIMIT) })
+    }
+
+    /// Truncated to 12 fractional bits, Π_Softmax, scaled back.
+    fn softmax(&self, x: &[i64], rows: usize, k: usize, mask: Option<&[bool]>) -> Option<Checked> {
+        let shift = FRAC_BITS - F_SOFTMAX;
+        let x12: Vec<i64> = x.iter().map(|&v| floor_div(v, 1 << shift)).collect();
+        let s = softmax_f(&x12, rows, k, mask, F_SOFTMAX)?;
+        let keep = |e: usize| mask.is_none_or(|m| !m[e]);
+        let spread = (0..rows)
+            .filter_map(|r| {
+                let kept = || (r * k..(r + 1) * k).filter(|&e| keep(e)).map(|e| x[e]);
+                Some(kept().max()?.wrapping_sub(kept().min()?))
+            })
+            .max()
+            .unwrap_or(0);
+        let excess = over("softmax row spread", largest(&[spread], FRAC_BITS), f64::from(1u32 << 19))
+            .or_else(|| over("softmax row length", k as f64, 4096.0));
+        Some(Checked { values: s.into_iter().map(|v| v.wrapping_mul(1 << shift)).collect(), excess })
+    }
+
+    fn layernorm(&self, x: &[i64], gamma: &[i64], beta: &[i64], rows: usize, k: usize) -> Option<Checked> {
+        let (values, var) = layernorm_16(x, gamma, beta, rows, k)?;
+        let (lo, hi) = (var.iter().copied().min().unwrap_or(0), var.iter().copied().max().unwrap_or(0));
+        let scale = f64::from(1u32 << F_RSQRT);
+        let excess = over("LayerNorm variance", hi as f64 / scale, 4096.0).or_else(|| {
+            (lo < 1 << (F_RSQRT - 8)).then(|| Excess {
+                what: "LayerNorm variance below 2^-8 (under 4 significant bits at f = 12)".into(),
+                value: lo as f64 / scale,
+                limit: 1.0 / 256.0,
+            })
+        });
+        Some(Checked { values, excess })
+    }
+}

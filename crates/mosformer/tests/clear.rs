@@ -1,0 +1,135 @@
+//! The gates in the clear (`veil_mosformer::clear`) against the secure gates: exactly equal
+//! where the secure gate is exact (GELU's and Max's comparisons, selections and lookups on a
+//! given input), and within the truncations' units through the traits' precision plan.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+
+use veil_mosformer::clear::{MosformerReference, gelu_6, max_rows};
+use veil_mosformer::gelu;
+use veil_mosformer::input::share_input;
+use veil_mosformer::keys::{mac_key, random_one};
+use veil_mosformer::mac::MacBatch;
+use veil_mosformer::max::{max, max_setup};
+use veil_mosformer::offline::Offline;
+use veil_mosformer::open::open_all;
+use veil_mosformer::{Mosformer, Security};
+use veil_mpc::harness::{all_ok, simulate};
+use veil_mpc::reference::FixedReference;
+use veil_mpc::traits::{NonLinear, Sharing, TransformerOps};
+use veil_ring::{Ring, Z2k, Z16, Z32, Z64};
+use veil_tensor::Tensor;
+
+fn random(seed: u64, n: usize, bound: i64) -> Vec<i64> {
+    use rand::{Rng, SeedableRng, rngs::StdRng};
+    let mut g = StdRng::seed_from_u64(seed);
+    (0..n).map(|_| g.gen_range(-bound..bound)).collect()
+}
+
+fn ring(v: &[i64], shape: &[usize]) -> Tensor<Z64> {
+    Tensor::new(shape.to_vec(), v.iter().map(|&x| Z64::from_i64(x)).collect()).unwrap()
+}
+
+fn signed(t: &Tensor<Z64>) -> Vec<i64> {
+    t.data().iter().map(|v| v.to_signed() as i64).collect()
+}
+
+#[test]
+fn gelu_and_max_gates_equal_their_clear_arithmetic() {
+    let mut raw: Vec<i64> = (-300..=300).collect();
+    raw.extend([255, 256, 257, -256, -257, 4000, -4000, 16383, -16384]);
+    let (rows, k) = (7, 5);
+    let scores = random(3, rows * k, 1 << 20);
+    let out = all_ok(simulate(3, 2, |ctx| {
+        let n = raw.len();
+        let x = share_input(ctx, 0, (ctx.party() == 0).then(|| ring(&raw, &[n])).as_ref(), &[n])?;
+        let s =
+            share_input(ctx, 1, (ctx.party() == 1).then(|| ring(&scores, &[rows, k])).as_ref(), &[rows, k])?;
+        let one = random_one::<Z64>(ctx)?;
+        let alpha = mac_key::<Z64>(ctx)?;
+        let mut batch = MacBatch::new();
+        let keys = gelu::setup::<Z16, Z64>(ctx, n)?;
+        let g = gelu::gelu(ctx, keys, &x, &one, &alpha, &mut batch)?;
+        let keys = max_setup::<Z32, Z64>(ctx, rows, k)?;
+        let m = max(ctx, keys, &s, &alpha, &mut batch)?;
+        batch.check(ctx, &alpha, 32, "clear")?;
+        Ok((open_all(ctx, &g)?, open_all(ctx, &m)?))
+    }))
+    .unwrap();
+    assert_eq!(signed(&out[0].0), gelu_6(&raw));
+    assert_eq!(signed(&out[0].1), max_rows::<Z32>(&scores, rows, k));
+}
+
+/// Largest difference in units of `2^-16`.
+fn ulps(a: &[i64], b: &[i64]) -> i64 {
+    assert_eq!(a.len(), b.len());
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).max().unwrap_or(0)
+}
+
+#[test]
+fn the_traits_layers_agree_with_the_reference_up_to_truncation_units() {
+    let (rows, k) = (6, 8);
+    let x = random(5, rows * k, 3 << 16);
+    let gamma: Vec<i64> = random(6, k, 1 << 14).iter().map(|g| (1 << 16) + g).collect();
+    let beta = random(7, k, 1 << 15);
+    let mask: Vec<bool> = (0..rows * k).map(|e| e % k > (e / k) % k + 1).collect();
+    for seed in 4..10 {
+        let out = all_ok(simulate(3, seed, |ctx| {
+            let mut p = Mosformer::new(Security::SemiHonest, Offline::for_security(Security::SemiHonest));
+            let me = ctx.party();
+            let mine = |v: &[i64], shape: &[usize]| (me == 0).then(|| ring(v, shape));
+            let xs = p.share_input(ctx, 0, mine(&x, &[rows, k]).as_ref(), &[rows, k])?;
+            let g = p.share_input(ctx, 0, mine(&gamma, &[k]).as_ref(), &[k])?;
+            let b = p.share_input(ctx, 0, mine(&beta, &[k]).as_ref(), &[k])?;
+            let relu = p.relu(ctx, &xs)?;
+            let gelu = p.gelu(ctx, &xs)?;
+            let soft = p.softmax(ctx, &xs, rows, k, Some(&mask))?;
+            let norm = p.layernorm(ctx, &xs, &g, &b, rows, k)?;
+            p.check(ctx)?;
+            [relu, gelu, soft, norm]
+                .iter()
+                .map(|v| p.reveal_all(ctx, v))
+                .collect::<veil_mpc::Result<Vec<_>>>()
+        }))
+        .unwrap();
+        let got: Vec<Vec<i64>> = out[0].iter().map(signed).collect();
+        let r = MosformerReference;
+        let relu = r.relu(&x);
+        let gelu = r.gelu(&x).unwrap();
+        let soft = r.softmax(&x, rows, k, Some(&mask)).unwrap();
+        let norm = r.layernorm(&x, &gamma, &beta, rows, k).unwrap();
+        for c in [&relu, &gelu, &soft, &norm] {
+            assert_eq!(c.excess, None, "inputs are in range");
+        }
+        let d = [
+            ulps(&got[0], &relu.values),
+            ulps(&got[1], &gelu.values),
+            ulps(&got[2], &soft.values),
+            ulps(&got[3], &norm.values),
+        ];
+        eprintln!("ReLU, GELU, softmax, LayerNorm: secure − clear ≤ {d:?} units of 2^-16");
+        // ReLU: exact away from 0 (the 16-bit condition may read values within 2^-5 of 0 wrong).
+        assert!(d[0] <= 1 << 11, "ReLU {d:?}");
+        // GELU: the input truncation to 2^-6 may be two units low: slope ≤ 1.13, one table step.
+        assert!(d[1] <= 4 << 10, "GELU {d:?}");
+        // Softmax: units at 2^-12 through exp and the reciprocal's table.
+        assert!(d[2] <= 64 << 4, "softmax {d:?}");
+        // LayerNorm: units at 2^-12 in the variance, one step of the Rsqrt table (2^-8 relative).
+        assert!(d[3] <= 1 << 11, "LayerNorm {d:?}");
+        for (e, &m) in mask.iter().enumerate() {
+            if m {
+                assert_eq!(soft.values[e], 0);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_reference_reports_inputs_out_of_range() {
+    let r = MosformerReference;
+    let big = vec![600 << 16, 1 << 16];
+    assert_eq!(r.gelu(&big).unwrap().excess.unwrap().what, "GELU input");
+    assert_eq!(r.relu(&big).excess.unwrap().limit, 512.0);
+    let flat = vec![3 << 16; 8];
+    let e = r.layernorm(&flat, &[1 << 16; 8], &[0; 8], 1, 8).unwrap().excess.unwrap();
+    assert!(e.what.contains("below"), "{e:?}");
+    assert!(r.softmax(&[0; 6], 2, 4, None).is_none(), "a wrong shape is refused");
+}

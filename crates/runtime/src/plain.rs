@@ -1,0 +1,57 @@
+//! Runs in the clear, for debugging numerics without MPC: the float executor beside the
+//! plaintext fixed-point executor, which computes what the family's secure run computes (its
+//! rings, tables and precision plan; exact truncations), and the layers where values left the
+//! ring's safe range or a layer's input left the range its approximation holds on.
+
+use serde::Serialize;
+use veil_mpc::MpcError;
+use veil_nn::Input;
+use veil_nn::fixed::{Overflow, run_fixed};
+use veil_nn::float::run_float_on;
+use veil_nn::graph::Graph;
+use veil_nn::weights::Weights;
+
+use crate::classify::CnnFamily;
+use crate::inference::nn_error;
+
+/// The two clear executors on one input.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlainReport {
+    /// The model's name.
+    pub model: String,
+    /// The family whose arithmetic the fixed-point executor follows.
+    pub family: String,
+    /// Rows and columns of the output.
+    pub shape: [usize; 2],
+    /// The float executor's output, row-major.
+    pub float: Vec<f64>,
+    /// The fixed-point executor's output, row-major.
+    pub fixed_point: Vec<f64>,
+    /// Largest `|fixed − float|`: the family's approximations and fixed-point rounding.
+    pub max_abs_fixed_vs_float: f64,
+    /// Where values left their range (empty when the run is sound).
+    pub overflows: Vec<Overflow>,
+}
+
+/// Both executors on `input`, the fixed-point one with `family`'s arithmetic.
+pub fn plain_run(
+    name: &str,
+    graph: &Graph,
+    weights: &Weights,
+    input: Input<'_>,
+    family: CnnFamily,
+) -> Result<PlainReport, MpcError> {
+    let float = run_float_on(graph, weights, input).map_err(nn_error)?;
+    let fixed = run_fixed(graph, weights, input, family.reference()).map_err(nn_error)?;
+    let max_abs_fixed_vs_float =
+        fixed.output.data.iter().zip(&float.data).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    Ok(PlainReport {
+        model: name.into(),
+        family: family.name().into(),
+        shape: [float.rows, float.cols],
+        float: float.data,
+        fixed_point: fixed.output.data,
+        max_abs_fixed_vs_float,
+        overflows: fixed.overflows,
+    })
+}
