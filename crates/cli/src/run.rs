@@ -62,6 +62,9 @@ pub fn print_report(r: &InferenceReport, json: bool) -> anyhow::Result<()> {
         "  cosine similarity vs plaintext: {:.6}   max |error|: {:.4}",
         r.cosine_vs_plaintext, r.max_abs_error
     );
+    if let (Some((id, text)), Some((pid, ptext))) = (&r.next_token, &r.plaintext_next_token) {
+        println!("  next token: {id} {text:?} (private), {pid} {ptext:?} (float)");
+    }
     println!(
         "  fixed-point executor (the family's arithmetic in the clear): max |secure − fixed| {:.4}",
         r.max_abs_vs_fixed_point

@@ -11,7 +11,7 @@
 //!   its trait).
 //! - [`phase`]: the offline phase nested in an online run, with its time kept apart.
 //! - [`prep`]: preprocessing requests as plain data, and usage counting.
-//! - [`reference`]: a family's fixed-point non-linear layers in the clear.
+//! - [`reference`](mod@reference): a family's fixed-point non-linear layers in the clear.
 //! - [`cost`]: declared costs, compared with measured [`veil_net::PhaseStats`] in tests.
 
 mod ctx;

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::error::{NnError, Result};
 use crate::graph::{GeluForm, Graph, Op};
-use crate::tokenizer::WordPiece;
+use crate::tokenizer::{Tokenizer, WordPiece};
 use crate::weights::{FloatTensor, Weights, read_safetensors};
 
 /// The hyper-parameters of a BERT-family encoder.
@@ -62,19 +62,19 @@ pub struct Pooling {
 pub struct Model {
     /// A short name (the config's `_name_or_path`, or the folder's name).
     pub name: String,
-    /// Hyper-parameters.
-    pub config: BertConfig,
+    /// Longest input, in tokens.
+    pub max_positions: usize,
     /// The graph, with its weights' shapes.
     pub graph: Graph,
     /// The weights in the graph's layout (model owner only).
     pub weights: Option<Weights>,
     /// The tokenizer (data owner).
-    pub tokenizer: Option<WordPiece>,
+    pub tokenizer: Option<Tokenizer>,
     /// Pooling of the output.
     pub pooling: Pooling,
 }
 
-fn read_json(path: &Path) -> Result<Value> {
+pub(crate) fn read_json(path: &Path) -> Result<Value> {
     let text = std::fs::read_to_string(path).map_err(|e| NnError::io(path, e))?;
     serde_json::from_str(&text).map_err(|e| NnError::format(path, format!("not valid JSON: {e}")))
 }
@@ -218,11 +218,15 @@ pub fn load_hf(dir: &Path, with_weights: bool) -> Result<Model> {
     if !dir.is_dir() {
         return Err(NnError::Invalid(format!("{} is not a model folder", dir.display())));
     }
+    if read_json(&dir.join("config.json"))?["model_type"] == "gpt2" {
+        return crate::gpt2::load_hf(dir, with_weights);
+    }
     let config = BertConfig::from_file(&dir.join("config.json"))?;
     let pooling = read_pooling(dir)?;
     let graph = bert_graph(&config, pooling);
     let tok_path = dir.join("tokenizer.json");
-    let tokenizer = if tok_path.exists() { Some(WordPiece::from_file(&tok_path)?) } else { None };
+    let tokenizer =
+        if tok_path.exists() { Some(Tokenizer::WordPiece(WordPiece::from_file(&tok_path)?)) } else { None };
     if let Some(t) = &tokenizer
         && t.vocab_size() > config.vocab
     {
@@ -236,12 +240,17 @@ pub fn load_hf(dir: &Path, with_weights: bool) -> Result<Model> {
     } else {
         None
     };
-    let name = read_json(&dir.join("config.json"))?["_name_or_path"]
+    let name = model_name(dir)?;
+    Ok(Model { name, max_positions: config.max_positions, graph, weights, tokenizer, pooling })
+}
+
+/// The config's `_name_or_path`, or the folder's name.
+pub(crate) fn model_name(dir: &Path) -> Result<String> {
+    Ok(read_json(&dir.join("config.json"))?["_name_or_path"]
         .as_str()
         .map(str::to_string)
         .or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_default();
-    Ok(Model { name, config, graph, weights, tokenizer, pooling })
+        .unwrap_or_default())
 }
 
 /// Reads the file's tensors into the graph's layout, checking every shape against the config.
@@ -283,12 +292,12 @@ pub fn tokenize(model: &Model, text: &str) -> Result<Vec<u32>> {
         .as_ref()
         .ok_or_else(|| NnError::Invalid(format!("model {} has no tokenizer.json", model.name)))?;
     let ids = tok.encode(text);
-    if ids.len() > model.config.max_positions {
+    if ids.len() > model.max_positions {
         return Err(NnError::Invalid(format!(
             "the text is {} tokens long; {} takes at most {}",
             ids.len(),
             model.name,
-            model.config.max_positions
+            model.max_positions
         )));
     }
     Ok(ids)

@@ -272,6 +272,18 @@ pub fn run_fixed(
                     .collect()
             }
             Op::L2Normalize => x(0).clone(),
+            Op::LastToken => {
+                let [rows, k] = matrix(0)?;
+                x(0)[(rows.saturating_sub(1)) * k..rows * k].to_vec()
+            }
+            Op::TiedLogits { table } => {
+                let ([rows, h], v) = (matrix(0)?, graph.weights[table][0]);
+                let t = w(table)?;
+                let tt: Vec<i64> = (0..h * v).map(|e| t[(e % v) * h + e / v]).collect();
+                let (y, peak) = matmul_trunc(x(0), &tt, rows, h, v, f);
+                peak_product = peak;
+                y
+            }
             Op::MaxPool(window) => {
                 let (idx, [_, k], _) = cnn::windows(image(0)?, window, PadFill::Repeat)?;
                 cnn::gather(x(0), &idx, 0)?.chunks(k).map(|r| r.iter().copied().max().unwrap_or(0)).collect()

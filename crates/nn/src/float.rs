@@ -209,6 +209,22 @@ pub fn run_float_on(graph: &Graph, weights: &Weights, data: Input<'_>) -> Result
                 Value::Mat(m)
             }
             Op::L2Normalize => Value::Mat(l2_normalize(input(0)?)),
+            Op::LastToken => {
+                let x = input(0)?;
+                Value::Mat(Mat { rows: 1, cols: x.cols, data: x.row(x.rows.saturating_sub(1)).to_vec() })
+            }
+            Op::TiedLogits { table } => {
+                let (x, w) = (input(0)?, weight(weights, table)?);
+                let (v, h) = (w.shape[0], x.cols);
+                let mut m = Mat::zeros(x.rows, v);
+                for i in 0..x.rows {
+                    for j in 0..v {
+                        let row = &w.data[j * h..(j + 1) * h];
+                        m.data[i * v + j] = x.row(i).iter().zip(row).map(|(a, &b)| a * f64::from(b)).sum();
+                    }
+                }
+                Value::Mat(m)
+            }
         };
         values.push(out);
     }

@@ -118,6 +118,14 @@ pub enum Op {
     Relu,
     /// Mean over rows: `[T, H] → [1, H]`.
     MeanPool,
+    /// The last row of `[T, H]` → `[1, H]` (a decoder's next-token position).
+    LastToken,
+    /// `x · tableᵀ` for `x: [rows, H]` and `table: [V, H]` → `[rows, V]`: a language-model head
+    /// tied to the token embedding (GPT-2), the table shared once for both uses.
+    TiedLogits {
+        /// Weight name (the embedding table).
+        table: String,
+    },
     /// Division by the Euclidean norm. Secure runs apply it to the revealed output, at the
     /// data owner (so it may only be the last node); the report says so.
     L2Normalize,
@@ -221,6 +229,8 @@ impl Op {
             Op::Relu => "relu",
             Op::MeanPool => "mean-pool",
             Op::L2Normalize => "l2-normalize",
+            Op::LastToken => "last-token",
+            Op::TiedLogits { .. } => "tied-logits",
         }
     }
 
@@ -232,7 +242,10 @@ impl Op {
     /// The weights the operation reads.
     pub fn weights(&self) -> Vec<&String> {
         match self {
-            Op::Embedding { table } | Op::Positions { table } | Op::RowBroadcast { table, .. } => vec![table],
+            Op::Embedding { table }
+            | Op::Positions { table }
+            | Op::RowBroadcast { table, .. }
+            | Op::TiedLogits { table } => vec![table],
             Op::Linear { weight, bias } | Op::Conv2d { weight, bias, .. } => {
                 std::iter::once(weight).chain(bias).collect()
             }
@@ -355,6 +368,14 @@ impl Graph {
                 Op::Gelu(_) | Op::Relu => input(0)?.clone(),
                 Op::MeanPool => vec![1, matrix(0)?[1]],
                 Op::L2Normalize => matrix(0)?.to_vec(),
+                Op::LastToken => vec![1, matrix(0)?[1]],
+                Op::TiedLogits { table: t } => {
+                    let ([rows, h], [v, th]) = (matrix(0)?, table(t)?);
+                    if h != th {
+                        return Err(bad(format!("input of width {h}, table {t} is {v}x{th}")));
+                    }
+                    vec![rows, v]
+                }
             };
             shapes.push(shape);
         }

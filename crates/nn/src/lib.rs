@@ -1,13 +1,16 @@
 //! Veil's model layer: the model IR ([`graph`], with the CNN layers' index maps in [`cnn`]),
-//! loaders (Hugging Face BERT-family folders, [`bert`]; the tokenizer, [`tokenizer`]; ONNX
-//! CNNs, [`onnx`]; weights, [`weights`]), the float reference executor ([`float`]) and the
-//! secure executor over any family that has the needed capabilities ([`secure`]).
+//! loaders (Hugging Face BERT-family folders, [`bert`], and GPT-2, [`gpt2`]; their tokenizers,
+//! [`tokenizer`] and [`bpe`]; ONNX CNNs, [`onnx`]; weights, [`weights`]), the float reference
+//! executor ([`float`]), the plaintext fixed-point executor ([`fixed`]) and the secure
+//! executor over any family that has the needed capabilities ([`secure`]).
 
 pub mod bert;
+pub mod bpe;
 pub mod cnn;
 pub mod error;
 pub mod fixed;
 pub mod float;
+pub mod gpt2;
 pub mod graph;
 pub mod input;
 pub mod onnx;

@@ -487,6 +487,14 @@ fn serve<B: SecureBackend, L: TransformerLayers<B>>(
                 Some(b.div_public(ctx, &sum, s[0] as u64)?)
             }
             Op::L2Normalize => return Err(NnError::Unsupported("L2Normalize before the output".into())),
+            Op::LastToken => {
+                let rows = b.shape_of(x(0)?)[0];
+                Some(b.slice(x(0)?, 0, rows.saturating_sub(1)..rows)?)
+            }
+            Op::TiedLogits { table } => {
+                let t = b.transpose(&w(table)?)?;
+                Some(b.matmul_fixed(ctx, x(0)?, &t)?)
+            }
         };
         values[i] = v;
         for &input in &node.inputs {

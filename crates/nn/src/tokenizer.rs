@@ -221,6 +221,41 @@ fn is_cjk(c: char) -> bool {
         | 0x2B740..=0x2B81F | 0x2B820..=0x2CEAF | 0xF900..=0xFAFF | 0x2F800..=0x2FA1F)
 }
 
+/// A text model's tokenizer.
+#[derive(Debug, Clone)]
+pub enum Tokenizer {
+    /// BERT's WordPiece.
+    WordPiece(WordPiece),
+    /// GPT-2's byte-level BPE.
+    ByteLevelBpe(crate::bpe::ByteLevelBpe),
+}
+
+impl Tokenizer {
+    /// The ids of `text`.
+    pub fn encode(&self, text: &str) -> Vec<u32> {
+        match self {
+            Tokenizer::WordPiece(t) => t.encode(text),
+            Tokenizer::ByteLevelBpe(t) => t.encode(text),
+        }
+    }
+
+    /// The text of a generated token (byte-level BPE only: a WordPiece model generates none).
+    pub fn decode(&self, ids: &[u32]) -> Option<String> {
+        match self {
+            Tokenizer::WordPiece(_) => None,
+            Tokenizer::ByteLevelBpe(t) => Some(t.decode(ids)),
+        }
+    }
+
+    /// Vocabulary size (largest id + 1).
+    pub fn vocab_size(&self) -> usize {
+        match self {
+            Tokenizer::WordPiece(t) => t.vocab_size(),
+            Tokenizer::ByteLevelBpe(t) => t.vocab_size(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -49,9 +49,12 @@ fn bad_model_folders_are_clear_errors() {
     assert!(e.contains("not a model folder"), "{e}");
     let e = load_hf(&tmp, false).unwrap_err().to_string();
     assert!(e.contains("config.json"), "{e}");
+    std::fs::write(tmp.join("config.json"), r#"{"model_type": "t5"}"#).unwrap();
+    let e = load_hf(&tmp, false).unwrap_err().to_string();
+    assert!(e.contains("t5"), "{e}");
     std::fs::write(tmp.join("config.json"), r#"{"model_type": "gpt2"}"#).unwrap();
     let e = load_hf(&tmp, false).unwrap_err().to_string();
-    assert!(e.contains("gpt2"), "{e}");
+    assert!(e.contains("n_embd is missing"), "{e}");
     std::fs::write(
         tmp.join("config.json"),
         r#"{"model_type": "bert", "hidden_size": 8, "num_attention_heads": 2, "num_hidden_layers": 1,

@@ -21,7 +21,7 @@ use veil_mpc::{Ctx, MpcError, PartyId};
 use veil_nn::Input;
 use veil_nn::bert::{Model, load_hf, tokenize};
 use veil_nn::float::run_float;
-use veil_nn::graph::Graph;
+use veil_nn::graph::{Graph, Op};
 use veil_nn::secure::{Contribution, NodeCost, Roles, SecureRun, VERIFY_PHASE, run_secure};
 
 use crate::{Link, PhaseReport};
@@ -172,7 +172,7 @@ pub fn inference_party(
     ids: Option<&[u32]>,
     security: Security,
 ) -> Result<InferenceParty, MpcError> {
-    session_party(ctx, &model.graph, ids.map(<[u32]>::len), model.config.max_positions, "tokens", |ctx, n| {
+    session_party(ctx, &model.graph, ids.map(<[u32]>::len), model.max_positions, "tokens", |ctx, n| {
         let weights = model.weights.as_ref();
         let mine = contribution(ctx.party(), ids.map(Input::Tokens), weights)?;
         let mut family = Mosformer::new(security, Offline::for_security(security)).with_chunk(CHUNK);
@@ -293,10 +293,26 @@ pub struct InferenceReport {
     /// Layers where the fixed-point executor saw a value leave the ring's safe range or a
     /// layer's input leave the range its approximation holds on.
     pub overflows: Vec<veil_nn::fixed::Overflow>,
+    /// A language model's next token from the private logits (id and text), when the model
+    /// ends in a language-model head.
+    pub next_token: Option<(u32, String)>,
+    /// The same from the float reference's logits.
+    pub plaintext_next_token: Option<(u32, String)>,
     /// Every party's report.
     pub per_party: Vec<InferenceParty>,
     /// Peak resident memory of this process, MiB (all parties when they run as threads).
     pub peak_rss_mib: Option<f64>,
+}
+
+/// The largest logit's token and its text, for models ending in a language-model head.
+fn next_token(model: &Model, logits: &[f64]) -> Option<(u32, String)> {
+    let ends_in_head = matches!(model.graph.nodes.last().map(|n| &n.op), Some(Op::TiedLogits { .. }));
+    if !ends_in_head || logits.is_empty() {
+        return None;
+    }
+    let id = (0..logits.len()).fold(0, |b, j| if logits[j] > logits[b] { j } else { b }) as u32;
+    let text = model.tokenizer.as_ref().and_then(|t| t.decode(&[id])).unwrap_or_default();
+    Some((id, text))
 }
 
 /// Cosine similarity.
@@ -334,6 +350,8 @@ pub fn report(
     let max_abs_vs_fixed_point =
         output.iter().zip(&fixed.output.data).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
     Ok(InferenceReport {
+        next_token: next_token(model, &output),
+        plaintext_next_token: next_token(model, &plaintext),
         fixed_point: fixed.output.data,
         max_abs_vs_fixed_point,
         overflows: fixed.overflows,

@@ -44,7 +44,8 @@ fn tiny(layers: usize, seed: u64) -> Model {
         };
         weights.insert(name.clone(), FloatTensor::new(shape.clone(), data).unwrap());
     }
-    Model { name: "tiny-bert".into(), config, graph, weights: Some(weights), tokenizer: None, pooling }
+    let max_positions = config.max_positions;
+    Model { name: "tiny-bert".into(), max_positions, graph, weights: Some(weights), tokenizer: None, pooling }
 }
 
 fn run(
@@ -112,4 +113,22 @@ fn minilm_sentence_embedding_is_close_to_plaintext() {
     let r = private_inference(&dir, "Private inference.", Security::Malicious, Link::Memory).unwrap();
     assert_eq!(r.tokens, 5);
     assert!(r.cosine_vs_plaintext > 0.99, "cosine {}", r.cosine_vs_plaintext);
+}
+
+#[test]
+fn a_tiny_gpt2_runs_privately_with_causal_attention_and_the_tied_head() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../nn/tests/data/tiny-gpt2");
+    let model = veil_nn::bert::load_hf(&dir, true).unwrap();
+    let ids = veil_nn::bert::tokenize(&model, "I'm sure it's fine").unwrap();
+    let parties = run(&model, &model, &ids, Security::Malicious).unwrap();
+    let r = report(&model, "", &ids, Security::Malicious, "memory", parties).unwrap();
+    assert_eq!(r.output.len(), 400, "next-token logits of the last position");
+    let argmax = |v: &[f64]| (0..v.len()).fold(0, |b, j| if v[j] > v[b] { j } else { b });
+    assert_eq!(argmax(&r.output), argmax(&r.plaintext), "the same next token");
+    eprintln!(
+        "tiny GPT-2: |private − float| ≤ {}, |private − fixed| ≤ {}",
+        r.max_abs_error, r.max_abs_vs_fixed_point
+    );
+    assert!(r.max_abs_error < 0.3, "{}", r.max_abs_error);
+    assert!(r.per_party[0].per_op.iter().any(|o| o.op == "tied-logits" && o.count == 1));
 }
