@@ -74,6 +74,15 @@ pub struct Model {
     pub pooling: Pooling,
 }
 
+/// A config's positive integer `key`.
+pub(crate) fn positive(v: &Value, key: &str, path: &Path) -> Result<usize> {
+    v[key]
+        .as_u64()
+        .filter(|&n| n > 0)
+        .map(|n| n as usize)
+        .ok_or_else(|| NnError::format(path, format!("{key} is missing or not a positive integer")))
+}
+
 pub(crate) fn read_json(path: &Path) -> Result<Value> {
     let text = std::fs::read_to_string(path).map_err(|e| NnError::io(path, e))?;
     serde_json::from_str(&text).map_err(|e| NnError::format(path, format!("not valid JSON: {e}")))
@@ -90,12 +99,7 @@ impl BertConfig {
                 path.display()
             )));
         }
-        let num = |k: &str| -> Result<usize> {
-            v[k].as_u64()
-                .filter(|&n| n > 0)
-                .map(|n| n as usize)
-                .ok_or_else(|| NnError::format(path, format!("{k} is missing or not a positive integer")))
-        };
+        let num = |k: &str| positive(&v, k, path);
         let activation = match v["hidden_act"].as_str().unwrap_or("gelu") {
             "gelu" => Activation::Gelu(GeluForm::Erf),
             "gelu_new" | "gelu_pytorch_tanh" => Activation::Gelu(GeluForm::Tanh),
@@ -143,25 +147,25 @@ pub fn bert_graph(c: &BertConfig, pooling: Pooling) -> Graph {
     let types = g.push(Op::RowBroadcast { table, row: 0 }, &[words]);
     let sum = g.push(Op::Add, &[words, pos]);
     let sum = g.push(Op::Add, &[sum, types]);
-    let mut x = layernorm(&mut g, "embeddings.LayerNorm", h, c.eps, sum);
+    let mut x = g.layernorm("embeddings.LayerNorm", h, c.eps, sum);
     for i in 0..c.layers {
         let p = format!("encoder.layer.{i}");
         g.set_scope(&p);
-        let q = linear(&mut g, &format!("{p}.attention.self.query"), h, h, x);
-        let k = linear(&mut g, &format!("{p}.attention.self.key"), h, h, x);
-        let v = linear(&mut g, &format!("{p}.attention.self.value"), h, h, x);
+        let q = g.linear(&format!("{p}.attention.self.query"), h, h, x);
+        let k = g.linear(&format!("{p}.attention.self.key"), h, h, x);
+        let v = g.linear(&format!("{p}.attention.self.value"), h, h, x);
         let a = g.push(Op::Attention { heads: c.heads, causal: false }, &[q, k, v]);
-        let o = linear(&mut g, &format!("{p}.attention.output.dense"), h, h, a);
+        let o = g.linear(&format!("{p}.attention.output.dense"), h, h, a);
         let r = g.push(Op::Add, &[o, x]);
-        let hid = layernorm(&mut g, &format!("{p}.attention.output.LayerNorm"), h, c.eps, r);
-        let up = linear(&mut g, &format!("{p}.intermediate.dense"), h, f, hid);
+        let hid = g.layernorm(&format!("{p}.attention.output.LayerNorm"), h, c.eps, r);
+        let up = g.linear(&format!("{p}.intermediate.dense"), h, f, hid);
         let act = match c.activation {
             Activation::Gelu(form) => g.push(Op::Gelu(form), &[up]),
             Activation::Relu => g.push(Op::Relu, &[up]),
         };
-        let down = linear(&mut g, &format!("{p}.output.dense"), f, h, act);
+        let down = g.linear(&format!("{p}.output.dense"), f, h, act);
         let r = g.push(Op::Add, &[down, hid]);
-        x = layernorm(&mut g, &format!("{p}.output.LayerNorm"), h, c.eps, r);
+        x = g.layernorm(&format!("{p}.output.LayerNorm"), h, c.eps, r);
     }
     g.set_scope("pooling");
     if pooling.mean {
@@ -171,18 +175,6 @@ pub fn bert_graph(c: &BertConfig, pooling: Pooling) -> Graph {
         g.push(Op::L2Normalize, &[x]);
     }
     g
-}
-
-fn linear(g: &mut Graph, prefix: &str, inp: usize, out: usize, x: usize) -> usize {
-    let weight = g.weight(&format!("{prefix}.weight"), &[inp, out]);
-    let bias = Some(g.weight(&format!("{prefix}.bias"), &[out]));
-    g.push(Op::Linear { weight, bias }, &[x])
-}
-
-fn layernorm(g: &mut Graph, prefix: &str, h: usize, eps: f64, x: usize) -> usize {
-    let gamma = g.weight(&format!("{prefix}.weight"), &[h]);
-    let beta = g.weight(&format!("{prefix}.bias"), &[h]);
-    g.push(Op::LayerNorm { gamma, beta, eps }, &[x])
 }
 
 /// Sentence-transformers pooling from `modules.json` / `1_Pooling/config.json`; a plain

@@ -15,7 +15,7 @@
 
 use std::path::Path;
 
-use crate::bert::{Model, Pooling, model_name, read_json};
+use crate::bert::{Model, Pooling, model_name, positive, read_json};
 use crate::bpe::ByteLevelBpe;
 use crate::error::{NnError, Result};
 use crate::graph::{GeluForm, Graph, Op};
@@ -52,12 +52,7 @@ impl Gpt2Config {
                 v["model_type"]
             )));
         }
-        let num = |k: &str| -> Result<usize> {
-            v[k].as_u64()
-                .filter(|&n| n > 0)
-                .map(|n| n as usize)
-                .ok_or_else(|| NnError::format(path, format!("{k} is missing or not a positive integer")))
-        };
+        let num = |k: &str| positive(&v, k, path);
         match v["activation_function"].as_str().unwrap_or("gelu_new") {
             "gelu_new" | "gelu_pytorch_tanh" | "gelu_fast" => {}
             other => {
@@ -98,18 +93,6 @@ impl Gpt2Config {
     }
 }
 
-fn linear(g: &mut Graph, prefix: &str, inp: usize, out: usize, x: usize) -> usize {
-    let weight = g.weight(&format!("{prefix}.weight"), &[inp, out]);
-    let bias = Some(g.weight(&format!("{prefix}.bias"), &[out]));
-    g.push(Op::Linear { weight, bias }, &[x])
-}
-
-fn layernorm(g: &mut Graph, prefix: &str, h: usize, eps: f64, x: usize) -> usize {
-    let gamma = g.weight(&format!("{prefix}.weight"), &[h]);
-    let beta = g.weight(&format!("{prefix}.bias"), &[h]);
-    g.push(Op::LayerNorm { gamma, beta, eps }, &[x])
-}
-
 /// The decoder graph of `c`, ending in the last position's logits.
 pub fn gpt2_graph(c: &Gpt2Config) -> Graph {
     let mut g = Graph::default();
@@ -124,21 +107,21 @@ pub fn gpt2_graph(c: &Gpt2Config) -> Graph {
     for i in 0..c.layers {
         let p = format!("h.{i}");
         g.set_scope(&p);
-        let a = layernorm(&mut g, &format!("{p}.ln_1"), h, c.eps, x);
-        let q = linear(&mut g, &format!("{p}.attn.q"), h, h, a);
-        let k = linear(&mut g, &format!("{p}.attn.k"), h, h, a);
-        let v = linear(&mut g, &format!("{p}.attn.v"), h, h, a);
+        let a = g.layernorm(&format!("{p}.ln_1"), h, c.eps, x);
+        let q = g.linear(&format!("{p}.attn.q"), h, h, a);
+        let k = g.linear(&format!("{p}.attn.k"), h, h, a);
+        let v = g.linear(&format!("{p}.attn.v"), h, h, a);
         let att = g.push(Op::Attention { heads: c.heads, causal: true }, &[q, k, v]);
-        let o = linear(&mut g, &format!("{p}.attn.c_proj"), h, h, att);
+        let o = g.linear(&format!("{p}.attn.c_proj"), h, h, att);
         x = g.push(Op::Add, &[x, o]);
-        let m = layernorm(&mut g, &format!("{p}.ln_2"), h, c.eps, x);
-        let up = linear(&mut g, &format!("{p}.mlp.c_fc"), h, f, m);
+        let m = g.layernorm(&format!("{p}.ln_2"), h, c.eps, x);
+        let up = g.linear(&format!("{p}.mlp.c_fc"), h, f, m);
         let act = g.push(Op::Gelu(GeluForm::Tanh), &[up]);
-        let down = linear(&mut g, &format!("{p}.mlp.c_proj"), f, h, act);
+        let down = g.linear(&format!("{p}.mlp.c_proj"), f, h, act);
         x = g.push(Op::Add, &[x, down]);
     }
     g.set_scope("head");
-    let x = layernorm(&mut g, "ln_f", h, c.eps, x);
+    let x = g.layernorm("ln_f", h, c.eps, x);
     let last = g.push(Op::LastToken, &[x]);
     g.push(Op::TiedLogits { table: wte }, &[last]);
     g

@@ -203,6 +203,22 @@ impl Graph {
     }
 }
 
+impl Graph {
+    /// `x·W + b` with weights `{prefix}.weight: [inp, out]` and `{prefix}.bias: [out]`.
+    pub fn linear(&mut self, prefix: &str, inp: usize, out: usize, x: ValueId) -> ValueId {
+        let weight = self.weight(&format!("{prefix}.weight"), &[inp, out]);
+        let bias = Some(self.weight(&format!("{prefix}.bias"), &[out]));
+        self.push(Op::Linear { weight, bias }, &[x])
+    }
+
+    /// LayerNorm over rows of width `h` with `{prefix}.weight` (`γ`) and `{prefix}.bias` (`β`).
+    pub fn layernorm(&mut self, prefix: &str, h: usize, eps: f64, x: ValueId) -> ValueId {
+        let gamma = self.weight(&format!("{prefix}.weight"), &[h]);
+        let beta = self.weight(&format!("{prefix}.bias"), &[h]);
+        self.push(Op::LayerNorm { gamma, beta, eps }, &[x])
+    }
+}
+
 impl Op {
     /// Whether the op is a graph input.
     pub fn is_input(&self) -> bool {
