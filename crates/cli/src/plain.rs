@@ -5,9 +5,8 @@
 use std::path::PathBuf;
 
 use veil_mosformer::Security;
-use veil_nn::Input;
 use veil_runtime::classify::{CnnFamily, image_range, load_image_set};
-use veil_runtime::plain::{PlainReport, plain_run};
+use veil_runtime::plain::{PlainReport, plain_images, plain_text};
 
 use crate::classify::{image_set, is_onnx};
 use crate::run::model_dir;
@@ -24,16 +23,11 @@ pub fn run(
     let r = if is_onnx(model.as_deref()) {
         let path = model.unwrap_or_default();
         let family = CnnFamily::parse(family.unwrap_or("aegis"), Security::Malicious)?;
-        let loaded = veil_nn::onnx::load_onnx(&path)?;
         let (all, _) = load_image_set(&image_set(&path, images)?)?;
-        let x = image_range(&all, 0, batch)?;
-        plain_run(&loaded.name, &loaded.graph, &loaded.weights, Input::Images(&x), family)?
+        plain_images(&path, &image_range(&all, 0, batch)?, family)?
     } else {
         let family = CnnFamily::parse(family.unwrap_or("mosformer"), Security::Malicious)?;
-        let loaded = veil_nn::bert::load_hf(&model_dir(model)?, true)?;
-        let ids = veil_nn::bert::tokenize(&loaded, text)?;
-        let weights = loaded.weights.as_ref().ok_or_else(|| anyhow::anyhow!("the model has no weights"))?;
-        plain_run(&loaded.name, &loaded.graph, weights, Input::Tokens(&ids), family)?
+        plain_text(&model_dir(model)?, text, family)?
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&r)?);

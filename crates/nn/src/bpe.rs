@@ -198,17 +198,16 @@ impl ByteLevelBpe {
             let mut symbols: Vec<String> =
                 piece.bytes().map(|b| self.byte_chars[b as usize].to_string()).collect();
             loop {
-                let best = (0..symbols.len().saturating_sub(1))
-                    .filter_map(|i| self.ranks.get(&(symbols[i].clone(), symbols[i + 1].clone())))
-                    .min()
-                    .copied();
-                let Some(rank) = best else { break };
+                // Each adjacent pair's rank, once per pass; merge every pair of the best rank.
+                let ranks: Vec<Option<usize>> = symbols
+                    .windows(2)
+                    .map(|p| self.ranks.get(&(p[0].clone(), p[1].clone())).copied())
+                    .collect();
+                let Some(best) = ranks.iter().flatten().min().copied() else { break };
                 let mut merged = Vec::with_capacity(symbols.len());
                 let mut i = 0;
                 while i < symbols.len() {
-                    if i + 1 < symbols.len()
-                        && self.ranks.get(&(symbols[i].clone(), symbols[i + 1].clone())) == Some(&rank)
-                    {
+                    if ranks.get(i) == Some(&Some(best)) {
                         merged.push(format!("{}{}", symbols[i], symbols[i + 1]));
                         i += 2;
                     } else {

@@ -128,7 +128,7 @@ fn attention(
         scores.extend(s);
         peak = peak.max(p);
     }
-    let mask: Option<Vec<bool>> = causal.then(|| (0..heads * t * t).map(|e| (e % t) > (e / t) % t).collect());
+    let mask: Option<Vec<bool>> = causal.then(|| crate::graph::causal_mask(heads, t));
     let probs = reference
         .softmax(&scores, heads * t, t, mask.as_deref())
         .ok_or_else(|| NnError::Unsupported("attention needs a family with softmax".into()))?;

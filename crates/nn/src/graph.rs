@@ -203,6 +203,12 @@ impl Graph {
     }
 }
 
+/// The causal mask of `heads` score matrices `[t, t]` stacked by rows: entry `(i, j)` of each
+/// is masked (`true`) when `j > i`, so token `i` sees tokens `≤ i`.
+pub fn causal_mask(heads: usize, t: usize) -> Vec<bool> {
+    (0..heads * t * t).map(|e| (e % t) > (e / t) % t).collect()
+}
+
 impl Graph {
     /// `x·W + b` with weights `{prefix}.weight: [inp, out]` and `{prefix}.bias: [out]`.
     pub fn linear(&mut self, prefix: &str, inp: usize, out: usize, x: ValueId) -> ValueId {

@@ -556,7 +556,7 @@ fn attention<B: SecureBackend + TransformerOps<Z64>>(
     }
     let scores = b.matmul_fixed_many(ctx, &operands.iter().map(|(x, y)| (x, y)).collect::<Vec<_>>())?;
     let scores = b.concat(&scores.iter().collect::<Vec<_>>(), 0)?;
-    let mask: Option<Vec<bool>> = causal.then(|| (0..heads * t * t).map(|e| (e % t) > (e / t) % t).collect());
+    let mask: Option<Vec<bool>> = causal.then(|| crate::graph::causal_mask(heads, t));
     let probs = b.softmax(ctx, &scores, heads * t, t, mask.as_deref())?;
     let mut operands = Vec::with_capacity(heads);
     for hd in 0..heads {

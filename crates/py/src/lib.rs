@@ -177,28 +177,9 @@ fn fixed_point_inference(
         _ => return Err(PyValueError::new_err("pass text for a text model, data and shape for a CNN")),
     };
     let report = py
-        .detach(|| -> Result<_, veil_mpc::MpcError> {
-            let err = veil_runtime::inference::nn_error;
-            match (x, text) {
-                (Some(x), _) => {
-                    let m = veil_nn::onnx::load_onnx(&model_path).map_err(err)?;
-                    veil_runtime::plain::plain_run(
-                        &m.name,
-                        &m.graph,
-                        &m.weights,
-                        veil_nn::Input::Images(&x),
-                        family,
-                    )
-                }
-                (None, text) => {
-                    let m = veil_nn::bert::load_hf(&model_path, true).map_err(err)?;
-                    let ids =
-                        veil_nn::bert::tokenize(&m, text.as_deref().unwrap_or_default()).map_err(err)?;
-                    let w =
-                        m.weights.as_ref().ok_or_else(|| veil_mpc::MpcError::Invalid("no weights".into()))?;
-                    veil_runtime::plain::plain_run(&m.name, &m.graph, w, veil_nn::Input::Tokens(&ids), family)
-                }
-            }
+        .detach(|| match x {
+            Some(x) => veil_runtime::plain::plain_images(&model_path, &x, family),
+            None => veil_runtime::plain::plain_text(&model_path, text.as_deref().unwrap_or_default(), family),
         })
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))

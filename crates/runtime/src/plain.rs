@@ -3,13 +3,15 @@
 //! rings, tables and precision plan; exact truncations), and the layers where values left the
 //! ring's safe range or a layer's input left the range its approximation holds on.
 
+use std::path::Path;
+
 use serde::Serialize;
 use veil_mpc::MpcError;
 use veil_nn::Input;
 use veil_nn::fixed::{Overflow, run_fixed};
 use veil_nn::float::run_float_on;
 use veil_nn::graph::Graph;
-use veil_nn::weights::Weights;
+use veil_nn::weights::{FloatTensor, Weights};
 
 use crate::classify::CnnFamily;
 use crate::inference::nn_error;
@@ -54,4 +56,19 @@ pub fn plain_run(
         max_abs_fixed_vs_float,
         overflows: fixed.overflows,
     })
+}
+
+/// [`plain_run`] of the Hugging Face text model in `dir` (BERT family or GPT-2) on `text`.
+pub fn plain_text(dir: &Path, text: &str, family: CnnFamily) -> Result<PlainReport, MpcError> {
+    let model = veil_nn::bert::load_hf(dir, true).map_err(nn_error)?;
+    let ids = veil_nn::bert::tokenize(&model, text).map_err(nn_error)?;
+    let weights =
+        model.weights.as_ref().ok_or_else(|| MpcError::Invalid("the model has no weights".into()))?;
+    plain_run(&model.name, &model.graph, weights, Input::Tokens(&ids), family)
+}
+
+/// [`plain_run`] of the ONNX CNN at `path` on `images` (`[N, C, H, W]`).
+pub fn plain_images(path: &Path, images: &FloatTensor, family: CnnFamily) -> Result<PlainReport, MpcError> {
+    let model = veil_nn::onnx::load_onnx(path).map_err(nn_error)?;
+    plain_run(&model.name, &model.graph, &model.weights, Input::Images(images), family)
 }
