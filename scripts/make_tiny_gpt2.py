@@ -18,10 +18,10 @@ Needs numpy and tokenizers (pip install numpy tokenizers). Run from the reposito
 from __future__ import annotations
 
 import json
-import struct
 from pathlib import Path
 
 import numpy as np
+from safetensors_np import save_safetensors
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,18 +71,6 @@ def weights(vocab: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
             w[p + name + ".bias"] = rng.normal(0, 0.1, fout)
     # Stored as float32, as checkpoints are; the reference computes with these values.
     return {k: v.astype(np.float32) for k, v in w.items()}
-
-
-def save_safetensors(path: Path, tensors: dict[str, np.ndarray]) -> None:
-    header, blobs, offset = {}, [], 0
-    for name in sorted(tensors):
-        data = np.ascontiguousarray(tensors[name], dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(tensors[name].shape), "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
-    path.write_bytes(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
 def layernorm(x: np.ndarray, g: np.ndarray, b: np.ndarray) -> np.ndarray:

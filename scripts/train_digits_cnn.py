@@ -12,7 +12,6 @@ this script's float logits, a reference independent of Veil's executors), and pr
 plaintext test accuracy. Deterministic (fixed seeds).
 """
 import json
-import struct
 import sys
 from pathlib import Path
 
@@ -21,6 +20,8 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
+
+from safetensors_np import save_safetensors
 
 
 def im2col(x, k, pad):
@@ -164,18 +165,6 @@ def export_onnx(net, path):
     model.ir_version = 8
     onnx.checker.check_model(model)
     onnx.save(model, path)
-
-
-def save_safetensors(path, tensors):
-    header, body, off = {}, b"", 0
-    for name, a in tensors.items():
-        raw = np.ascontiguousarray(a, dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [off, off + len(raw)]}
-        body += raw
-        off += len(raw)
-    h = json.dumps(header, separators=(",", ":")).encode()
-    h += b" " * (-len(h) % 8)
-    Path(path).write_bytes(struct.pack("<Q", len(h)) + h + body)
 
 
 def main():

@@ -109,3 +109,20 @@ def test_fixed_point_executor_follows_the_family_without_mpc():
     assert loud["overflows"][0]["op"] == "conv2d" and loud["overflows"][0]["what"] == "product"
     with pytest.raises(ValueError, match="does not fit"):
         cnn.run_fixed_point([[[[1e15] * 8 for _ in range(8)]]])
+
+
+def test_a_vit_folder_classifies_one_image_privately_under_mosformer():
+    vit = veil.Model(Path(__file__).resolve().parents[2] / "crates" / "nn" / "tests" / "data" / "tiny-vit")
+    assert vit.takes_images
+    # One 16x16 RGB image of raw pixel values: the model's processor normalizes it.
+    image = [[[float((17 * r + 5 * c + 60 * ch) % 256) for c in range(16)] for r in range(16)] for ch in range(3)]
+    plain = vit.run_plaintext([image])
+    assert len(plain) == 1 and len(plain[0]) == 3
+    report = vit.run_private([image])
+    assert report["family"] == "mosformer"
+    assert report["predictions"] == report["plaintext_predictions"]
+    assert report["max_abs_error"] < 0.1
+    fixed = vit.run_fixed_point([image])
+    assert fixed["family"] == "mosformer" and fixed["overflows"] == []
+    with pytest.raises(RuntimeError, match="one image per run"):
+        vit.run_private([image, image])

@@ -1,7 +1,8 @@
 """Veil: private machine-learning inference by secure multi-party computation.
 
 The heavy lifting happens in Rust (``veil._native``); this package is the Python face of it:
-private inference of Hugging Face BERT-family models and of CNNs from ONNX files (``Model``),
+private inference of Hugging Face models (BERT family and GPT-2 on text, ViT on images) and of
+CNNs from ONNX files (``Model``),
 the demo product of two secret vectors (``simulate_mul``) and deployment certificates
 (``make_certs``).
 
@@ -143,15 +144,17 @@ def _images(x: Any) -> tuple[list[float], list[int]]:
 
 
 class Model:
-    """A model run privately or in plaintext: a Hugging Face BERT-family folder
-    (``config.json``, ``model.safetensors``, ``tokenizer.json``, optional sentence-transformers
-    pooling) whose input is text, or a CNN in an ``.onnx`` file whose input is a batch of
-    images ``[N, C, H, W]``.
+    """A model run privately or in plaintext: a Hugging Face folder (``config.json``,
+    ``model.safetensors``) of a BERT-family encoder (with ``tokenizer.json``, optional
+    sentence-transformers pooling) or GPT-2 whose input is text, or an image model whose input
+    is a batch of images ``[N, C, H, W]``: a CNN in an ``.onnx`` file, or a ViT folder (one
+    image per run, raw pixels: its ``preprocessor_config.json`` normalization is applied by the
+    data owner).
     """
 
     def __init__(self, path: str | PathLike[str] | None = None) -> None:
         self.path = str(path) if path is not None else default_model_path()
-        self.is_cnn = self.path.endswith(".onnx")
+        self.takes_images = _native.is_image_model(self.path)
 
     def run_private(
         self,
@@ -164,7 +167,7 @@ class Model:
         """Run the model on ``x`` (text, or images for a CNN) among three servers, a data owner
         (holds ``x``, alone gets the output) and a model owner (holds the weights), every party
         a thread of this process (the GIL is released meanwhile). ``family`` defaults to
-        ``mosformer`` for text models and ``aegis`` for CNNs (``aegis`` is malicious only).
+        ``aegis`` for CNNs (malicious only) and ``mosformer`` for the others.
 
         Returns the report as a dict. Text: ``output``, ``plaintext``, ``cosine_vs_plaintext``,
         ``max_abs_error``, ``tokens``; CNN: ``output`` (logits), ``predictions``,
@@ -172,10 +175,9 @@ class Model:
         seconds per phase, peak memory). Raises ``ValueError`` for a bad argument,
         ``RuntimeError`` if the run fails (a missing file, a failed check, ...).
         """
-        if self.is_cnn:
+        if self.takes_images:
             data, shape = _images(x)
-            fam = family or "aegis"
-            return json.loads(_native.private_classification(self.path, data, shape, fam, security, link))
+            return json.loads(_native.private_classification(self.path, data, shape, family, security, link))
         if family not in (None, "mosformer"):
             raise ValueError(f"family {family!r} has no transformer layers (use 'mosformer')")
         if not isinstance(x, str):
@@ -185,7 +187,7 @@ class Model:
     def run_plaintext(self, x: Any) -> list[list[float]]:
         """The float reference's output on ``x`` (rows of the output matrix: one embedding, or
         one row of logits per image)."""
-        if self.is_cnn:
+        if self.takes_images:
             data, shape = _images(x)
             out, rows, cols = _native.plaintext_classification(self.path, data, shape)
         else:
@@ -205,7 +207,7 @@ class Model:
         or a layer's input left the range its approximation holds on. Raises ``ValueError``
         for a bad argument or model file.
         """
-        if self.is_cnn:
+        if self.takes_images:
             data, shape = _images(x)
             raw = _native.fixed_point_inference(self.path, None, data, shape, family)
         else:

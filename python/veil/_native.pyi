@@ -18,13 +18,14 @@ def private_classification(
     model_path: str,
     data: list[float],
     shape: list[int],
-    family: str = "aegis",
+    family: str | None = None,
     security: str = "malicious",
     link: str = "memory",
 ) -> str: ...
 def plaintext_classification(
     model_path: str, data: list[float], shape: list[int]
 ) -> tuple[list[float], int, int]: ...
+def is_image_model(model_path: str) -> bool: ...
 def fixed_point_inference(
     model_path: str,
     text: str | None = None,

@@ -1,24 +1,36 @@
-//! `veil run` and `veil eval` for CNNs imported from ONNX: private classification of images
-//! (parties as threads), its report, and test-set accuracy against the float reference.
+//! `veil run` and `veil eval` for image models (CNNs imported from ONNX, Vision Transformers
+//! from Hugging Face folders): private classification of images (parties as threads), its
+//! report, and test-set accuracy against the float reference.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use veil_mosformer::Security;
-use veil_nn::onnx::load_onnx;
+use veil_nn::image::ImageModel;
 use veil_runtime::Link;
 use veil_runtime::classify::{
     ClassifyReport, CnnFamily, image_range, load_image_set, private_classification,
 };
 
-/// Whether `--model` names an ONNX file.
-pub fn is_onnx(model: Option<&Path>) -> bool {
-    model.is_some_and(|m| m.extension().is_some_and(|e| e == "onnx"))
+/// Whether `--model` names an image model: an `.onnx` CNN, a ViT folder, or a public model.
+pub fn is_image_model(model: Option<&Path>) -> bool {
+    model.is_some_and(veil_nn::image::is_image_model)
 }
 
-/// The labelled images: `--images`, or `test.safetensors` beside the model.
+/// `--batch`, or `default` images (at most what the model takes in one run).
+pub(crate) fn batch_or(model: &ImageModel, batch: Option<usize>, default: usize) -> usize {
+    batch.unwrap_or_else(|| model.max_batch().map_or(default, |m| m.min(default)))
+}
+
+/// The labelled images: `--images`, or `test.safetensors` beside the model file (in the
+/// model folder).
 pub(crate) fn image_set(model: &Path, images: Option<PathBuf>) -> anyhow::Result<PathBuf> {
-    let path = images.unwrap_or_else(|| model.with_file_name("test.safetensors"));
+    let beside = if model.is_dir() {
+        model.join("test.safetensors")
+    } else {
+        model.with_file_name("test.safetensors")
+    };
+    let path = images.unwrap_or(beside);
     if !path.exists() {
         bail!(
             "no images at {}: pass --images FILE (.safetensors with `images` [N, C, H, W] and `labels` [N])",
@@ -28,18 +40,19 @@ pub(crate) fn image_set(model: &Path, images: Option<PathBuf>) -> anyhow::Result
     Ok(path)
 }
 
-/// `veil run --model X.onnx`: the first `batch` images of the set, privately.
+/// `veil run --model X.onnx|VIT_FOLDER`: the first `batch` images of the set, privately.
 pub fn run(
     model: &Path,
-    family: &str,
+    family: Option<&str>,
     security: Security,
     link: Link,
     images: Option<PathBuf>,
-    batch: usize,
+    batch: Option<usize>,
     json: bool,
 ) -> anyhow::Result<()> {
-    let family = CnnFamily::parse(family, security)?;
-    let loaded = load_onnx(model)?;
+    let loaded = ImageModel::load(model)?;
+    let batch = batch_or(&loaded, batch, 8);
+    let family = CnnFamily::for_model(&loaded, family, security)?;
     let (all, labels) = load_image_set(&image_set(model, images)?)?;
     let x = image_range(&all, 0, batch)?;
     let r = private_classification(&loaded, &x, Some(&labels[..batch]), family, security, link)?;
@@ -108,19 +121,20 @@ struct BatchRow {
     mib_per_server: f64,
 }
 
-/// `veil eval --model X.onnx`: accuracy of private classification over the image set, batch by
+/// `veil eval --model X.onnx|VIT_FOLDER`: accuracy of private classification over the image set, batch by
 /// batch (a session each, parties as threads in memory), beside the float reference's.
 pub fn eval(
     model: &Path,
-    family: &str,
+    family: Option<&str>,
     security: Security,
     images: Option<PathBuf>,
-    batch: usize,
+    batch: Option<usize>,
     limit: Option<usize>,
     json: bool,
 ) -> anyhow::Result<()> {
-    let family = CnnFamily::parse(family, security)?;
-    let loaded = load_onnx(model)?;
+    let loaded = ImageModel::load(model)?;
+    let batch = batch_or(&loaded, batch, 30);
+    let family = CnnFamily::for_model(&loaded, family, security)?;
     let (all, labels) = load_image_set(&image_set(model, images)?)?;
     let total = limit.unwrap_or(labels.len()).min(labels.len());
     if batch == 0 || total == 0 {

@@ -23,7 +23,7 @@ pub struct PartyArgs {
     /// `classify`: the data owner's images (`.safetensors`).
     pub images: Option<PathBuf>,
     /// `classify`: how many of them.
-    pub batch: usize,
+    pub batch: Option<usize>,
 }
 
 /// `veil party`: runs the config's job.
@@ -134,7 +134,7 @@ fn run_classify_party(
     id: usize,
     model: Option<PathBuf>,
     images: Option<PathBuf>,
-    batch: usize,
+    batch: Option<usize>,
     json: bool,
 ) -> anyhow::Result<()> {
     use veil_runtime::classify::{CnnFamily, cnn_party, image_range, load_image_set};
@@ -148,7 +148,8 @@ fn run_classify_party(
     }
     let path =
         model.context("pass --model: the .onnx file at the model owner, its public model elsewhere")?;
-    let loaded = veil_nn::onnx::OnnxModel::load(&path)?;
+    let loaded = veil_nn::image::ImageModel::load(&path)?;
+    let batch = crate::classify::batch_or(&loaded, batch, 8);
     if id == MODEL_OWNER && loaded.weights.is_empty() {
         bail!("party {id} is the model owner: pass the .onnx file with the weights");
     }

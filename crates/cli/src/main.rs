@@ -73,8 +73,9 @@ enum Command {
         #[arg(long)]
         images: Option<PathBuf>,
         /// How many of them (the first ones) in a `classify` job.
-        #[arg(long, default_value_t = 8)]
-        batch: usize,
+        /// (Default: 8; 1 for a ViT, which takes one image per run.)
+        #[arg(long)]
+        batch: Option<usize>,
         /// Print the party's report as one JSON object.
         #[arg(long)]
         json: bool,
@@ -104,8 +105,9 @@ enum Command {
         #[arg(long)]
         images: Option<PathBuf>,
         /// CNNs: how many images (the first of the set) to classify in one session.
-        #[arg(long, default_value_t = 8)]
-        batch: usize,
+        /// (Default: 8; 1 for a ViT, which takes one image per run.)
+        #[arg(long)]
+        batch: Option<usize>,
         /// The data owner's text.
         #[arg(long, default_value = "Secure inference keeps both the model and the data private.")]
         text: String,
@@ -123,7 +125,8 @@ enum Command {
     /// executor, which computes what the family's secure run computes (its rings, tables and
     /// precision plan), and the layers whose values leave their range.
     Plain {
-        /// Model folder (default: all-MiniLM-L6-v2 as setup installs it), or an `.onnx` CNN.
+        /// Model folder (default: all-MiniLM-L6-v2 as setup installs it; a BERT, GPT-2 or ViT
+        /// folder), or an `.onnx` CNN.
         #[arg(long)]
         model: Option<PathBuf>,
         /// Family whose arithmetic to follow: `mosformer` (default for transformers) or
@@ -134,8 +137,9 @@ enum Command {
         #[arg(long)]
         images: Option<PathBuf>,
         /// CNNs: how many images (the first of the set).
-        #[arg(long, default_value_t = 4)]
-        batch: usize,
+        /// (Default: 4; 1 for a ViT, which takes one image per run.)
+        #[arg(long)]
+        batch: Option<usize>,
         /// The text (transformers).
         #[arg(long, default_value = "Secure inference keeps both the model and the data private.")]
         text: String,
@@ -148,18 +152,21 @@ enum Command {
         /// One sentence per line.
         #[arg(long, default_value = "data/sentences.txt")]
         sentences: PathBuf,
-        /// Model folder (default: all-MiniLM-L6-v2 as setup installs it), or an `.onnx` CNN.
+        /// Model folder (default: all-MiniLM-L6-v2 as setup installs it; a BERT, GPT-2 or ViT
+        /// folder), or an `.onnx` CNN.
         #[arg(long)]
         model: Option<PathBuf>,
-        /// Protocol family for CNNs: `aegis` (default) or `mosformer`.
-        #[arg(long, default_value = "aegis")]
-        family: String,
+        /// Protocol family for image models: `aegis` (default for CNNs) or `mosformer`
+        /// (default for ViTs).
+        #[arg(long)]
+        family: Option<String>,
         /// CNNs: the labelled images (default: `test.safetensors` beside the model).
         #[arg(long)]
         images: Option<PathBuf>,
         /// CNNs: images per session.
-        #[arg(long, default_value_t = 30)]
-        batch: usize,
+        /// (Default: 30; 1 for a ViT, which takes one image per run.)
+        #[arg(long)]
+        batch: Option<usize>,
         /// CNNs: evaluate only the first N images.
         #[arg(long)]
         limit: Option<usize>,
@@ -302,10 +309,8 @@ fn main() -> ExitCode {
         Command::Graph { model, out } => public_graph(&model, &out),
         Command::Run { model, family, images, batch, text, security, link, json } => {
             bench::parse_security(&security).and_then(|s| match model {
-                Some(m) if classify::is_onnx(Some(&m)) => {
-                    let family = family.as_deref().unwrap_or("aegis");
-                    run::parse_link(&link).and_then(|l| classify::run(&m, family, s, l, images, batch, json))
-                }
+                Some(m) if classify::is_image_model(Some(&m)) => run::parse_link(&link)
+                    .and_then(|l| classify::run(&m, family.as_deref(), s, l, images, batch, json)),
                 model => match family.as_deref() {
                     None | Some("mosformer") => run::run(model, &text, s, &link, json),
                     Some(other) => {
@@ -319,8 +324,8 @@ fn main() -> ExitCode {
         }
         Command::Eval { sentences, model, family, images, batch, limit, security, json } => {
             bench::parse_security(&security).and_then(|s| match model {
-                Some(m) if classify::is_onnx(Some(&m)) => {
-                    classify::eval(&m, &family, s, images, batch, limit, json)
+                Some(m) if classify::is_image_model(Some(&m)) => {
+                    classify::eval(&m, family.as_deref(), s, images, batch, limit, json)
                 }
                 model => run::eval(model, &sentences, s, json),
             })
@@ -362,7 +367,7 @@ fn main() -> ExitCode {
 }
 
 fn public_graph(model: &std::path::Path, out: &std::path::Path) -> anyhow::Result<()> {
-    let m = veil_nn::onnx::load_onnx(model)?;
+    let m = veil_nn::image::ImageModel::load(model)?;
     std::fs::write(out, m.public_json()?)?;
     println!(
         "wrote the public model of {} ({} nodes, no weights) to {}",

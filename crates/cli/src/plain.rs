@@ -8,7 +8,7 @@ use veil_mosformer::Security;
 use veil_runtime::classify::{CnnFamily, image_range, load_image_set};
 use veil_runtime::plain::{PlainReport, plain_images, plain_text};
 
-use crate::classify::{image_set, is_onnx};
+use crate::classify::{batch_or, image_set, is_image_model};
 use crate::run::model_dir;
 
 /// Runs and prints.
@@ -17,14 +17,15 @@ pub fn run(
     family: Option<&str>,
     text: &str,
     images: Option<PathBuf>,
-    batch: usize,
+    batch: Option<usize>,
     json: bool,
 ) -> anyhow::Result<()> {
-    let r = if is_onnx(model.as_deref()) {
+    let r = if is_image_model(model.as_deref()) {
         let path = model.unwrap_or_default();
-        let family = CnnFamily::parse(family.unwrap_or("aegis"), Security::Malicious)?;
+        let loaded = veil_nn::image::ImageModel::load(&path)?;
+        let family = CnnFamily::for_model(&loaded, family, Security::Malicious)?;
         let (all, _) = load_image_set(&image_set(&path, images)?)?;
-        plain_images(&path, &image_range(&all, 0, batch)?, family)?
+        plain_images(&loaded, &image_range(&all, 0, batch_or(&loaded, batch, 4))?, family)?
     } else {
         let family = CnnFamily::parse(family.unwrap_or("mosformer"), Security::Malicious)?;
         plain_text(&model_dir(model)?, text, family)?

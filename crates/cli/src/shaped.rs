@@ -134,7 +134,7 @@ fn workload(model: &str, family: &str, security: &str, batch: usize, dir: &Path)
         return Ok(Workload { name: "all-MiniLM-L6-v2 (one sentence, 12 tokens)".into(), job, args });
     }
     let path = PathBuf::from(model);
-    if !crate::classify::is_onnx(Some(&path)) {
+    if path.extension().is_none_or(|e| e != "onnx") {
         bail!(
             "--net runs every party as a `veil party` process: use `--model minilm` or an `.onnx` CNN \
              (the built-in {model} has no file to hand to the parties)"

@@ -340,3 +340,18 @@ fn bench_model_on_a_shaped_network_runs_in_namespaces_and_removes_them() {
     let o = veil(&["bench", "cleanup"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn a_vit_folder_runs_in_the_clear_and_refuses_two_images_per_run() {
+    let vit = Path::new(env!("CARGO_MANIFEST_DIR")).join("../nn/tests/data/tiny-vit");
+    let vit = vit.to_str().unwrap();
+    let o = veil(&["plain", "--model", vit, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["family"], "mosformer", "a ViT defaults to mosformer");
+    assert_eq!(r["shape"], serde_json::json!([1, 3]), "one image by default");
+    assert_eq!(r["overflows"], serde_json::json!([]));
+    let o = veil(&["run", "--model", vit, "--batch", "2"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("one image per run"), "{}", stderr(&o));
+}

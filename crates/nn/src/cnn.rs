@@ -13,6 +13,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{NnError, Result};
+use crate::weights::FloatTensor;
 
 /// Flat source indices of a gather (`None`: a zero of the padding).
 pub type IndexMap = Vec<Option<usize>>;
@@ -174,6 +175,25 @@ pub fn gather<T: Copy>(src: &[T], idx: &[Option<usize>], zero: T) -> Result<Vec<
             None => Ok(zero),
         })
         .collect()
+}
+
+/// A convolution kernel from PyTorch's and ONNX's `[OC, C, kh, kw]` to the im2col order
+/// `[kh, kw, C, OC]` of [`crate::graph::Op::Conv2d`].
+pub fn kernel_to_im2col(w: &FloatTensor) -> Result<FloatTensor> {
+    let [oc, c, kh, kw] = w.shape[..] else {
+        return Err(NnError::Invalid(format!("a kernel of shape {:?}, not [OC, C, kh, kw]", w.shape)));
+    };
+    let mut data = vec![0f32; w.data.len()];
+    for o in 0..oc {
+        for ch in 0..c {
+            for y in 0..kh {
+                for x in 0..kw {
+                    data[((y * kw + x) * c + ch) * oc + o] = w.data[((o * c + ch) * kh + y) * kw + x];
+                }
+            }
+        }
+    }
+    FloatTensor::new(vec![kh, kw, c, oc], data)
 }
 
 #[cfg(test)]

@@ -276,6 +276,13 @@ pub fn run_fixed(
                 let [rows, k] = matrix(0)?;
                 x(0)[(rows.saturating_sub(1)) * k..rows * k].to_vec()
             }
+            Op::FirstToken => x(0)[..matrix(0)?[1]].to_vec(),
+            Op::ImageRows => x(0).clone(),
+            Op::PrependRow { table } => {
+                let mut v = w(table)?;
+                v.extend_from_slice(x(0));
+                v
+            }
             Op::TiedLogits { table } => {
                 let ([rows, h], v) = (matrix(0)?, graph.weights[table][0]);
                 let t = w(table)?;

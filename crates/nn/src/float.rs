@@ -149,7 +149,7 @@ pub fn run_float_on(graph: &Graph, weights: &Weights, data: Input<'_>) -> Result
             }
             Op::Positions { table } => {
                 let w = weight(weights, table)?;
-                let h = w.shape[1];
+                let (h, t) = (w.shape[1], shapes[node.inputs[0]][0]);
                 if t > w.shape[0] {
                     return Err(NnError::Invalid(format!("{t} tokens, at most {} positions", w.shape[0])));
                 }
@@ -212,6 +212,18 @@ pub fn run_float_on(graph: &Graph, weights: &Weights, data: Input<'_>) -> Result
             Op::LastToken => {
                 let x = input(0)?;
                 Value::Mat(Mat { rows: 1, cols: x.cols, data: x.row(x.rows.saturating_sub(1)).to_vec() })
+            }
+            Op::FirstToken => {
+                let x = input(0)?;
+                Value::Mat(Mat { rows: 1, cols: x.cols, data: x.row(0).to_vec() })
+            }
+            // Channels-last images are already rows of channels.
+            Op::ImageRows => Value::Mat(input(0)?.clone()),
+            Op::PrependRow { table } => {
+                let (x, w) = (input(0)?, weight(weights, table)?);
+                let mut data: Vec<f64> = w.data.iter().map(|&v| f64::from(v)).collect();
+                data.extend_from_slice(&x.data);
+                Value::Mat(Mat { rows: x.rows + 1, cols: x.cols, data })
             }
             Op::TiedLogits { table } => {
                 let (x, w) = (input(0)?, weight(weights, table)?);

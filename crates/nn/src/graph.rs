@@ -120,6 +120,16 @@ pub enum Op {
     MeanPool,
     /// The last row of `[T, H]` → `[1, H]` (a decoder's next-token position).
     LastToken,
+    /// The first row of `[T, H]` → `[1, H]` (a ViT's class token).
+    FirstToken,
+    /// One image `[1, H, W, C]` → `[H·W, C]`: its positions as rows in row-major order (a
+    /// ViT's patch sequence after the patch convolution). Local in every executor.
+    ImageRows,
+    /// `table: [1, H]` on top of `[T, H]` → `[T + 1, H]` (a ViT's class token).
+    PrependRow {
+        /// Weight name.
+        table: String,
+    },
     /// `x · tableᵀ` for `x: [rows, H]` and `table: [V, H]` → `[rows, V]`: a language-model head
     /// tied to the token embedding (GPT-2), the table shared once for both uses.
     TiedLogits {
@@ -252,6 +262,9 @@ impl Op {
             Op::MeanPool => "mean-pool",
             Op::L2Normalize => "l2-normalize",
             Op::LastToken => "last-token",
+            Op::FirstToken => "first-token",
+            Op::ImageRows => "image-rows",
+            Op::PrependRow { .. } => "prepend-row",
             Op::TiedLogits { .. } => "tied-logits",
         }
     }
@@ -267,6 +280,7 @@ impl Op {
             Op::Embedding { table }
             | Op::Positions { table }
             | Op::RowBroadcast { table, .. }
+            | Op::PrependRow { table }
             | Op::TiedLogits { table } => vec![table],
             Op::Linear { weight, bias } | Op::Conv2d { weight, bias, .. } => {
                 std::iter::once(weight).chain(bias).collect()
@@ -390,7 +404,21 @@ impl Graph {
                 Op::Gelu(_) | Op::Relu => input(0)?.clone(),
                 Op::MeanPool => vec![1, matrix(0)?[1]],
                 Op::L2Normalize => matrix(0)?.to_vec(),
-                Op::LastToken => vec![1, matrix(0)?[1]],
+                Op::LastToken | Op::FirstToken => vec![1, matrix(0)?[1]],
+                Op::ImageRows => {
+                    let [b, h, wd, c] = image(0)?;
+                    if b != 1 {
+                        return Err(bad(format!("{b} images; this model takes one image per run")));
+                    }
+                    vec![h * wd, c]
+                }
+                Op::PrependRow { table: t } => {
+                    let ([rows, h], [tr, th]) = (matrix(0)?, table(t)?);
+                    if tr != 1 || th != h {
+                        return Err(bad(format!("table {t} is {tr}x{th}, not 1x{h}")));
+                    }
+                    vec![rows + 1, h]
+                }
                 Op::TiedLogits { table: t } => {
                     let ([rows, h], [v, th]) = (matrix(0)?, table(t)?);
                     if h != th {

@@ -19,42 +19,9 @@ use prost::Message;
 use crate::cnn::Window;
 use crate::error::{NnError, Result};
 use crate::graph::{Graph, Op, ValueId};
+use crate::image::ImageModel;
 use crate::onnx_proto::{AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, data_type};
 use crate::weights::{FloatTensor, Weights};
-
-/// An imported model.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct OnnxModel {
-    /// The file's name, for reports.
-    pub name: String,
-    /// The graph (input `Image`).
-    pub graph: Graph,
-    /// The weights, in the graph's layouts (empty in a public model file).
-    #[serde(skip)]
-    pub weights: Weights,
-    /// `[C, H, W]` of one input image.
-    pub input: [usize; 3],
-}
-
-impl OnnxModel {
-    /// The public part (graph, weight shapes, input shape) as JSON: what servers and the data
-    /// owner of a deployment need, without the weights.
-    pub fn public_json(&self) -> Result<String> {
-        serde_json::to_string_pretty(self).map_err(|e| NnError::Invalid(e.to_string()))
-    }
-
-    /// Reads a model: an `.onnx` file (with its weights), or a public model file written by
-    /// [`OnnxModel::public_json`] (no weights).
-    pub fn load(path: &Path) -> Result<OnnxModel> {
-        if path.extension().is_some_and(|e| e == "onnx") {
-            return load_onnx(path);
-        }
-        let text = std::fs::read_to_string(path).map_err(|e| NnError::io(path, e))?;
-        let m: OnnxModel = serde_json::from_str(&text).map_err(|e| NnError::format(path, e.to_string()))?;
-        m.graph.shapes(1)?;
-        Ok(m)
-    }
-}
 
 const SUPPORTED: &[&str] = &[
     "Conv",
@@ -74,7 +41,7 @@ const SUPPORTED: &[&str] = &[
 ];
 
 /// Reads and imports an `.onnx` file.
-pub fn load_onnx(path: &Path) -> Result<OnnxModel> {
+pub fn load_onnx(path: &Path) -> Result<ImageModel> {
     let bytes = std::fs::read(path).map_err(|e| NnError::io(path, e))?;
     // `folder/model.onnx` is named after its folder.
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
@@ -90,7 +57,7 @@ pub fn load_onnx(path: &Path) -> Result<OnnxModel> {
 }
 
 /// Imports the bytes of an ONNX model.
-pub fn import(bytes: &[u8], name: &str) -> Result<OnnxModel> {
+pub fn import(bytes: &[u8], name: &str) -> Result<ImageModel> {
     let bad = |what: String| NnError::Format { path: name.to_string(), what };
     let model = ModelProto::decode(bytes).map_err(|e| bad(format!("not an ONNX model: {e}")))?;
     let graph = model.graph.ok_or_else(|| bad("the model has no graph".into()))?;
@@ -290,7 +257,7 @@ impl Importer {
         Ok(())
     }
 
-    fn run(mut self, graph: &GraphProto, name: &str) -> Result<OnnxModel> {
+    fn run(mut self, graph: &GraphProto, name: &str) -> Result<ImageModel> {
         for (i, n) in graph.node.iter().enumerate() {
             let label =
                 if n.name.is_empty() { format!("{}_{i}", n.op_type.to_lowercase()) } else { n.name.clone() };
@@ -308,7 +275,13 @@ impl Importer {
             }
         }
         self.g.shapes(1)?;
-        Ok(OnnxModel { name: name.to_string(), graph: self.g, weights: self.weights, input: self.input })
+        Ok(ImageModel {
+            name: name.to_string(),
+            graph: self.g,
+            weights: self.weights,
+            input: self.input,
+            preprocess: None,
+        })
     }
 
     fn node(&mut self, n: &NodeProto, label: &str) -> Result<()> {
@@ -440,7 +413,7 @@ impl Importer {
             return Err(node_err(n, "grouped or depthwise convolution"));
         }
         let w = self.constant(n, 1)?.clone();
-        let [oc, c, kh, kw] = w.shape[..] else {
+        let [_, _, kh, kw] = w.shape[..] else {
             return Err(node_err(n, format!("weight of shape {:?}", w.shape)));
         };
         if let Some(k) = attr_ints(n, "kernel_shape")
@@ -448,23 +421,11 @@ impl Importer {
         {
             return Err(node_err(n, format!("kernel_shape {k:?} and weight {:?} disagree", w.shape)));
         }
-        // [OC, C, kh, kw] → [kh, kw, C, OC].
-        let mut data = vec![0f32; w.data.len()];
-        for o in 0..oc {
-            for ch in 0..c {
-                for y in 0..kh {
-                    for xx in 0..kw {
-                        data[((y * kw + xx) * c + ch) * oc + o] = w.data[((o * c + ch) * kh + y) * kw + xx];
-                    }
-                }
-            }
-        }
         let bias = match n.input.get(2).filter(|s| !s.is_empty()) {
             Some(_) => Some(self.add_weight(&format!("{label}.bias"), self.constant(n, 2)?.clone())),
             None => None,
         };
-        let weight =
-            self.add_weight(&format!("{label}.weight"), FloatTensor::new(vec![kh, kw, c, oc], data)?);
+        let weight = self.add_weight(&format!("{label}.weight"), crate::cnn::kernel_to_im2col(&w)?);
         let window = window(n, [kh, kw])?;
         let v = self.g.push(Op::Conv2d { weight, bias, window }, &[x]);
         self.output(n, v)

@@ -387,7 +387,7 @@ fn serve<B: SecureBackend, L: TransformerLayers<B>>(
                 let onehot = owner_input(b, ctx, roles.data_owner, &[n, rows])?;
                 Some(b.matmul_fixed(ctx, &onehot, &w(table)?)?)
             }
-            Op::Positions { table } => Some(b.slice(&w(table)?, 0, 0..n)?),
+            Op::Positions { table } => Some(b.slice(&w(table)?, 0, 0..shapes[i][0])?),
             Op::RowBroadcast { table, row } => {
                 Some(repeat_row(b, &b.slice(&w(table)?, 0, *row..*row + 1)?, n)?)
             }
@@ -491,6 +491,9 @@ fn serve<B: SecureBackend, L: TransformerLayers<B>>(
                 let rows = b.shape_of(x(0)?)[0];
                 Some(b.slice(x(0)?, 0, rows.saturating_sub(1)..rows)?)
             }
+            Op::FirstToken => Some(b.slice(x(0)?, 0, 0..1)?),
+            Op::ImageRows => Some(b.reshape(x(0)?, &shapes[i])?),
+            Op::PrependRow { table } => Some(b.concat(&[&w(table)?, x(0)?], 0)?),
             Op::TiedLogits { table } => {
                 let t = b.transpose(&w(table)?)?;
                 Some(b.matmul_fixed(ctx, x(0)?, &t)?)

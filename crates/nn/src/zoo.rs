@@ -167,7 +167,10 @@ pub fn random_weights(g: &Graph, seed: u64) -> Weights {
                 r
             }
             Op::LayerNorm { gamma, beta, .. } => vec![(gamma, 1.0, 0.1), (beta, 0.0, 0.1)],
-            Op::Embedding { table } | Op::Positions { table } | Op::RowBroadcast { table, .. } => {
+            Op::Embedding { table }
+            | Op::Positions { table }
+            | Op::RowBroadcast { table, .. }
+            | Op::PrependRow { table } => {
                 vec![(table, 0.0, 0.5)]
             }
             _ => Vec::new(),

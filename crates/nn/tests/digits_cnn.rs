@@ -10,7 +10,8 @@ use veil_mosformer::{Mosformer, Security, offline::Offline};
 use veil_mpc::harness::{SimConfig, simulate_with};
 use veil_nn::fixed::{ExactCnn, run_fixed};
 use veil_nn::float::{Mat, run_float_on};
-use veil_nn::onnx::{OnnxModel, load_onnx};
+use veil_nn::image::ImageModel;
+use veil_nn::onnx::load_onnx;
 use veil_nn::secure::{Contribution, Roles, SecureBackend, run_secure, run_secure_cnn};
 use veil_nn::weights::{FloatTensor, read_safetensors};
 use veil_nn::{Input, NnError};
@@ -19,7 +20,7 @@ fn model_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/digits-cnn")
 }
 
-fn load() -> (OnnxModel, FloatTensor, Vec<usize>, FloatTensor) {
+fn load() -> (ImageModel, FloatTensor, Vec<usize>, FloatTensor) {
     let model = load_onnx(&model_dir().join("model.onnx")).unwrap();
     let mut test = read_safetensors(&model_dir().join("test.safetensors")).unwrap();
     let labels = test.remove("labels").unwrap().data.iter().map(|&v| v as usize).collect();
@@ -53,7 +54,7 @@ fn imported_cnn_matches_the_training_scripts_logits() {
 /// Runs the model privately among 3 servers, a data owner (3) and a model owner (4); returns
 /// the data owner's output.
 fn private<B: SecureBackend>(
-    model: &OnnxModel,
+    model: &ImageModel,
     images: &FloatTensor,
     family: impl Fn() -> B + Sync,
     run: impl Fn(&mut B, &mut veil_mpc::Ctx, Contribution<'_>) -> Result<veil_nn::secure::SecureRun, NnError>

@@ -105,36 +105,45 @@ fn images(data: Vec<f64>, shape: Vec<usize>) -> PyResult<veil_nn::weights::Float
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-/// Private classification of `images` (row-major `data` of `shape` `[N, C, H, W]`) with the
-/// ONNX CNN at `model_path` under `family` (`aegis` or `mosformer`); returns the report as
-/// JSON text. The GIL is released while the parties run.
+fn image_model(path: &std::path::Path) -> PyResult<veil_nn::image::ImageModel> {
+    veil_nn::image::ImageModel::load(path).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// Whether `model_path` names an image model: an `.onnx` CNN, a ViT folder or a public model.
 #[pyfunction]
-#[pyo3(signature = (model_path, data, shape, family = "aegis", security = "malicious", link = "memory"))]
+fn is_image_model(model_path: std::path::PathBuf) -> bool {
+    veil_nn::image::is_image_model(&model_path)
+}
+
+/// Private classification of `images` (row-major `data` of `shape` `[N, C, H, W]`) with the
+/// image model at `model_path` (an ONNX CNN or a ViT folder) under `family` (`aegis` or
+/// `mosformer`; default: `mosformer` for a ViT, `aegis` for a CNN); returns the report as JSON
+/// text. The GIL is released while the parties run.
+#[pyfunction]
+#[pyo3(signature = (model_path, data, shape, family = None, security = "malicious", link = "memory"))]
 fn private_classification(
     py: Python<'_>,
     model_path: std::path::PathBuf,
     data: Vec<f64>,
     shape: Vec<usize>,
-    family: &str,
+    family: Option<String>,
     security: &str,
     link: &str,
 ) -> PyResult<String> {
     let security = parse_security(security)?;
-    let family = veil_runtime::classify::CnnFamily::parse(family, security)
+    let model = image_model(&model_path)?;
+    let family = veil_runtime::classify::CnnFamily::for_model(&model, family.as_deref(), security)
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let link = parse_link(link)?;
     let x = images(data, shape)?;
     let report = py
-        .detach(|| {
-            let model = veil_nn::onnx::load_onnx(&model_path).map_err(veil_runtime::inference::nn_error)?;
-            veil_runtime::classify::private_classification(&model, &x, None, family, security, link)
-        })
+        .detach(|| veil_runtime::classify::private_classification(&model, &x, None, family, security, link))
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
-/// The float reference's logits of the ONNX CNN at `model_path` on `images`, row-major, and
-/// their shape `(rows, cols)`.
+/// The float reference's logits of the image model at `model_path` on `images` (before the
+/// model's preprocessing), row-major, and their shape `(rows, cols)`.
 #[pyfunction]
 fn plaintext_classification(
     py: Python<'_>,
@@ -144,16 +153,18 @@ fn plaintext_classification(
 ) -> PyResult<(Vec<f64>, usize, usize)> {
     let x = images(data, shape)?;
     py.detach(|| -> Result<_, veil_nn::NnError> {
-        let model = veil_nn::onnx::load_onnx(&model_path)?;
-        let out = veil_nn::float::run_float_on(&model.graph, &model.weights, veil_nn::Input::Images(&x))?;
+        let model = veil_nn::image::ImageModel::load(&model_path)?;
+        let pixels = model.pixel_values(&x)?;
+        let out =
+            veil_nn::float::run_float_on(&model.graph, &model.weights, veil_nn::Input::Images(&pixels))?;
         Ok((out.data, out.rows, out.cols))
     })
     .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// The model at `model_path` in the clear, no MPC: the float executor beside the plaintext
-/// fixed-point executor with `family`'s arithmetic (default: `mosformer` for a Hugging Face
-/// folder, `aegis` for an `.onnx` CNN), on `text` or on the images `data` of `shape`; returns
+/// fixed-point executor with `family`'s arithmetic (default: `aegis` for an `.onnx` CNN,
+/// `mosformer` otherwise), on `text` or on the images `data` of `shape`; returns
 /// the report (both outputs, their largest difference, the layers whose values left their
 /// range) as JSON text.
 #[pyfunction]
@@ -167,19 +178,27 @@ fn fixed_point_inference(
     family: Option<String>,
 ) -> PyResult<String> {
     use veil_runtime::classify::CnnFamily;
-    let onnx = model_path.extension().is_some_and(|e| e == "onnx");
-    let name = family.unwrap_or_else(|| if onnx { "aegis" } else { "mosformer" }.into());
-    let family = CnnFamily::parse(&name, veil_mosformer::Security::Malicious)
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let x = match (onnx, data, shape, &text) {
-        (true, Some(d), Some(s), None) => Some(images(d, s)?),
-        (false, None, None, Some(_)) => None,
-        _ => return Err(PyValueError::new_err("pass text for a text model, data and shape for a CNN")),
+    let malicious = veil_mosformer::Security::Malicious;
+    let model =
+        if veil_nn::image::is_image_model(&model_path) { Some(image_model(&model_path)?) } else { None };
+    let family = match &model {
+        Some(m) => CnnFamily::for_model(m, family.as_deref(), malicious),
+        None => CnnFamily::parse(family.as_deref().unwrap_or("mosformer"), malicious),
+    }
+    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let x = match (&model, data, shape, &text) {
+        (Some(_), Some(d), Some(s), None) => Some(images(d, s)?),
+        (None, None, None, Some(_)) => None,
+        _ => {
+            return Err(PyValueError::new_err(
+                "pass text for a text model, data and shape for an image model",
+            ));
+        }
     };
     let report = py
-        .detach(|| match x {
-            Some(x) => veil_runtime::plain::plain_images(&model_path, &x, family),
-            None => veil_runtime::plain::plain_text(&model_path, text.as_deref().unwrap_or_default(), family),
+        .detach(|| match (&model, x) {
+            (Some(m), Some(x)) => veil_runtime::plain::plain_images(m, &x, family),
+            _ => veil_runtime::plain::plain_text(&model_path, text.as_deref().unwrap_or_default(), family),
         })
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
@@ -196,5 +215,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plaintext_inference, m)?)?;
     m.add_function(wrap_pyfunction!(private_classification, m)?)?;
     m.add_function(wrap_pyfunction!(plaintext_classification, m)?)?;
+    m.add_function(wrap_pyfunction!(is_image_model, m)?)?;
     Ok(())
 }

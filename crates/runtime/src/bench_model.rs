@@ -7,7 +7,7 @@
 use serde::Serialize;
 use veil_mosformer::Security;
 use veil_mpc::MpcError;
-use veil_nn::onnx::OnnxModel;
+use veil_nn::image::ImageModel;
 use veil_nn::zoo;
 
 use crate::Link;
@@ -135,7 +135,7 @@ pub fn bench_cnn(
     batch: usize,
 ) -> Result<ModelRecord, MpcError> {
     let (graph, weights, input) = zoo::cnn(model, 1).map_err(crate::inference::nn_error)?;
-    let m = OnnxModel { name: model.to_string(), graph, weights, input };
+    let m = ImageModel { name: model.to_string(), graph, weights, input, preprocess: None };
     let images = zoo::random_images(batch, input, 2);
     let r = private_classification(&m, &images, None, family, security, Link::Memory)?;
     let plain = veil_nn::float::run_float_on(&m.graph, &m.weights, veil_nn::Input::Images(&images))

@@ -13,7 +13,7 @@ use veil_mosformer::{Mosformer, Security};
 use veil_mpc::{Ctx, MpcError};
 use veil_nn::Input;
 use veil_nn::float::run_float_on;
-use veil_nn::onnx::OnnxModel;
+use veil_nn::image::ImageModel;
 use veil_nn::secure::{run_secure, run_secure_cnn};
 use veil_nn::weights::{FloatTensor, read_safetensors};
 
@@ -49,6 +49,14 @@ impl CnnFamily {
         }
     }
 
+    /// `name`, or the model's default: `mosformer` when it has transformer layers (a ViT),
+    /// `aegis` for CNNs.
+    pub fn for_model(model: &ImageModel, name: Option<&str>, security: Security) -> Result<Self, MpcError> {
+        let transformer = model.graph.nodes.iter().any(|n| n.op.needs_transformer_layers());
+        let default = if transformer { "mosformer" } else { "aegis" };
+        Self::parse(name.unwrap_or(default), security)
+    }
+
     /// The family's arithmetic in the clear, for the fixed-point executor.
     pub fn reference(self) -> &'static dyn veil_mpc::reference::FixedReference {
         match self {
@@ -66,16 +74,18 @@ impl CnnFamily {
     }
 }
 
-/// Runs one party of a classification session (`images` at the data owner, `[B, C, H, W]`;
-/// the weights in `model` at the model owner, which may be a public model without them
-/// elsewhere).
+/// Runs one party of a classification session (`images` at the data owner, `[B, C, H, W]`, as
+/// [`ImageModel::pixel_values`] takes them; the weights in `model` at the model owner, which
+/// may be a public model without them elsewhere).
 pub fn cnn_party(
     ctx: &mut Ctx,
-    model: &OnnxModel,
+    model: &ImageModel,
     images: Option<&FloatTensor>,
     family: CnnFamily,
     security: Security,
 ) -> Result<InferenceParty, MpcError> {
+    let pixels = images.map(|x| model.pixel_values(x)).transpose().map_err(nn_error)?;
+    let images = pixels.as_ref();
     let size = images.map(|t| t.shape.first().copied().unwrap_or(0));
     session_party(ctx, &model.graph, size, MAX_BATCH, "images", |ctx, n| {
         let weights = (!model.weights.is_empty()).then_some(&model.weights);
@@ -136,14 +146,15 @@ pub fn argmax_rows(v: &[f64], cols: usize) -> Vec<usize> {
 /// Runs a private classification of `images` (`[B, C, H, W]`), every party a thread of this
 /// process, and compares it with the float reference.
 pub fn private_classification(
-    model: &OnnxModel,
+    model: &ImageModel,
     images: &FloatTensor,
     labels: Option<&[usize]>,
     family: CnnFamily,
     security: Security,
     link: Link,
 ) -> Result<ClassifyReport, MpcError> {
-    let plain = run_float_on(&model.graph, &model.weights, Input::Images(images)).map_err(nn_error)?;
+    let pixels = model.pixel_values(images).map_err(nn_error)?;
+    let plain = run_float_on(&model.graph, &model.weights, Input::Images(&pixels)).map_err(nn_error)?;
     let job = |ctx: &mut Ctx| {
         let mine = (ctx.party() == DATA_OWNER).then_some(images);
         cnn_party(ctx, model, mine, family, security)
@@ -155,7 +166,7 @@ pub fn private_classification(
         .ok_or_else(|| MpcError::Invalid("the data owner reported no output".into()))?;
     let max_abs_error = output.iter().zip(&plain.data).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
     let fixed =
-        veil_nn::fixed::run_fixed(&model.graph, &model.weights, Input::Images(images), family.reference())
+        veil_nn::fixed::run_fixed(&model.graph, &model.weights, Input::Images(&pixels), family.reference())
             .map_err(nn_error)?;
     let fixed_point_ulps =
         output.iter().zip(&fixed.output.data).map(|(a, b)| ((a - b) * 65536.0).abs()).fold(0.0, f64::max);

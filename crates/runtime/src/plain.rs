@@ -11,6 +11,7 @@ use veil_nn::Input;
 use veil_nn::fixed::{Overflow, run_fixed};
 use veil_nn::float::run_float_on;
 use veil_nn::graph::Graph;
+use veil_nn::image::ImageModel;
 use veil_nn::weights::{FloatTensor, Weights};
 
 use crate::classify::CnnFamily;
@@ -67,8 +68,13 @@ pub fn plain_text(dir: &Path, text: &str, family: CnnFamily) -> Result<PlainRepo
     plain_run(&model.name, &model.graph, weights, Input::Tokens(&ids), family)
 }
 
-/// [`plain_run`] of the ONNX CNN at `path` on `images` (`[N, C, H, W]`).
-pub fn plain_images(path: &Path, images: &FloatTensor, family: CnnFamily) -> Result<PlainReport, MpcError> {
-    let model = veil_nn::onnx::load_onnx(path).map_err(nn_error)?;
-    plain_run(&model.name, &model.graph, &model.weights, Input::Images(images), family)
+/// [`plain_run`] of an image model (an `.onnx` CNN or a ViT) on `images` (`[N, C, H, W]`,
+/// before the model's preprocessing).
+pub fn plain_images(
+    model: &ImageModel,
+    images: &FloatTensor,
+    family: CnnFamily,
+) -> Result<PlainReport, MpcError> {
+    let pixels = model.pixel_values(images).map_err(nn_error)?;
+    plain_run(&model.name, &model.graph, &model.weights, Input::Images(&pixels), family)
 }

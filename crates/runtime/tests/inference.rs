@@ -132,3 +132,38 @@ fn a_tiny_gpt2_runs_privately_with_causal_attention_and_the_tied_head() {
     assert!(r.max_abs_error < 0.3, "{}", r.max_abs_error);
     assert!(r.per_party[0].per_op.iter().any(|o| o.op == "tied-logits" && o.count == 1));
 }
+
+#[test]
+fn a_tiny_vit_classifies_an_image_privately() {
+    use veil_runtime::classify::{CnnFamily, image_range, load_image_set, private_classification};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../nn/tests/data/tiny-vit");
+    let model = veil_nn::image::ImageModel::load(&dir).unwrap();
+    let family = CnnFamily::for_model(&model, None, Security::Malicious).unwrap();
+    assert_eq!(family, CnnFamily::Mosformer, "a ViT runs under mosformer by default");
+    let (all, labels) = load_image_set(&dir.join("test.safetensors")).unwrap();
+    for i in 0..2 {
+        let x = image_range(&all, i, 1).unwrap();
+        let r = private_classification(
+            &model,
+            &x,
+            Some(&labels[i..=i]),
+            family,
+            Security::Malicious,
+            Link::Memory,
+        )
+        .unwrap();
+        eprintln!(
+            "tiny ViT image {i}: |private − float| ≤ {}, |private − fixed| ≤ {} units of 2^-16",
+            r.max_abs_error, r.fixed_point_ulps
+        );
+        assert_eq!(r.predictions, r.plaintext_predictions);
+        assert!(r.max_abs_error < 0.1, "{}", r.max_abs_error);
+        assert!(r.overflows.is_empty(), "{:?}", r.overflows);
+    }
+    // aegis has no transformer layers: a clear refusal, not a wrong run.
+    let x = image_range(&all, 0, 1).unwrap();
+    let err = private_classification(&model, &x, None, CnnFamily::Aegis, Security::Malicious, Link::Memory)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("layernorm") || err.contains("transformer"), "{err}");
+}
