@@ -55,7 +55,9 @@ pub fn run(
     let family = CnnFamily::for_model(&loaded, family, security)?;
     let (all, labels) = load_image_set(&image_set(model, images)?)?;
     let x = image_range(&all, 0, batch)?;
+    let bar = crate::progress::Bar::follow(0, "secure run");
     let r = private_classification(&loaded, &x, Some(&labels[..batch]), family, security, link)?;
+    drop(bar);
     if json {
         println!("{}", serde_json::to_string_pretty(&r)?);
         return Ok(());
@@ -145,8 +147,10 @@ pub fn eval(
         let n = batch.min(total - first);
         let start = std::time::Instant::now();
         let x = image_range(&all, first, n)?;
+        let bar = crate::progress::Bar::follow(0, "secure run");
         let r = private_classification(&loaded, &x, None, family, security, Link::Memory)
             .with_context(|| format!("images {first}..{}", first + n))?;
+        drop(bar);
         let truth = &labels[first..first + n];
         let count = |p: &[usize]| p.iter().zip(truth).filter(|(a, b)| a == b).count();
         let row = BatchRow {

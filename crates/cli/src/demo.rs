@@ -212,10 +212,12 @@ pub(crate) fn launch_parties<T: serde::de::DeserializeOwned>(
 }
 
 /// Starts the party processes, waits for all (killing all if one fails or `limit` passes) and
-/// returns their standard outputs (parties print one report at the end).
+/// returns their standard outputs (parties print one report at the end). Party 0's progress
+/// lines draw a bar here; the parties' other standard-error lines make the error message.
 fn launch_commands(commands: Vec<Command>, limit: Duration) -> anyhow::Result<Vec<Vec<u8>>> {
     let mut children: Vec<Child> = Vec::new();
     for mut cmd in commands {
+        cmd.env(crate::progress::LINES_ENV, "1");
         let child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn();
         match child {
             Ok(c) => children.push(c),
@@ -225,34 +227,72 @@ fn launch_commands(commands: Vec<Command>, limit: Duration) -> anyhow::Result<Ve
             }
         }
     }
+    let bar = crate::progress::Bar::new("parties");
+    std::thread::scope(|scope| {
+        let readers: Vec<_> = children
+            .iter_mut()
+            .enumerate()
+            .map(|(id, c)| {
+                let (stderr, bar) = (c.stderr.take(), &bar);
+                scope.spawn(move || {
+                    let hidden = crate::progress::Bar::hidden();
+                    stderr.map(|s| if id == 0 { bar.read_lines(s) } else { hidden.read_lines(s) })
+                })
+            })
+            .collect();
+        let waited = wait_all(&mut children, limit);
+        let errors: Vec<String> =
+            readers.into_iter().map(|r| r.join().ok().flatten().unwrap_or_default()).collect();
+        let said = |id: usize| errors.get(id).map_or("", |e| e.trim()).to_string();
+        match waited {
+            Ok(()) => Ok(()),
+            Err(Stopped::Failed(id, status)) => bail!("party {id} failed ({status}): {}", said(id)),
+            Err(Stopped::Lost(id, e)) => bail!("party {id} cannot be waited for: {e}"),
+            Err(Stopped::OutOfTime) => bail!("the parties did not finish within {limit:?}"),
+        }
+    })?;
+    drop(bar);
+    children.into_iter().map(|c| Ok(c.wait_with_output()?.stdout)).collect()
+}
+
+/// Why [`wait_all`] stopped the parties.
+enum Stopped {
+    /// A party exited with a failure.
+    Failed(usize, std::process::ExitStatus),
+    /// A party's status could not be read.
+    Lost(usize, std::io::Error),
+    /// The time limit passed.
+    OutOfTime,
+}
+
+/// Waits for every child; on a failure or past `limit`, kills all and says why.
+fn wait_all(children: &mut [Child], limit: Duration) -> Result<(), Stopped> {
     let start = Instant::now();
     loop {
         let mut all_done = true;
-        for (id, c) in children.iter_mut().enumerate() {
-            match c.try_wait()? {
-                Some(status) if !status.success() => {
-                    let mut err = String::new();
-                    if let Some(mut s) = c.stderr.take() {
-                        use std::io::Read;
-                        let _ = s.read_to_string(&mut err);
-                    }
-                    kill_all(&mut children);
-                    bail!("party {id} failed ({status}): {}", err.trim());
+        for id in 0..children.len() {
+            match children[id].try_wait() {
+                Ok(Some(status)) if !status.success() => {
+                    kill_all(children);
+                    return Err(Stopped::Failed(id, status));
                 }
-                Some(_) => {}
-                None => all_done = false,
+                Ok(Some(_)) => {}
+                Ok(None) => all_done = false,
+                Err(e) => {
+                    kill_all(children);
+                    return Err(Stopped::Lost(id, e));
+                }
             }
         }
         if all_done {
-            break;
+            return Ok(());
         }
         if start.elapsed() > limit {
-            kill_all(&mut children);
-            bail!("the parties did not finish within {limit:?}");
+            kill_all(children);
+            return Err(Stopped::OutOfTime);
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    children.into_iter().map(|c| Ok(c.wait_with_output()?.stdout)).collect()
 }
 
 fn kill_all(children: &mut [Child]) {

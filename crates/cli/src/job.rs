@@ -118,7 +118,9 @@ pub fn run_embed_party(
         (false, Some(_)) => bail!("party {id} ({}) has no text input; do not pass --text", role(id)),
         (false, None) => None,
     };
+    let bar = crate::progress::for_party(id);
     let report = join_and_run(&cfg, id, |ctx| inference_party(ctx, &loaded, ids.as_deref(), security))?;
+    drop(bar);
     print_party(&report, json)?;
     if let (false, Some(out)) = (json, &report.output) {
         println!("output ({} values): {out:?}", out.len());
@@ -162,7 +164,9 @@ fn run_classify_party(
         (false, Some(_)) => bail!("party {id} ({}) has no images; do not pass --images", role(id)),
         (false, None) => None,
     };
+    let bar = crate::progress::for_party(id);
     let report = join_and_run(&cfg, id, |ctx| cnn_party(ctx, &loaded, x.as_ref(), family, security))?;
+    drop(bar);
     print_party(&report, json)?;
     if let (false, Some(out)) = (json, &report.output) {
         let predictions = veil_runtime::classify::argmax_rows(out, out.len() / batch.max(1));

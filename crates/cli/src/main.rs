@@ -18,6 +18,7 @@ mod config;
 mod demo;
 mod job;
 mod plain;
+mod progress;
 mod report;
 mod run;
 mod shaped;

@@ -33,7 +33,9 @@ pub fn run(
 ) -> anyhow::Result<()> {
     let link = parse_link(link)?;
     let dir = model_dir(model)?;
+    let bar = crate::progress::Bar::follow(0, "secure run");
     let report = private_inference(&dir, text, security, link)?;
+    drop(bar);
     print_report(&report, json)
 }
 
@@ -143,7 +145,9 @@ pub fn eval(model: Option<PathBuf>, sentences: &Path, security: Security, json: 
     let mut rows = Vec::with_capacity(lines.len());
     for (i, line) in lines.iter().enumerate() {
         let start = std::time::Instant::now();
+        let bar = crate::progress::Bar::follow(0, "secure run");
         let r = private_inference_of(&loaded, line, security, Link::Memory)?;
+        drop(bar);
         let mib = |k: usize| r.per_party[0].phases[k].bytes_sent as f64 / f64::from(1u32 << 20);
         let row = EvalRow {
             text: line.to_string(),

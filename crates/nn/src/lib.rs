@@ -17,6 +17,7 @@ pub mod image;
 pub mod input;
 pub mod onnx;
 pub mod onnx_proto;
+pub mod progress;
 pub mod secure;
 pub mod tokenizer;
 pub mod vit;

@@ -510,6 +510,13 @@ fn serve<B: SecureBackend, L: TransformerLayers<B>>(
                 shared.remove(name);
             }
         }
+        crate::progress::report(&crate::progress::Step {
+            party: ctx.party(),
+            done: i + 1,
+            nodes: out + 1,
+            op: node.op.name(),
+            scope: &node.scope,
+        });
         costs.push(NodeCost {
             node: i,
             op: node.op.name(),

@@ -1,0 +1,122 @@
+//! Progress bars on long runs: a bar on standard error (drawn only when it is a terminal) that
+//! follows one party's secure run node by node (`veil_nn::progress`). A `veil party` process
+//! started by a launcher (`veil demo`) prints its progress as lines instead, which the launcher
+//! reads to draw one bar for the whole deployment.
+
+use std::io::BufRead;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use veil_nn::progress::{Step, observe};
+
+/// The environment variable that makes `veil party` print progress lines.
+pub const LINES_ENV: &str = "VEIL_PROGRESS_LINES";
+/// The prefix of a progress line: `veil-progress DONE NODES SCOPE`.
+const LINE_PREFIX: &str = "veil-progress ";
+
+/// A bar for the secure runs of this process; cleared when dropped (and the observer it set,
+/// if any, removed).
+pub struct Bar {
+    bar: ProgressBar,
+    observing: bool,
+}
+
+impl Bar {
+    /// A bar (hidden when standard error is not a terminal).
+    pub fn new(what: &str) -> Bar {
+        let bar = ProgressBar::new(1);
+        let style =
+            ProgressStyle::with_template("{spinner} {msg:<28} [{bar:30}] {pos}/{len} nodes {elapsed}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> ");
+        bar.set_style(style);
+        bar.set_message(what.to_string());
+        bar.enable_steady_tick(Duration::from_millis(200));
+        Bar { bar, observing: false }
+    }
+
+    /// A bar that is never drawn (for reading a party's lines without showing them).
+    pub fn hidden() -> Bar {
+        Bar { bar: ProgressBar::hidden(), observing: false }
+    }
+
+    /// A bar that follows `party`'s secure runs in this process.
+    pub fn follow(party: usize, what: &str) -> Bar {
+        let mut me = Bar::new(what);
+        me.observing = true;
+        let bar = me.bar.clone();
+        observe(Some(Box::new(move |s: &Step<'_>| {
+            if s.party == party {
+                bar.set_length(s.nodes as u64);
+                bar.set_position(s.done as u64);
+                bar.set_message(s.scope.to_string());
+            }
+        })));
+        me
+    }
+
+    /// Reads a launched party's standard error: progress lines move the bar, the other lines
+    /// are returned (for error messages).
+    pub fn read_lines(&self, stderr: impl std::io::Read) -> String {
+        let mut rest = String::new();
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            match parse_line(&line) {
+                Some((done, nodes, scope)) => {
+                    self.bar.set_length(nodes);
+                    self.bar.set_position(done);
+                    self.bar.set_message(scope.to_string());
+                }
+                None => {
+                    rest.push_str(&line);
+                    rest.push('\n');
+                }
+            }
+        }
+        rest
+    }
+}
+
+impl Drop for Bar {
+    fn drop(&mut self) {
+        if self.observing {
+            observe(None);
+        }
+        self.bar.finish_and_clear();
+    }
+}
+
+/// For `veil party`: progress lines on standard error when a launcher asked for them
+/// ([`LINES_ENV`]), else a bar.
+pub fn for_party(party: usize) -> Option<Bar> {
+    if std::env::var_os(LINES_ENV).is_some() {
+        observe(Some(Box::new(move |s: &Step<'_>| {
+            if s.party == party {
+                eprintln!("{LINE_PREFIX}{} {} {}", s.done, s.nodes, s.scope);
+            }
+        })));
+        None
+    } else {
+        Some(Bar::follow(party, "secure run"))
+    }
+}
+
+fn parse_line(line: &str) -> Option<(u64, u64, &str)> {
+    let mut parts = line.strip_prefix(LINE_PREFIX)?.splitn(3, ' ');
+    let done = parts.next()?.parse().ok()?;
+    let nodes = parts.next()?.parse().ok()?;
+    Some((done, nodes, parts.next().unwrap_or("")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_lines_are_parsed_and_other_lines_kept() {
+        assert_eq!(parse_line("veil-progress 3 40 encoder.layer.0"), Some((3, 40, "encoder.layer.0")));
+        assert_eq!(parse_line("veil-progress x 40 a"), None);
+        let bar = Bar::new("test");
+        let text = "veil-progress 1 2 embeddings\nerror: a peer disconnected\n";
+        assert_eq!(bar.read_lines(text.as_bytes()), "error: a peer disconnected\n");
+    }
+}
