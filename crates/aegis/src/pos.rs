@@ -116,9 +116,9 @@ impl Aegis {
                 (0..MAC_KEYS).map(|_| zp.nonzero_from_random(ctx.rng().next_u32())).collect();
             let mut to_p2 = Vec::new();
             let mut g1 = ctx.pair_prg(p1, "aegis/pos/shares")?;
-            let mut deal = |v: u32, to_p2: &mut Vec<u8>| {
+            let mut deal = |v: u32, to_p2: &mut Vec<u32>| {
                 let first = zp.from_random(g1.next_u32());
-                to_p2.push(zp.sub(v, first) as u8);
+                to_p2.push(zp.sub(v, first));
             };
             for &a in &keys {
                 deal(a, &mut to_p2);
@@ -137,17 +137,17 @@ impl Aegis {
                     }
                 }
             }
-            ctx.net().send(p2, to_p2)?;
+            ctx.net().send(p2, zp.pack(&to_p2))?;
             // Openings of u and u' (value shares), from both provers.
             let count = 2 * n * l;
             let mut opened = vec![0u32; count];
             for from in [p1, p2] {
                 let msg = ctx.net().recv(from)?;
-                if msg.len() != count || msg.iter().any(|&v| u32::from(v) >= zp.p()) {
-                    return Err(MpcError::Malformed { from, what: "Π_Pos lists".into() });
-                }
-                for (o, v) in opened.iter_mut().zip(msg) {
-                    *o = zp.add(*o, u32::from(v));
+                let lists = zp
+                    .unpack(&msg, count)
+                    .ok_or_else(|| MpcError::Malformed { from, what: "Π_Pos lists".into() })?;
+                for (o, v) in opened.iter_mut().zip(lists) {
+                    *o = zp.add(*o, v);
                 }
             }
             // Batch MAC check: coefficients from a seed sent after the openings.
@@ -159,11 +159,11 @@ impl Aegis {
             let mut macs = [0u32; MAC_KEYS];
             for from in [p1, p2] {
                 let msg = ctx.net().recv(from)?;
-                if msg.len() != MAC_KEYS || msg.iter().any(|&v| u32::from(v) >= zp.p()) {
-                    return Err(MpcError::Malformed { from, what: "Π_Pos MAC shares".into() });
-                }
-                for (m, v) in macs.iter_mut().zip(msg) {
-                    *m = zp.add(*m, u32::from(v));
+                let shares = zp
+                    .unpack(&msg, MAC_KEYS)
+                    .ok_or_else(|| MpcError::Malformed { from, what: "Π_Pos MAC shares".into() })?;
+                for (m, v) in macs.iter_mut().zip(shares) {
+                    *m = zp.add(*m, v);
                 }
             }
             for (j, &a) in keys.iter().enumerate() {
@@ -188,10 +188,8 @@ impl Aegis {
             (0..MAC_KEYS + n * (l - 1) * per).map(|_| zp.from_random(g.next_u32())).collect()
         } else {
             let msg = ctx.net().recv(k)?;
-            if msg.len() != MAC_KEYS + n * (l - 1) * per || msg.iter().any(|&v| u32::from(v) >= zp.p()) {
-                return Err(MpcError::Malformed { from: k, what: "Π_Pos MAC'd bits".into() });
-            }
-            msg.into_iter().map(u32::from).collect()
+            zp.unpack(&msg, MAC_KEYS + n * (l - 1) * per)
+                .ok_or_else(|| MpcError::Malformed { from: k, what: "Π_Pos MAC'd bits".into() })?
         };
         let key_shares = &shares[..MAC_KEYS];
         let other = if first { p2 } else { p1 };
@@ -252,15 +250,15 @@ impl Aegis {
                 up.push(affine(&wc, w2[t], w2[t]));
             }
             for &t in &perm {
-                lists.push(u[t][0] as u8);
-                second.push(up[t][0] as u8);
+                lists.push(u[t][0]);
+                second.push(up[t][0]);
                 mac_u.push(u[t]);
                 mac_up.push(up[t]);
             }
             deltas.push(delta as u8);
         }
         lists.extend(second);
-        ctx.net().send(k, lists)?;
+        ctx.net().send(k, zp.pack(&lists))?;
         let seed_msg = ctx.net().recv(k)?;
         let seed: [u8; 16] = seed_msg
             .as_slice()
@@ -269,10 +267,10 @@ impl Aegis {
         let count = 2 * n * l;
         let combos = combinations(&seed, count, zp);
         let all: Vec<&MacShare> = mac_u.iter().chain(&mac_up).collect();
-        let macs: Vec<u8> = (0..MAC_KEYS)
-            .map(|j| all.iter().zip(&combos[j]).fold(0, |s, (v, &c)| zp.add(s, zp.mul(v[1 + j], c))) as u8)
+        let macs: Vec<u32> = (0..MAC_KEYS)
+            .map(|j| all.iter().zip(&combos[j]).fold(0, |s, (v, &c)| zp.add(s, zp.mul(v[1 + j], c))))
             .collect();
-        ctx.net().send(k, macs)?;
+        ctx.net().send(k, zp.pack(&macs))?;
         Ok(deltas)
     }
 }

@@ -1,7 +1,7 @@
 //! The small prime field of sign-bit extraction: `p` is the largest prime in
 //! `(l, 2^{⌈log2 l⌉+1}]` (127 for `l = 64`), so that the transformed list (values `≤ l + 1`)
-//! never wraps to 0. Elements travel as one byte each (the convention the paper's measurements
-//! fit; 7 bits would do for `p = 127`).
+//! never wraps to 0. Elements travel packed at `⌈log2 p⌉` bits each (7 for `p = 127`; the
+//! paper's measurements fit one byte each), [`Zp::pack`] and [`Zp::unpack`].
 
 /// `p` for ring width `l` (`2 ≤ l ≤ 64`).
 pub fn prime_for(l: u32) -> u32 {
@@ -57,6 +57,59 @@ impl Zp {
     pub fn nonzero_from_random(self, r: u32) -> u32 {
         1 + ((u64::from(r) * u64::from(self.p - 1)) >> 32) as u32
     }
+    /// Bits per element on the wire: `⌈log2 p⌉`.
+    pub fn wire_bits(self) -> u32 {
+        32 - (self.p - 1).leading_zeros()
+    }
+    /// Bytes of `n` packed elements.
+    pub fn packed_len(self, n: usize) -> usize {
+        (n * self.wire_bits() as usize).div_ceil(8)
+    }
+    /// Elements (each `< p`) packed at [`Zp::wire_bits`] bits each, least significant bit
+    /// first; the last byte is padded with zeros.
+    pub fn pack(self, v: &[u32]) -> Vec<u8> {
+        let w = self.wire_bits();
+        let mut out = Vec::with_capacity(self.packed_len(v.len()));
+        let (mut acc, mut bits) = (0u64, 0u32);
+        for &x in v {
+            acc |= u64::from(x) << bits;
+            bits += w;
+            while bits >= 8 {
+                out.push(acc as u8);
+                acc >>= 8;
+                bits -= 8;
+            }
+        }
+        if bits > 0 {
+            out.push(acc as u8);
+        }
+        out
+    }
+    /// `n` elements from [`Zp::pack`]'s bytes; `None` unless the length is exact, every element
+    /// is below `p` and the padding is zero (a malformed message).
+    pub fn unpack(self, bytes: &[u8], n: usize) -> Option<Vec<u32>> {
+        if bytes.len() != self.packed_len(n) {
+            return None;
+        }
+        let w = self.wire_bits();
+        let mask = (1u64 << w) - 1;
+        let mut out = Vec::with_capacity(n);
+        let (mut acc, mut bits, mut next) = (0u64, 0u32, bytes.iter());
+        for _ in 0..n {
+            while bits < w {
+                acc |= u64::from(*next.next()?) << bits;
+                bits += 8;
+            }
+            let x = (acc & mask) as u32;
+            if x >= self.p {
+                return None;
+            }
+            out.push(x);
+            acc >>= w;
+            bits -= w;
+        }
+        (acc == 0 && next.next().is_none()).then_some(out)
+    }
 }
 
 #[cfg(test)]
@@ -82,5 +135,29 @@ mod tests {
             assert_eq!(zp.sub(0, p - 1), 1);
             assert_eq!(zp.mul(p - 1, p - 1), 1);
         }
+    }
+
+    #[test]
+    fn packing_round_trips_and_refuses_malformed_messages() {
+        for (p, bits) in [(13, 4), (31, 5), (61, 6), (127, 7)] {
+            let zp = Zp::new(p);
+            assert_eq!(zp.wire_bits(), bits);
+            for n in [0, 1, 7, 8, 9, 63, 64, 1000] {
+                let v: Vec<u32> =
+                    (0..n as u32).map(|i| zp.from_random(i.wrapping_mul(2_654_435_761))).collect();
+                let bytes = zp.pack(&v);
+                assert_eq!(bytes.len(), (n * bits as usize).div_ceil(8));
+                assert_eq!(zp.unpack(&bytes, n), Some(v), "p = {p}, n = {n}");
+            }
+            let all_ones = vec![0xffu8; zp.packed_len(8)];
+            assert_eq!(zp.unpack(&all_ones, 8).is_some(), p == 255, "an element equal to p is refused");
+            let mut short = zp.pack(&[1, 2, 3]);
+            short.push(0);
+            assert_eq!(zp.unpack(&short, 3), None, "a trailing byte is refused");
+        }
+        let zp = Zp::new(127);
+        let mut padded = zp.pack(&[5]);
+        padded[0] |= 0x80;
+        assert_eq!(zp.unpack(&padded, 1), None, "nonzero padding is refused");
     }
 }

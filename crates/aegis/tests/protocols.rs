@@ -160,15 +160,19 @@ fn measured_costs_equal_the_declared_ones() {
     assert_eq!(per(0, |c| c.0).0, 0);
     assert_eq!(per(1, |c| c.0), (8 * n as u64, 1));
     assert_eq!(per(2, |c| c.0), (8 * n as u64, 1));
-    // Sign: P1, P2 send 2l bytes (the two Z_p lists); P0 sends m' (l bits) to both; 2 rounds.
-    assert_eq!(per(1, |c| c.1).0, 2 * 64 * n as u64);
+    // Z_p elements (p = 127) travel packed at 7 bits, each message padded to whole bytes.
+    let packed = |count: usize| (count * 7).div_ceil(8) as u64;
+    // Sign: P1, P2 send the two Z_p lists (2l elements each); P0 sends m' (l bits) to both;
+    // 2 rounds.
+    assert_eq!(per(1, |c| c.1).0, packed(2 * 64 * n));
     assert_eq!(per(0, |c| c.1).0, 2 * 8 * n as u64);
     assert!(per(1, |c| c.1).1 <= 2 + 1, "sign rounds (the clock also counts the offline Γ exchange)");
     // ReLU: plus Γ'' (l bits each for P1, P2) and m'' (l bits to each from P0).
-    assert_eq!(per(1, |c| c.2).0, (2 * 64 + 8) * n as u64);
+    assert_eq!(per(1, |c| c.2).0, packed(2 * 64 * n) + 8 * n as u64);
     assert_eq!(per(0, |c| c.2).0, 4 * 8 * n as u64);
-    // Offline at P0: Γ of mul (l bits), sign's bits ((l-1) bytes), relu's bits and [r_x r_z].
-    assert_eq!(costs[0].3, (8 + 63 + 63 + 8) * n as u64);
+    // Offline at P0: Γ of mul (l bits), sign's bits (l-1 packed elements), relu's bits and
+    // [r_x r_z].
+    assert_eq!(costs[0].3, (8 + 8) * n as u64 + 2 * packed(63 * n));
 }
 
 #[test]

@@ -189,11 +189,11 @@ mod tests {
         assert_eq!((trunc.online.rounds, trunc.online.bytes_max_party), (0, 0));
         let sign = per("sign");
         assert_eq!(sign.online.rounds, 2);
-        // P1, P2: 2l one-byte Z_p elements; P0: m' (8 bytes) to both.
-        assert!((sign.online_bytes_per_element - (128.0 + 128.0 + 16.0) / 3.0).abs() < 1e-9);
+        // P1, P2: 2l Z_p elements packed at 7 bits; P0: m' (8 bytes) to both.
+        assert!((sign.online_bytes_per_element - (112.0 + 112.0 + 16.0) / 3.0).abs() < 1e-9);
         let relu = per("relu");
         assert_eq!(relu.online.rounds, 2);
-        assert!((relu.online_bytes_per_element - (136.0 + 136.0 + 32.0) / 3.0).abs() < 1e-9);
+        assert!((relu.online_bytes_per_element - (120.0 + 120.0 + 32.0) / 3.0).abs() < 1e-9);
         let pool = per("maxpool");
         assert_eq!(pool.online.rounds, 4, "two levels of two rounds for 4 inputs");
     }
@@ -209,7 +209,7 @@ mod tests {
         // Two pieces of a ReLU cost what one piece does per element, in twice the rounds.
         let two = aegis_op_in_pieces("relu", 40, 32).unwrap();
         assert_eq!((two.pieces, two.online.rounds), (2, 4));
-        assert!((two.online_bytes_per_element - (136.0 + 136.0 + 32.0) / 3.0).abs() < 1e-9);
+        assert!((two.online_bytes_per_element - (120.0 + 120.0 + 32.0) / 3.0).abs() < 1e-9);
         assert!(two.verify.is_some_and(|v| v.bytes_per_party > 0.0));
     }
 }
