@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 
 import numpy as np
-from safetensors_np import save_safetensors
+from fixture_np import layernorm, save_safetensors
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,12 +73,6 @@ def weights(vocab: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     return {k: v.astype(np.float32) for k, v in w.items()}
 
 
-def layernorm(x: np.ndarray, g: np.ndarray, b: np.ndarray) -> np.ndarray:
-    m = x.mean(-1, keepdims=True)
-    v = ((x - m) ** 2).mean(-1, keepdims=True)
-    return (x - m) / np.sqrt(v + EPS) * g + b
-
-
 def gelu_new(x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
 
@@ -90,7 +84,7 @@ def forward(w: dict[str, np.ndarray], ids: list[int]) -> np.ndarray:
     causal = np.triu(np.ones((t, t), dtype=bool), 1)
     for i in range(LAYERS):
         p = f"h.{i}."
-        a = layernorm(x, f[p + "ln_1.weight"], f[p + "ln_1.bias"])
+        a = layernorm(x, f[p + "ln_1.weight"], f[p + "ln_1.bias"], EPS)
         qkv = a @ f[p + "attn.c_attn.weight"] + f[p + "attn.c_attn.bias"]
         q, k, v = np.split(qkv, 3, axis=-1)
         heads = []
@@ -101,10 +95,10 @@ def forward(w: dict[str, np.ndarray], ids: list[int]) -> np.ndarray:
             e = np.exp(scores - scores.max(-1, keepdims=True))
             heads.append((e / e.sum(-1, keepdims=True)) @ v[:, s])
         x = x + np.concatenate(heads, -1) @ f[p + "attn.c_proj.weight"] + f[p + "attn.c_proj.bias"]
-        m = layernorm(x, f[p + "ln_2.weight"], f[p + "ln_2.bias"])
+        m = layernorm(x, f[p + "ln_2.weight"], f[p + "ln_2.bias"], EPS)
         hidden = gelu_new(m @ f[p + "mlp.c_fc.weight"] + f[p + "mlp.c_fc.bias"])
         x = x + hidden @ f[p + "mlp.c_proj.weight"] + f[p + "mlp.c_proj.bias"]
-    x = layernorm(x, f["ln_f.weight"], f["ln_f.bias"])
+    x = layernorm(x, f["ln_f.weight"], f["ln_f.bias"], EPS)
     return x @ f["wte.weight"].T
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from safetensors_np import save_safetensors
+from fixture_np import layernorm, save_safetensors
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "crates" / "nn" / "tests" / "data" / "tiny-vit"
@@ -65,12 +65,6 @@ def weights(rng: np.random.Generator) -> dict[str, np.ndarray]:
     return {k: v.astype(np.float32) for k, v in w.items()}
 
 
-def layernorm(x: np.ndarray, g: np.ndarray, b: np.ndarray) -> np.ndarray:
-    m = x.mean(-1, keepdims=True)
-    v = ((x - m) ** 2).mean(-1, keepdims=True)
-    return (x - m) / np.sqrt(v + EPS) * g + b
-
-
 def gelu(x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
 
@@ -89,7 +83,7 @@ def forward(w: dict[str, np.ndarray], image: np.ndarray) -> np.ndarray:
     for i in range(LAYERS):
         p = f"vit.encoder.layer.{i}."
         lin = lambda v, name: v @ f[p + name + ".weight"].T + f[p + name + ".bias"]  # noqa: E731
-        a = layernorm(x, f[p + "layernorm_before.weight"], f[p + "layernorm_before.bias"])
+        a = layernorm(x, f[p + "layernorm_before.weight"], f[p + "layernorm_before.bias"], EPS)
         q, k, v = (lin(a, "attention.attention." + n) for n in ("query", "key", "value"))
         heads = []
         for hd in range(HEADS):
@@ -98,9 +92,9 @@ def forward(w: dict[str, np.ndarray], image: np.ndarray) -> np.ndarray:
             e = np.exp(scores - scores.max(-1, keepdims=True))
             heads.append((e / e.sum(-1, keepdims=True)) @ v[:, s])
         x = x + lin(np.concatenate(heads, -1), "attention.output.dense")
-        m = layernorm(x, f[p + "layernorm_after.weight"], f[p + "layernorm_after.bias"])
+        m = layernorm(x, f[p + "layernorm_after.weight"], f[p + "layernorm_after.bias"], EPS)
         x = x + lin(gelu(lin(m, "intermediate.dense")), "output.dense")
-    x = layernorm(x, f["vit.layernorm.weight"], f["vit.layernorm.bias"])
+    x = layernorm(x, f["vit.layernorm.weight"], f["vit.layernorm.bias"], EPS)
     return x[0] @ f["classifier.weight"].T + f["classifier.bias"]
 
 

@@ -21,7 +21,7 @@ from onnx import TensorProto, helper, numpy_helper
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
-from safetensors_np import save_safetensors
+from fixture_np import save_safetensors
 
 
 def im2col(x, k, pad):

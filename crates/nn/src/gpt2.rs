@@ -18,7 +18,7 @@ use std::path::Path;
 use crate::bert::{Model, Pooling, model_name, positive, read_json};
 use crate::bpe::ByteLevelBpe;
 use crate::error::{NnError, Result};
-use crate::graph::{GeluForm, Graph, Op};
+use crate::graph::{BlockShape, GeluForm, Graph, Op, PreLnNames};
 use crate::tokenizer::Tokenizer;
 use crate::weights::{FloatTensor, Weights, read_safetensors};
 
@@ -104,21 +104,23 @@ pub fn gpt2_graph(c: &Gpt2Config) -> Graph {
     let table = g.weight("wpe.weight", &[c.max_positions, h]);
     let pos = g.push(Op::Positions { table }, &[tokens]);
     let mut x = g.push(Op::Add, &[words, pos]);
+    let shape =
+        BlockShape { hidden: h, heads: c.heads, ffn: f, causal: true, gelu: GeluForm::Tanh, eps: c.eps };
     for i in 0..c.layers {
         let p = format!("h.{i}");
         g.set_scope(&p);
-        let a = g.layernorm(&format!("{p}.ln_1"), h, c.eps, x);
-        let q = g.linear(&format!("{p}.attn.q"), h, h, a);
-        let k = g.linear(&format!("{p}.attn.k"), h, h, a);
-        let v = g.linear(&format!("{p}.attn.v"), h, h, a);
-        let att = g.push(Op::Attention { heads: c.heads, causal: true }, &[q, k, v]);
-        let o = g.linear(&format!("{p}.attn.c_proj"), h, h, att);
-        x = g.push(Op::Add, &[x, o]);
-        let m = g.layernorm(&format!("{p}.ln_2"), h, c.eps, x);
-        let up = g.linear(&format!("{p}.mlp.c_fc"), h, f, m);
-        let act = g.push(Op::Gelu(GeluForm::Tanh), &[up]);
-        let down = g.linear(&format!("{p}.mlp.c_proj"), f, h, act);
-        x = g.push(Op::Add, &[x, down]);
+        let name = |s: &str| format!("{p}.{s}");
+        let names = PreLnNames {
+            ln_1: name("ln_1"),
+            query: name("attn.q"),
+            key: name("attn.k"),
+            value: name("attn.v"),
+            out: name("attn.c_proj"),
+            ln_2: name("ln_2"),
+            up: name("mlp.c_fc"),
+            down: name("mlp.c_proj"),
+        };
+        x = g.pre_ln_block(&names, &shape, x);
     }
     g.set_scope("head");
     let x = g.layernorm("ln_f", h, c.eps, x);

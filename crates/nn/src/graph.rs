@@ -227,12 +227,69 @@ impl Graph {
         self.push(Op::Linear { weight, bias }, &[x])
     }
 
+    /// A pre-LN transformer block on `x: [T, h]` (GPT-2, ViT): `x + Attn(LN_1(x))·W_o`, then
+    /// `y + GELU(LN_2(y)·W_1)·W_2`; the weights are `{name}.weight` and `{name}.bias` for the
+    /// prefixes in `names`.
+    pub fn pre_ln_block(&mut self, names: &PreLnNames, shape: &BlockShape, x: ValueId) -> ValueId {
+        let (h, eps) = (shape.hidden, shape.eps);
+        let a = self.layernorm(&names.ln_1, h, eps, x);
+        let q = self.linear(&names.query, h, h, a);
+        let k = self.linear(&names.key, h, h, a);
+        let v = self.linear(&names.value, h, h, a);
+        let att = self.push(Op::Attention { heads: shape.heads, causal: shape.causal }, &[q, k, v]);
+        let o = self.linear(&names.out, h, h, att);
+        let x = self.push(Op::Add, &[x, o]);
+        let m = self.layernorm(&names.ln_2, h, eps, x);
+        let up = self.linear(&names.up, h, shape.ffn, m);
+        let act = self.push(Op::Gelu(shape.gelu), &[up]);
+        let down = self.linear(&names.down, shape.ffn, h, act);
+        self.push(Op::Add, &[x, down])
+    }
+
     /// LayerNorm over rows of width `h` with `{prefix}.weight` (`γ`) and `{prefix}.bias` (`β`).
     pub fn layernorm(&mut self, prefix: &str, h: usize, eps: f64, x: ValueId) -> ValueId {
         let gamma = self.weight(&format!("{prefix}.weight"), &[h]);
         let beta = self.weight(&format!("{prefix}.bias"), &[h]);
         self.push(Op::LayerNorm { gamma, beta, eps }, &[x])
     }
+}
+
+/// The weight prefixes of a [`Graph::pre_ln_block`].
+#[derive(Debug, Clone)]
+pub struct PreLnNames {
+    /// First LayerNorm.
+    pub ln_1: String,
+    /// Query projection.
+    pub query: String,
+    /// Key projection.
+    pub key: String,
+    /// Value projection.
+    pub value: String,
+    /// Attention output projection.
+    pub out: String,
+    /// Second LayerNorm.
+    pub ln_2: String,
+    /// Feed-forward up projection.
+    pub up: String,
+    /// Feed-forward down projection.
+    pub down: String,
+}
+
+/// The sizes and forms of a [`Graph::pre_ln_block`].
+#[derive(Debug, Clone, Copy)]
+pub struct BlockShape {
+    /// Width.
+    pub hidden: usize,
+    /// Attention heads.
+    pub heads: usize,
+    /// Feed-forward width.
+    pub ffn: usize,
+    /// Causal attention.
+    pub causal: bool,
+    /// The GELU.
+    pub gelu: GeluForm,
+    /// LayerNorm epsilon (float reference only).
+    pub eps: f64,
 }
 
 impl Op {

@@ -20,7 +20,7 @@ use std::path::Path;
 
 use crate::bert::{positive, read_json};
 use crate::error::{NnError, Result};
-use crate::graph::{GeluForm, Graph, Op};
+use crate::graph::{BlockShape, GeluForm, Graph, Op, PreLnNames};
 use crate::image::{ImageModel, Preprocess};
 use crate::weights::{FloatTensor, Weights, read_safetensors};
 
@@ -131,21 +131,22 @@ pub fn vit_graph(c: &VitConfig) -> Graph {
     let table = g.weight("embeddings.position_embeddings", &[c.patches() + 1, h]);
     let pos = g.push(Op::Positions { table }, &[tokens]);
     let mut x = g.push(Op::Add, &[tokens, pos]);
+    let shape = BlockShape { hidden: h, heads: c.heads, ffn: c.ffn, causal: false, gelu: c.gelu, eps: c.eps };
     for i in 0..c.layers {
         let l = format!("encoder.layer.{i}");
         g.set_scope(&l);
-        let a = g.layernorm(&format!("{l}.layernorm_before"), h, c.eps, x);
-        let q = g.linear(&format!("{l}.attention.attention.query"), h, h, a);
-        let k = g.linear(&format!("{l}.attention.attention.key"), h, h, a);
-        let v = g.linear(&format!("{l}.attention.attention.value"), h, h, a);
-        let att = g.push(Op::Attention { heads: c.heads, causal: false }, &[q, k, v]);
-        let o = g.linear(&format!("{l}.attention.output.dense"), h, h, att);
-        x = g.push(Op::Add, &[x, o]);
-        let m = g.layernorm(&format!("{l}.layernorm_after"), h, c.eps, x);
-        let up = g.linear(&format!("{l}.intermediate.dense"), h, c.ffn, m);
-        let act = g.push(Op::Gelu(c.gelu), &[up]);
-        let down = g.linear(&format!("{l}.output.dense"), c.ffn, h, act);
-        x = g.push(Op::Add, &[x, down]);
+        let name = |s: &str| format!("{l}.{s}");
+        let names = PreLnNames {
+            ln_1: name("layernorm_before"),
+            query: name("attention.attention.query"),
+            key: name("attention.attention.key"),
+            value: name("attention.attention.value"),
+            out: name("attention.output.dense"),
+            ln_2: name("layernorm_after"),
+            up: name("intermediate.dense"),
+            down: name("output.dense"),
+        };
+        x = g.pre_ln_block(&names, &shape, x);
     }
     g.set_scope("head");
     let x = g.layernorm("layernorm", h, c.eps, x);
