@@ -235,8 +235,7 @@ fn launch_commands(commands: Vec<Command>, limit: Duration) -> anyhow::Result<Ve
             .map(|(id, c)| {
                 let (stderr, bar) = (c.stderr.take(), &bar);
                 scope.spawn(move || {
-                    let hidden = crate::progress::Bar::hidden();
-                    stderr.map(|s| if id == 0 { bar.read_lines(s) } else { hidden.read_lines(s) })
+                    stderr.map(|s| crate::progress::Bar::read_lines((id == 0).then_some(bar), s))
                 })
             })
             .collect();

@@ -95,17 +95,17 @@ enum Command {
     /// an ONNX file, every party on this machine: three servers, the data owner and the model
     /// owner.
     Run {
-        /// Model folder (config.json, model.safetensors, tokenizer.json), or an `.onnx` CNN.
+        /// Model folder (BERT family or GPT-2 on text, ViT on images), or an `.onnx` CNN.
         #[arg(long)]
         model: Option<PathBuf>,
         /// Protocol family: `mosformer` (transformers and CNNs) or `aegis` (CNNs; default
         /// for `.onnx` models).
         #[arg(long)]
         family: Option<String>,
-        /// CNNs: the labelled images (default: `test.safetensors` beside the model).
+        /// Image models: the labelled images (default: `test.safetensors` beside the model).
         #[arg(long)]
         images: Option<PathBuf>,
-        /// CNNs: how many images (the first of the set) to classify in one session.
+        /// Image models: how many images (the first of the set) to classify in one session.
         /// (Default: 8; 1 for a ViT, which takes one image per run.)
         #[arg(long)]
         batch: Option<usize>,
@@ -134,10 +134,10 @@ enum Command {
         /// `aegis` (default for `.onnx` models).
         #[arg(long)]
         family: Option<String>,
-        /// CNNs: the images (default: `test.safetensors` beside the model).
+        /// Image models: the images (default: `test.safetensors` beside the model).
         #[arg(long)]
         images: Option<PathBuf>,
-        /// CNNs: how many images (the first of the set).
+        /// Image models: how many images (the first of the set).
         /// (Default: 4; 1 for a ViT, which takes one image per run.)
         #[arg(long)]
         batch: Option<usize>,

@@ -35,11 +35,6 @@ impl Bar {
         Bar { bar, observing: false }
     }
 
-    /// A bar that is never drawn (for reading a party's lines without showing them).
-    pub fn hidden() -> Bar {
-        Bar { bar: ProgressBar::hidden(), observing: false }
-    }
-
     /// A bar that follows `party`'s secure runs in this process.
     pub fn follow(party: usize, what: &str) -> Bar {
         let mut me = Bar::new(what);
@@ -55,18 +50,19 @@ impl Bar {
         me
     }
 
-    /// Reads a launched party's standard error: progress lines move the bar, the other lines
-    /// are returned (for error messages).
-    pub fn read_lines(&self, stderr: impl std::io::Read) -> String {
+    /// Reads a launched party's standard error: progress lines move the bar if one is given,
+    /// the other lines are returned (for error messages).
+    pub fn read_lines(bar: Option<&Bar>, stderr: impl std::io::Read) -> String {
         let mut rest = String::new();
         for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
-            match parse_line(&line) {
-                Some((done, nodes, scope)) => {
-                    self.bar.set_length(nodes);
-                    self.bar.set_position(done);
-                    self.bar.set_message(scope.to_string());
+            match (parse_line(&line), bar) {
+                (Some(_), None) => {}
+                (Some((done, nodes, scope)), Some(Bar { bar, .. })) => {
+                    bar.set_length(nodes);
+                    bar.set_position(done);
+                    bar.set_message(scope.to_string());
                 }
-                None => {
+                (None, _) => {
                     rest.push_str(&line);
                     rest.push('\n');
                 }
@@ -117,6 +113,7 @@ mod tests {
         assert_eq!(parse_line("veil-progress x 40 a"), None);
         let bar = Bar::new("test");
         let text = "veil-progress 1 2 embeddings\nerror: a peer disconnected\n";
-        assert_eq!(bar.read_lines(text.as_bytes()), "error: a peer disconnected\n");
+        assert_eq!(Bar::read_lines(Some(&bar), text.as_bytes()), "error: a peer disconnected\n");
+        assert_eq!(Bar::read_lines(None, text.as_bytes()), "error: a peer disconnected\n");
     }
 }

@@ -83,6 +83,24 @@ pub(crate) fn positive(v: &Value, key: &str, path: &Path) -> Result<usize> {
         .ok_or_else(|| NnError::format(path, format!("{key} is missing or not a positive integer")))
 }
 
+/// Checks that `heads` divide the width (`key` names the width in the config).
+pub(crate) fn check_heads(path: &Path, heads: usize, width: usize, key: &str) -> Result<()> {
+    if width.is_multiple_of(heads) {
+        return Ok(());
+    }
+    Err(NnError::format(path, format!("{heads} heads do not divide {key} {width}")))
+}
+
+/// The GELU a config's `hidden_act` names (`gelu`: erf form; `gelu_new`,
+/// `gelu_pytorch_tanh`: tanh form), if it names one.
+pub(crate) fn gelu_form(hidden_act: &str) -> Option<GeluForm> {
+    match hidden_act {
+        "gelu" => Some(GeluForm::Erf),
+        "gelu_new" | "gelu_pytorch_tanh" => Some(GeluForm::Tanh),
+        _ => None,
+    }
+}
+
 pub(crate) fn read_json(path: &Path) -> Result<Value> {
     let text = std::fs::read_to_string(path).map_err(|e| NnError::io(path, e))?;
     serde_json::from_str(&text).map_err(|e| NnError::format(path, format!("not valid JSON: {e}")))
@@ -100,12 +118,13 @@ impl BertConfig {
             )));
         }
         let num = |k: &str| positive(&v, k, path);
-        let activation = match v["hidden_act"].as_str().unwrap_or("gelu") {
-            "gelu" => Activation::Gelu(GeluForm::Erf),
-            "gelu_new" | "gelu_pytorch_tanh" => Activation::Gelu(GeluForm::Tanh),
-            "relu" => Activation::Relu,
-            other => return Err(NnError::Unsupported(format!("{}: hidden_act {other:?}", path.display()))),
-        };
+        let activation =
+            match v["hidden_act"].as_str().unwrap_or("gelu") {
+                "relu" => Activation::Relu,
+                other => Activation::Gelu(gelu_form(other).ok_or_else(|| {
+                    NnError::Unsupported(format!("{}: hidden_act {other:?}", path.display()))
+                })?),
+            };
         if v["position_embedding_type"].as_str().is_some_and(|p| p != "absolute") {
             return Err(NnError::Unsupported(format!(
                 "{}: position_embedding_type {} (only absolute)",
@@ -123,12 +142,7 @@ impl BertConfig {
             max_positions: num("max_position_embeddings")?,
             vocab: num("vocab_size")?,
         };
-        if !c.hidden.is_multiple_of(c.heads) {
-            return Err(NnError::format(
-                path,
-                format!("{} heads do not divide hidden_size {}", c.heads, c.hidden),
-            ));
-        }
+        check_heads(path, c.heads, c.hidden, "hidden_size")?;
         Ok(c)
     }
 }

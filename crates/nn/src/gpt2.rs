@@ -15,7 +15,7 @@
 
 use std::path::Path;
 
-use crate::bert::{Model, Pooling, model_name, positive, read_json};
+use crate::bert::{Model, Pooling, check_heads, model_name, positive, read_json};
 use crate::bpe::ByteLevelBpe;
 use crate::error::{NnError, Result};
 use crate::graph::{BlockShape, GeluForm, Graph, Op, PreLnNames};
@@ -83,12 +83,7 @@ impl Gpt2Config {
             max_positions: num("n_positions")?,
             vocab: num("vocab_size")?,
         };
-        if !c.hidden.is_multiple_of(c.heads) {
-            return Err(NnError::format(
-                path,
-                format!("{} heads do not divide n_embd {}", c.heads, c.hidden),
-            ));
-        }
+        check_heads(path, c.heads, c.hidden, "n_embd")?;
         Ok(c)
     }
 }

@@ -18,7 +18,7 @@
 
 use std::path::Path;
 
-use crate::bert::{positive, read_json};
+use crate::bert::{check_heads, gelu_form, positive, read_json};
 use crate::error::{NnError, Result};
 use crate::graph::{BlockShape, GeluForm, Graph, Op, PreLnNames};
 use crate::image::{ImageModel, Preprocess};
@@ -61,11 +61,9 @@ impl VitConfig {
             )));
         }
         let num = |k: &str| positive(&v, k, path);
-        let gelu = match v["hidden_act"].as_str().unwrap_or("gelu") {
-            "gelu" => GeluForm::Erf,
-            "gelu_new" | "gelu_pytorch_tanh" => GeluForm::Tanh,
-            other => return Err(NnError::Unsupported(format!("{}: hidden_act {other:?}", path.display()))),
-        };
+        let act = v["hidden_act"].as_str().unwrap_or("gelu");
+        let gelu = gelu_form(act)
+            .ok_or_else(|| NnError::Unsupported(format!("{}: hidden_act {act:?}", path.display())))?;
         if v["qkv_bias"].as_bool() == Some(false) {
             return Err(NnError::Unsupported(format!(
                 "{}: attention without biases (qkv_bias)",
@@ -94,12 +92,7 @@ impl VitConfig {
             channels: if v["num_channels"].is_null() { 3 } else { num("num_channels")? },
             labels,
         };
-        if !c.hidden.is_multiple_of(c.heads) {
-            return Err(NnError::format(
-                path,
-                format!("{} heads do not divide hidden_size {}", c.heads, c.hidden),
-            ));
-        }
+        check_heads(path, c.heads, c.hidden, "hidden_size")?;
         if !c.image.is_multiple_of(c.patch) {
             return Err(NnError::format(
                 path,
