@@ -41,6 +41,7 @@
 //! limitation (the paper's): at a non-`ζ` position the masked lists reveal their masked bit
 //! to the list's receiver with probability about `3/(p−1)` (notes §3.5).
 
+pub mod columns;
 pub mod family;
 pub mod mul;
 pub mod pos;

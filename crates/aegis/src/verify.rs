@@ -25,17 +25,20 @@
 //!    reconstruction and accept iff `Δ = 0` (false accept `≤ 2^-64`).
 //!
 //! Communication: per reduction two GR inner products (`2 × 512` bytes from P0, `2 × 512` each
-//! way between P1 and P2) and one opened seed; the final check `2N' + 3` GR elements from P0,
-//! where `N' = N/2^R`. The parties run reductions while the dimension is above
-//! [`FINAL_DIMENSION`]. Memory is bounded by verifying in chunks of [`VERIFY_CHUNK`] terms,
-//! [`LOCKSTEP_CHUNKS`] at a time reduced in lockstep (their reductions share rounds: 3 rounds
-//! per reduction level of a group); the reduced chunks are combined with fresh coefficients
-//! into one claim, and that claim is reduced and checked once.
+//! way between P1 and P2) and one opened seed, 3 rounds; the final check `2N' + 3` GR elements
+//! from P0, where `N' = N/2^R`. The parties run reductions while the dimension is above
+//! [`FINAL_DIMENSION`]. Memory stays bounded without chunking: the elementwise and inner
+//! products, almost all of the terms, are reduced lazily from their recorded `Z_2^64` shares
+//! ([`crate::columns`]) until `L ≤` [`crate::columns::COLUMN_BUDGET`] entries are left, and
+//! matrix products are compressed first; the two claims are reduced in lockstep, combined
+//! with fresh coefficients and checked once. So the rounds grow with `log N`: `3` per halving
+//! of the whole batch.
 
 use veil_crypto::{Prg, Seed};
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::Gr;
 
+use crate::columns::{Columns, cross_term};
 use crate::share::{Aegis, Masked};
 
 /// Reductions stop at this dimension (the final check deals `2N' + 3` GR elements).
@@ -44,9 +47,9 @@ pub const FINAL_DIMENSION: usize = 64;
 /// A vector of GR values in masked sharing; a party keeps the components it holds.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct GrVec {
-    m: Vec<Gr>,
-    one: Vec<Gr>,
-    two: Vec<Gr>,
+    pub(crate) m: Vec<Gr>,
+    pub(crate) one: Vec<Gr>,
+    pub(crate) two: Vec<Gr>,
 }
 
 /// Entry `i` of the even half of `v` (`v_{2i}`), or of its differences (`v_{2i+1} − v_{2i}`).
@@ -75,13 +78,15 @@ fn gr_digest(v: &[Gr]) -> Vec<u8> {
 }
 
 impl GrVec {
-    /// Room for `n` entries in each component (pages are only touched when written).
-    fn with_capacity(n: usize) -> GrVec {
-        GrVec { m: Vec::with_capacity(n), one: Vec::with_capacity(n), two: Vec::with_capacity(n) }
-    }
-
     fn len(&self) -> usize {
         self.m.len().max(self.one.len()).max(self.two.len())
+    }
+
+    /// Entry `i` of the even half (or of the differences) as `[m, [r]_1, [r]_2]`, with 0 for
+    /// the components this party does not hold.
+    fn entry(&self, i: usize, diff: bool) -> [Gr; 3] {
+        let get = |v: &[Gr]| if v.is_empty() { Gr::ZERO } else { half(v, i, diff) };
+        [get(&self.m), get(&self.one), get(&self.two)]
     }
 
     fn map2(&self, o: &GrVec, f: impl Fn(&Gr, &Gr) -> Gr) -> GrVec {
@@ -112,12 +117,6 @@ impl GrVec {
             }
             v.truncate(h);
         }
-    }
-
-    fn shrink_to_fit(&mut self) {
-        self.m.shrink_to_fit();
-        self.one.shrink_to_fit();
-        self.two.shrink_to_fit();
     }
 
     fn pick(&self, idx: impl Fn(usize) -> usize, n: usize) -> GrVec {
@@ -162,16 +161,6 @@ pub enum Terms {
         /// Columns of the output.
         n: usize,
     },
-}
-
-impl Terms {
-    fn pairs(&self, out: usize) -> Vec<(usize, usize)> {
-        match *self {
-            Terms::Elementwise => vec![(out, out)],
-            Terms::Inner { len } => (0..len).map(|t| (out * len + t, out * len + t)).collect(),
-            Terms::Matmul { k, n } => (0..k).map(|t| ((out / n) * k + t, t * n + out % n)).collect(),
-        }
-    }
 }
 
 impl Aegis {
@@ -307,44 +296,33 @@ impl Aegis {
     /// the claim's vectors as they are (no halves are copied out).
     fn gr_inner_halves(&self, ctx: &mut Ctx, claims: &[(&GrVec, &GrVec)]) -> Result<GrVec> {
         let me = Self::check_server(ctx)?;
-        let out = 2 * claims.len();
+        let local: Vec<Gr> = (0..2 * claims.len())
+            .map(|j| {
+                let ((a, b), diff) = (claims[j / 2], j % 2 == 1);
+                (0..a.len() / 2).fold(Gr::ZERO, |s, i| s.add(&cross_term(me, &a.entry(i, diff), &b.entry(i, diff))))
+            })
+            .collect();
+        self.gr_inner_finish(ctx, &local)
+    }
+
+    /// Completes masked inner products from each party's local parts ([`cross_term`] summed):
+    /// P0 deals `[r_z + Σ r_a·r_b]` for fresh output masks `r_z`, and P1 and P2 exchange
+    /// `[m_z]_j = [r_z + Σ r_a r_b]_j + (their local part)`.
+    pub(crate) fn gr_inner_finish(&self, ctx: &mut Ctx, local: &[Gr]) -> Result<GrVec> {
+        let me = Self::check_server(ctx)?;
+        let out = local.len();
         let r_z = {
             let r = self.gr_random(ctx, "verify/inner/r_z", out)?;
             GrVec { m: vec![], one: r.one, two: r.two }
         };
-        // The j-th job: claim j / 2, its even entries (j even) or its differences (j odd).
-        let job = |j: usize| (claims[j / 2], j % 2 == 1);
-        let gamma = (me == 0).then(|| {
-            (0..out)
-                .map(|j| {
-                    let ((a, b), diff) = job(j);
-                    (0..a.one.len() / 2).fold(r_z.one[j].add(&r_z.two[j]), |s, i| {
-                        let ra = half(&a.one, i, diff).add(&half(&a.two, i, diff));
-                        let rb = half(&b.one, i, diff).add(&half(&b.two, i, diff));
-                        s.add(&ra.mul(&rb))
-                    })
-                })
-                .collect::<Vec<_>>()
-        });
+        let gamma =
+            (me == 0).then(|| (0..out).map(|j| r_z.one[j].add(&r_z.two[j]).add(&local[j])).collect::<Vec<_>>());
         let (g1, g2) = self.gr_deal(ctx, "verify/inner/gamma", gamma.as_deref(), out)?;
         if me == 0 {
             return Ok(r_z);
         }
-        let share: Vec<Gr> = (0..out)
-            .map(|j| {
-                let ((a, b), diff) = job(j);
-                let (ra, rb, g) = if me == 1 { (&a.one, &b.one, &g1[j]) } else { (&a.two, &b.two, &g2[j]) };
-                let mut s = *g;
-                for i in 0..a.m.len() / 2 {
-                    let (am, bm) = (half(&a.m, i, diff), half(&b.m, i, diff));
-                    s = s.sub(&am.mul(&half(rb, i, diff))).sub(&half(ra, i, diff).mul(&bm));
-                    if me == 2 {
-                        s = s.add(&am.mul(&bm));
-                    }
-                }
-                s
-            })
-            .collect();
+        let g = if me == 1 { &g1 } else { &g2 };
+        let share: Vec<Gr> = g.iter().zip(local).map(|(g, l)| g.add(l)).collect();
         ctx.net().send(3 - me, gr_bytes(&share))?;
         let other = gr_from(3 - me, &ctx.net().recv(3 - me)?, out)?;
         let m = share.iter().zip(&other).map(|(a, b)| a.add(b)).collect();
@@ -357,54 +335,53 @@ impl Aegis {
         if recorded.is_empty() {
             return Ok(());
         }
-        // Combine with coefficients drawn after every product was fixed, in chunks of about
-        // VERIFY_CHUNK terms (bounded memory); each chunk is reduced to FINAL_DIMENSION terms,
-        // the reduced chunks are combined again with fresh coefficients into one claim, which
-        // is reduced and checked once (one opening: one bit of leakage).
+        let me = Self::check_server(ctx)?;
+        let limit = self.max_reductions.unwrap_or(usize::MAX);
+        // Coefficients drawn after every product was fixed. Matrix products enter in
+        // Freivalds's form (`compress_matmul`), the other products term by term, laid out in
+        // columns and reduced lazily (`crate::columns`).
         let mut coeffs = self.fresh_public_prg(ctx, "verify/coefficients")?;
-        let (mut reduced, mut pending) = (Vec::new(), Vec::new());
-        let mut building = new_chunk();
+        let mut direct = (GrVec::default(), GrVec::default(), zero_one());
+        let mut per_term = Vec::new();
         for rec in &recorded {
-            if let (Terms::Matmul { k, n }, None) = (rec.terms, &rec.twin) {
-                // Freivalds: one claim of `k` terms instead of `m·n·k` (see `compress_matmul`).
+            if let Terms::Matmul { k, n } = rec.terms {
                 let (cx, cy, cz) = compress_matmul(rec, k, n, &mut coeffs)?;
-                let (xs, ys, z) = &mut building;
+                let (xs, ys, z) = &mut direct;
                 xs.extend(cx);
                 ys.extend(cy);
                 *z = z.add(&cz);
-                self.close_full_chunk(ctx, &mut building, &mut pending, &mut reduced)?;
-                continue;
-            }
-            for out in 0..rec.z.n {
-                let c = Gr::random(&mut coeffs);
-                let c2 = rec.twin.as_ref().map(|_| Gr::random(&mut coeffs));
-                let (xs, ys, z) = &mut building;
-                for (a, b) in rec.terms.pairs(out) {
-                    push_scaled(xs, &rec.x, a, Some(&c));
-                    if let (Some((x2, _)), Some(c2)) = (&rec.twin, &c2) {
-                        add_scaled_to_last(xs, x2, a, c2);
-                    }
-                    push_scaled(ys, &rec.y, b, None);
-                }
-                let mut zc = GrVec::default();
-                push_scaled(&mut zc, &rec.z, out, Some(&c));
-                if let (Some((_, z2)), Some(c2)) = (&rec.twin, &c2) {
-                    add_scaled_to_last(&mut zc, z2, out, c2);
-                }
-                *z = z.add(&zc);
-                self.close_full_chunk(ctx, &mut building, &mut pending, &mut reduced)?;
+            } else {
+                per_term.push(rec);
             }
         }
-        if building.0.len() != 0 {
-            pending.push(building);
+        let mut claims = Vec::new();
+        if !per_term.is_empty() {
+            let mut columns = Columns::new(me, per_term, &mut coeffs)?;
+            let mut z = columns.z();
+            let mut done = 0;
+            while done < limit && columns.can_fold() && columns.len() > FINAL_DIMENSION {
+                let h = self.gr_inner_finish(ctx, &columns.local_halves())?;
+                let zeta = Gr::random(&mut self.fresh_public_prg(ctx, "verify/zeta")?);
+                z = reduced_z(&z, &h.pick(|_| 0, 1), &h.pick(|_| 1, 1), &zeta);
+                columns.fold(&zeta);
+                done += 1;
+            }
+            let (xs, ys) = columns.materialize();
+            claims.push(((xs, ys, z), limit - done));
         }
-        if !pending.is_empty() {
-            reduced.extend(self.reduce_claims(ctx, pending)?);
+        if direct.0.len() != 0 {
+            claims.push((direct, limit));
         }
+        // The column claim was reduced apart from the matrix products' claim: reduce both (in
+        // lockstep) to FINAL_DIMENSION, then combine them with fresh coefficients (a plain sum
+        // of claims reduced at different points could cancel a 2-torsion error: the adversary
+        // may shift a reduction's `h(0)` by the other claim's error `E` when `2E = 0`) and check
+        // one claim.
+        let mut reduced = self.reduce_claims(ctx, claims)?;
         let claim = if reduced.len() == 1 {
             reduced.pop().unwrap_or_default()
         } else {
-            let mut rho = self.fresh_public_prg(ctx, "verify/chunks")?;
+            let mut rho = self.fresh_public_prg(ctx, "verify/claims")?;
             let (mut xs, mut ys, mut z) = (GrVec::default(), GrVec::default(), zero_one());
             for (cx, cy, cz) in reduced {
                 let r = Gr::random(&mut rho);
@@ -412,7 +389,7 @@ impl Aegis {
                 ys.extend(cy);
                 z = z.add(&cz.times(&r));
             }
-            self.reduce_claims(ctx, vec![(xs, ys, z)])?.pop().unwrap_or_default()
+            self.reduce_claims(ctx, vec![((xs, ys, z), limit)])?.pop().unwrap_or_default()
         };
         let delta = self.inner_verify(ctx, &claim.0, &claim.1, &claim.2)?;
         let opened = self.gr_open(ctx, &delta)?;
@@ -422,32 +399,17 @@ impl Aegis {
         Ok(())
     }
 
-    /// Moves the claim being built to `pending` once it has [`VERIFY_CHUNK`] terms, and reduces
-    /// the pending claims (in lockstep) once there are [`LOCKSTEP_CHUNKS`] of them.
-    fn close_full_chunk(
-        &mut self,
-        ctx: &mut Ctx,
-        building: &mut Claim,
-        pending: &mut Vec<Claim>,
-        reduced: &mut Vec<Claim>,
-    ) -> Result<()> {
-        if building.0.len() >= VERIFY_CHUNK {
-            pending.push(std::mem::replace(building, new_chunk()));
-            if pending.len() == LOCKSTEP_CHUNKS {
-                reduced.extend(self.reduce_claims(ctx, std::mem::take(pending))?);
-            }
-        }
-        Ok(())
-    }
-
     /// Reduces claims `Σ X_i·Y_i = Z` to at most [`FINAL_DIMENSION`] terms each, in lockstep:
     /// one reduction of every claim still above that dimension shares one masked inner product
     /// call and one `ζ` (opened after all their inner products are fixed, so each claim keeps
-    /// its `2/2^64` per reduction), at most `R` times ([`Aegis::with_reductions`]).
-    fn reduce_claims(&mut self, ctx: &mut Ctx, mut claims: Vec<Claim>) -> Result<Vec<Claim>> {
-        for _ in 0..self.max_reductions.unwrap_or(usize::MAX) {
-            let active: Vec<usize> =
-                (0..claims.len()).filter(|&k| claims[k].0.len() > FINAL_DIMENSION).collect();
+    /// its `2/2^64` per reduction), each claim at most as many times as its budget says (what
+    /// is left of `R`, [`Aegis::with_reductions`]).
+    fn reduce_claims(&mut self, ctx: &mut Ctx, claims: Vec<(Claim, usize)>) -> Result<Vec<Claim>> {
+        let (mut claims, mut left): (Vec<Claim>, Vec<usize>) = claims.into_iter().unzip();
+        loop {
+            let active: Vec<usize> = (0..claims.len())
+                .filter(|&k| claims[k].0.len() > FINAL_DIMENSION && left[k] > 0)
+                .collect();
             if active.is_empty() {
                 break;
             }
@@ -463,21 +425,13 @@ impl Aegis {
             let jobs: Vec<(&GrVec, &GrVec)> = active.iter().map(|&k| (&claims[k].0, &claims[k].1)).collect();
             let h = self.gr_inner_halves(ctx, &jobs)?;
             let zeta = Gr::random(&mut self.fresh_public_prg(ctx, "verify/zeta")?);
-            let zeta2 = zeta.mul(&zeta);
             for (j, &k) in active.iter().enumerate() {
-                let (h0, c2) = (h.pick(|_| 2 * j, 1), h.pick(|_| 2 * j + 1, 1));
                 let (xs, ys, z) = &mut claims[k];
-                let c1 = z.sub(&h0).sub(&h0).sub(&c2);
+                *z = reduced_z(z, &h.pick(|_| 2 * j, 1), &h.pick(|_| 2 * j + 1, 1), &zeta);
                 xs.fold(&zeta);
                 ys.fold(&zeta);
-                *z = h0.add(&c1.times(&zeta)).add(&c2.times(&zeta2));
+                left[k] -= 1;
             }
-        }
-        // The folds worked in place: give the memory of the long vectors back (a verification
-        // keeps every reduced chunk until the last one is reduced).
-        for (xs, ys, _) in &mut claims {
-            xs.shrink_to_fit();
-            ys.shrink_to_fit();
         }
         Ok(claims)
     }
@@ -546,12 +500,12 @@ impl Aegis {
 /// A claim `Σ X_i·Y_i = Z` over GR.
 type Claim = (GrVec, GrVec, GrVec);
 
-/// Pairs per verified chunk.
-pub const VERIFY_CHUNK: usize = 1 << 14;
-
-/// Chunks reduced in lockstep (their reductions share rounds); a party holds this many lifted
-/// chunks at once, about 32 MiB each.
-pub const LOCKSTEP_CHUNKS: usize = 8;
+/// The claim after a reduction at `ζ`: `Z' = h(0) + ζ·c_1 + ζ²·c_2` with the division-free
+/// `c_1 = Z − 2h(0) − c_2`.
+fn reduced_z(z: &GrVec, h0: &GrVec, c2: &GrVec, zeta: &Gr) -> GrVec {
+    let c1 = z.sub(h0).sub(h0).sub(c2);
+    h0.add(&c1.times(zeta)).add(&c2.times(&zeta.mul(zeta)))
+}
 
 /// Freivalds's compression of a recorded matrix product `Z = X·Y` (`[m, k] × [k, n]`): with
 /// public random `u ∈ GR^m` and `v ∈ GR^n`, the claim `uᵀZv = Σ_t a_t·b_t` where `a = uᵀX` and
@@ -560,9 +514,9 @@ pub const LOCKSTEP_CHUNKS: usize = 8;
 /// divide `E` by the largest power of 2 dividing all its entries and reduce mod 2, and this is
 /// a nonzero polynomial of degree 2 over `GF(2^64)` in the uniform residues of `u` and `v`, so
 /// it vanishes with probability at most `2/2^64` (Schwartz–Zippel). Summed with the other
-/// records' claims (independent coefficients) and combined across chunks (one more random
-/// factor), a false batch passes with probability at most `3/2^64` before the reductions.
-/// (Products with a twin, the truncation pairs' inner products, take the per-term path.)
+/// records' claims (independent coefficients), a false batch passes with probability at most
+/// `3/2^64` before the reductions. A twin `Z2 = X2·Y` adds `u2ᵀX2` to `a` and `u2ᵀZ2v` to the
+/// claim with its own `u2` (the same `v`): still degree 2.
 fn compress_matmul(rec: &Recorded, k: usize, n: usize, coeffs: &mut Prg) -> Result<Claim> {
     let m = rec.z.n.checked_div(n).unwrap_or(0);
     if m * n != rec.z.n || rec.x.n != m * k || rec.y.n != k * n {
@@ -571,8 +525,14 @@ fn compress_matmul(rec: &Recorded, k: usize, n: usize, coeffs: &mut Prg) -> Resu
             rec.x.n, rec.y.n, rec.z.n
         )));
     }
+    if let Some((x2, z2)) = &rec.twin
+        && (x2.n != rec.x.n || z2.n != rec.z.n)
+    {
+        return Err(MpcError::Invalid(format!("recorded matrix product: twin x {} z {}", x2.n, z2.n)));
+    }
     let u: Vec<Gr> = (0..m).map(|_| Gr::random(coeffs)).collect();
     let v: Vec<Gr> = (0..n).map(|_| Gr::random(coeffs)).collect();
+    let u2: Option<Vec<Gr>> = rec.twin.as_ref().map(|_| (0..m).map(|_| Gr::random(coeffs)).collect());
     let (xp, yp, zp) = (parts(&rec.x), parts(&rec.y), parts(&rec.z));
     let mut claim = Claim::default();
     for c in 0..3 {
@@ -581,7 +541,11 @@ fn compress_matmul(rec: &Recorded, k: usize, n: usize, coeffs: &mut Prg) -> Resu
         }
         let mut a = vec![Gr::ZERO; k];
         left_product(&u, xp[c], k, &mut a);
-        let (b, zc) = (right_product(yp[c], &v, k), bilinear(&u, zp[c], &v));
+        let (b, mut zc) = (right_product(yp[c], &v, k), bilinear(&u, zp[c], &v));
+        if let (Some((x2, z2)), Some(u2)) = (&rec.twin, &u2) {
+            left_product(u2, parts(x2)[c], k, &mut a);
+            zc = zc.add(&bilinear(u2, parts(z2)[c], &v));
+        }
         let (cx, cy, cz) = &mut claim;
         let (dx, dy, dz) = match c {
             0 => (&mut cx.m, &mut cy.m, &mut cz.m),
@@ -631,34 +595,6 @@ fn bilinear(u: &[Gr], z: &[u64], v: &[Gr]) -> Gr {
         }
         s.add(&ui.mul(&w))
     })
-}
-
-/// Appends `c·lift(x_i)` (or `lift(x_i)`) component by component.
-fn push_scaled(v: &mut GrVec, x: &Masked, i: usize, c: Option<&Gr>) {
-    let f = |a: u64| c.map_or_else(|| Gr::embed(a), |c| c.scale(a));
-    if !x.m.is_empty() {
-        v.m.push(f(x.m[i]));
-    }
-    if !x.r.one.is_empty() {
-        v.one.push(f(x.r.one[i]));
-    }
-    if !x.r.two.is_empty() {
-        v.two.push(f(x.r.two[i]));
-    }
-}
-
-/// Adds `c·lift(x_i)` to the last entry of each component.
-fn add_scaled_to_last(v: &mut GrVec, x: &Masked, i: usize, c: &Gr) {
-    for (dst, src) in [(&mut v.m, &x.m), (&mut v.one, &x.r.one), (&mut v.two, &x.r.two)] {
-        if let (Some(last), Some(&a)) = (dst.last_mut(), src.get(i)) {
-            *last = last.add(&c.scale(a));
-        }
-    }
-}
-
-/// An empty claim with room for a chunk, its `Z` zero.
-fn new_chunk() -> Claim {
-    (GrVec::with_capacity(VERIFY_CHUNK), GrVec::with_capacity(VERIFY_CHUNK), zero_one())
 }
 
 /// A one-element zero vector (its components all present; unused ones are dropped by `add`

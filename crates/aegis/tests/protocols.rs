@@ -350,15 +350,18 @@ fn a_malicious_list_or_delta_in_the_sign_extraction_is_caught() {
 }
 
 #[test]
-fn verification_in_several_chunks_still_catches_one_wrong_entry() {
-    // 20 000 elementwise products: more than one verification chunk.
-    let x: Vec<u64> = random_values(8, 20_000, 64).iter().map(|v| (*v as i64 >> 30) as u64).collect();
+fn a_batch_wider_than_the_column_budget_is_reduced_lazily_and_still_catches_one_wrong_entry() {
+    // 40 000 elementwise products: more than `COLUMN_BUDGET` columns of one slot, so two
+    // products share each column and the first reduction is computed from the shares.
+    let n = 40_000;
+    assert!(n > veil_aegis::columns::COLUMN_BUDGET);
+    let x: Vec<u64> = random_values(8, n, 64).iter().map(|v| (*v as i64 >> 30) as u64).collect();
     let mul = |s: &mut Aegis, ctx: &mut Ctx, v: &Masked| s.mul(ctx, v, v).map(|_| ());
     assert!(check_after(&x, mul, |_| {}).iter().all(Result::is_ok));
-    let r = check_after(&x, mul, |s| {
-        s.tamper_recorded(0, |_, _, z| z.m[19_999] = z.m[19_999].wrapping_add(1 << 63))
-    });
-    assert!(aborted(&r), "{r:?}");
+    for (at, delta) in [(n - 1, 1u64 << 63), (0, 1), (12_345, u64::MAX)] {
+        let r = check_after(&x, mul, |s| s.tamper_recorded(0, |_, _, z| z.m[at] = z.m[at].wrapping_add(delta)));
+        assert!(aborted(&r), "{delta:#x} at {at}: {r:?}");
+    }
 }
 
 #[test]

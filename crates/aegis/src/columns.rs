@@ -1,0 +1,283 @@
+//! The per-term products of a verification, reduced without lifting them all to the Galois
+//! ring (paper §4.1, Π_BIVerify^R, with the notes' §3.8 fixes; the rest is in
+//! [`crate::verify`]).
+//!
+//! Elementwise products and inner products (a truncation pair's bit products are 64 terms
+//! per pair) make up almost every term of a CNN's verification: millions at batch 30. Lifted
+//! to `GR(2^64, 64)` each costs 512 bytes per component, so they cannot all be held at once,
+//! and reducing them in bounded chunks costs rounds per chunk. Here they stay the recorded
+//! `Z_2^64` shares, and the first reductions are computed from them directly.
+//!
+//! **Layout.** The terms form one virtual vector with entry `l·J + j` (column `l`, slot `j`,
+//! `J` a power of two). A column holds `J/m'` consecutive outputs of one record, where `m` is
+//! the record's terms per output (1 for an elementwise product) and `m'` is `m` rounded up to
+//! a power of two: output `g` of the column fills slots `g·m' .. g·m' + m`, the rest are 0 (a
+//! valid sharing of 0). `J` is the smallest power of two at least `m'` for every record that
+//! keeps the number of columns `L` within [`COLUMN_BUDGET`].
+//!
+//! **Coefficients.** Output `g` of column `l` gets `c = b_l·a_g` (its twin, the truncation
+//! pair's second inner product, `γ·c`) with `a ∈ GR^J`, `b ∈ GR^L` and `γ` drawn from a seed
+//! opened after every product was fixed. A false batch leaves the error
+//! `Σ_{l,g} b_l·a_g·(e_{l,g} + γ·e'_{l,g})`, a polynomial of degree 3 in uniform variables:
+//! divided by the largest power of two dividing all its coefficients and reduced mod 2, it is
+//! a nonzero polynomial over `GF(2^64)`, which vanishes with probability at most `3/2^64`
+//! (Schwartz–Zippel), as for independent coefficients per output.
+//!
+//! **Lazy reductions.** After `t` reductions with points `ζ_0 … ζ_{t−1}`, entry `i` of column
+//! `l` is `X_{l,i} = b_l·Σ_{s<2^t} w_s·a_{g(i·2^t+s)}·x_{l,i·2^t+s}` and
+//! `Y_{l,i} = Σ_{s<2^t} w_s·y_{l,i·2^t+s}`, with `w_s = Π_k (ζ_k if bit k of s is 1, else
+//! 1 − ζ_k)`: the reduction of [`crate::verify`] unrolled. Each party computes the components
+//! it holds from the recorded shares with `J` precomputed weights per column, sums a
+//! reduction's two inner products per column, and multiplies the sums by `b_l` once. Nothing
+//! of length `N` is ever held in GR: after the last lazy reduction the claim has `L` entries,
+//! which are materialized and reduced as usual. The rounds are those of one claim of `N`
+//! terms, `3` per halving, instead of `3` per halving for every group of chunks.
+
+use veil_crypto::Prg;
+use veil_mpc::{MpcError, Result};
+use veil_ring::Gr;
+
+use crate::share::Masked;
+use crate::verify::{GrVec, Recorded, Terms};
+
+/// Most columns a verification materializes (`L`): each costs about 2 KiB per party in the
+/// vectors that follow the lazy reductions.
+pub const COLUMN_BUDGET: usize = 1 << 15;
+
+/// Index of the components a party holds: `m_x` (P1, P2), `[r]_1` (P0, P1), `[r]_2` (P0, P2).
+const M: usize = 0;
+const ONE: usize = 1;
+const TWO: usize = 2;
+
+fn held(me: usize) -> [bool; 3] {
+    [me != 0, me != 2, me != 1]
+}
+
+fn component(v: &Masked, c: usize) -> &[u64] {
+    match c {
+        M => &v.m,
+        ONE => &v.r.one,
+        _ => &v.r.two,
+    }
+}
+
+/// Terms per output of a record on the column path.
+fn width(rec: &Recorded) -> usize {
+    match rec.terms {
+        Terms::Elementwise => 1,
+        Terms::Inner { len } => len,
+        Terms::Matmul { k, .. } => k,
+    }
+}
+
+/// One column: outputs `first ..` of record `rec`.
+struct Column {
+    rec: usize,
+    first: usize,
+}
+
+/// A party's view of one component-wise GR entry (absent components stay 0).
+type Entry = [Gr; 3];
+
+/// A party's local part of the masked product `a·b` (the rest is dealt by P0, see
+/// [`crate::verify`]): P0 `r_a·r_b`; P1 and P2 `−(m_a·[r_b]_j + [r_a]_j·m_b)`, P2 also `m_a·m_b`.
+pub(crate) fn cross_term(me: usize, a: &Entry, b: &Entry) -> Gr {
+    match me {
+        0 => a[ONE].add(&a[TWO]).mul(&b[ONE].add(&b[TWO])),
+        _ => {
+            let j = if me == 1 { ONE } else { TWO };
+            let s = Gr::ZERO.sub(&a[M].mul(&b[j])).sub(&a[j].mul(&b[M]));
+            if me == 2 { s.add(&a[M].mul(&b[M])) } else { s }
+        }
+    }
+}
+
+/// The per-term products of a verification as a lazily reduced claim.
+pub(crate) struct Columns<'a> {
+    me: usize,
+    recs: Vec<&'a Recorded>,
+    cols: Vec<Column>,
+    /// Slots per column (`J`).
+    slots: usize,
+    a: Vec<Gr>,
+    gamma: Gr,
+    b: Vec<Gr>,
+    /// `w_s` for the reductions so far (`2^t` entries).
+    w: Vec<Gr>,
+    /// Per padded width `m'` of the records: the weight of each slot, `w_{slot mod 2^t}·a_g`,
+    /// and the same times `γ` (for twins), recomputed at each reduction.
+    weights: Vec<(usize, Vec<Gr>, Vec<Gr>)>,
+    /// Per record, its entry in `weights`.
+    class: Vec<usize>,
+}
+
+impl<'a> Columns<'a> {
+    /// Lays out `recs` (elementwise and inner products) and draws their coefficients.
+    pub(crate) fn new(me: usize, recs: Vec<&'a Recorded>, coeffs: &mut Prg) -> Result<Columns<'a>> {
+        if let Some(r) = recs.iter().find(|r| matches!(r.terms, Terms::Matmul { .. })) {
+            return Err(MpcError::Invalid(format!("a matrix product of {} outputs on the per-term path", r.z.n)));
+        }
+        let padded = |r: &Recorded| width(r).max(1).next_power_of_two();
+        let count = |j: usize| recs.iter().map(|r| (r.z.n * padded(r)).div_ceil(j)).sum::<usize>();
+        let mut slots = recs.iter().map(|r| padded(r)).max().unwrap_or(1);
+        while count(slots) > COLUMN_BUDGET {
+            slots *= 2;
+        }
+        let mut cols = Vec::with_capacity(count(slots));
+        for (rec, r) in recs.iter().enumerate() {
+            let per = slots / padded(r);
+            cols.extend((0..r.z.n).step_by(per).map(|first| Column { rec, first }));
+        }
+        let a = (0..slots).map(|_| Gr::random(coeffs)).collect();
+        let gamma = Gr::random(coeffs);
+        let b = (0..cols.len()).map(|_| Gr::random(coeffs)).collect();
+        let mut widths: Vec<usize> = recs.iter().map(|r| padded(r)).collect();
+        widths.sort_unstable();
+        widths.dedup();
+        let class = recs.iter().map(|r| widths.partition_point(|&m| m < padded(r))).collect();
+        let weights = widths.into_iter().map(|m| (m, vec![], vec![])).collect();
+        let w = vec![Gr::embed(1)];
+        let mut columns = Columns { me, recs, cols, slots, a, gamma, b, w, weights, class };
+        columns.reweigh();
+        Ok(columns)
+    }
+
+    /// Recomputes the slot weights after a reduction.
+    fn reweigh(&mut self) {
+        let step = self.w.len();
+        for (m_pad, wx, gwx) in &mut self.weights {
+            *wx = (0..self.slots).map(|slot| self.w[slot % step].mul(&self.a[slot / *m_pad])).collect();
+            *gwx = wx.iter().map(|v| self.gamma.mul(v)).collect();
+        }
+    }
+
+    /// Entries of the claim at the current reduction.
+    pub(crate) fn len(&self) -> usize {
+        self.cols.len() * self.entries_per_column()
+    }
+
+    fn entries_per_column(&self) -> usize {
+        self.slots / self.w.len()
+    }
+
+    /// Whether another lazy reduction is left (each column still has two entries or more).
+    pub(crate) fn can_fold(&self) -> bool {
+        self.entries_per_column() >= 2
+    }
+
+    /// `Z = Σ_l b_l·Σ_g a_g·(z_{l,g} + γ·z'_{l,g})`, one entry.
+    pub(crate) fn z(&self) -> GrVec {
+        let held = held(self.me);
+        let mut z = [Gr::ZERO; 3];
+        let ga: Vec<Gr> = self.a.iter().map(|a| self.gamma.mul(a)).collect();
+        for (col, b) in self.cols.iter().zip(&self.b) {
+            let rec = self.recs[col.rec];
+            let per = self.slots / width(rec).max(1).next_power_of_two();
+            for (c, zc) in z.iter_mut().enumerate().filter(|(c, _)| held[*c]) {
+                let mut s = Gr::ZERO;
+                let outputs = col.first..(col.first + per).min(rec.z.n);
+                for ((a, ga), o) in self.a.iter().zip(&ga).zip(outputs) {
+                    s.add_scaled(a, component(&rec.z, c)[o]);
+                    if let Some((_, z2)) = &rec.twin {
+                        s.add_scaled(ga, component(z2, c)[o]);
+                    }
+                }
+                *zc = zc.add(&b.mul(&s));
+            }
+        }
+        entry_vec(&held, vec![z])
+    }
+
+    /// The two inner products of the next reduction, as this party's local parts (to be
+    /// completed by [`crate::verify`]'s masked inner product): `Σ X_{2i}·Y_{2i}` and
+    /// `Σ (X_{2i+1} − X_{2i})·(Y_{2i+1} − Y_{2i})`.
+    pub(crate) fn local_halves(&self) -> [Gr; 2] {
+        let mut total = [Gr::ZERO; 2];
+        let mut scratch = Scratch::default();
+        for (l, b) in self.b.iter().enumerate() {
+            self.entries(l, &mut scratch);
+            let (xs, ys) = (&scratch.x, &scratch.y);
+            let mut sums = [Gr::ZERO; 2];
+            for i in 0..xs.len() / 2 {
+                let (x0, x1, y0, y1) = (&xs[2 * i], &xs[2 * i + 1], &ys[2 * i], &ys[2 * i + 1]);
+                sums[0] = sums[0].add(&cross_term(self.me, x0, y0));
+                let (dx, dy) = (diff(x1, x0), diff(y1, y0));
+                sums[1] = sums[1].add(&cross_term(self.me, &dx, &dy));
+            }
+            for (t, s) in total.iter_mut().zip(&sums) {
+                *t = t.add(&b.mul(s));
+            }
+        }
+        total
+    }
+
+    /// Records the reduction at `ζ`: every entry becomes `X_{2i} + ζ·(X_{2i+1} − X_{2i})`.
+    pub(crate) fn fold(&mut self, zeta: &Gr) {
+        let one_minus = Gr::embed(1).sub(zeta);
+        let mut w: Vec<Gr> = self.w.iter().map(|w| w.mul(&one_minus)).collect();
+        w.extend(self.w.iter().map(|w| w.mul(zeta)));
+        self.w = w;
+        self.reweigh();
+    }
+
+    /// The claim's vectors at the current reduction.
+    pub(crate) fn materialize(&self) -> (GrVec, GrVec) {
+        let held = held(self.me);
+        let (mut xs, mut ys) = (Vec::with_capacity(self.len()), Vec::with_capacity(self.len()));
+        let mut scratch = Scratch::default();
+        for (l, b) in self.b.iter().enumerate() {
+            self.entries(l, &mut scratch);
+            xs.extend(scratch.x.iter().map(|e| e.map(|v| b.mul(&v))));
+            ys.extend(scratch.y.iter().copied());
+        }
+        (entry_vec(&held, xs), entry_vec(&held, ys))
+    }
+
+    /// Column `l`'s entries at the current reduction, without the factor `b_l`.
+    fn entries(&self, l: usize, scratch: &mut Scratch) {
+        let held = held(self.me);
+        let col = &self.cols[l];
+        let rec = self.recs[col.rec];
+        let m = width(rec).max(1);
+        let m_pad = m.next_power_of_two();
+        let outputs = (self.slots / m_pad).min(rec.z.n - col.first);
+        let (step, count) = (self.w.len(), self.entries_per_column());
+        scratch.x.clear();
+        scratch.x.resize(count, [Gr::ZERO; 3]);
+        scratch.y.clear();
+        scratch.y.resize(count, [Gr::ZERO; 3]);
+        let (_, wx, gwx) = &self.weights[self.class[col.rec]];
+        let twin = rec.twin.as_ref().map(|(x2, _)| x2);
+        for g in 0..outputs {
+            for t in 0..m {
+                let slot = g * m_pad + t;
+                let (i, s) = (slot / step, slot % step);
+                let idx = (col.first + g) * m + t;
+                for c in (0..3).filter(|&c| held[c]) {
+                    scratch.x[i][c].add_scaled(&wx[slot], component(&rec.x, c)[idx]);
+                    if let Some(x2) = twin {
+                        scratch.x[i][c].add_scaled(&gwx[slot], component(x2, c)[idx]);
+                    }
+                    scratch.y[i][c].add_scaled(&self.w[s], component(&rec.y, c)[idx]);
+                }
+            }
+        }
+    }
+}
+
+/// A column's entries at the current reduction (reused across columns).
+#[derive(Default)]
+struct Scratch {
+    x: Vec<Entry>,
+    y: Vec<Entry>,
+}
+
+fn diff(a: &Entry, b: &Entry) -> Entry {
+    [a[0].sub(&b[0]), a[1].sub(&b[1]), a[2].sub(&b[2])]
+}
+
+/// The components a party holds of `entries`, as a [`GrVec`].
+fn entry_vec(held: &[bool; 3], entries: Vec<Entry>) -> GrVec {
+    let pick = |c: usize| if held[c] { entries.iter().map(|e| e[c]).collect() } else { vec![] };
+    GrVec { m: pick(M), one: pick(ONE), two: pick(TWO) }
+}
