@@ -115,7 +115,10 @@ impl<'a> Columns<'a> {
     /// Lays out `recs` (elementwise and inner products) and draws their coefficients.
     pub(crate) fn new(me: usize, recs: Vec<&'a Recorded>, coeffs: &mut Prg) -> Result<Columns<'a>> {
         if let Some(r) = recs.iter().find(|r| matches!(r.terms, Terms::Matmul { .. })) {
-            return Err(MpcError::Invalid(format!("a matrix product of {} outputs on the per-term path", r.z.n)));
+            return Err(MpcError::Invalid(format!(
+                "a matrix product of {} outputs on the per-term path",
+                r.z.n
+            )));
         }
         let padded = |r: &Recorded| width(r).max(1).next_power_of_two();
         let count = |j: usize| recs.iter().map(|r| (r.z.n * padded(r)).div_ceil(j)).sum::<usize>();

@@ -39,8 +39,9 @@ pub(crate) struct SignPair {
     pub(crate) z: Masked,
 }
 
-/// One prover's MAC'd share: the value's share and its `λ` MAC shares.
-type MacShare = [u32; 1 + MAC_KEYS];
+/// One prover's MAC'd share: the value's share and its `λ` MAC shares, `Z_p` elements held in
+/// a byte each (`p ≤ 127`: a party holds about 1 KB of them per verified sign).
+type MacShare = [u8; 1 + MAC_KEYS];
 
 fn components(me: PartyId, y: &Masked, l: u32, i: usize) -> [Option<u64>; 3] {
     let red = |v: u64| if l == 64 { v } else { v & ((1u64 << l) - 1) };
@@ -116,9 +117,9 @@ impl Aegis {
                 (0..MAC_KEYS).map(|_| zp.nonzero_from_random(ctx.rng().next_u32())).collect();
             let mut to_p2 = Vec::new();
             let mut g1 = ctx.pair_prg(p1, "aegis/pos/shares")?;
-            let mut deal = |v: u32, to_p2: &mut Vec<u32>| {
+            let mut deal = |v: u32, to_p2: &mut Vec<u8>| {
                 let first = zp.from_random(g1.next_u32());
-                to_p2.push(zp.sub(v, first));
+                to_p2.push(zp.sub(v, first) as u8);
             };
             for &a in &keys {
                 deal(a, &mut to_p2);
@@ -140,14 +141,14 @@ impl Aegis {
             ctx.net().send(p2, zp.pack(&to_p2))?;
             // Openings of u and u' (value shares), from both provers.
             let count = 2 * n * l;
-            let mut opened = vec![0u32; count];
+            let mut opened = vec![0u8; count];
             for from in [p1, p2] {
                 let msg = ctx.net().recv(from)?;
-                let lists = zp
+                let lists: Vec<u8> = zp
                     .unpack(&msg, count)
                     .ok_or_else(|| MpcError::Malformed { from, what: "Π_Pos lists".into() })?;
                 for (o, v) in opened.iter_mut().zip(lists) {
-                    *o = zp.add(*o, v);
+                    *o = zp.add(u32::from(*o), u32::from(v)) as u8;
                 }
             }
             // Batch MAC check: coefficients from a seed sent after the openings.
@@ -155,7 +156,6 @@ impl Aegis {
             ctx.rng().fill_bytes(&mut seed);
             ctx.net().send(p1, seed.to_vec())?;
             ctx.net().send(p2, seed.to_vec())?;
-            let combos = combinations(&seed, count, zp);
             let mut macs = [0u32; MAC_KEYS];
             for from in [p1, p2] {
                 let msg = ctx.net().recv(from)?;
@@ -166,11 +166,9 @@ impl Aegis {
                     *m = zp.add(*m, v);
                 }
             }
-            for (j, &a) in keys.iter().enumerate() {
-                let t = opened.iter().zip(&combos[j]).fold(0, |s, (&v, &c)| zp.add(s, zp.mul(v, c)));
-                if zp.mul(a, t) != macs[j] {
-                    return Err(MpcError::abort("aegis sign verification: MAC of the opened lists", None));
-                }
+            let combined = combine(&seed, zp, opened.iter().map(|&v| [u32::from(v); MAC_KEYS]));
+            if keys.iter().zip(&combined).zip(&macs).any(|((&a, &t), &mac)| zp.mul(a, t) != mac) {
+                return Err(MpcError::abort("aegis sign verification: MAC of the opened lists", None));
             }
             let (u, up) = opened.split_at(n * l);
             return Ok((0..n)
@@ -183,31 +181,31 @@ impl Aegis {
         // A prover: MAC'd shares of the keys and bits, then the lists.
         let first = me == p1;
         let per = 1 + MAC_KEYS;
-        let shares: Vec<u32> = if first {
+        let shares: Vec<u8> = if first {
             let mut g = ctx.pair_prg(k, "aegis/pos/shares")?;
-            (0..MAC_KEYS + n * (l - 1) * per).map(|_| zp.from_random(g.next_u32())).collect()
+            (0..MAC_KEYS + n * (l - 1) * per).map(|_| zp.from_random(g.next_u32()) as u8).collect()
         } else {
             let msg = ctx.net().recv(k)?;
             zp.unpack(&msg, MAC_KEYS + n * (l - 1) * per)
                 .ok_or_else(|| MpcError::Malformed { from: k, what: "Π_Pos MAC'd bits".into() })?
         };
-        let key_shares = &shares[..MAC_KEYS];
+        let key_shares: Vec<u32> = shares[..MAC_KEYS].iter().map(|&v| u32::from(v)).collect();
         let other = if first { p2 } else { p1 };
         let mut g = ctx.pair_prg(other, "aegis/pos/pairwise")?;
         // Affine maps on MAC'd shares: c·s + d (the constant d added to the value by the first
         // prover, and d·[[α_j]] to each MAC).
         let affine = |s: &MacShare, c: u32, d: u32| -> MacShare {
-            let mut o = [0u32; 1 + MAC_KEYS];
-            o[0] = zp.add(zp.mul(c, s[0]), if first { d } else { 0 });
+            let mut o = [0u8; 1 + MAC_KEYS];
+            o[0] = zp.add(zp.mul(c, u32::from(s[0])), if first { d } else { 0 }) as u8;
             for j in 0..MAC_KEYS {
-                o[1 + j] = zp.add(zp.mul(c, s[1 + j]), zp.mul(d, key_shares[j]));
+                o[1 + j] = zp.add(zp.mul(c, u32::from(s[1 + j])), zp.mul(d, key_shares[j])) as u8;
             }
             o
         };
         let add = |a: &MacShare, b: &MacShare| -> MacShare {
-            let mut o = [0u32; 1 + MAC_KEYS];
+            let mut o = [0u8; 1 + MAC_KEYS];
             for t in 0..=MAC_KEYS {
-                o[t] = zp.add(a[t], b[t]);
+                o[t] = zp.add(u32::from(a[t]), u32::from(b[t])) as u8;
             }
             o
         };
@@ -264,21 +262,27 @@ impl Aegis {
             .as_slice()
             .try_into()
             .map_err(|_| MpcError::Malformed { from: k, what: "MAC seed".into() })?;
-        let count = 2 * n * l;
-        let combos = combinations(&seed, count, zp);
-        let all: Vec<&MacShare> = mac_u.iter().chain(&mac_up).collect();
-        let macs: Vec<u32> = (0..MAC_KEYS)
-            .map(|j| all.iter().zip(&combos[j]).fold(0, |s, (v, &c)| zp.add(s, zp.mul(v[1 + j], c))))
-            .collect();
+        let macs = combine(
+            &seed,
+            zp,
+            mac_u.iter().chain(&mac_up).map(|v| std::array::from_fn(|j| u32::from(v[1 + j]))),
+        );
         ctx.net().send(k, zp.pack(&macs))?;
         Ok(deltas)
     }
 }
 
-/// `λ` independent coefficient vectors over `Z_p` from the verifier's seed.
-fn combinations(seed: &[u8; 16], count: usize, zp: Zp) -> Vec<Vec<u32>> {
+/// The `λ` random combinations `Σ_i c_{j,i}·v_{i,j}` over `Z_p`, with independent coefficients
+/// drawn from the verifier's seed as they are used (entry by entry, `λ` at a time).
+fn combine(seed: &[u8; 16], zp: Zp, values: impl Iterator<Item = [u32; MAC_KEYS]>) -> [u32; MAC_KEYS] {
     let mut g = Prg::new(&Seed(*seed));
-    (0..MAC_KEYS).map(|_| (0..count).map(|_| zp.from_random(g.next_u32())).collect()).collect()
+    let mut sums = [0u32; MAC_KEYS];
+    for v in values {
+        for (s, x) in sums.iter_mut().zip(v) {
+            *s = zp.add(*s, zp.mul(x, zp.from_random(g.next_u32())));
+        }
+    }
+    sums
 }
 
 fn concat_all(parts: &[Masked]) -> Masked {

@@ -299,7 +299,8 @@ impl Aegis {
         let local: Vec<Gr> = (0..2 * claims.len())
             .map(|j| {
                 let ((a, b), diff) = (claims[j / 2], j % 2 == 1);
-                (0..a.len() / 2).fold(Gr::ZERO, |s, i| s.add(&cross_term(me, &a.entry(i, diff), &b.entry(i, diff))))
+                (0..a.len() / 2)
+                    .fold(Gr::ZERO, |s, i| s.add(&cross_term(me, &a.entry(i, diff), &b.entry(i, diff))))
             })
             .collect();
         self.gr_inner_finish(ctx, &local)
@@ -315,8 +316,8 @@ impl Aegis {
             let r = self.gr_random(ctx, "verify/inner/r_z", out)?;
             GrVec { m: vec![], one: r.one, two: r.two }
         };
-        let gamma =
-            (me == 0).then(|| (0..out).map(|j| r_z.one[j].add(&r_z.two[j]).add(&local[j])).collect::<Vec<_>>());
+        let gamma = (me == 0)
+            .then(|| (0..out).map(|j| r_z.one[j].add(&r_z.two[j]).add(&local[j])).collect::<Vec<_>>());
         let (g1, g2) = self.gr_deal(ctx, "verify/inner/gamma", gamma.as_deref(), out)?;
         if me == 0 {
             return Ok(r_z);
@@ -407,9 +408,8 @@ impl Aegis {
     fn reduce_claims(&mut self, ctx: &mut Ctx, claims: Vec<(Claim, usize)>) -> Result<Vec<Claim>> {
         let (mut claims, mut left): (Vec<Claim>, Vec<usize>) = claims.into_iter().unzip();
         loop {
-            let active: Vec<usize> = (0..claims.len())
-                .filter(|&k| claims[k].0.len() > FINAL_DIMENSION && left[k] > 0)
-                .collect();
+            let active: Vec<usize> =
+                (0..claims.len()).filter(|&k| claims[k].0.len() > FINAL_DIMENSION && left[k] > 0).collect();
             if active.is_empty() {
                 break;
             }

@@ -359,7 +359,8 @@ fn a_batch_wider_than_the_column_budget_is_reduced_lazily_and_still_catches_one_
     let mul = |s: &mut Aegis, ctx: &mut Ctx, v: &Masked| s.mul(ctx, v, v).map(|_| ());
     assert!(check_after(&x, mul, |_| {}).iter().all(Result::is_ok));
     for (at, delta) in [(n - 1, 1u64 << 63), (0, 1), (12_345, u64::MAX)] {
-        let r = check_after(&x, mul, |s| s.tamper_recorded(0, |_, _, z| z.m[at] = z.m[at].wrapping_add(delta)));
+        let r =
+            check_after(&x, mul, |s| s.tamper_recorded(0, |_, _, z| z.m[at] = z.m[at].wrapping_add(delta)));
         assert!(aborted(&r), "{delta:#x} at {at}: {r:?}");
     }
 }
