@@ -29,20 +29,23 @@
 //! 1 − ζ_k)`: the reduction of [`crate::verify`] unrolled. Each party computes the components
 //! it holds from the recorded shares with `J` precomputed weights per column, sums a
 //! reduction's two inner products per column, and multiplies the sums by `b_l` once. Nothing
-//! of length `N` is ever held in GR: after the last lazy reduction the claim has `L` entries,
-//! which are materialized and reduced as usual. The rounds are those of one claim of `N`
+//! of length `N` is ever held in GR: once the claim has at most [`MATERIALIZE_AT`] entries
+//! (or one per column) it is materialized and reduced as usual. The rounds are those of one claim of `N`
 //! terms, `3` per halving, instead of `3` per halving for every group of chunks.
 
 use veil_crypto::Prg;
 use veil_mpc::{MpcError, Result};
 use veil_ring::Gr;
 
-use crate::share::Masked;
-use crate::verify::{GrVec, Recorded, Terms};
+use crate::verify::{GrVec, Recorded, Terms, component};
 
-/// Most columns a verification materializes (`L`): each costs about 2 KiB per party in the
-/// vectors that follow the lazy reductions.
+/// Most columns a verification lays out (`L`).
 pub const COLUMN_BUDGET: usize = 1 << 15;
+
+/// The lazy reductions stop once the claim has at most this many entries (each costs a party
+/// about 2 KiB once materialized: 256 MiB); the rest run on the materialized vectors, whose
+/// reductions cost less than recomputing every entry from the shares.
+pub const MATERIALIZE_AT: usize = 1 << 17;
 
 /// Index of the components a party holds: `m_x` (P1, P2), `[r]_1` (P0, P1), `[r]_2` (P0, P2).
 const M: usize = 0;
@@ -51,14 +54,6 @@ const TWO: usize = 2;
 
 fn held(me: usize) -> [bool; 3] {
     [me != 0, me != 2, me != 1]
-}
-
-fn component(v: &Masked, c: usize) -> &[u64] {
-    match c {
-        M => &v.m,
-        ONE => &v.r.one,
-        _ => &v.r.two,
-    }
 }
 
 /// Terms per output of a record on the column path.
@@ -163,9 +158,10 @@ impl<'a> Columns<'a> {
         self.slots / self.w.len()
     }
 
-    /// Whether another lazy reduction is left (each column still has two entries or more).
-    pub(crate) fn can_fold(&self) -> bool {
-        self.entries_per_column() >= 2
+    /// Whether the next reduction should be lazy: each column still has two entries or more,
+    /// and the claim is longer than `materialize_at` ([`MATERIALIZE_AT`] by default).
+    pub(crate) fn fold_lazily(&self, materialize_at: usize) -> bool {
+        self.entries_per_column() >= 2 && self.len() > materialize_at
     }
 
     /// `Z = Σ_l b_l·Σ_g a_g·(z_{l,g} + γ·z'_{l,g})`, one entry.
@@ -250,18 +246,27 @@ impl<'a> Columns<'a> {
         scratch.y.clear();
         scratch.y.resize(count, [Gr::ZERO; 3]);
         let (_, wx, gwx) = &self.weights[self.class[col.rec]];
-        let twin = rec.twin.as_ref().map(|(x2, _)| x2);
+        let twin = rec.twin.is_some();
         for g in 0..outputs {
             for t in 0..m {
                 let slot = g * m_pad + t;
                 let (i, s) = (slot / step, slot % step);
                 let idx = (col.first + g) * m + t;
                 for c in (0..3).filter(|&c| held[c]) {
-                    scratch.x[i][c].add_scaled(&wx[slot], component(&rec.x, c)[idx]);
-                    if let Some(x2) = twin {
-                        scratch.x[i][c].add_scaled(&gwx[slot], component(x2, c)[idx]);
+                    // Zeros are common (the bits of truncation pairs, absent components).
+                    let (x, y) = (rec.x_at(c, idx), rec.y_at(c, idx));
+                    if x != 0 {
+                        scratch.x[i][c].add_scaled(&wx[slot], x);
                     }
-                    scratch.y[i][c].add_scaled(&self.w[s], component(&rec.y, c)[idx]);
+                    if twin {
+                        let x2 = rec.x2_at(c, idx);
+                        if x2 != 0 {
+                            scratch.x[i][c].add_scaled(&gwx[slot], x2);
+                        }
+                    }
+                    if y != 0 {
+                        scratch.y[i][c].add_scaled(&self.w[s], y);
+                    }
                 }
             }
         }

@@ -174,7 +174,14 @@ impl Aegis {
 
     /// Keeps a product for the batch verification.
     pub(crate) fn record(&mut self, x: &Masked, y: &Masked, z: &Masked, terms: Terms) {
-        self.recorded.push(Recorded { x: x.clone(), y: y.clone(), z: z.clone(), terms, twin: None });
+        self.recorded.push(Recorded {
+            x: x.clone(),
+            y: y.clone(),
+            z: z.clone(),
+            terms,
+            twin: None,
+            bits: None,
+        });
     }
 }
 

@@ -154,7 +154,11 @@ mod tests {
                 assert_eq!(zp.unpack(&bytes, n), Some(v), "p = {p}, n = {n}");
             }
             let all_ones = vec![0xffu8; zp.packed_len(8)];
-            assert_eq!(zp.unpack::<u32>(&all_ones, 8).is_some(), p == 255, "an element equal to p is refused");
+            assert_eq!(
+                zp.unpack::<u32>(&all_ones, 8).is_some(),
+                p == 255,
+                "an element equal to p is refused"
+            );
             let mut short = zp.pack(&[1u32, 2, 3]);
             short.push(0);
             assert_eq!(zp.unpack::<u32>(&short, 3), None, "a trailing byte is refused");

@@ -52,6 +52,9 @@ pub struct Aegis {
     /// The most halvings `R` a verification claim gets (`None`: down to
     /// [`crate::verify::FINAL_DIMENSION`] terms).
     pub(crate) max_reductions: Option<usize>,
+    /// The claim length below which the verification's reductions run on materialized
+    /// vectors ([`crate::columns::MATERIALIZE_AT`]).
+    pub(crate) materialize_at: usize,
 }
 
 fn wrap(l: u32) -> u64 {
@@ -90,6 +93,7 @@ impl Aegis {
             signs: Vec::new(),
             sign_tamper: None,
             max_reductions: None,
+            materialize_at: crate::columns::MATERIALIZE_AT,
         })
     }
 
@@ -98,6 +102,14 @@ impl Aegis {
     /// same `r`.
     pub fn with_reductions(mut self, r: usize) -> Self {
         self.max_reductions = Some(r);
+        self
+    }
+
+    /// Materializes the verification's claim only below `n` entries (every reduction above is
+    /// computed from the recorded shares): for tests of the lazy reductions on small batches.
+    #[doc(hidden)]
+    pub fn with_materialize_at(mut self, n: usize) -> Self {
+        self.materialize_at = n;
         self
     }
 

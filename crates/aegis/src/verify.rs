@@ -29,7 +29,7 @@
 //! from P0, where `N' = N/2^R`. The parties run reductions while the dimension is above
 //! [`FINAL_DIMENSION`]. Memory stays bounded without chunking: the elementwise and inner
 //! products, almost all of the terms, are reduced lazily from their recorded `Z_2^64` shares
-//! ([`crate::columns`]) until `L ≤` [`crate::columns::COLUMN_BUDGET`] entries are left, and
+//! ([`crate::columns`]) until at most [`crate::columns::MATERIALIZE_AT`] entries are left, and
 //! matrix products are compressed first; the two claims are reduced in lockstep, combined
 //! with fresh coefficients and checked once. So the rounds grow with `log N`: `3` per halving
 //! of the whole batch.
@@ -142,6 +142,64 @@ pub(crate) struct Recorded {
     /// A second product `z2 = x2 ⋆ y` with the same `y` and terms, verified with the same
     /// terms: `c·(z − Σ x·y) + c2·(z2 − Σ x2·y) = (c·z + c2·z2) − Σ (c·x + c2·x2)·y`.
     pub(crate) twin: Option<(Masked, Masked)>,
+    /// When set, `x`, `y` and the twin's `x2` are not stored (empty) but are these bits.
+    pub(crate) bits: Option<BitProducts>,
+}
+
+/// The inputs of a truncation pair's two inner products, kept as bits: `x = w ⊙ ⟨b1⟩`,
+/// `x2 = w2 ⊙ ⟨b1⟩` and `y = ⟨b2⟩` for public weights per position `j < len`, where
+/// `⟨b1⟩ = (m 0, [r]_1 −b1, [r]_2 0)` (P0 and P1 know `b1`) and `⟨b2⟩ = (m 0, [r]_1 0,
+/// [r]_2 −b2)` (P0 and P2 know `b2`). A byte per bit instead of the three 64-bit words per
+/// component the shares would take: the products of every pair in a CNN are verified at once.
+#[derive(Clone, Debug)]
+pub(crate) struct BitProducts {
+    pub(crate) len: usize,
+    pub(crate) w: Vec<u64>,
+    pub(crate) w2: Vec<u64>,
+    /// `b1` (empty at P2), `b2` (empty at P1), `len` per output.
+    pub(crate) b1: Vec<u8>,
+    pub(crate) b2: Vec<u8>,
+}
+
+impl Recorded {
+    /// Component `c` (`0` = `m`, `1` = `[r]_1`, `2` = `[r]_2`) of input `x` at `i`.
+    pub(crate) fn x_at(&self, c: usize, i: usize) -> u64 {
+        match &self.bits {
+            Some(b) => bit_share(c == 1, b.w[i % b.len], &b.b1, i),
+            None => component(&self.x, c)[i],
+        }
+    }
+
+    /// The same for the twin's `x2` (0 without a twin).
+    pub(crate) fn x2_at(&self, c: usize, i: usize) -> u64 {
+        match (&self.bits, &self.twin) {
+            (Some(b), _) => bit_share(c == 1, b.w2[i % b.len], &b.b1, i),
+            (None, Some((x2, _))) => component(x2, c)[i],
+            (None, None) => 0,
+        }
+    }
+
+    /// The same for `y`.
+    pub(crate) fn y_at(&self, c: usize, i: usize) -> u64 {
+        match &self.bits {
+            Some(b) => bit_share(c == 2, 1, &b.b2, i),
+            None => component(&self.y, c)[i],
+        }
+    }
+}
+
+/// `−w·b_i` in the component that holds the bit, 0 in the others.
+fn bit_share(holds: bool, w: u64, bits: &[u8], i: usize) -> u64 {
+    if holds { w.wrapping_mul(u64::from(bits[i])).wrapping_neg() } else { 0 }
+}
+
+/// Component `c` of a masked sharing, as [`Recorded::x_at`] numbers them.
+pub(crate) fn component(v: &Masked, c: usize) -> &[u64] {
+    match c {
+        0 => &v.m,
+        1 => &v.r.one,
+        _ => &v.r.two,
+    }
 }
 
 /// How a recorded product's outputs are built from its inputs.
@@ -165,8 +223,9 @@ pub enum Terms {
 
 impl Aegis {
     /// Merges the two most recent recorded products, which must have the same `y` and terms,
-    /// into one record verified at the cost of one (see [`Recorded::twin`]).
-    pub(crate) fn merge_last_twins(&mut self) -> Result<()> {
+    /// into one record verified at the cost of one (see [`Recorded::twin`]); with `bits`, their
+    /// inputs are kept as those bits instead of shares.
+    pub(crate) fn merge_last_twins(&mut self, bits: Option<BitProducts>) -> Result<()> {
         let second = self.recorded.pop();
         match (self.recorded.last_mut(), second) {
             (Some(first), Some(second))
@@ -177,6 +236,13 @@ impl Aegis {
                     && first.terms == second.terms =>
             {
                 first.twin = Some((second.x, second.z));
+                if let (Some(b), Some((x2, _))) = (bits, first.twin.as_mut()) {
+                    if b.b1.len().max(b.b2.len()) != first.x.n || b.w.len() != b.len || b.w2.len() != b.len {
+                        return Err(MpcError::Invalid("bit products of the wrong size".into()));
+                    }
+                    (first.x, first.y, *x2) = (Masked::default(), Masked::default(), Masked::default());
+                    first.bits = Some(b);
+                }
                 Ok(())
             }
             _ => Err(MpcError::Invalid("the last two products are not twins".into())),
@@ -360,7 +426,7 @@ impl Aegis {
             let mut columns = Columns::new(me, per_term, &mut coeffs)?;
             let mut z = columns.z();
             let mut done = 0;
-            while done < limit && columns.can_fold() && columns.len() > FINAL_DIMENSION {
+            while done < limit && columns.fold_lazily(self.materialize_at.max(FINAL_DIMENSION)) {
                 let h = self.gr_inner_finish(ctx, &columns.local_halves())?;
                 let zeta = Gr::random(&mut self.fresh_public_prg(ctx, "verify/zeta")?);
                 z = reduced_z(&z, &h.pick(|_| 0, 1), &h.pick(|_| 1, 1), &zeta);

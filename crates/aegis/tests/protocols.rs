@@ -350,17 +350,27 @@ fn a_malicious_list_or_delta_in_the_sign_extraction_is_caught() {
 }
 
 #[test]
-fn a_batch_wider_than_the_column_budget_is_reduced_lazily_and_still_catches_one_wrong_entry() {
+fn lazy_reductions_from_the_shares_still_catch_one_wrong_entry() {
     // 40 000 elementwise products: more than `COLUMN_BUDGET` columns of one slot, so two
-    // products share each column and the first reduction is computed from the shares.
+    // products share each column; with the claim materialized only below 1 000 entries, the
+    // first reduction is computed from the recorded shares.
     let n = 40_000;
     assert!(n > veil_aegis::columns::COLUMN_BUDGET);
     let x: Vec<u64> = random_values(8, n, 64).iter().map(|v| (*v as i64 >> 30) as u64).collect();
-    let mul = |s: &mut Aegis, ctx: &mut Ctx, v: &Masked| s.mul(ctx, v, v).map(|_| ());
-    assert!(check_after(&x, mul, |_| {}).iter().all(Result::is_ok));
+    let run = |tamper: Option<(usize, u64)>| {
+        simulate(3, 21, |ctx| {
+            let mut a = Aegis::new(64)?.with_materialize_at(1000);
+            let xs = a.share_input(ctx, 0, (ctx.party() == 0).then_some(&x[..]), x.len())?;
+            a.mul(ctx, &xs, &xs)?;
+            if let (Some((at, delta)), true) = (tamper, ctx.party() != 0) {
+                a.tamper_recorded(0, |_, _, z| z.m[at] = z.m[at].wrapping_add(delta));
+            }
+            a.check(ctx)
+        })
+    };
+    assert!(run(None).iter().all(Result::is_ok));
     for (at, delta) in [(n - 1, 1u64 << 63), (0, 1), (12_345, u64::MAX)] {
-        let r =
-            check_after(&x, mul, |s| s.tamper_recorded(0, |_, _, z| z.m[at] = z.m[at].wrapping_add(delta)));
+        let r = run(Some((at, delta)));
         assert!(aborted(&r), "{delta:#x} at {at}: {r:?}");
     }
 }
@@ -414,9 +424,11 @@ fn products_truncated_with_verified_pairs_match_plaintext_and_are_checked() {
     let x: Vec<u64> = random_values(12, 50, 64).iter().map(|v| (*v as i64 >> 36) as u64).collect();
     // 0: honest; 1: the pair's r_x inner product carries an additive error (as if P0 had dealt
     // a wrong Γ for it); 2: its r_z inner product does (verified as r_x's twin).
-    let run = |tamper: u8| {
+    // With the claim materialized below 64 entries, the pairs' 3 200 bit products (64 slots
+    // per column, 50 columns) go through six reductions computed from the bits.
+    let run = |tamper: u8, materialize_at: usize| {
         simulate(3, 13, |ctx| {
-            let mut a = Aegis::new(64)?;
+            let mut a = Aegis::new(64)?.with_materialize_at(materialize_at);
             let xs = a.share_input(ctx, 0, (ctx.party() == 0).then_some(&x[..]), x.len())?;
             let pair = a.prepare_trunc_pair(ctx, x.len(), 16)?;
             if ctx.party() != 0 {
@@ -431,18 +443,20 @@ fn products_truncated_with_verified_pairs_match_plaintext_and_are_checked() {
             a.reveal_all(ctx, &z)
         })
     };
-    let out = run(0);
+    let default = veil_aegis::columns::MATERIALIZE_AT;
+    let out = run(0, default);
+    assert_eq!(run(0, 64)[0].as_ref().unwrap(), out[0].as_ref().unwrap());
     let z = out[0].as_ref().unwrap();
     for (xi, zi) in x.iter().zip(z) {
         let want = (signed(*xi, 64) * signed(*xi, 64)) >> 16;
         let d = signed(*zi, 64) - want;
         assert!((0..=1).contains(&d), "({})^2 / 2^16: off by {d}", signed(*xi, 64));
     }
-    for tamper in [1, 2] {
-        let bad = run(tamper);
+    for (tamper, materialize_at) in [(1, default), (2, default), (1, 64), (2, 64)] {
+        let bad = run(tamper, materialize_at);
         assert!(
             bad.iter().all(|r| r.as_ref().is_err_and(|e| e.to_string().contains("batch multiplication"))),
-            "tampering {tamper}: {bad:?}"
+            "tampering {tamper}, materialized at {materialize_at}: {bad:?}"
         );
     }
 }

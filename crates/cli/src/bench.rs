@@ -232,9 +232,8 @@ fn print_record(r: &OpRecord, json: bool) -> anyhow::Result<()> {
 
 fn aegis_max_log(op: &str) -> usize {
     match op {
-        "mul" | "trunc" => 20,
-        "maxpool" => 14,
-        _ => 16,
+        "mul" | "trunc" | "sign" | "relu" => 20,
+        _ => 18,
     }
 }
 
@@ -272,8 +271,10 @@ fn aegis_ops(
     for op in ops {
         let sizes: Vec<usize> = match n {
             Some(v) => vec![v],
-            // The verification holds the lifted products and the MAC'd lists of a whole run in
-            // memory: the sign-based ops stop at 2^16 elements.
+            // The verification holds a whole run's recorded products and MAC'd lists in memory
+            // (about 1.4 KB per sign per server): 2^20 elements need about 4.4 GB for the three
+            // servers; MaxPool (four inputs per output) and inner products (64 terms per
+            // output) stop at 2^18.
             None => (10..=aegis_max_log(op)).step_by(2).map(|e| 1usize << e).collect(),
         };
         for size in sizes {
