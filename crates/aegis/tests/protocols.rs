@@ -425,7 +425,8 @@ fn products_truncated_with_verified_pairs_match_plaintext_and_are_checked() {
     // 0: honest; 1: the pair's r_x inner product carries an additive error (as if P0 had dealt
     // a wrong Γ for it); 2: its r_z inner product does (verified as r_x's twin).
     // With the claim materialized below 64 entries, the pairs' 3 200 bit products (64 slots
-    // per column, 50 columns) go through six reductions computed from the bits.
+    // per column, 50 columns) go through two reductions computed from the bits (down to the
+    // final dimension).
     let run = |tamper: u8, materialize_at: usize| {
         simulate(3, 13, |ctx| {
             let mut a = Aegis::new(64)?.with_materialize_at(materialize_at);
