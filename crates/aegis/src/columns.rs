@@ -47,6 +47,10 @@ pub const COLUMN_BUDGET: usize = 1 << 15;
 /// reductions cost less than recomputing every entry from the shares.
 pub const MATERIALIZE_AT: usize = 1 << 17;
 
+/// Most terms per output of an inner product: a column holds whole outputs, and a party holds
+/// one column's entries in GR at a time (`6·512` bytes per slot).
+pub const MAX_TERMS: usize = 1 << 14;
+
 /// Index of the components a party holds: `m_x` (P1, P2), `[r]_1` (P0, P1), `[r]_2` (P0, P2).
 const M: usize = 0;
 const ONE: usize = 1;
@@ -113,6 +117,12 @@ impl<'a> Columns<'a> {
             return Err(MpcError::Invalid(format!(
                 "a matrix product of {} outputs on the per-term path",
                 r.z.n
+            )));
+        }
+        if let Some(r) = recs.iter().find(|r| width(r) > MAX_TERMS) {
+            return Err(MpcError::Invalid(format!(
+                "inner products of {} terms each: the verification takes at most {MAX_TERMS} per output",
+                width(r)
             )));
         }
         let padded = |r: &Recorded| width(r).max(1).next_power_of_two();

@@ -66,7 +66,8 @@ impl Aegis {
         self.product(ctx, a, b, m * n, Terms::Matmul { k, n }, |p, q| matmul_u64(p, q, m, k, n))
     }
 
-    /// Inner products of the rows of `x` and `y` (`[rows, len]` each): `⟨Σ_j x_ij·y_ij⟩`.
+    /// Inner products of the rows of `x` and `y` (`[rows, len]` each): `⟨Σ_j x_ij·y_ij⟩`, of
+    /// at most [`crate::columns::MAX_TERMS`] terms each.
     pub fn inner(
         &mut self,
         ctx: &mut Ctx,
@@ -77,6 +78,12 @@ impl Aegis {
     ) -> Result<Masked> {
         if x.n != rows * len || y.n != rows * len {
             return Err(MpcError::Invalid(format!("{rows} inner products of length {len}")));
+        }
+        if len > crate::columns::MAX_TERMS {
+            return Err(MpcError::Invalid(format!(
+                "inner products of length {len}: at most {} (use a matrix product)",
+                crate::columns::MAX_TERMS
+            )));
         }
         self.product(ctx, x, y, rows, Terms::Inner { len }, |p, q| {
             (0..rows)
