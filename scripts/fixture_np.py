@@ -27,3 +27,18 @@ def layernorm(x: np.ndarray, g: np.ndarray, b: np.ndarray, eps: float) -> np.nda
     m = x.mean(-1, keepdims=True)
     v = ((x - m) ** 2).mean(-1, keepdims=True)
     return (x - m) / np.sqrt(v + eps) * g + b
+
+
+def random_layernorm(w: dict[str, np.ndarray], name: str, h: int, rng: np.random.Generator) -> None:
+    """`name.weight` around 1 and `name.bias` around 0 (std 0.1), as a trained LayerNorm."""
+    w[name + ".weight"] = 1 + rng.normal(0, 0.1, h)
+    w[name + ".bias"] = rng.normal(0, 0.1, h)
+
+
+def random_linear(
+    w: dict[str, np.ndarray], name: str, fin: int, fout: int, rng: np.random.Generator, in_first: bool
+) -> None:
+    """`name.weight` ~ N(0, 1/fin), stored `[fin, fout]` (`in_first`, GPT-2's Conv1D) or
+    `[fout, fin]` (torch Linear), and `name.bias` ~ N(0, 0.1^2)."""
+    w[name + ".weight"] = rng.normal(0, 1 / np.sqrt(fin), (fin, fout) if in_first else (fout, fin))
+    w[name + ".bias"] = rng.normal(0, 0.1, fout)

@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 
 import numpy as np
-from fixture_np import layernorm, save_safetensors
+from fixture_np import layernorm, random_layernorm, random_linear, save_safetensors
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,16 +59,14 @@ def weights(vocab: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     for i in range(LAYERS):
         p = f"h.{i}."
         for ln in ("ln_1", "ln_2"):
-            w[p + ln + ".weight"] = 1 + rng.normal(0, 0.1, H)
-            w[p + ln + ".bias"] = rng.normal(0, 0.1, H)
+            random_layernorm(w, p + ln, H, rng)
         for name, fin, fout in (
             ("attn.c_attn", H, 3 * H),
             ("attn.c_proj", H, H),
             ("mlp.c_fc", H, 4 * H),
             ("mlp.c_proj", 4 * H, H),
         ):
-            w[p + name + ".weight"] = rng.normal(0, 1 / np.sqrt(fin), (fin, fout))
-            w[p + name + ".bias"] = rng.normal(0, 0.1, fout)
+            random_linear(w, p + name, fin, fout, rng, in_first=True)
     # Stored as float32, as checkpoints are; the reference computes with these values.
     return {k: v.astype(np.float32) for k, v in w.items()}
 

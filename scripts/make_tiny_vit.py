@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fixture_np import layernorm, save_safetensors
+from fixture_np import layernorm, random_layernorm, random_linear, save_safetensors
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "crates" / "nn" / "tests" / "data" / "tiny-vit"
@@ -49,8 +49,7 @@ def weights(rng: np.random.Generator) -> dict[str, np.ndarray]:
     for i in range(LAYERS):
         p = f"vit.encoder.layer.{i}."
         for ln in ("layernorm_before", "layernorm_after"):
-            w[p + ln + ".weight"] = 1 + rng.normal(0, 0.1, H)
-            w[p + ln + ".bias"] = rng.normal(0, 0.1, H)
+            random_layernorm(w, p + ln, H, rng)
         for name, fin, fout in (
             ("attention.attention.query", H, H),
             ("attention.attention.key", H, H),
@@ -59,8 +58,7 @@ def weights(rng: np.random.Generator) -> dict[str, np.ndarray]:
             ("intermediate.dense", H, FFN),
             ("output.dense", FFN, H),
         ):
-            w[p + name + ".weight"] = rng.normal(0, 1 / np.sqrt(fin), (fout, fin))
-            w[p + name + ".bias"] = rng.normal(0, 0.1, fout)
+            random_linear(w, p + name, fin, fout, rng, in_first=False)
     # Stored as float32, as checkpoints are; the reference computes with these values.
     return {k: v.astype(np.float32) for k, v in w.items()}
 

@@ -37,7 +37,7 @@ use veil_crypto::Prg;
 use veil_mpc::{MpcError, Result};
 use veil_ring::Gr;
 
-use crate::verify::{GrVec, Recorded, Terms, component};
+use crate::verify::{Entry, GrVec, Recorded, Terms, component, cross_term};
 
 /// Most columns a verification lays out (`L`).
 pub const COLUMN_BUDGET: usize = 1 << 15;
@@ -73,22 +73,6 @@ fn width(rec: &Recorded) -> usize {
 struct Column {
     rec: usize,
     first: usize,
-}
-
-/// A party's view of one component-wise GR entry (absent components stay 0).
-type Entry = [Gr; 3];
-
-/// A party's local part of the masked product `a·b` (the rest is dealt by P0, see
-/// [`crate::verify`]): P0 `r_a·r_b`; P1 and P2 `−(m_a·[r_b]_j + [r_a]_j·m_b)`, P2 also `m_a·m_b`.
-pub(crate) fn cross_term(me: usize, a: &Entry, b: &Entry) -> Gr {
-    match me {
-        0 => a[ONE].add(&a[TWO]).mul(&b[ONE].add(&b[TWO])),
-        _ => {
-            let j = if me == 1 { ONE } else { TWO };
-            let s = Gr::ZERO.sub(&a[M].mul(&b[j])).sub(&a[j].mul(&b[M]));
-            if me == 2 { s.add(&a[M].mul(&b[M])) } else { s }
-        }
-    }
 }
 
 /// The per-term products of a verification as a lazily reduced claim.

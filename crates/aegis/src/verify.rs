@@ -38,7 +38,7 @@ use veil_crypto::{Prg, Seed};
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::Gr;
 
-use crate::columns::{Columns, cross_term};
+use crate::columns::Columns;
 use crate::share::{Aegis, Masked};
 
 /// Reductions stop at this dimension (the final check deals `2N' + 3` GR elements: 1 MiB from
@@ -86,7 +86,7 @@ impl GrVec {
 
     /// Entry `i` of the even half (or of the differences) as `[m, [r]_1, [r]_2]`, with 0 for
     /// the components this party does not hold.
-    fn entry(&self, i: usize, diff: bool) -> [Gr; 3] {
+    fn entry(&self, i: usize, diff: bool) -> Entry {
         let get = |v: &[Gr]| if v.is_empty() { Gr::ZERO } else { half(v, i, diff) };
         [get(&self.m), get(&self.one), get(&self.two)]
     }
@@ -562,6 +562,23 @@ impl Aegis {
             }
         };
         Ok(delta)
+    }
+}
+
+/// A party's view of one component-wise GR entry, `[m, [r]_1, [r]_2]` (absent components
+/// stay 0).
+pub(crate) type Entry = [Gr; 3];
+
+/// A party's local part of the masked product `a·b` (the rest is dealt by P0, see
+/// [`Aegis::gr_inner_finish`]): P0 `r_a·r_b`; P1 and P2 `−(m_a·[r_b]_j + [r_a]_j·m_b)`, P2 also `m_a·m_b`.
+pub(crate) fn cross_term(me: usize, a: &Entry, b: &Entry) -> Gr {
+    match me {
+        0 => a[1].add(&a[2]).mul(&b[1].add(&b[2])),
+        _ => {
+            let j = if me == 1 { 1 } else { 2 };
+            let s = Gr::ZERO.sub(&a[0].mul(&b[j])).sub(&a[j].mul(&b[0]));
+            if me == 2 { s.add(&a[0].mul(&b[0])) } else { s }
+        }
     }
 }
 

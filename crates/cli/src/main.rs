@@ -36,6 +36,26 @@ struct Cli {
     command: Command,
 }
 
+/// The model and the inputs of `run`, `plain` and `eval`.
+#[derive(clap::Args, Debug)]
+struct ModelInput {
+    /// Model folder (BERT family or GPT-2 on text, ViT on images; default: all-MiniLM-L6-v2 as
+    /// setup installs it), or an `.onnx` CNN.
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Protocol family: `mosformer` (transformers, ViTs and CNNs; default for transformers and
+    /// ViTs) or `aegis` (CNNs; default for `.onnx` models).
+    #[arg(long)]
+    family: Option<String>,
+    /// Image models: the labelled images (default: `test.safetensors` beside the model).
+    #[arg(long)]
+    images: Option<PathBuf>,
+    /// Image models: images per session, the first of the set (default: 8 for `run`, 4 for
+    /// `plain`, 30 for `eval`; 1 for a ViT, which takes one image per run).
+    #[arg(long)]
+    batch: Option<usize>,
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Print the version of this build.
@@ -95,20 +115,8 @@ enum Command {
     /// an ONNX file, every party on this machine: three servers, the data owner and the model
     /// owner.
     Run {
-        /// Model folder (BERT family or GPT-2 on text, ViT on images), or an `.onnx` CNN.
-        #[arg(long)]
-        model: Option<PathBuf>,
-        /// Protocol family: `mosformer` (transformers and CNNs) or `aegis` (CNNs; default
-        /// for `.onnx` models).
-        #[arg(long)]
-        family: Option<String>,
-        /// Image models: the labelled images (default: `test.safetensors` beside the model).
-        #[arg(long)]
-        images: Option<PathBuf>,
-        /// Image models: how many images (the first of the set) to classify in one session.
-        /// (Default: 8; 1 for a ViT, which takes one image per run.)
-        #[arg(long)]
-        batch: Option<usize>,
+        #[command(flatten)]
+        input: ModelInput,
         /// The data owner's text.
         #[arg(long, default_value = "Secure inference keeps both the model and the data private.")]
         text: String,
@@ -126,21 +134,8 @@ enum Command {
     /// executor, which computes what the family's secure run computes (its rings, tables and
     /// precision plan), and the layers whose values leave their range.
     Plain {
-        /// Model folder (default: all-MiniLM-L6-v2 as setup installs it; a BERT, GPT-2 or ViT
-        /// folder), or an `.onnx` CNN.
-        #[arg(long)]
-        model: Option<PathBuf>,
-        /// Family whose arithmetic to follow: `mosformer` (default for transformers) or
-        /// `aegis` (default for `.onnx` models).
-        #[arg(long)]
-        family: Option<String>,
-        /// Image models: the images (default: `test.safetensors` beside the model).
-        #[arg(long)]
-        images: Option<PathBuf>,
-        /// Image models: how many images (the first of the set).
-        /// (Default: 4; 1 for a ViT, which takes one image per run.)
-        #[arg(long)]
-        batch: Option<usize>,
+        #[command(flatten)]
+        input: ModelInput,
         /// The text (transformers).
         #[arg(long, default_value = "Secure inference keeps both the model and the data private.")]
         text: String,
@@ -153,21 +148,8 @@ enum Command {
         /// One sentence per line.
         #[arg(long, default_value = "data/sentences.txt")]
         sentences: PathBuf,
-        /// Model folder (default: all-MiniLM-L6-v2 as setup installs it; a BERT, GPT-2 or ViT
-        /// folder), or an `.onnx` CNN.
-        #[arg(long)]
-        model: Option<PathBuf>,
-        /// Protocol family for image models: `aegis` (default for CNNs) or `mosformer`
-        /// (default for ViTs).
-        #[arg(long)]
-        family: Option<String>,
-        /// CNNs: the labelled images (default: `test.safetensors` beside the model).
-        #[arg(long)]
-        images: Option<PathBuf>,
-        /// CNNs: images per session.
-        /// (Default: 30; 1 for a ViT, which takes one image per run.)
-        #[arg(long)]
-        batch: Option<usize>,
+        #[command(flatten)]
+        input: ModelInput,
         /// CNNs: evaluate only the first N images.
         #[arg(long)]
         limit: Option<usize>,
@@ -308,7 +290,7 @@ fn main() -> ExitCode {
             job::party(&config, id, job::PartyArgs { input, model, text, images, batch }, json)
         }
         Command::Graph { model, out } => public_graph(&model, &out),
-        Command::Run { model, family, images, batch, text, security, link, json } => {
+        Command::Run { input: ModelInput { model, family, images, batch }, text, security, link, json } => {
             bench::parse_security(&security).and_then(|s| match model {
                 Some(m) if classify::is_image_model(Some(&m)) => run::parse_link(&link)
                     .and_then(|l| classify::run(&m, family.as_deref(), s, l, images, batch, json)),
@@ -320,17 +302,21 @@ fn main() -> ExitCode {
                 },
             })
         }
-        Command::Plain { model, family, images, batch, text, json } => {
+        Command::Plain { input: ModelInput { model, family, images, batch }, text, json } => {
             plain::run(model, family.as_deref(), &text, images, batch, json)
         }
-        Command::Eval { sentences, model, family, images, batch, limit, security, json } => {
-            bench::parse_security(&security).and_then(|s| match model {
-                Some(m) if classify::is_image_model(Some(&m)) => {
-                    classify::eval(&m, family.as_deref(), s, images, batch, limit, json)
-                }
-                model => run::eval(model, &sentences, s, json),
-            })
-        }
+        Command::Eval {
+            sentences,
+            input: ModelInput { model, family, images, batch },
+            limit,
+            security,
+            json,
+        } => bench::parse_security(&security).and_then(|s| match model {
+            Some(m) if classify::is_image_model(Some(&m)) => {
+                classify::eval(&m, family.as_deref(), s, images, batch, limit, json)
+            }
+            model => run::eval(model, &sentences, s, json),
+        }),
         Command::Demo { job, model, text, security, parties, json, workdir } => match job.as_str() {
             "embed" => demo::run_embed(model, &text, &security, json, workdir),
             "mul" => demo::run(parties, json, workdir),

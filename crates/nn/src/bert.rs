@@ -106,6 +106,19 @@ pub(crate) fn read_json(path: &Path) -> Result<Value> {
     serde_json::from_str(&text).map_err(|e| NnError::format(path, format!("not valid JSON: {e}")))
 }
 
+/// A `config.json` whose `model_type` must be `model_type`.
+pub(crate) fn read_config(path: &Path, model_type: &str) -> Result<Value> {
+    let v = read_json(path)?;
+    if v["model_type"] != model_type {
+        return Err(NnError::Unsupported(format!(
+            "{}: model_type {} is not {model_type}",
+            path.display(),
+            v["model_type"]
+        )));
+    }
+    Ok(v)
+}
+
 impl BertConfig {
     /// Reads `config.json`.
     pub fn from_file(path: &Path) -> Result<Self> {

@@ -15,7 +15,7 @@
 
 use std::path::Path;
 
-use crate::bert::{Model, Pooling, check_heads, model_name, positive, read_json};
+use crate::bert::{Model, Pooling, check_heads, model_name, positive, read_config};
 use crate::bpe::ByteLevelBpe;
 use crate::error::{NnError, Result};
 use crate::graph::{BlockShape, GeluForm, Graph, Op, PreLnNames};
@@ -44,14 +44,7 @@ pub struct Gpt2Config {
 impl Gpt2Config {
     /// Reads `config.json`.
     pub fn from_file(path: &Path) -> Result<Self> {
-        let v = read_json(path)?;
-        if v["model_type"] != "gpt2" {
-            return Err(NnError::Unsupported(format!(
-                "{}: model_type {} is not gpt2",
-                path.display(),
-                v["model_type"]
-            )));
-        }
+        let v = read_config(path, "gpt2")?;
         let num = |k: &str| positive(&v, k, path);
         match v["activation_function"].as_str().unwrap_or("gelu_new") {
             "gelu_new" | "gelu_pytorch_tanh" | "gelu_fast" => {}

@@ -18,7 +18,7 @@
 
 use std::path::Path;
 
-use crate::bert::{check_heads, gelu_form, positive, read_json};
+use crate::bert::{check_heads, gelu_form, positive, read_config, read_json};
 use crate::error::{NnError, Result};
 use crate::graph::{BlockShape, GeluForm, Graph, Op, PreLnNames};
 use crate::image::{ImageModel, Preprocess};
@@ -52,14 +52,7 @@ pub struct VitConfig {
 impl VitConfig {
     /// Reads `config.json`.
     pub fn from_file(path: &Path) -> Result<Self> {
-        let v = read_json(path)?;
-        if v["model_type"] != "vit" {
-            return Err(NnError::Unsupported(format!(
-                "{}: model_type {} is not vit",
-                path.display(),
-                v["model_type"]
-            )));
-        }
+        let v = read_config(path, "vit")?;
         let num = |k: &str| positive(&v, k, path);
         let act = v["hidden_act"].as_str().unwrap_or("gelu");
         let gelu = gelu_form(act)
