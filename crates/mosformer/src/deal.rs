@@ -47,6 +47,14 @@ pub struct PointKeys<O, A> {
     pub alpha: Vec<A>,
 }
 
+impl<O: Ring, A: Ring> PointKeys<O, A> {
+    /// Zero material of the real shapes, for a dry run that only records the plan
+    /// ([`crate::Mosformer::planner`]).
+    pub(crate) fn placeholder(role: u8, d: u32, count: usize) -> Self {
+        PointKeys { role, d, tables: vec![vec![O::ZERO; 1 << d]; count], alpha: vec![A::ZERO; count] }
+    }
+}
+
 /// The evaluators of dealer `j`: `(role 0, role 1) = (P_{j+2}, P_{j+1})`.
 pub fn evaluators(dealer: PartyId) -> (PartyId, PartyId) {
     (prev(dealer), next(dealer))

@@ -94,6 +94,27 @@ pub struct DreluKeys<R, M> {
     e1: (Aux<R, M>, UcmpKeys),
 }
 
+impl<R: Z2k, M: Z2k> Aux<R, M> {
+    fn zeros(n: usize) -> Self {
+        let bits = R::BITS as usize - 1;
+        Aux { r: vec![R::ZERO; n], c: vec![R::ZERO; n], y: vec![R::ZERO; n * bits], rho: vec![M::ZERO; n] }
+    }
+}
+
+impl<R: Z2k, M: Z2k> DreluKeys<R, M> {
+    /// Zero material of the real shapes, for a dry run that only records the plan
+    /// ([`crate::Mosformer::planner`]); its outputs mean nothing.
+    pub(crate) fn placeholder(n: usize) -> Self {
+        let bits = R::BITS as usize - 1;
+        DreluKeys {
+            n,
+            own: (Aux::zeros(n), Aux::zeros(n)),
+            e0: (Aux::zeros(n), UcmpKeys::placeholder(0, bits, n)),
+            e1: (Aux::zeros(n), UcmpKeys::placeholder(1, bits, n)),
+        }
+    }
+}
+
 /// The dealer's data for `n` elements, split into two shares.
 fn deal_aux<R: Z2k, M: Z2k>(ctx: &mut Ctx, n: usize) -> (Aux<R, M>, Aux<R, M>) {
     let l = R::BITS;

@@ -72,6 +72,14 @@ pub struct ExpKeys<R, M> {
     table: LutKeys<R, M>,
 }
 
+impl<R: Z2k, M: Z2k> ExpKeys<R, M> {
+    /// Zero material of the real shapes, for a dry run that only records the plan
+    /// ([`crate::Mosformer::planner`]).
+    pub(crate) fn placeholder(n: usize) -> Self {
+        ExpKeys { clip: DreluKeys::placeholder(n), table: LutKeys::placeholder(TABLE_BITS, n) }
+    }
+}
+
 /// Deals and checks the material of `n` exponentials.
 pub fn setup<R: Sacrifice, M: Sacrifice>(ctx: &mut Ctx, n: usize) -> Result<ExpKeys<R, M>> {
     setup_with(ctx, n, Security::Malicious)

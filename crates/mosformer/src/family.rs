@@ -49,6 +49,47 @@ impl<D> Mosformer<D> {
     }
 }
 
+/// Everything the offline phase of a computation makes, in the order the online phase asks
+/// for it: gate material and triples. Requests depend on shapes only, never on data.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MaterialPlan {
+    /// FSS gate material.
+    pub gates: Vec<crate::ops::GateRequest>,
+    /// Triples and upcast tuples.
+    pub triples: crate::offline::Plan,
+}
+
+impl Mosformer<crate::offline::Offline> {
+    /// An instance for a dry run that records a computation's [`MaterialPlan`] without making
+    /// any material: gates get zero keys, products zero triples, and the MAC check is skipped,
+    /// so every value it computes is meaningless. Openings and reshares still run, so the dry
+    /// run needs the three servers (simulated in one process: the plan is a function of public
+    /// shapes, which every server derives for itself).
+    pub fn planner(security: Security) -> Self {
+        let mut p = Mosformer::new(security, crate::offline::Offline::planner(security));
+        p.gates.planning = true;
+        p
+    }
+
+    /// What this instance has asked for so far: the plan of another run of the same computation.
+    pub fn material_plan(&self) -> MaterialPlan {
+        MaterialPlan { gates: self.gate_plan().to_vec(), triples: self.triples.plan().clone() }
+    }
+
+    /// Makes all of `plan`'s material (the MAC key and `⟨1⟩` included) ahead of the online
+    /// phase, under the offline phase.
+    pub fn prepare_all(&mut self, ctx: &mut Ctx, plan: &MaterialPlan) -> Result<()> {
+        self.prepare(ctx, &plan.gates)?;
+        self.triples.produce(ctx, &plan.triples)
+    }
+
+    /// Material the online phase had to make because it was not prepared (gate elements plus
+    /// triple elements; 0 when the plan covered the run).
+    pub fn made_on_demand(&self) -> u64 {
+        self.gates.made_on_demand + self.triples.made_on_demand()
+    }
+}
+
 impl<R: Ring, D: TripleSource<R>> Sharing<R> for Mosformer<D> {
     type Share = Rss<R>;
 

@@ -54,6 +54,14 @@ pub struct GeluKeys<R, M> {
     lut: LutKeys<R, M>,
 }
 
+impl<R: Z2k, M: Z2k> GeluKeys<R, M> {
+    /// Zero material of the real shapes, for a dry run that only records the plan
+    /// ([`crate::Mosformer::planner`]).
+    pub(crate) fn placeholder(n: usize) -> Self {
+        GeluKeys { relu: DreluKeys::placeholder(n), clip: DreluKeys::placeholder(n), lut: LutKeys::placeholder(8, n) }
+    }
+}
+
 /// Deals and checks the material of `n` GELUs.
 pub fn setup<R: Sacrifice, M: Sacrifice>(ctx: &mut Ctx, n: usize) -> Result<GeluKeys<R, M>> {
     setup_with(ctx, n, Security::Malicious)

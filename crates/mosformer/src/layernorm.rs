@@ -37,6 +37,14 @@ pub struct LayerNormKeys {
     rsqrt: RecipKeys<Z32, Z64>,
 }
 
+impl LayerNormKeys {
+    /// Zero material of the real shapes, for a dry run that only records the plan
+    /// ([`crate::Mosformer::planner`]).
+    pub(crate) fn placeholder(rows: usize, k: usize) -> Self {
+        LayerNormKeys { rows, k, rsqrt: RecipKeys::placeholder(Kind::Rsqrt, rows) }
+    }
+}
+
 /// Deals and checks the material for `[rows, k]` inputs.
 pub fn setup(ctx: &mut Ctx, rows: usize, k: usize) -> Result<LayerNormKeys> {
     setup_with(ctx, rows, k, Security::Malicious)

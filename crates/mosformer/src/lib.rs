@@ -84,5 +84,5 @@ pub mod trunc;
 pub mod ucmp;
 pub mod verified;
 
-pub use family::{Mosformer, Security};
+pub use family::{MaterialPlan, Mosformer, Security};
 pub use rss::Rss;

@@ -53,6 +53,20 @@ pub struct LutKeys<R, M> {
     e1: PointKeys<M, R>,
 }
 
+impl<R: Z2k, M: Z2k> LutKeys<R, M> {
+    /// Zero material of the real shapes, for a dry run that only records the plan
+    /// ([`crate::Mosformer::planner`]).
+    pub(crate) fn placeholder(ell_t: u32, count: usize) -> Self {
+        LutKeys {
+            ell_t,
+            count,
+            own: (vec![R::ZERO; count], vec![R::ZERO; count]),
+            e0: PointKeys::placeholder(0, ell_t, count),
+            e1: PointKeys::placeholder(1, ell_t, count),
+        }
+    }
+}
+
 /// Pads a table to `2^{ℓ_t}` entries with its last value (notes §19.8: truncation errors can
 /// land just past the end).
 pub fn pad_table<M: Copy>(values: &[M], ell_t: u32) -> Result<Vec<M>> {

@@ -50,6 +50,14 @@ fn level_pairs(mut k: usize) -> Vec<usize> {
     v
 }
 
+impl<R: Z2k, M: Z2k> MaxKeys<R, M> {
+    /// Zero material of the real shapes, for a dry run that only records the plan
+    /// ([`crate::Mosformer::planner`]).
+    pub(crate) fn placeholder(rows: usize, k: usize) -> Self {
+        MaxKeys { rows, k, levels: level_pairs(k).into_iter().map(|p| DreluKeys::placeholder(rows * p)).collect() }
+    }
+}
+
 /// Deals and checks the DReLU material of a `[rows, k]` maximum.
 pub fn max_setup<R: Sacrifice, M: Sacrifice>(ctx: &mut Ctx, rows: usize, k: usize) -> Result<MaxKeys<R, M>> {
     max_setup_with(ctx, rows, k, Security::Malicious)

@@ -175,6 +175,8 @@ pub struct Offline {
     producing: bool,
     /// The semi-honest mode: no triples, products unverified.
     semi_honest: bool,
+    /// A planner's store ([`Offline::planner`]): records requests, hands out zeros.
+    planning: bool,
 }
 
 impl Offline {
@@ -187,6 +189,13 @@ impl Offline {
     /// tuples then come from unverified bits).
     pub fn semi_honest() -> Self {
         Offline { semi_honest: true, ..Self::default() }
+    }
+
+    /// A store for a dry run that only records the plan: every request is recorded and served
+    /// with zero material, without communication (products then compute nothing meaningful).
+    /// See [`crate::Mosformer::planner`].
+    pub fn planner(security: crate::Security) -> Self {
+        Offline { planning: true, ..Self::for_security(security) }
     }
 
     /// The requests served so far, in order: the plan for another run of the same computation.
@@ -319,6 +328,10 @@ impl<R: OfflineRing> TripleSource<R> for Offline {
 
     fn mul_triple(&mut self, ctx: &mut Ctx, shape: &[usize]) -> Result<Triple<R>> {
         let n: usize = shape.iter().product();
+        if self.planning {
+            self.plan.push(Request::Mul { bits: R::BITS, count: n });
+            return Ok(Triple { a: Rss::zeros(shape), b: Rss::zeros(shape), c: Rss::zeros(shape) });
+        }
         let held = R::store(self).mul.available;
         if !self.producing {
             self.plan.push(Request::Mul { bits: R::BITS, count: n });
@@ -335,6 +348,10 @@ impl<R: OfflineRing> TripleSource<R> for Offline {
 
     fn matmul_triple(&mut self, ctx: &mut Ctx, m: usize, k: usize, n: usize) -> Result<Triple<R>> {
         self.plan.push(Request::Matmul { bits: R::BITS, dims: (m, k, n) });
+        if self.planning {
+            let t = Triple { a: Rss::zeros(&[m, k]), b: Rss::zeros(&[k, n]), c: Rss::zeros(&[m, n]) };
+            return Ok(t);
+        }
         self.usage.record(&CorrelationRequest::MatmulTriple { ring_bits: R::BITS, m, k, n });
         let store = R::store(self);
         match store.matmul.iter().position(|(dims, _)| *dims == (m, k, n)) {
@@ -362,6 +379,10 @@ impl<R: Z2k, S: OfflineRing> UpcastSource<R, S> for Offline {
     fn upcast_tuple(&mut self, ctx: &mut Ctx, shape: &[usize]) -> Result<UpcastTuple<R, S>> {
         let n: usize = shape.iter().product();
         self.plan.push(Request::Upcast { from: R::BITS, to: S::BITS, count: n });
+        if self.planning {
+            let z = Rss::zeros(shape);
+            return Ok(UpcastTuple { r_small: Rss::zeros(shape), r_large: z.clone(), msb: z });
+        }
         self.usage.record(&CorrelationRequest::UpcastTuples { count: n });
         let held = S::store(self).upcast_pool(R::BITS).available;
         if held < n {

@@ -94,6 +94,10 @@ pub struct GateState {
     batch: MacBatch<Z64>,
     ready: VecDeque<(GateRequest, GateKeys)>,
     plan: Vec<GateRequest>,
+    /// A planner's gates ([`Mosformer::planner`]): zero material, no MAC check.
+    pub(crate) planning: bool,
+    /// Gate calls whose material was not prepared ahead.
+    pub(crate) made_on_demand: u64,
 }
 
 impl GateState {
@@ -104,7 +108,19 @@ impl GateState {
             batch: MacBatch::for_security(security),
             ready: VecDeque::new(),
             plan: Vec::new(),
+            planning: false,
+            made_on_demand: 0,
         }
+    }
+}
+
+/// Zero material of a request's shapes (for a planner's dry run).
+fn placeholder(req: &GateRequest) -> GateKeys {
+    match *req {
+        GateRequest::Relu { n } => GateKeys::Relu(Box::new(DreluKeys::placeholder(n))),
+        GateRequest::Gelu { n } => GateKeys::Gelu(Box::new(GeluKeys::placeholder(n))),
+        GateRequest::Softmax { rows, k } => GateKeys::Softmax(Box::new(SoftmaxKeys::placeholder(rows, k))),
+        GateRequest::LayerNorm { rows, k } => GateKeys::LayerNorm(Box::new(LayerNormKeys::placeholder(rows, k))),
     }
 }
 
@@ -166,7 +182,11 @@ impl<D> Mosformer<D> {
                 .remove(i)
                 .map(|(_, k)| k)
                 .ok_or_else(|| MpcError::Invalid("gate material queue".into())),
-            None => make(ctx, &req, self.security),
+            None if self.gates.planning => Ok(placeholder(&req)),
+            None => {
+                self.gates.made_on_demand += 1;
+                make(ctx, &req, self.security)
+            }
         }
     }
 }
@@ -274,7 +294,7 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> NonLinear<Z64> for Mosformer<D
 
     fn check(&mut self, ctx: &mut Ctx) -> Result<()> {
         let pending = std::mem::replace(&mut self.gates.batch, MacBatch::for_security(self.security));
-        if pending.is_empty() {
+        if pending.is_empty() || self.gates.planning {
             return Ok(());
         }
         let (_, alpha) = self.mac_keys(ctx)?;

@@ -107,6 +107,20 @@ pub struct RecipKeys<R, M> {
     table: LutKeys<R, M>,
 }
 
+impl<R: Z2k, M: Z2k> RecipKeys<R, M> {
+    /// Zero material of the real shapes, for a dry run that only records the plan
+    /// ([`crate::Mosformer::planner`]).
+    pub(crate) fn placeholder(kind: Kind, n: usize) -> Self {
+        RecipKeys {
+            kind,
+            compare: (0..THRESHOLDS).map(|_| DreluKeys::placeholder(n)).collect(),
+            scale: LutKeys::placeholder(2, n),
+            exp: (kind == Kind::Rsqrt).then(|| LutKeys::placeholder(2, n)),
+            table: LutKeys::placeholder(TABLE_BITS, n),
+        }
+    }
+}
+
 /// Deals and checks the material of `n` evaluations.
 pub fn setup<R: Sacrifice, M: Sacrifice>(ctx: &mut Ctx, kind: Kind, n: usize) -> Result<RecipKeys<R, M>> {
     setup_with(ctx, kind, n, Security::Malicious)

@@ -37,6 +37,20 @@ pub struct SoftmaxKeys<R, M> {
     inv: RecipKeys<R, M>,
 }
 
+impl<R: Z2k, M: Z2k> SoftmaxKeys<R, M> {
+    /// Zero material of the real shapes, for a dry run that only records the plan
+    /// ([`crate::Mosformer::planner`]).
+    pub(crate) fn placeholder(rows: usize, k: usize) -> Self {
+        SoftmaxKeys {
+            rows,
+            k,
+            max: MaxKeys::placeholder(rows, k),
+            exp: ExpKeys::placeholder(rows * k),
+            inv: RecipKeys::placeholder(Kind::Inv, rows),
+        }
+    }
+}
+
 /// Deals and checks the material of a `[rows, k]` softmax.
 pub fn setup<R: Sacrifice, M: Sacrifice>(ctx: &mut Ctx, rows: usize, k: usize) -> Result<SoftmaxKeys<R, M>> {
     setup_with(ctx, rows, k, Security::Malicious)

@@ -66,6 +66,19 @@ impl UcmpKeys {
     pub fn count(&self) -> usize {
         self.count
     }
+
+    /// Zero material of the real shapes, for a dry run that only records the plan
+    /// ([`crate::Mosformer::planner`]); it compares nothing.
+    pub(crate) fn placeholder(role: u8, bits: usize, count: usize) -> Self {
+        let size = 1usize << domain_bits(bits);
+        UcmpKeys {
+            role,
+            bits,
+            count,
+            tables: vec![vec![Z8::ZERO; size]; bits * count],
+            alpha: vec![Z8::ZERO; bits * count],
+        }
+    }
 }
 
 fn check_args(bits: usize) -> Result<u32> {

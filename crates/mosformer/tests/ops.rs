@@ -172,3 +172,38 @@ fn a_planned_run_needs_nothing_made_online() {
         assert_eq!(gates, 4);
     }
 }
+
+/// A dry run with the planner (zero material, no checks, nothing made offline) finds the plan a
+/// real run would record; a run prepared from it makes nothing online and matches plaintext.
+#[test]
+fn the_planner_finds_the_plan_of_a_real_run_without_making_material() {
+    let i = inputs();
+    let want = reference(&i);
+    for security in [Security::Malicious, Security::SemiHonest] {
+        let out = all_ok(simulate(3, 23, |ctx| {
+            let mut dry = Mosformer::planner(security).with_chunk(7);
+            block(&mut dry, ctx, &i)?;
+            let planned = dry.material_plan();
+            let planning_offline = ctx.stats().get(OFFLINE_PHASE).bytes_sent;
+            let mut first = Mosformer::new(security, Offline::for_security(security)).with_chunk(7);
+            block(&mut first, ctx, &i)?;
+            let recorded = first.material_plan();
+            let mut second = Mosformer::new(security, Offline::for_security(security)).with_chunk(7);
+            second.prepare_all(ctx, &planned)?;
+            let before = ctx.stats().get(OFFLINE_PHASE).bytes_sent;
+            let y = block(&mut second, ctx, &i)?;
+            let made_online = ctx.stats().get(OFFLINE_PHASE).bytes_sent - before;
+            Ok((y, planned == recorded, planning_offline, made_online, second.made_on_demand()))
+        }))
+        .unwrap();
+        for (y, same, planning_offline, made_online, on_demand) in out {
+            assert!(same, "{security:?}: the planner's plan differs from a real run's");
+            // The planner's MAC key and ⟨1⟩ are its only offline traffic (a few openings).
+            assert!(planning_offline < 1024, "{security:?}: the dry run made material");
+            assert_eq!((made_online, on_demand), (0, 0), "{security:?}");
+            let got = decode(&y);
+            let worst = got.iter().zip(&want).map(|(g, w)| (g - w).abs()).fold(0.0, f64::max);
+            assert!(worst < 0.06, "{security:?}: {worst}");
+        }
+    }
+}
