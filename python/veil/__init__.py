@@ -163,11 +163,15 @@ class Model:
         family: Literal["mosformer", "aegis"] | None = None,
         security: Literal["malicious", "semi-honest"] = "malicious",
         link: Literal["memory", "tls"] = "memory",
+        offline: Literal["ahead", "on-demand"] = "ahead",
     ) -> dict:
         """Run the model on ``x`` (text, or images for a CNN) among three servers, a data owner
         (holds ``x``, alone gets the output) and a model owner (holds the weights), every party
         a thread of this process (the GIL is released meanwhile). ``family`` defaults to
-        ``aegis`` for CNNs (malicious only) and ``mosformer`` for the others.
+        ``aegis`` for CNNs (malicious only) and ``mosformer`` for the others. ``offline``:
+        under ``mosformer`` the servers make all their material ``ahead`` of the online phase
+        (planned by a dry run) or ``on-demand`` before each gate call (bounded memory, for
+        BERT-base-sized models).
 
         Returns the report as a dict. Text: ``output``, ``plaintext``, ``cosine_vs_plaintext``,
         ``max_abs_error``, ``tokens``; CNN: ``output`` (logits), ``predictions``,
@@ -177,12 +181,14 @@ class Model:
         """
         if self.takes_images:
             data, shape = _images(x)
-            return json.loads(_native.private_classification(self.path, data, shape, family, security, link))
+            return json.loads(
+                _native.private_classification(self.path, data, shape, family, security, link, offline)
+            )
         if family not in (None, "mosformer"):
             raise ValueError(f"family {family!r} has no transformer layers (use 'mosformer')")
         if not isinstance(x, str):
             raise ValueError("this model's input is text")
-        return json.loads(_native.private_inference(self.path, x, security, link))
+        return json.loads(_native.private_inference(self.path, x, security, link, offline))
 
     def run_plaintext(self, x: Any) -> list[list[float]]:
         """The float reference's output on ``x`` (rows of the output matrix: one embedding, or

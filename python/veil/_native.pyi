@@ -11,7 +11,11 @@ def simulate_mul(
 ) -> str: ...
 def make_certs(parties: int, out: str, name: str = "veil") -> None: ...
 def private_inference(
-    model_dir: str, text: str, security: str = "malicious", link: str = "memory"
+    model_dir: str,
+    text: str,
+    security: str = "malicious",
+    link: str = "memory",
+    offline: str = "ahead",
 ) -> str: ...
 def plaintext_inference(model_dir: str, text: str) -> tuple[list[float], int, int]: ...
 def private_classification(
@@ -21,6 +25,7 @@ def private_classification(
     family: str | None = None,
     security: str = "malicious",
     link: str = "memory",
+    offline: str = "ahead",
 ) -> str: ...
 def plaintext_classification(
     model_path: str, data: list[float], shape: list[int]

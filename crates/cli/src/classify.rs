@@ -11,6 +11,7 @@ use veil_runtime::Link;
 use veil_runtime::classify::{
     ClassifyReport, CnnFamily, image_range, load_image_set, private_classification,
 };
+use veil_runtime::inference::Material;
 
 /// Whether `--model` names an image model: an `.onnx` CNN, a ViT folder, or a public model.
 pub fn is_image_model(model: Option<&Path>) -> bool {
@@ -44,7 +45,7 @@ pub(crate) fn image_set(model: &Path, images: Option<PathBuf>) -> anyhow::Result
 pub fn run(
     model: &Path,
     family: Option<&str>,
-    security: Security,
+    (security, material): (Security, Material),
     link: Link,
     images: Option<PathBuf>,
     batch: Option<usize>,
@@ -56,7 +57,7 @@ pub fn run(
     let (all, labels) = load_image_set(&image_set(model, images)?)?;
     let x = image_range(&all, 0, batch)?;
     let bar = crate::progress::Bar::follow(0, "secure run");
-    let r = private_classification(&loaded, &x, Some(&labels[..batch]), family, security, link)?;
+    let r = private_classification(&loaded, &x, Some(&labels[..batch]), family, security, material, link)?;
     drop(bar);
     if json {
         println!("{}", serde_json::to_string_pretty(&r)?);
@@ -148,7 +149,7 @@ pub fn eval(
         let start = std::time::Instant::now();
         let x = image_range(&all, first, n)?;
         let bar = crate::progress::Bar::follow(0, "secure run");
-        let r = private_classification(&loaded, &x, None, family, security, Link::Memory)
+        let r = private_classification(&loaded, &x, None, family, security, Material::OnDemand, Link::Memory)
             .with_context(|| format!("images {first}..{}", first + n))?;
         drop(bar);
         let truth = &labels[first..first + n];

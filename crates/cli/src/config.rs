@@ -94,6 +94,9 @@ pub enum Job {
         family: String,
         /// `malicious` or `semi-honest`.
         security: String,
+        /// The servers' offline material: `ahead` of the online phase or `on-demand`.
+        #[serde(default = "default_offline")]
+        offline: String,
     },
     /// Private classification with an ONNX CNN: servers 0, 1, 2, data owner 3 (passes
     /// `--images`), model owner 4 (passes the `.onnx` file); the others pass the public model.
@@ -102,7 +105,14 @@ pub enum Job {
         family: String,
         /// `malicious` or `semi-honest`.
         security: String,
+        /// The servers' offline material under `mosformer`: `ahead` or `on-demand`.
+        #[serde(default = "default_offline")]
+        offline: String,
     },
+}
+
+fn default_offline() -> String {
+    "ahead".into()
 }
 
 impl Config {
@@ -136,8 +146,9 @@ impl Config {
                     bail!("job: output party {output} does not exist");
                 }
             }
-            Job::Classify { family, security } => {
+            Job::Classify { family, security, offline } => {
                 veil_runtime::classify::CnnFamily::parse(family, crate::bench::parse_security(security)?)?;
+                crate::run::parse_offline(offline)?;
                 if self.party.len() != veil_runtime::inference::PARTIES {
                     bail!(
                         "job: a classify session has {} parties (3 servers, data owner, model owner), the config lists {}",
@@ -146,11 +157,12 @@ impl Config {
                     );
                 }
             }
-            Job::Embed { family, security } => {
+            Job::Embed { family, security, offline } => {
                 if family != "mosformer" {
                     bail!("job: family {family:?} cannot run models yet (use \"mosformer\")");
                 }
                 crate::bench::parse_security(security)?;
+                crate::run::parse_offline(offline)?;
                 if self.party.len() != veil_runtime::inference::PARTIES {
                     bail!(
                         "job: an embed session has {} parties (3 servers, data owner, model owner), the config lists {}",

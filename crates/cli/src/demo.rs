@@ -92,10 +92,12 @@ pub fn run_embed(
     model: Option<PathBuf>,
     text: &str,
     security: &str,
+    offline: &str,
     json: bool,
     workdir: Option<PathBuf>,
 ) -> anyhow::Result<()> {
     use veil_runtime::inference::{DATA_OWNER, PARTIES, report};
+    crate::run::parse_offline(offline)?;
     let sec = crate::bench::parse_security(security)?;
     let dir_model = crate::run::model_dir(model)?;
     let loaded = veil_nn::bert::load_hf(&dir_model, true)?;
@@ -105,7 +107,7 @@ pub fn run_embed(
         None => Some(tempfile::tempdir().context("cannot create a temporary folder")?),
     };
     let dir: &Path = workdir.as_deref().or(temp.as_ref().map(|t| t.path())).context("no work folder")?;
-    let job = Job::Embed { family: "mosformer".into(), security: security.into() };
+    let job = Job::Embed { family: "mosformer".into(), security: security.into(), offline: offline.into() };
     let config = prepare_config(dir, PARTIES, job, veil_runtime::inference::OWNER_WAIT_S)?;
     let exe = std::env::current_exe().context("cannot find the veil executable")?;
     let commands = (0..PARTIES)

@@ -103,10 +103,11 @@ pub fn run_embed_party(
 ) -> anyhow::Result<()> {
     use veil_runtime::inference::{DATA_OWNER, MODEL_OWNER, inference_party, role};
     let cfg = Config::load(config)?;
-    let Job::Embed { security, .. } = &cfg.job else {
+    let Job::Embed { security, offline, .. } = &cfg.job else {
         bail!("the config's job is not `embed`; pass --input for `demo-mul`");
     };
     let security = crate::bench::parse_security(security)?;
+    let material = crate::run::parse_offline(offline)?;
     if id >= cfg.party.len() {
         bail!("party {id} is not in the config ({} parties)", cfg.party.len());
     }
@@ -119,7 +120,8 @@ pub fn run_embed_party(
         (false, None) => None,
     };
     let bar = crate::progress::for_party(id);
-    let report = join_and_run(&cfg, id, |ctx| inference_party(ctx, &loaded, ids.as_deref(), security))?;
+    let report =
+        join_and_run(&cfg, id, |ctx| inference_party(ctx, &loaded, ids.as_deref(), security, material))?;
     drop(bar);
     print_party(&report, json)?;
     if let (false, Some(out)) = (json, &report.output) {
@@ -142,8 +144,11 @@ fn run_classify_party(
     use veil_runtime::classify::{CnnFamily, cnn_party, image_range, load_image_set};
     use veil_runtime::inference::{DATA_OWNER, MODEL_OWNER, role};
     let cfg = Config::load(config)?;
-    let Job::Classify { family, security } = &cfg.job else { bail!("the config's job is not `classify`") };
+    let Job::Classify { family, security, offline } = &cfg.job else {
+        bail!("the config's job is not `classify`")
+    };
     let security = crate::bench::parse_security(security)?;
+    let material = crate::run::parse_offline(offline)?;
     let family = CnnFamily::parse(family, security)?;
     if id >= cfg.party.len() {
         bail!("party {id} is not in the config ({} parties)", cfg.party.len());
@@ -165,7 +170,8 @@ fn run_classify_party(
         (false, None) => None,
     };
     let bar = crate::progress::for_party(id);
-    let report = join_and_run(&cfg, id, |ctx| cnn_party(ctx, &loaded, x.as_ref(), family, security))?;
+    let report =
+        join_and_run(&cfg, id, |ctx| cnn_party(ctx, &loaded, x.as_ref(), family, security, material))?;
     drop(bar);
     print_party(&report, json)?;
     if let (false, Some(out)) = (json, &report.output) {

@@ -123,6 +123,11 @@ enum Command {
         /// `malicious` or `semi-honest`.
         #[arg(long, default_value = "malicious")]
         security: String,
+        /// The servers' offline material (mosformer): `ahead` (planned by a dry run, made
+        /// before the online phase and held until used) or `on-demand` (made right before each
+        /// gate call, bounded memory: what BERT-base-sized models need).
+        #[arg(long, default_value = "ahead")]
+        offline: String,
         /// `tls` (TCP + mutual TLS on 127.0.0.1) or `memory`.
         #[arg(long, default_value = "tls")]
         link: String,
@@ -180,6 +185,9 @@ enum Command {
         /// `malicious` or `semi-honest`, for `embed`.
         #[arg(long, default_value = "malicious")]
         security: String,
+        /// The servers' offline material for `embed`: `ahead` or `on-demand` (see `veil run`).
+        #[arg(long, default_value = "ahead")]
+        offline: String,
         /// Number of parties for `mul`.
         #[arg(long, default_value_t = 3)]
         parties: usize,
@@ -290,18 +298,27 @@ fn main() -> ExitCode {
             job::party(&config, id, job::PartyArgs { input, model, text, images, batch }, json)
         }
         Command::Graph { model, out } => public_graph(&model, &out),
-        Command::Run { input: ModelInput { model, family, images, batch }, text, security, link, json } => {
-            bench::parse_security(&security).and_then(|s| match model {
-                Some(m) if classify::is_image_model(Some(&m)) => run::parse_link(&link)
-                    .and_then(|l| classify::run(&m, family.as_deref(), s, l, images, batch, json)),
+        Command::Run {
+            input: ModelInput { model, family, images, batch },
+            text,
+            security,
+            offline,
+            link,
+            json,
+        } => bench::parse_security(&security).and_then(|s| {
+            let material = run::parse_offline(&offline)?;
+            match model {
+                Some(m) if classify::is_image_model(Some(&m)) => run::parse_link(&link).and_then(|l| {
+                    classify::run(&m, family.as_deref(), (s, material), l, images, batch, json)
+                }),
                 model => match family.as_deref() {
-                    None | Some("mosformer") => run::run(model, &text, s, &link, json),
+                    None | Some("mosformer") => run::run(model, &text, s, material, &link, json),
                     Some(other) => {
                         Err(anyhow::anyhow!("--family {other} does not run transformers; use mosformer"))
                     }
                 },
-            })
-        }
+            }
+        }),
         Command::Plain { input: ModelInput { model, family, images, batch }, text, json } => {
             plain::run(model, family.as_deref(), &text, images, batch, json)
         }
@@ -317,8 +334,8 @@ fn main() -> ExitCode {
             }
             model => run::eval(model, &sentences, s, json),
         }),
-        Command::Demo { job, model, text, security, parties, json, workdir } => match job.as_str() {
-            "embed" => demo::run_embed(model, &text, &security, json, workdir),
+        Command::Demo { job, model, text, security, offline, parties, json, workdir } => match job.as_str() {
+            "embed" => demo::run_embed(model, &text, &security, &offline, json, workdir),
             "mul" => demo::run(parties, json, workdir),
             other => Err(anyhow::anyhow!("--job {other}: use embed or mul")),
         },

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use veil_mosformer::Security;
 use veil_runtime::Link;
-use veil_runtime::inference::{InferenceReport, private_inference, private_inference_of, security_name};
+use veil_runtime::inference::{
+    InferenceReport, Material, private_inference, private_inference_of, security_name,
+};
 
 /// The model folder: the given one, or all-MiniLM-L6-v2 as `scripts/setup.sh` installs it.
 pub fn model_dir(model: Option<PathBuf>) -> anyhow::Result<PathBuf> {
@@ -28,15 +30,22 @@ pub fn run(
     model: Option<PathBuf>,
     text: &str,
     security: Security,
+    material: Material,
     link: &str,
     json: bool,
 ) -> anyhow::Result<()> {
     let link = parse_link(link)?;
     let dir = model_dir(model)?;
     let bar = crate::progress::Bar::follow(0, "secure run");
-    let report = private_inference(&dir, text, security, link)?;
+    let report = private_inference(&dir, text, security, material, link)?;
     drop(bar);
     print_report(&report, json)
+}
+
+/// `--offline`'s value: the servers' offline material `ahead` of the online phase or
+/// `on-demand` before each gate call.
+pub fn parse_offline(offline: &str) -> anyhow::Result<Material> {
+    Material::parse(offline).map_err(|e| anyhow::anyhow!(e))
 }
 
 /// `--link`'s value.
@@ -146,7 +155,7 @@ pub fn eval(model: Option<PathBuf>, sentences: &Path, security: Security, json: 
     for (i, line) in lines.iter().enumerate() {
         let start = std::time::Instant::now();
         let bar = crate::progress::Bar::follow(0, "secure run");
-        let r = private_inference_of(&loaded, line, security, Link::Memory)?;
+        let r = private_inference_of(&loaded, line, security, Material::OnDemand, Link::Memory)?;
         drop(bar);
         let mib = |k: usize| r.per_party[0].phases[k].bytes_sent as f64 / f64::from(1u32 << 20);
         let row = EvalRow {

@@ -130,7 +130,8 @@ fn workload(model: &str, family: &str, security: &str, batch: usize, dir: &Path)
             a.extend(["--model".to_string(), folder.clone()]);
         }
         args[DATA_OWNER].extend(["--text".into(), "The quick brown fox jumps over the lazy dog.".into()]);
-        let job = Job::Embed { family: family.into(), security: security.into() };
+        let job =
+            Job::Embed { family: family.into(), security: security.into(), offline: "on-demand".into() };
         return Ok(Workload { name: "all-MiniLM-L6-v2 (one sentence, 12 tokens)".into(), job, args });
     }
     let path = PathBuf::from(model);
@@ -149,7 +150,7 @@ fn workload(model: &str, family: &str, security: &str, batch: usize, dir: &Path)
         a.extend(["--model".to_string(), m.display().to_string(), "--batch".into(), batch.to_string()]);
     }
     args[DATA_OWNER].extend(["--images".to_string(), images.display().to_string()]);
-    let job = Job::Classify { family: family.into(), security: security.into() };
+    let job = Job::Classify { family: family.into(), security: security.into(), offline: "on-demand".into() };
     Ok(Workload { name: format!("{} ({batch} images)", loaded.name), job, args })
 }
 

@@ -59,6 +59,23 @@ pub struct MaterialPlan {
     pub triples: crate::offline::Plan,
 }
 
+impl MaterialPlan {
+    /// Elements the plan's gates compute (ReLU and GELU inputs, softmax entries, LayerNorm
+    /// rows): what the gate material grows with (held material is some 10-40 KB per element
+    /// and server, mostly one-hot tables).
+    pub fn gate_elements(&self) -> usize {
+        use crate::ops::GateRequest;
+        self.gates
+            .iter()
+            .map(|g| match *g {
+                GateRequest::Relu { n } | GateRequest::Gelu { n } => n,
+                GateRequest::Softmax { rows, k } => rows * k,
+                GateRequest::LayerNorm { rows, .. } => rows,
+            })
+            .sum()
+    }
+}
+
 impl Mosformer<crate::offline::Offline> {
     /// An instance for a dry run that records a computation's [`MaterialPlan`] without making
     /// any material: gates get zero keys, products zero triples, and the MAC check is skipped,

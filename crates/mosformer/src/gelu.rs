@@ -58,7 +58,11 @@ impl<R: Z2k, M: Z2k> GeluKeys<R, M> {
     /// Zero material of the real shapes, for a dry run that only records the plan
     /// ([`crate::Mosformer::planner`]).
     pub(crate) fn placeholder(n: usize) -> Self {
-        GeluKeys { relu: DreluKeys::placeholder(n), clip: DreluKeys::placeholder(n), lut: LutKeys::placeholder(8, n) }
+        GeluKeys {
+            relu: DreluKeys::placeholder(n),
+            clip: DreluKeys::placeholder(n),
+            lut: LutKeys::placeholder(8, n),
+        }
     }
 }
 

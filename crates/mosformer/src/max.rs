@@ -54,7 +54,11 @@ impl<R: Z2k, M: Z2k> MaxKeys<R, M> {
     /// Zero material of the real shapes, for a dry run that only records the plan
     /// ([`crate::Mosformer::planner`]).
     pub(crate) fn placeholder(rows: usize, k: usize) -> Self {
-        MaxKeys { rows, k, levels: level_pairs(k).into_iter().map(|p| DreluKeys::placeholder(rows * p)).collect() }
+        MaxKeys {
+            rows,
+            k,
+            levels: level_pairs(k).into_iter().map(|p| DreluKeys::placeholder(rows * p)).collect(),
+        }
     }
 }
 

@@ -120,7 +120,9 @@ fn placeholder(req: &GateRequest) -> GateKeys {
         GateRequest::Relu { n } => GateKeys::Relu(Box::new(DreluKeys::placeholder(n))),
         GateRequest::Gelu { n } => GateKeys::Gelu(Box::new(GeluKeys::placeholder(n))),
         GateRequest::Softmax { rows, k } => GateKeys::Softmax(Box::new(SoftmaxKeys::placeholder(rows, k))),
-        GateRequest::LayerNorm { rows, k } => GateKeys::LayerNorm(Box::new(LayerNormKeys::placeholder(rows, k))),
+        GateRequest::LayerNorm { rows, k } => {
+            GateKeys::LayerNorm(Box::new(LayerNormKeys::placeholder(rows, k)))
+        }
     }
 }
 

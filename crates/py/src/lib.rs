@@ -56,18 +56,20 @@ fn parse_link(link: &str) -> PyResult<Link> {
 /// (three servers, data owner, model owner, all threads of this process); returns the report
 /// as JSON text. The GIL is released while the parties run.
 #[pyfunction]
-#[pyo3(signature = (model_dir, text, security = "malicious", link = "memory"))]
+#[pyo3(signature = (model_dir, text, security = "malicious", link = "memory", offline = "ahead"))]
 fn private_inference(
     py: Python<'_>,
     model_dir: std::path::PathBuf,
     text: &str,
     security: &str,
     link: &str,
+    offline: &str,
 ) -> PyResult<String> {
     let security = parse_security(security)?;
     let link = parse_link(link)?;
+    let material = parse_offline(offline)?;
     let report = py
-        .detach(|| veil_runtime::inference::private_inference(&model_dir, text, security, link))
+        .detach(|| veil_runtime::inference::private_inference(&model_dir, text, security, material, link))
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
@@ -88,6 +90,10 @@ fn plaintext_inference(
         Ok((out.data, out.rows, out.cols))
     })
     .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+fn parse_offline(offline: &str) -> PyResult<veil_runtime::inference::Material> {
+    veil_runtime::inference::Material::parse(offline).map_err(PyValueError::new_err)
 }
 
 fn parse_security(security: &str) -> PyResult<veil_mosformer::Security> {
@@ -120,7 +126,8 @@ fn is_image_model(model_path: std::path::PathBuf) -> bool {
 /// `mosformer`; default: `mosformer` for a ViT, `aegis` for a CNN); returns the report as JSON
 /// text. The GIL is released while the parties run.
 #[pyfunction]
-#[pyo3(signature = (model_path, data, shape, family = None, security = "malicious", link = "memory"))]
+#[pyo3(signature = (model_path, data, shape, family = None, security = "malicious", link = "memory", offline = "ahead"))]
+#[allow(clippy::too_many_arguments)]
 fn private_classification(
     py: Python<'_>,
     model_path: std::path::PathBuf,
@@ -129,15 +136,19 @@ fn private_classification(
     family: Option<String>,
     security: &str,
     link: &str,
+    offline: &str,
 ) -> PyResult<String> {
     let security = parse_security(security)?;
+    let material = parse_offline(offline)?;
     let model = image_model(&model_path)?;
     let family = veil_runtime::classify::CnnFamily::for_model(&model, family.as_deref(), security)
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let link = parse_link(link)?;
     let x = images(data, shape)?;
     let report = py
-        .detach(|| veil_runtime::classify::private_classification(&model, &x, None, family, security, link))
+        .detach(|| {
+            veil_runtime::classify::private_classification(&model, &x, None, family, security, material, link)
+        })
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }

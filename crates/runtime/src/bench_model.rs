@@ -13,7 +13,7 @@ use veil_nn::zoo;
 use crate::Link;
 use crate::bench::{PaperFigure, PhaseCost};
 use crate::classify::{CnnFamily, private_classification};
-use crate::inference::{InferenceParty, security_name};
+use crate::inference::{InferenceParty, Material, security_name};
 
 /// Seconds per phase at the slowest server.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -127,7 +127,8 @@ fn aegis_table3(model: &str) -> Vec<PaperFigure> {
         .collect()
 }
 
-/// Runs a paper CNN privately on `batch` random images.
+/// Runs a paper CNN privately on `batch` random images (material made on demand, as the
+/// larger models need to fit in memory).
 pub fn bench_cnn(
     model: &str,
     family: CnnFamily,
@@ -137,7 +138,7 @@ pub fn bench_cnn(
     let (graph, weights, input) = zoo::cnn(model, 1).map_err(crate::inference::nn_error)?;
     let m = ImageModel { name: model.to_string(), graph, weights, input, preprocess: None };
     let images = zoo::random_images(batch, input, 2);
-    let r = private_classification(&m, &images, None, family, security, Link::Memory)?;
+    let r = private_classification(&m, &images, None, family, security, Material::OnDemand, Link::Memory)?;
     let plain = veil_nn::float::run_float_on(&m.graph, &m.weights, veil_nn::Input::Images(&images))
         .map_err(crate::inference::nn_error)?;
     let paper = if family == CnnFamily::Aegis { aegis_table3(model) } else { vec![] };
@@ -162,7 +163,8 @@ pub fn bench_minilm(dir: &std::path::Path, security: Security, seq: usize) -> Re
     }
     let model = veil_nn::bert::load_hf(dir, true).map_err(crate::inference::nn_error)?;
     let text = vec!["privacy"; seq - 2].join(" ");
-    let r = crate::inference::private_inference_of(&model, &text, security, Link::Memory)?;
+    let r =
+        crate::inference::private_inference_of(&model, &text, security, Material::OnDemand, Link::Memory)?;
     if r.tokens != seq {
         return Err(MpcError::Invalid(format!("the sentence has {} tokens, not {seq}", r.tokens)));
     }

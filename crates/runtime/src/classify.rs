@@ -8,8 +8,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use veil_aegis::Aegis;
-use veil_mosformer::offline::Offline;
-use veil_mosformer::{Mosformer, Security};
+use veil_mosformer::Security;
 use veil_mpc::{Ctx, MpcError};
 use veil_nn::Input;
 use veil_nn::float::run_float_on;
@@ -19,7 +18,8 @@ use veil_nn::weights::{FloatTensor, read_safetensors};
 
 use crate::Link;
 use crate::inference::{
-    CHUNK, DATA_OWNER, InferenceParty, ROLES, contribution, nn_error, security_name, session_party,
+    DATA_OWNER, InferenceParty, Material, ROLES, contribution, mosformer_session, nn_error, security_name,
+    session_party,
 };
 
 /// Images per session at most (the servers refuse larger announced batches).
@@ -83,6 +83,7 @@ pub fn cnn_party(
     images: Option<&FloatTensor>,
     family: CnnFamily,
     security: Security,
+    material: Material,
 ) -> Result<InferenceParty, MpcError> {
     let pixels = images.map(|x| model.pixel_values(x)).transpose().map_err(nn_error)?;
     let images = pixels.as_ref();
@@ -91,16 +92,18 @@ pub fn cnn_party(
         let weights = (!model.weights.is_empty()).then_some(&model.weights);
         let mine = contribution(ctx.party(), images.map(Input::Images), weights)?;
         match family {
+            // aegis deals each product's and comparison's material right before it.
             CnnFamily::Aegis => {
                 let mut a = Aegis::new(64)?;
-                run_secure_cnn(&mut a, ctx, &model.graph, n, ROLES, mine)
+                let run = run_secure_cnn(&mut a, ctx, &model.graph, n, ROLES, mine).map_err(nn_error)?;
+                Ok((run, Some(Material::OnDemand)))
             }
             CnnFamily::Mosformer => {
-                let mut m = Mosformer::new(security, Offline::for_security(security)).with_chunk(CHUNK);
-                run_secure(&mut m, ctx, &model.graph, n, ROLES, mine)
+                let (mut m, used) = mosformer_session(ctx, &model.graph, n, security, material)?;
+                let run = run_secure(&mut m, ctx, &model.graph, n, ROLES, mine).map_err(nn_error)?;
+                Ok((run, Some(used)))
             }
         }
-        .map_err(nn_error)
     })
 }
 
@@ -151,13 +154,14 @@ pub fn private_classification(
     labels: Option<&[usize]>,
     family: CnnFamily,
     security: Security,
+    material: Material,
     link: Link,
 ) -> Result<ClassifyReport, MpcError> {
     let pixels = model.pixel_values(images).map_err(nn_error)?;
     let plain = run_float_on(&model.graph, &model.weights, Input::Images(&pixels)).map_err(nn_error)?;
     let job = |ctx: &mut Ctx| {
         let mine = (ctx.party() == DATA_OWNER).then_some(images);
-        cnn_party(ctx, model, mine, family, security)
+        cnn_party(ctx, model, mine, family, security, material)
     };
     let (per_party, transport) = crate::inference::run_threads(link, job)?;
     let output = per_party

@@ -313,25 +313,16 @@ fn measured(ctx: &Ctx, phase: &str, before: veil_net::PhaseStats, t0: u64, start
 /// plan of a layer records its chunked calls, so planned layers use the same size).
 pub const ON_DEMAND_CHUNK: usize = 16_384;
 
-/// Where the measured layers' offline material comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Material {
-    /// Made gate call by gate call in chunks of [`ON_DEMAND_CHUNK`] elements (bounded memory:
-    /// the way a BERT-base encoder fits on one machine); every layer is measured and the
-    /// record gives the totals over all of them.
-    OnDemand,
-    /// The first layer plans the offline phase; the last layer's material is made ahead in its
-    /// own phase and held until used (the record gives that one layer).
-    Ahead,
-}
+pub use crate::ahead::Material;
 
-impl Material {
-    /// The name the record and the command line use.
-    pub fn name(self) -> &'static str {
-        match self {
-            Material::OnDemand => "on demand, per gate call",
-            Material::Ahead => "ahead, per layer",
-        }
+/// How a layer record names its material: with [`Material::OnDemand`] every layer is measured
+/// and the record gives the totals over all of them; with [`Material::Ahead`] the first layer
+/// plans the offline phase and the last layer's material is made ahead in its own phase (the
+/// record gives that one layer).
+fn record_name(material: Material) -> &'static str {
+    match material {
+        Material::OnDemand => "on demand, per gate call",
+        Material::Ahead => "ahead, per layer",
     }
 }
 
@@ -441,7 +432,7 @@ pub fn bench_layer(
         security: if security == Security::Malicious { "malicious" } else { "semi-honest" },
         shape: s,
         layers,
-        material: material.name(),
+        material: record_name(material),
         offline: phase(&|r| r.0),
         online: phase(&|r| r.1),
         blocks,

@@ -4,9 +4,11 @@
 //! ([`crate::classify`]). Used by `veil demo`, `veil run`, `veil eval`, `veil party` (one
 //! process per party) and the Python API.
 //!
-//! Offline material is made by the servers right before each gate call needs it (bounded
-//! memory), counted under the `offline` phase: its bytes and rounds are reported apart, and its
-//! seconds are subtracted from the online time. The deferred checks run under `verify`.
+//! Offline material is made by the servers under the `offline` phase, whose bytes, rounds and
+//! seconds are reported apart: either all of it ahead of the online phase, from a plan each
+//! server derives by a dry run ([`crate::ahead`]), or right before each gate call needs it
+//! (bounded memory; its seconds are then subtracted from the online time). The deferred checks
+//! run under `verify`.
 
 use std::path::Path;
 use std::time::Instant;
@@ -24,6 +26,7 @@ use veil_nn::float::run_float;
 use veil_nn::graph::{Graph, Op};
 use veil_nn::secure::{Contribution, NodeCost, Roles, SecureRun, VERIFY_PHASE, run_secure};
 
+pub use crate::ahead::Material;
 use crate::{Link, PhaseReport};
 
 /// The data owner's party id.
@@ -69,6 +72,10 @@ pub struct InferenceParty {
     /// Peak resident memory of this party's process, MiB (Linux; when parties run as threads
     /// of one process, that process's).
     pub peak_rss_mib: Option<f64>,
+    /// Servers: where their offline material came from (`ahead` of the online phase, or
+    /// `on-demand` before each gate call).
+    #[serde(default)]
+    pub material: Option<String>,
 }
 
 /// Cost of a group of nodes (one kind of operation, or one layer) at one server.
@@ -171,13 +178,35 @@ pub fn inference_party(
     model: &Model,
     ids: Option<&[u32]>,
     security: Security,
+    material: Material,
 ) -> Result<InferenceParty, MpcError> {
-    session_party(ctx, &model.graph, ids.map(<[u32]>::len), model.max_positions, "tokens", |ctx, n| {
+    let graph = &model.graph;
+    session_party(ctx, graph, ids.map(<[u32]>::len), model.max_positions, "tokens", |ctx, n| {
         let weights = model.weights.as_ref();
         let mine = contribution(ctx.party(), ids.map(Input::Tokens), weights)?;
-        let mut family = Mosformer::new(security, Offline::for_security(security)).with_chunk(CHUNK);
-        run_secure(&mut family, ctx, &model.graph, n, ROLES, mine).map_err(nn_error)
+        let (mut family, used) = mosformer_session(ctx, graph, n, security, material)?;
+        let run = run_secure(&mut family, ctx, graph, n, ROLES, mine).map_err(nn_error)?;
+        Ok((run, Some(used)))
     })
+}
+
+/// This party's `mosformer` instance for a session, with the session's material made ahead
+/// when `material` says so and the plan is small enough (servers only); and where the
+/// material comes from.
+pub(crate) fn mosformer_session(
+    ctx: &mut Ctx,
+    graph: &Graph,
+    n: usize,
+    security: Security,
+    material: Material,
+) -> Result<(Mosformer<Offline>, Material), MpcError> {
+    let mut family = Mosformer::new(security, Offline::for_security(security)).with_chunk(CHUNK);
+    let used = if material == Material::Ahead && ctx.party() < 3 {
+        crate::ahead::prepare_session(&mut family, ctx, graph, n)?
+    } else {
+        material
+    };
+    Ok((family, used))
 }
 
 /// The session's roles.
@@ -219,7 +248,7 @@ pub(crate) fn session_party(
     size: Option<usize>,
     max: usize,
     what: &str,
-    run: impl FnOnce(&mut Ctx, usize) -> Result<SecureRun, MpcError>,
+    run: impl FnOnce(&mut Ctx, usize) -> Result<(SecureRun, Option<Material>), MpcError>,
 ) -> Result<InferenceParty, MpcError> {
     let me = ctx.party();
     if ctx.parties() != PARTIES {
@@ -232,7 +261,7 @@ pub(crate) fn session_party(
     let n = handshake(ctx, graph, size, max, what)?;
     ctx.set_phase("online");
     let (nested0, start) = (nested_offline_seconds(), Instant::now());
-    let run = run(ctx, n)?;
+    let (run, material) = run(ctx, n)?;
     let offline_s = nested_offline_seconds() - nested0;
     let online_s = start.elapsed().as_secs_f64() - offline_s - run.verify_seconds;
     let stat = |phase: &str, seconds: f64| {
@@ -259,6 +288,7 @@ pub(crate) fn session_party(
         per_layer: grouped(&run.nodes, |n| &n.scope),
         client_side: run.client_side,
         peak_rss_mib: crate::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20)),
+        material: material.filter(|_| me < 3).map(|m| m.name().to_string()),
     })
 }
 
@@ -376,10 +406,11 @@ pub fn private_inference(
     dir: &Path,
     text: &str,
     security: Security,
+    material: Material,
     link: Link,
 ) -> Result<InferenceReport, MpcError> {
     let model = load_hf(dir, true).map_err(|e| MpcError::Invalid(e.to_string()))?;
-    private_inference_of(&model, text, security, link)
+    private_inference_of(&model, text, security, material, link)
 }
 
 /// [`private_inference`] of a loaded model (with its weights and tokenizer).
@@ -387,12 +418,13 @@ pub fn private_inference_of(
     model: &Model,
     text: &str,
     security: Security,
+    material: Material,
     link: Link,
 ) -> Result<InferenceReport, MpcError> {
     let ids = tokenize(model, text).map_err(|e| MpcError::Invalid(e.to_string()))?;
     let job = |ctx: &mut Ctx| {
         let mine = (ctx.party() == DATA_OWNER).then_some(ids.as_slice());
-        inference_party(ctx, model, mine, security)
+        inference_party(ctx, model, mine, security, material)
     };
     let (per_party, transport) = run_threads(link, job)?;
     report(model, text, &ids, security, transport, per_party)

@@ -11,6 +11,7 @@
 //!   protocol and Beaver triples from the **insecure** test dealer, revealed to one output
 //!   party only.
 
+pub mod ahead;
 pub mod bench;
 pub mod bench_aegis;
 pub mod bench_model;

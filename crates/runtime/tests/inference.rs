@@ -11,7 +11,7 @@ use veil_nn::graph::GeluForm;
 use veil_nn::weights::{FloatTensor, Weights};
 use veil_runtime::Link;
 use veil_runtime::inference::{
-    DATA_OWNER, InferenceParty, PARTIES, inference_party, private_inference, report,
+    DATA_OWNER, InferenceParty, Material, PARTIES, inference_party, private_inference, report,
 };
 
 fn tiny(layers: usize, seed: u64) -> Model {
@@ -54,10 +54,20 @@ fn run(
     ids: &[u32],
     security: Security,
 ) -> veil_mpc::Result<Vec<InferenceParty>> {
+    run_with(model, others, ids, security, Material::Ahead)
+}
+
+fn run_with(
+    model: &Model,
+    others: &Model,
+    ids: &[u32],
+    security: Security,
+    material: Material,
+) -> veil_mpc::Result<Vec<InferenceParty>> {
     simulate_with(PARTIES, SimConfig::new(3), |ctx| {
         let mine = (ctx.party() == DATA_OWNER).then_some(ids);
         let m = if ctx.party() == 4 { model } else { others };
-        inference_party(ctx, m, mine, security)
+        inference_party(ctx, m, mine, security, material)
     })
     .into_iter()
     .collect()
@@ -67,10 +77,17 @@ fn run(
 fn a_small_bert_matches_the_float_reference_in_both_modes() {
     let model = tiny(2, 7);
     let ids = [1u32, 5, 19, 0, 7];
-    for security in [Security::Malicious, Security::SemiHonest] {
-        let parties = run(&model, &model, &ids, security).unwrap();
+    let modes = [
+        (Security::Malicious, Material::Ahead),
+        (Security::SemiHonest, Material::Ahead),
+        (Security::Malicious, Material::OnDemand),
+    ];
+    for (security, material) in modes {
+        let parties = run_with(&model, &model, &ids, security, material).unwrap();
         for p in &parties {
             assert_eq!(p.output.is_some(), p.party == DATA_OWNER, "only the data owner gets the output");
+            let want = (p.party < 3).then(|| material.name().to_string());
+            assert_eq!(p.material, want, "party {}", p.party);
         }
         let r = report(&model, "", &ids, security, "memory", parties).unwrap();
         assert_eq!(r.output.len(), 16);
@@ -110,7 +127,9 @@ fn bad_token_ids_and_lengths_are_refused() {
 fn minilm_sentence_embedding_is_close_to_plaintext() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = veil_nn::bert::find_minilm(root).expect("all-MiniLM-L6-v2 not found: run scripts/setup.sh");
-    let r = private_inference(&dir, "Private inference.", Security::Malicious, Link::Memory).unwrap();
+    let r =
+        private_inference(&dir, "Private inference.", Security::Malicious, Material::OnDemand, Link::Memory)
+            .unwrap();
     assert_eq!(r.tokens, 5);
     assert!(r.cosine_vs_plaintext > 0.99, "cosine {}", r.cosine_vs_plaintext);
 }
@@ -149,6 +168,7 @@ fn a_tiny_vit_classifies_an_image_privately() {
             Some(&labels[i..=i]),
             family,
             Security::Malicious,
+            Material::Ahead,
             Link::Memory,
         )
         .unwrap();
@@ -162,8 +182,16 @@ fn a_tiny_vit_classifies_an_image_privately() {
     }
     // aegis has no transformer layers: a clear refusal, not a wrong run.
     let x = image_range(&all, 0, 1).unwrap();
-    let err = private_classification(&model, &x, None, CnnFamily::Aegis, Security::Malicious, Link::Memory)
-        .unwrap_err()
-        .to_string();
+    let err = private_classification(
+        &model,
+        &x,
+        None,
+        CnnFamily::Aegis,
+        Security::Malicious,
+        Material::Ahead,
+        Link::Memory,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("layernorm") || err.contains("transformer"), "{err}");
 }
