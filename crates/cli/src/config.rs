@@ -15,6 +15,7 @@
 //! kind = "embed"           # private inference of a Hugging Face model (5 parties)
 //! family = "mosformer"
 //! security = "malicious"
+//! offline = "ahead"        # or "on-demand" (optional; every server must use the same)
 //! ```
 //!
 //! or `kind = "classify"` (private classification with an ONNX CNN, 5 parties, `family` `aegis`
