@@ -20,9 +20,10 @@ use veil_ring::{Ring, Z2k, decode_slice, encode_slice};
 use crate::family::Security;
 use crate::rss::{next, prev};
 
-/// What one party holds after a dealing.
+/// What one party holds after a dealing: `T` is how an evaluator keeps one expanded table
+/// (the whole one-hot share vector, or a packed form of it).
 #[derive(Clone, Debug)]
-pub enum Dealt<O, A> {
+pub enum Dealt<T, A> {
     /// The dealer: `(share 0, share 1)` of every `α`.
     Dealer {
         /// Shares given to the role-0 evaluator.
@@ -31,27 +32,28 @@ pub enum Dealt<O, A> {
         alpha1: Vec<A>,
     },
     /// An evaluator's verified material.
-    Evaluator(PointKeys<O, A>),
+    Evaluator(PointKeys<T, A>),
 }
 
 /// An evaluator's verified one-hot vectors and `α`-shares.
 #[derive(Clone, Debug)]
-pub struct PointKeys<O, A> {
+pub struct PointKeys<T, A> {
     /// 0 or 1.
     pub role: u8,
     /// Domain bits.
     pub d: u32,
-    /// Shares of the one-hot vectors `e_α`, one vector of `2^d` entries per instance.
-    pub tables: Vec<Vec<O>>,
+    /// Shares of the one-hot vectors `e_α` (`2^d` entries each), one per instance, as the
+    /// dealing's `keep` stores them.
+    pub tables: Vec<T>,
     /// Shares of `α`, one per instance.
     pub alpha: Vec<A>,
 }
 
-impl<O: Ring, A: Ring> PointKeys<O, A> {
+impl<T: Clone, A: Ring> PointKeys<T, A> {
     /// Zero material of the real shapes, for a dry run that only records the plan
-    /// ([`crate::Mosformer::planner`]).
-    pub(crate) fn placeholder(role: u8, d: u32, count: usize) -> Self {
-        PointKeys { role, d, tables: vec![vec![O::ZERO; 1 << d]; count], alpha: vec![A::ZERO; count] }
+    /// ([`crate::Mosformer::planner`]); `zero` is a stored all-zero table.
+    pub(crate) fn placeholder(role: u8, d: u32, count: usize, zero: T) -> Self {
+        PointKeys { role, d, tables: vec![zero; count], alpha: vec![A::ZERO; count] }
     }
 }
 
@@ -74,25 +76,33 @@ fn reduce<O: Z2k, A: Z2k>(v: O) -> A {
 }
 
 /// Runs one dealing with dealer `dealer`, verified; all three servers call it.
-pub fn deal<O: Z2k, A: Z2k>(ctx: &mut Ctx, dealer: PartyId, d: u32, count: usize) -> Result<Dealt<O, A>> {
-    deal_with(ctx, dealer, d, count, Security::Malicious)
+pub fn deal<O: Z2k, A: Z2k>(
+    ctx: &mut Ctx,
+    dealer: PartyId,
+    d: u32,
+    count: usize,
+) -> Result<Dealt<Vec<O>, A>> {
+    deal_with(ctx, dealer, d, count, Security::Malicious, &|v| v)
 }
 
 /// Keys expanded and proved together (one proof per group).
 const KEY_GROUP: usize = 64;
 
-/// A group of expanded keys: tables, the group's proof, and each key's `t` and `s` shares.
-type CheckedGroup<O, A> = (Vec<Vec<O>>, veil_fss::Proof, Vec<O>, Vec<A>);
+/// A group of expanded keys: kept tables, the group's proof, and each key's `t` and `s` shares.
+type CheckedGroup<T, O, A> = (Vec<T>, veil_fss::Proof, Vec<O>, Vec<A>);
 
 /// [`deal`] in a given mode: semi-honest evaluators expand the keys without proofs and skip the
-/// exchange of proofs and one-hot checks (one message and round less).
-pub fn deal_with<O: Z2k, A: Z2k>(
+/// exchange of proofs and one-hot checks (one message and round less). Each expanded (and, if
+/// malicious, checked) table is passed through `keep` as soon as it is made, so a gate that
+/// needs less than the whole vector (UCMP: its low bits) never holds more.
+pub fn deal_with<O: Z2k, A: Z2k, T: Send>(
     ctx: &mut Ctx,
     dealer: PartyId,
     d: u32,
     count: usize,
     security: Security,
-) -> Result<Dealt<O, A>> {
+    keep: &(dyn Fn(Vec<O>) -> T + Sync),
+) -> Result<Dealt<T, A>> {
     if d == 0 || d > 24 || d > A::BITS {
         return Err(MpcError::Invalid(format!(
             "point keys over 2^{d} points with α-shares in Z_2^{}",
@@ -145,14 +155,14 @@ pub fn deal_with<O: Z2k, A: Z2k>(
     let alpha: Vec<A> =
         decode_slice(&msg[..head]).map_err(|e| MpcError::Malformed { from: dealer, what: e.to_string() })?;
     if security == Security::SemiHonest {
-        let tables: Vec<Vec<O>> = msg[head..]
+        let tables: Vec<T> = msg[head..]
             .par_chunks(kb)
             .map(|chunk| {
                 let bad = |e: veil_fss::FssError| MpcError::Malformed {
                     from: dealer,
                     what: format!("point key ({e})"),
                 };
-                eval_full(&DpfKey::<O>::from_bytes(chunk, d).map_err(bad)?).map_err(bad)
+                Ok(keep(eval_full(&DpfKey::<O>::from_bytes(chunk, d).map_err(bad)?).map_err(bad)?))
             })
             .collect::<Result<_>>()?;
         return Ok(Dealt::Evaluator(PointKeys { role, d, tables, alpha }));
@@ -160,7 +170,7 @@ pub fn deal_with<O: Z2k, A: Z2k>(
     // Expand and check the keys in parallel, in groups with one proof each (hashing a group's
     // leaves in one call lets BLAKE3 use SIMD); fold the group proofs in order.
     let alpha_groups: Vec<&[A]> = alpha.chunks(KEY_GROUP).collect();
-    let checked: Vec<CheckedGroup<O, A>> = msg[head..]
+    let checked: Vec<CheckedGroup<T, O, A>> = msg[head..]
         .par_chunks(kb * KEY_GROUP)
         .zip(alpha_groups.par_iter())
         .map(|(chunk, alphas)| {
@@ -179,7 +189,7 @@ pub fn deal_with<O: Z2k, A: Z2k>(
                 let reduced: Vec<A> = v.iter().map(|&x| reduce(x)).collect();
                 ss.push(one_hot_checks(&reduced, alpha_i).1);
             }
-            Ok((tables, proof, ts, ss))
+            Ok((tables.into_iter().map(keep).collect(), proof, ts, ss))
         })
         .collect::<Result<_>>()?;
     let mut tables = Vec::with_capacity(count);

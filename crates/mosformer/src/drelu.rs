@@ -252,7 +252,7 @@ fn setup_dealing<R: Sacrifice, M: Sacrifice>(
         return Err(MpcError::Invalid("UCMP setup did not give both evaluator roles".into()));
     };
     if security == Security::SemiHonest {
-        return Ok(DreluKeys { n, own, e0: (a0, u0), e1: (a1, u1) });
+        return Ok(DreluKeys { n, own: dealer_keeps(own), e0: (a0, u0), e1: (a1, u1) });
     }
     // The checks, on masked sharings of each dealer's data, all three dealers in one batch.
     let half = R::from_u128(1u128 << bits);
@@ -280,7 +280,14 @@ fn setup_dealing<R: Sacrifice, M: Sacrifice>(
         all_zero(&segment(&cy, dealer, n * (bits + 1))?, dealer, "bits not binary")?;
         all_zero(&segment(&rho, dealer, n)?, dealer, "B2A bit not binary")?;
     }
-    Ok(DreluKeys { n, own, e0: (a0, u0), e1: (a1, u1) })
+    Ok(DreluKeys { n, own: dealer_keeps(own), e0: (a0, u0), e1: (a1, u1) })
+}
+
+/// What a dealer needs of its own data online: the masks `r` (its part of the masked sharings
+/// of `x + r`); the rest was only for the checks.
+fn dealer_keeps<R, M>((s0, s1): (Aux<R, M>, Aux<R, M>)) -> (Aux<R, M>, Aux<R, M>) {
+    let keep = |a: Aux<R, M>| Aux { r: a.r, c: Vec::new(), y: Vec::new(), rho: Vec::new() };
+    (keep(s0), keep(s1))
 }
 
 /// Dealer `j`'s part of a batch of `3·len` opened values.

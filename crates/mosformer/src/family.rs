@@ -61,8 +61,8 @@ pub struct MaterialPlan {
 
 impl MaterialPlan {
     /// Elements the plan's gates compute (ReLU and GELU inputs, softmax entries, LayerNorm
-    /// rows): what the gate material grows with (held material is some 10-40 KB per element
-    /// and server, mostly one-hot tables).
+    /// rows): what the gate material grows with (a few KB per element and server, mostly
+    /// lookup tables' one-hot share vectors).
     pub fn gate_elements(&self) -> usize {
         use crate::ops::GateRequest;
         self.gates

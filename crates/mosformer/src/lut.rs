@@ -48,9 +48,9 @@ pub struct LutKeys<R, M> {
     /// As dealer: the shares of its own points (given to its role-0 and role-1 evaluators).
     own: (Vec<R>, Vec<R>),
     /// As role-0 evaluator of dealer `b + 1`.
-    e0: PointKeys<M, R>,
+    e0: PointKeys<Vec<M>, R>,
     /// As role-1 evaluator of dealer `b + 2`.
-    e1: PointKeys<M, R>,
+    e1: PointKeys<Vec<M>, R>,
 }
 
 impl<R: Z2k, M: Z2k> LutKeys<R, M> {
@@ -61,8 +61,8 @@ impl<R: Z2k, M: Z2k> LutKeys<R, M> {
             ell_t,
             count,
             own: (vec![R::ZERO; count], vec![R::ZERO; count]),
-            e0: PointKeys::placeholder(0, ell_t, count),
-            e1: PointKeys::placeholder(1, ell_t, count),
+            e0: PointKeys::placeholder(0, ell_t, count, vec![M::ZERO; 1 << ell_t]),
+            e1: PointKeys::placeholder(1, ell_t, count, vec![M::ZERO; 1 << ell_t]),
         }
     }
 }
@@ -96,7 +96,7 @@ pub fn setup_with<R: Z2k, M: Z2k>(
     let b = ctx.party();
     let (mut own, mut e0, mut e1) = (None, None, None);
     for dealer in 0..3 {
-        match deal_with::<M, R>(ctx, dealer, ell_t, count, security)? {
+        match deal_with::<M, R, Vec<M>>(ctx, dealer, ell_t, count, security, &|v| v)? {
             Dealt::Dealer { alpha0, alpha1 } => own = Some((alpha0, alpha1)),
             Dealt::Evaluator(k) if dealer == next(b) => e0 = Some(k),
             Dealt::Evaluator(k) => e1 = Some(k),

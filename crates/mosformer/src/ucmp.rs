@@ -20,7 +20,9 @@
 //! shared `α`). A malicious dealer is therefore caught before any key is used.
 //!
 //! **Online** ([`eval`], 1 round): `δ[i] = c[i] + α[i] mod 2^d` is opened within the pair
-//! (`d` bits per compared bit, packed), and `[[res]] = Σ_i V_i[δ[i]]`: the entry is hot exactly when `c[i] = 0`.
+//! (`d` bits per compared bit, packed), and `res = ⊕_i V_i[δ[i]] mod 2`: the entry is hot
+//! exactly when `c[i] = 0`, and at most one is. After the checks an evaluator keeps only the
+//! low bit of each table entry (XOR shares of `e_α`, 16 bytes per table instead of `2^d`).
 //! Each key is used once; `α` masks `c`.
 //!
 //! **Security of the online step**: semi-honest within the pair (as in the paper); an additive
@@ -50,8 +52,9 @@ pub struct UcmpKeys {
     role: u8,
     bits: usize,
     count: usize,
-    /// One-hot share vectors, `count · bits` of them, each of length `2^d`.
-    tables: Vec<Vec<Z8>>,
+    /// The low bits of the one-hot share vectors (`2^d ≤ 128` entries; entry `k` is bit `k`),
+    /// `count · bits` of them: XOR shares of `e_α`, all the online step reads.
+    tables: Vec<u128>,
     /// Shares of `α`, one per table.
     alpha: Vec<Z8>,
 }
@@ -70,14 +73,7 @@ impl UcmpKeys {
     /// Zero material of the real shapes, for a dry run that only records the plan
     /// ([`crate::Mosformer::planner`]); it compares nothing.
     pub(crate) fn placeholder(role: u8, bits: usize, count: usize) -> Self {
-        let size = 1usize << domain_bits(bits);
-        UcmpKeys {
-            role,
-            bits,
-            count,
-            tables: vec![vec![Z8::ZERO; size]; bits * count],
-            alpha: vec![Z8::ZERO; bits * count],
-        }
+        UcmpKeys { role, bits, count, tables: vec![0; bits * count], alpha: vec![Z8::ZERO; bits * count] }
     }
 }
 
@@ -105,7 +101,7 @@ pub fn setup_with(
     security: Security,
 ) -> Result<Option<UcmpKeys>> {
     let d = check_args(bits)?;
-    match deal_with::<Z8, Z8>(ctx, dealer, d, bits * count, security)? {
+    match deal_with::<Z8, Z8, u128>(ctx, dealer, d, bits * count, security, &low_bits)? {
         Dealt::Dealer { .. } => Ok(None),
         Dealt::Evaluator(k) => {
             Ok(Some(UcmpKeys { role: k.role, bits, count, tables: k.tables, alpha: k.alpha }))
@@ -113,9 +109,16 @@ pub fn setup_with(
     }
 }
 
+/// The low bits of a one-hot share vector of at most 128 entries, entry `k` at bit `k`. The
+/// shares sum to `e_α` over Z_2^8 (checked when the keys were dealt), so their low bits XOR to
+/// `e_α` as well: the online step needs nothing more, a 16th of the vector's bytes.
+fn low_bits(v: Vec<Z8>) -> u128 {
+    v.iter().enumerate().fold(0u128, |acc, (k, e)| acc | (u128::from(e.0 & 1) << k))
+}
+
 /// Online comparison: this evaluator's shares of the bits of each `x` (LSB first, `bits` per
-/// value, `count` values) and the public `y`s; returns shares over Z_2^8 of `1{x < y}` (0 or 1,
-/// so its low bit is an XOR share).
+/// value, `count` values) and the public `y`s; returns this evaluator's XOR share of `1{x < y}`
+/// (a bit, as a Z_2^8 element).
 pub fn eval(ctx: &mut Ctx, keys: &UcmpKeys, partner: PartyId, x_bits: &[Z8], y: &[u64]) -> Result<Vec<Z8>> {
     let pending = eval_send(ctx, keys, partner, x_bits, y)?;
     eval_recv(ctx, keys, pending)
@@ -181,11 +184,12 @@ pub fn eval_recv(ctx: &mut Ctx, keys: &UcmpKeys, pending: PendingCompare) -> Res
     Ok((0..count)
         .map(|v| {
             (0..n)
-                .map(|i| {
+                .fold(0u8, |acc, i| {
                     let k = v * n + i;
-                    keys.tables[k][mine[k].wrapping_add(theirs[k]) as usize & mask]
+                    let at = mine[k].wrapping_add(theirs[k]) as usize & mask;
+                    acc ^ ((keys.tables[k] >> at) & 1) as u8
                 })
-                .sum()
         })
+        .map(Z8)
         .collect())
 }

@@ -50,7 +50,9 @@ fn compare(dealer: usize, bits: usize, xs: &[u64], ys: &[u64], seed: u64) -> Vec
     assert_eq!(out[e0].2, (bits * xs.len() * d).div_ceil(8) as u64);
     let r0 = out[e0].0.as_ref().unwrap();
     let r1 = out[e1].0.as_ref().unwrap();
-    r0.iter().zip(r1).map(|(a, b)| (*a + *b).0).collect()
+    // XOR shares: bits.
+    assert!(r0.iter().chain(r1).all(|v| v.0 <= 1));
+    r0.iter().zip(r1).map(|(a, b)| a.0 ^ b.0).collect()
 }
 
 #[test]
