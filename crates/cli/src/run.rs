@@ -91,6 +91,13 @@ pub fn print_report(r: &InferenceReport, json: bool) -> anyhow::Result<()> {
             println!("  done by the data owner in the clear: {c}");
         }
     }
+    if let Some(m) = r.per_party.iter().find_map(|p| p.material.as_deref()) {
+        let how = match m {
+            "ahead" => "made ahead of the online phase (planned by a dry run)",
+            _ => "made right before each gate call (bounded memory)",
+        };
+        println!("  servers' offline material: {how}");
+    }
     println!("\n  party  role         phase     MiB sent   rounds   seconds   peak MiB");
     for p in &r.per_party {
         for ph in &p.phases {
