@@ -60,19 +60,9 @@ pub struct MaterialPlan {
 }
 
 impl MaterialPlan {
-    /// Elements the plan's gates compute (ReLU and GELU inputs, softmax entries, LayerNorm
-    /// rows): what the gate material grows with (a few KB per element and server, mostly
-    /// lookup tables' one-hot share vectors).
+    /// Elements the plan's gates compute ([`crate::ops::GateRequest::elements`]).
     pub fn gate_elements(&self) -> usize {
-        use crate::ops::GateRequest;
-        self.gates
-            .iter()
-            .map(|g| match *g {
-                GateRequest::Relu { n } | GateRequest::Gelu { n } => n,
-                GateRequest::Softmax { rows, k } => rows * k,
-                GateRequest::LayerNorm { rows, .. } => rows,
-            })
-            .sum()
+        self.gates.iter().map(crate::ops::GateRequest::elements).sum()
     }
 }
 
@@ -83,8 +73,16 @@ impl Mosformer<crate::offline::Offline> {
     /// run needs the three servers (simulated in one process: the plan is a function of public
     /// shapes, which every server derives for itself).
     pub fn planner(security: Security) -> Self {
+        Self::planner_within(security, usize::MAX)
+    }
+
+    /// [`Mosformer::planner`] that stops with [`crate::ops::PLAN_LIMIT_EXCEEDED`] as soon as
+    /// its plan has more than `limit` gate elements (so a plan too large to make ahead costs
+    /// no full dry run).
+    pub fn planner_within(security: Security, limit: usize) -> Self {
         let mut p = Mosformer::new(security, crate::offline::Offline::planner(security));
         p.gates.planning = true;
+        p.gates.plan_limit = limit;
         p
     }
 

@@ -76,6 +76,23 @@ pub enum GateRequest {
     },
 }
 
+impl GateRequest {
+    /// Elements the gate computes (ReLU and GELU inputs, softmax entries, LayerNorm rows): what
+    /// its material grows with (a few KB per element and server, mostly lookup tables'
+    /// one-hot share vectors).
+    pub fn elements(&self) -> usize {
+        match *self {
+            GateRequest::Relu { n } | GateRequest::Gelu { n } => n,
+            GateRequest::Softmax { rows, k } => rows * k,
+            GateRequest::LayerNorm { rows, .. } => rows,
+        }
+    }
+}
+
+/// The error a planner returns when its plan grows past its limit
+/// ([`Mosformer::planner_within`]); it stops the dry run early.
+pub const PLAN_LIMIT_EXCEEDED: &str = "the plan exceeds the planner's limit of gate elements";
+
 #[derive(Debug)]
 enum GateKeys {
     Relu(Box<DreluKeys<Z16, Z64>>),
@@ -96,6 +113,8 @@ pub struct GateState {
     plan: Vec<GateRequest>,
     /// A planner's gates ([`Mosformer::planner`]): zero material, no MAC check.
     pub(crate) planning: bool,
+    /// A planner stops with [`PLAN_LIMIT_EXCEEDED`] past this many gate elements.
+    pub(crate) plan_limit: usize,
     /// Gate calls whose material was not prepared ahead.
     pub(crate) made_on_demand: u64,
 }
@@ -109,6 +128,7 @@ impl GateState {
             ready: VecDeque::new(),
             plan: Vec::new(),
             planning: false,
+            plan_limit: usize::MAX,
             made_on_demand: 0,
         }
     }
@@ -184,7 +204,13 @@ impl<D> Mosformer<D> {
                 .remove(i)
                 .map(|(_, k)| k)
                 .ok_or_else(|| MpcError::Invalid("gate material queue".into())),
-            None if self.gates.planning => Ok(placeholder(&req)),
+            None if self.gates.planning => {
+                let planned: usize = self.gates.plan.iter().map(GateRequest::elements).sum();
+                if planned > self.gates.plan_limit {
+                    return Err(MpcError::Invalid(PLAN_LIMIT_EXCEEDED.into()));
+                }
+                Ok(placeholder(&req))
+            }
             None => {
                 self.gates.made_on_demand += 1;
                 make(ctx, &req, self.security)

@@ -183,12 +183,11 @@ pub fn eval_recv(ctx: &mut Ctx, keys: &UcmpKeys, pending: PendingCompare) -> Res
     let mask = (1usize << d) - 1;
     Ok((0..count)
         .map(|v| {
-            (0..n)
-                .fold(0u8, |acc, i| {
-                    let k = v * n + i;
-                    let at = mine[k].wrapping_add(theirs[k]) as usize & mask;
-                    acc ^ ((keys.tables[k] >> at) & 1) as u8
-                })
+            (0..n).fold(0u8, |acc, i| {
+                let k = v * n + i;
+                let at = mine[k].wrapping_add(theirs[k]) as usize & mask;
+                acc ^ ((keys.tables[k] >> at) & 1) as u8
+            })
         })
         .map(Z8)
         .collect())

@@ -16,6 +16,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use veil_mosformer::ops::PLAN_LIMIT_EXCEEDED;
 use veil_mosformer::{MaterialPlan, Mosformer, Security};
 use veil_mpc::harness::{SimConfig, simulate_with};
 use veil_mpc::{Ctx, MpcError};
@@ -58,28 +59,39 @@ impl Material {
 
 type Key = (veil_crypto::Digest, usize, Security);
 
-/// Plans found in this process.
-static PLANS: Mutex<Vec<(Key, Arc<MaterialPlan>)>> = Mutex::new(Vec::new());
+/// Plans found in this process (`None`: larger than [`AHEAD_LIMIT`]).
+static PLANS: Mutex<Vec<(Key, Option<Arc<MaterialPlan>>)>> = Mutex::new(Vec::new());
 
 /// The material plan of a session of `graph` on an input of size `n` (tokens or images) in
-/// mode `security`: from this process's cache, or by a dry run.
+/// mode `security`, or `None` if it has more than [`AHEAD_LIMIT`] gate elements: from this
+/// process's cache, or by a dry run (which stops as soon as the plan passes the limit).
 ///
 /// # Errors
 /// A graph the executor refuses, or a failure of the simulated session.
-pub fn session_plan(graph: &Graph, n: usize, security: Security) -> Result<Arc<MaterialPlan>, MpcError> {
+pub fn session_plan(
+    graph: &Graph,
+    n: usize,
+    security: Security,
+) -> Result<Option<Arc<MaterialPlan>>, MpcError> {
     let key = (graph_digest(graph)?, n, security);
     // Held during the dry run, so the servers of one process wait for one run.
     let mut plans = PLANS.lock().map_err(|_| MpcError::Invalid("the plan cache is poisoned".into()))?;
     if let Some((_, plan)) = plans.iter().find(|(k, _)| *k == key) {
         return Ok(plan.clone());
     }
-    let plan = Arc::new(dry_run(graph, n, security)?);
+    let plan = dry_run(graph, n, security, AHEAD_LIMIT)?.map(Arc::new);
     plans.push((key, plan.clone()));
     Ok(plan)
 }
 
-/// The session with every party simulated here, zero inputs and the planner family.
-fn dry_run(graph: &Graph, n: usize, security: Security) -> Result<MaterialPlan, MpcError> {
+/// The session with every party simulated here, zero inputs and the planner family; `None`
+/// once the plan passes `limit` gate elements.
+fn dry_run(
+    graph: &Graph,
+    n: usize,
+    security: Security,
+    limit: usize,
+) -> Result<Option<MaterialPlan>, MpcError> {
     let tokens = vec![0u32; n];
     let images = match graph.nodes.first().map(|node| &node.op) {
         Some(Op::Image { channels, height, width }) => {
@@ -104,14 +116,22 @@ fn dry_run(graph: &Graph, n: usize, security: Security) -> Result<MaterialPlan, 
             MODEL_OWNER => Contribution::Model(&weights),
             _ => Contribution::Server,
         };
-        let mut planner = Mosformer::planner(security).with_chunk(CHUNK);
+        let mut planner = Mosformer::planner_within(security, limit).with_chunk(CHUNK);
         run_secure(&mut planner, ctx, graph, n, ROLES, mine).map_err(nn_error)?;
         Ok(planner.material_plan())
     });
+    // The servers stop together at the same gate when the plan passes the limit (the owners
+    // then see them leave).
+    let over = |r: &Result<MaterialPlan, MpcError>| {
+        r.as_ref().is_err_and(|e| e.to_string().contains(PLAN_LIMIT_EXCEEDED))
+    };
+    if runs.iter().take(3).any(over) {
+        return Ok(None);
+    }
     let mut plans = runs.into_iter().collect::<Result<Vec<_>, _>>()?;
     plans.truncate(3);
     match plans.as_slice() {
-        [a, b, c] if a == b && b == c => Ok(plans.swap_remove(0)),
+        [a, b, c] if a == b && b == c => Ok(Some(plans.swap_remove(0))),
         _ => Err(MpcError::Invalid("the dry run's servers found different plans".into())),
     }
 }
@@ -137,13 +157,12 @@ pub fn prepare_session(
     n: usize,
 ) -> Result<Material, MpcError> {
     let security = family.security();
-    veil_mpc::phase::in_offline_phase(ctx, |ctx| {
-        let plan = session_plan(graph, n, security)?;
-        if plan.gate_elements() > AHEAD_LIMIT {
-            return Ok(Material::OnDemand);
+    veil_mpc::phase::in_offline_phase(ctx, |ctx| match session_plan(graph, n, security)? {
+        Some(plan) => {
+            family.prepare_all(ctx, &plan)?;
+            Ok(Material::Ahead)
         }
-        family.prepare_all(ctx, &plan)?;
-        Ok(Material::Ahead)
+        None => Ok(Material::OnDemand),
     })
 }
 
@@ -170,15 +189,25 @@ mod tests {
     #[test]
     fn a_plan_counts_every_gate_and_is_found_once_per_process() {
         let g = graph(2);
-        let plan = session_plan(&g, 5, Security::Malicious).unwrap();
+        let plan = session_plan(&g, 5, Security::Malicious).unwrap().unwrap();
         // Per layer: GELU on 5 × 32, softmax on 2 heads × 5 × 5, two LayerNorms of 5 rows;
         // plus the embeddings' LayerNorm.
         assert_eq!(plan.gate_elements(), 2 * (5 * 32 + 2 * 5 * 5 + 2 * 5) + 5);
         assert!(!plan.triples.is_empty());
-        assert!(Arc::ptr_eq(&plan, &session_plan(&g, 5, Security::Malicious).unwrap()));
+        assert!(Arc::ptr_eq(&plan, &session_plan(&g, 5, Security::Malicious).unwrap().unwrap()));
         // Another size or mode is another plan; semi-honest runs need no triples.
-        let other = session_plan(&g, 4, Security::SemiHonest).unwrap();
+        let other = session_plan(&g, 4, Security::SemiHonest).unwrap().unwrap();
         assert!(other.gate_elements() < plan.gate_elements());
         assert!(other.triples.iter().all(|r| matches!(r, veil_mosformer::offline::Request::Upcast { .. })));
+    }
+
+    #[test]
+    fn a_plan_past_the_limit_stops_the_dry_run() {
+        let g = graph(2);
+        let start = std::time::Instant::now();
+        // The first GELU (5 × 32 elements) already passes a limit of 100.
+        assert!(dry_run(&g, 5, Security::Malicious, 100).unwrap().is_none());
+        assert!(start.elapsed().as_secs() < 60, "the parties did not stop together");
+        assert!(dry_run(&g, 5, Security::Malicious, 1000).unwrap().is_some());
     }
 }
