@@ -308,6 +308,11 @@ impl Offline {
     }
 }
 
+/// A planner's triple: zeros of the given shapes (a valid triple, so products still run).
+fn zero_triple<R: Z2k>(a: &[usize], b: &[usize], c: &[usize]) -> Triple<R> {
+    Triple { a: Rss::zeros(a), b: Rss::zeros(b), c: Rss::zeros(c) }
+}
+
 fn ring_index(bits: u32) -> Result<usize> {
     match bits {
         16 => Ok(0),
@@ -328,15 +333,14 @@ impl<R: OfflineRing> TripleSource<R> for Offline {
 
     fn mul_triple(&mut self, ctx: &mut Ctx, shape: &[usize]) -> Result<Triple<R>> {
         let n: usize = shape.iter().product();
-        if self.planning {
-            self.plan.push(Request::Mul { bits: R::BITS, count: n });
-            return Ok(Triple { a: Rss::zeros(shape), b: Rss::zeros(shape), c: Rss::zeros(shape) });
-        }
         let held = R::store(self).mul.available;
         if !self.producing {
             self.plan.push(Request::Mul { bits: R::BITS, count: n });
             self.usage.record(&CorrelationRequest::MulTriples { ring_bits: R::BITS, count: n });
             self.on_demand += n.saturating_sub(held) as u64;
+        }
+        if self.planning {
+            return Ok(zero_triple(shape, shape, shape));
         }
         if held < n {
             self.produce_mul::<R>(ctx, n - held)?;
@@ -348,11 +352,10 @@ impl<R: OfflineRing> TripleSource<R> for Offline {
 
     fn matmul_triple(&mut self, ctx: &mut Ctx, m: usize, k: usize, n: usize) -> Result<Triple<R>> {
         self.plan.push(Request::Matmul { bits: R::BITS, dims: (m, k, n) });
-        if self.planning {
-            let t = Triple { a: Rss::zeros(&[m, k]), b: Rss::zeros(&[k, n]), c: Rss::zeros(&[m, n]) };
-            return Ok(t);
-        }
         self.usage.record(&CorrelationRequest::MatmulTriple { ring_bits: R::BITS, m, k, n });
+        if self.planning {
+            return Ok(zero_triple(&[m, k], &[k, n], &[m, n]));
+        }
         let store = R::store(self);
         match store.matmul.iter().position(|(dims, _)| *dims == (m, k, n)) {
             Some(i) => store
@@ -379,11 +382,14 @@ impl<R: Z2k, S: OfflineRing> UpcastSource<R, S> for Offline {
     fn upcast_tuple(&mut self, ctx: &mut Ctx, shape: &[usize]) -> Result<UpcastTuple<R, S>> {
         let n: usize = shape.iter().product();
         self.plan.push(Request::Upcast { from: R::BITS, to: S::BITS, count: n });
-        if self.planning {
-            let z = Rss::zeros(shape);
-            return Ok(UpcastTuple { r_small: Rss::zeros(shape), r_large: z.clone(), msb: z });
-        }
         self.usage.record(&CorrelationRequest::UpcastTuples { count: n });
+        if self.planning {
+            return Ok(UpcastTuple {
+                r_small: Rss::zeros(shape),
+                r_large: Rss::zeros(shape),
+                msb: Rss::zeros(shape),
+            });
+        }
         let held = S::store(self).upcast_pool(R::BITS).available;
         if held < n {
             self.on_demand += (n - held) as u64;

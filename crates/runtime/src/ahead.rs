@@ -169,30 +169,20 @@ pub fn prepare_session(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use veil_nn::bert::{Activation, BertConfig, Pooling, bert_graph};
-    use veil_nn::graph::GeluForm;
 
-    fn graph(layers: usize) -> Graph {
-        let config = BertConfig {
-            hidden: 16,
-            heads: 2,
-            layers,
-            ffn: 32,
-            activation: Activation::Gelu(GeluForm::Erf),
-            eps: 1e-12,
-            max_positions: 8,
-            vocab: 20,
-        };
-        bert_graph(&config, Pooling { mean: true, normalize: true })
+    /// The tiny GPT-2 test checkpoint's public graph: width 32, 4 heads, 2 blocks, GELU on 128.
+    fn graph() -> Graph {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../nn/tests/data/tiny-gpt2");
+        veil_nn::bert::load_hf(&dir, false).unwrap().graph
     }
 
     #[test]
     fn a_plan_counts_every_gate_and_is_found_once_per_process() {
-        let g = graph(2);
+        let g = graph();
         let plan = session_plan(&g, 5, Security::Malicious).unwrap().unwrap();
-        // Per layer: GELU on 5 × 32, softmax on 2 heads × 5 × 5, two LayerNorms of 5 rows;
-        // plus the embeddings' LayerNorm.
-        assert_eq!(plan.gate_elements(), 2 * (5 * 32 + 2 * 5 * 5 + 2 * 5) + 5);
+        // Per block: GELU on 5 × 128, softmax on 4 heads × 5 × 5, two LayerNorms of 5 rows;
+        // plus the final LayerNorm.
+        assert_eq!(plan.gate_elements(), 2 * (5 * 128 + 4 * 5 * 5 + 2 * 5) + 5);
         assert!(!plan.triples.is_empty());
         assert!(Arc::ptr_eq(&plan, &session_plan(&g, 5, Security::Malicious).unwrap().unwrap()));
         // Another size or mode is another plan; semi-honest runs need no triples.
@@ -203,11 +193,11 @@ mod tests {
 
     #[test]
     fn a_plan_past_the_limit_stops_the_dry_run() {
-        let g = graph(2);
+        let g = graph();
         let start = std::time::Instant::now();
-        // The first GELU (5 × 32 elements) already passes a limit of 100.
+        // The first GELU (5 × 128 elements) already passes a limit of 100.
         assert!(dry_run(&g, 5, Security::Malicious, 100).unwrap().is_none());
         assert!(start.elapsed().as_secs() < 60, "the parties did not stop together");
-        assert!(dry_run(&g, 5, Security::Malicious, 1000).unwrap().is_some());
+        assert!(dry_run(&g, 5, Security::Malicious, 2000).unwrap().is_some());
     }
 }
