@@ -31,7 +31,7 @@
 //! reduction's two inner products per column, and multiplies the sums by `b_l` once. Nothing
 //! of length `N` is ever held in GR: once the claim has at most [`MATERIALIZE_AT`] entries
 //! (or one per column) it is materialized and reduced as usual. The rounds are those of one claim of `N`
-//! terms, `3` per halving, instead of `3` per halving for every group of chunks.
+//! terms, `2` per halving, instead of a reduction for every group of chunks.
 
 use veil_crypto::Prg;
 use veil_mpc::{MpcError, Result};

@@ -38,10 +38,12 @@
 //! bits of the mask leak to P1, notes §7.18); the comparison appends 0 to `a` and 1 to `b`
 //! (§7.4); P0 never sees an unmasked bit (it sees only permuted, masked lists); MAC checks use
 //! independent coefficients drawn after the openings (§7.15); the combination coefficients
-//! and the reduction points are opened only after the values they check are fixed. Known
+//! and the reduction points are drawn only after the values they check are fixed, even against a
+//! rushing server ([`challenge`]). Known
 //! limitation (the paper's): at a non-`ζ` position the masked lists reveal their masked bit
 //! to the list's receiver with probability about `3/(p−1)` (notes §3.5).
 
+pub mod challenge;
 pub mod columns;
 pub mod family;
 pub mod mul;

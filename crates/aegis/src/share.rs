@@ -55,6 +55,9 @@ pub struct Aegis {
     /// The claim length below which the verification's reductions run on materialized
     /// vectors ([`crate::columns::MATERIALIZE_AT`]).
     pub(crate) materialize_at: usize,
+    /// Sends the other prover a reduction share that differs from the committed one (negative
+    /// tests only).
+    pub(crate) rushing: bool,
 }
 
 fn wrap(l: u32) -> u64 {
@@ -94,6 +97,7 @@ impl Aegis {
             sign_tamper: None,
             max_reductions: None,
             materialize_at: crate::columns::MATERIALIZE_AT,
+            rushing: false,
         })
     }
 
@@ -111,6 +115,14 @@ impl Aegis {
     pub fn with_materialize_at(mut self, n: usize) -> Self {
         self.materialize_at = n;
         self
+    }
+
+    /// Makes this prover send, in the verification's first reduction, a share of its inner
+    /// products other than the one it committed to: what a rushing server that waited for the
+    /// challenge would do (negative tests only).
+    #[doc(hidden)]
+    pub fn tamper_after_commit(&mut self) {
+        self.rushing = true;
     }
 
     /// The ring width.

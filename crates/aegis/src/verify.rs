@@ -4,7 +4,7 @@
 //!
 //! 1. **Lift** every product to the Galois ring `GR(2^64, 64)` ([`veil_ring::Gr`]; constant
 //!    coefficient, others 0): over `Z_2^64` alone an error of `2^63` survives even challenges.
-//! 2. **Combine**: with coefficients `c_o ∈ GR` derived from a seed opened *after* the products
+//! 2. **Combine**: with coefficients `c_o ∈ GR` derived from a challenge drawn *after* the products
 //!    (no server knows it before), the claim "every `z_o = Σ_k x_ok·y_ok`" becomes one inner
 //!    product `Σ X_i·Y_i = Z` with `X = c_o·x`, `Y = y`, `Z = Σ c_o·z_o`. A false claim stays
 //!    false except with probability `2^-64` (independent coefficients instead of the paper's
@@ -15,8 +15,8 @@
 //!    takes the products of a CNN's linear layers out of the verification's cost.
 //! 3. **Reduce** `R` times (Goyal–Song): pair up entries, compute `h(0) = Σ X_{2i}Y_{2i}` and the
 //!    leading coefficient `c_2 = Σ (X_{2i+1}−X_{2i})(Y_{2i+1}−Y_{2i})` as two masked inner
-//!    products, set `c_1 = Z − 2h(0) − c_2` (division-free, notes §7.9 fix (a)), open a random
-//!    `ζ ∈ GR` after the inner products, and continue with `X_{2i} + ζ(X_{2i+1}−X_{2i})`, the
+//!    products, set `c_1 = Z − 2h(0) − c_2` (division-free, notes §7.9 fix (a)), draw a random
+//!    `ζ ∈ GR` after the inner products are fixed ([`crate::challenge`]), and continue with `X_{2i} + ζ(X_{2i+1}−X_{2i})`, the
 //!    same for `Y`, and `Z' = h(0) + ζc_1 + ζ²c_2`. A false claim survives with probability
 //!    at most `2/2^64` per reduction, whatever additive errors the inner products carry.
 //! 4. **Final check** (Π_InnerVerify): with a secret random `⟨α⟩`, compute
@@ -25,25 +25,33 @@
 //!    reconstruction and accept iff `Δ = 0` (false accept `≤ 2^-64`).
 //!
 //! Communication: per reduction two GR inner products (`2 × 512` bytes from P0, `2 × 512` each
-//! way between P1 and P2) and one opened seed, 3 rounds; the final check `2N' + 3` GR elements
-//! from P0, where `N' = N/2^R`. The parties run reductions while the dimension is above
+//! way between P1 and P2) and a challenge, **2 rounds**: P1 and P2 exchange their shares in
+//! the challenge's first round, each committing to its share towards P0, and P0, which learns
+//! `ζ` at the end of that round, deals the next reduction's masked products in the second
+//! (the notes' "about 2 rounds per reduction"; the paper's `R + 1` for the whole check leaves
+//! out when `ζ` may be revealed, notes §3.8.2). A challenge drawn by opening a random value
+//! with P0 sending its pieces at once would be unsound against a rushing P1 or P2 (it would
+//! read `ζ` before sending its share); [`crate::challenge`] says why its schedule is not.
+//! Total: `2` for the coefficients, `2` per reduction, `2` for the final check (its cross
+//! terms, `2N' + 3` GR elements from P0 with `N' ≤` [`FINAL_DIMENSION`], travel with the
+//! last challenge), so `2R + 4`. The parties run reductions while the dimension is above
 //! [`FINAL_DIMENSION`]. Memory stays bounded without chunking: the elementwise and inner
 //! products, almost all of the terms, are reduced lazily from their recorded `Z_2^64` shares
 //! ([`crate::columns`]) until at most [`crate::columns::MATERIALIZE_AT`] entries are left, and
-//! matrix products are compressed first; the two claims are reduced in lockstep, combined
-//! with fresh coefficients and checked once. So the rounds grow with `log N`: `3` per halving
-//! of the whole batch.
+//! matrix products are compressed first; the two claims are reduced in lockstep (one `ζ` per
+//! step), combined with coefficients from the last challenge and checked once.
 
-use veil_crypto::{Prg, Seed};
+use veil_crypto::Prg;
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::Gr;
 
+use crate::challenge;
 use crate::columns::Columns;
 use crate::share::{Aegis, Masked};
 
 /// Reductions stop at this dimension (the final check deals `2N' + 3` GR elements: 1 MiB from
 /// P0 here). The paper leaves `N/2^R` around 2^10–2^11 too (its Fig. 15): below that, each
-/// halving (3 rounds) saves less traffic than a round costs on any network it measures.
+/// halving (2 rounds) saves less traffic than a round costs on any network it measures.
 pub const FINAL_DIMENSION: usize = 1024;
 
 /// A vector of GR values in masked sharing; a party keeps the components it holds.
@@ -297,22 +305,21 @@ impl Aegis {
         Ok(GrVec { m, one, two })
     }
 
-    /// P0 deals `[v]` over GR (`Some(v)` at P0): 512 bytes per element to P2.
-    fn gr_deal(&self, ctx: &mut Ctx, what: &str, v: Option<&[Gr]>, n: usize) -> Result<(Vec<Gr>, Vec<Gr>)> {
-        let me = Self::check_server(ctx)?;
-        match me {
-            0 => {
-                let v = v.ok_or_else(|| MpcError::Invalid("P0 deals the values it knows".into()))?;
-                let one = self.gr_pair_random(ctx, 1, what, n)?;
-                let two: Vec<Gr> = v.iter().zip(&one).map(|(a, b)| a.sub(b)).collect();
-                ctx.net().send(2, gr_bytes(&two))?;
-                Ok((one, two))
-            }
-            1 => Ok((self.gr_pair_random(ctx, 0, what, n)?, vec![])),
-            _ => Ok((vec![], gr_from(0, &ctx.net().recv(0)?, n)?)),
-        }
+    /// P0's deal of GR values `v`: P1's share comes from the PRG it shares with P0, P2's share
+    /// (returned, to send) is the rest, 512 bytes per element.
+    fn deal_out(&self, ctx: &mut Ctx, what: &str, v: &[Gr]) -> Result<Vec<u8>> {
+        let one = self.gr_pair_random(ctx, 1, what, v.len())?;
+        Ok(gr_bytes(&v.iter().zip(&one).map(|(a, b)| a.sub(b)).collect::<Vec<_>>()))
     }
 
+    /// P1's or P2's share of a deal of `n` values: from the PRG shared with P0 at P1, from the
+    /// bytes P0 sent at P2.
+    fn deal_in(&self, ctx: &mut Ctx, what: &str, n: usize, sent: &[u8]) -> Result<Vec<Gr>> {
+        match Self::check_server(ctx)? {
+            1 => self.gr_pair_random(ctx, 0, what, n),
+            _ => gr_from(0, sent, n),
+        }
+    }
     /// Opens `⟨v⟩` over GR to every server with the hash-checked reconstruction.
     fn gr_open(&self, ctx: &mut Ctx, v: &GrVec) -> Result<Vec<Gr>> {
         let me = Self::check_server(ctx)?;
@@ -349,72 +356,208 @@ impl Aegis {
         Ok((0..n).map(|i| m[i].sub(&r1[i]).sub(&r2[i])).collect())
     }
 
-    /// A public random seed no server knew before: a random masked pair, opened.
-    fn fresh_public_prg(&mut self, ctx: &mut Ctx, what: &str) -> Result<Prg> {
-        let s = self.random_masked(ctx, what, 2)?;
-        let v = self.reveal_all(ctx, &s)?;
-        let mut seed = [0u8; 16];
-        seed[..8].copy_from_slice(&v[0].to_le_bytes());
-        seed[8..].copy_from_slice(&v[1].to_le_bytes());
-        Ok(Prg::new(&Seed(seed)))
-    }
-
-    /// Masked inner products over GR, all in one round: per claim `(X, Y)` of even length
-    /// `2h`, `⟨Σ_i X_{2i}·Y_{2i}⟩` and `⟨Σ_i (X_{2i+1}−X_{2i})·(Y_{2i+1}−Y_{2i})⟩`, read from
-    /// the claim's vectors as they are (no halves are copied out).
-    fn gr_inner_halves(&self, ctx: &mut Ctx, claims: &[(&GrVec, &GrVec)]) -> Result<GrVec> {
-        let me = Self::check_server(ctx)?;
-        let local: Vec<Gr> = (0..2 * claims.len())
-            .map(|j| {
-                let ((a, b), diff) = (claims[j / 2], j % 2 == 1);
-                (0..a.len() / 2)
-                    .fold(Gr::ZERO, |s, i| s.add(&cross_term(me, &a.entry(i, diff), &b.entry(i, diff))))
-            })
-            .collect();
-        self.gr_inner_finish(ctx, &local)
-    }
-
-    /// Completes masked inner products from each party's local parts ([`cross_term`] summed):
-    /// P0 deals `[r_z + Σ r_a·r_b]` for fresh output masks `r_z`, and P1 and P2 exchange
-    /// `[m_z]_j = [r_z + Σ r_a r_b]_j + (their local part)`.
-    pub(crate) fn gr_inner_finish(&self, ctx: &mut Ctx, local: &[Gr]) -> Result<GrVec> {
-        let me = Self::check_server(ctx)?;
-        let out = local.len();
-        let r_z = {
-            let r = self.gr_random(ctx, "verify/inner/r_z", out)?;
-            GrVec { m: vec![], one: r.one, two: r.two }
-        };
-        let gamma = (me == 0)
-            .then(|| (0..out).map(|j| r_z.one[j].add(&r_z.two[j]).add(&local[j])).collect::<Vec<_>>());
-        let (g1, g2) = self.gr_deal(ctx, "verify/inner/gamma", gamma.as_deref(), out)?;
-        if me == 0 {
-            return Ok(r_z);
-        }
-        let g = if me == 1 { &g1 } else { &g2 };
-        let share: Vec<Gr> = g.iter().zip(local).map(|(g, l)| g.add(l)).collect();
-        ctx.net().send(3 - me, gr_bytes(&share))?;
-        let other = gr_from(3 - me, &ctx.net().recv(3 - me)?, out)?;
-        let m = share.iter().zip(&other).map(|(a, b)| a.add(b)).collect();
-        Ok(GrVec { m, one: r_z.one, two: r_z.two })
-    }
-
     /// Verifies every product recorded since the last verification; an error means some
     /// product was wrong (or a server cheated) and nothing may be revealed.
+    ///
+    /// Every step ends with a challenge ([`crate::challenge`], 2 rounds): the first draws the
+    /// coefficients, each later one a reduction's `ζ`. P1 and P2 exchange their shares of a
+    /// reduction's inner products in the first round of its challenge, and P0, which learns
+    /// the challenge at the end of that round, deals the next step's masked products (or the
+    /// final check's cross terms) in the second. So a reduction costs 2 rounds.
     pub(crate) fn verify_products(&mut self, ctx: &mut Ctx, recorded: Vec<Recorded>) -> Result<()> {
         if recorded.is_empty() {
             return Ok(());
         }
         let me = Self::check_server(ctx)?;
         let limit = self.max_reductions.unwrap_or(usize::MAX);
-        // Coefficients drawn after every product was fixed. Matrix products enter in
-        // Freivalds's form (`compress_matmul`), the other products term by term, laid out in
-        // columns and reduced lazily (`crate::columns`).
-        let mut coeffs = self.fresh_public_prg(ctx, "verify/coefficients")?;
+        let materialize_at = self.materialize_at.max(FINAL_DIMENSION);
+        let mut what = "verify/coefficients";
+        let mut pending = Some(challenge::send(ctx, what, &[])?);
+        let mut reduction: Option<Reduction<'_>> = None;
+        // The step whose challenge is pending: the claims it reduces, this party's share of
+        // their inner products (P1, P2) and the output masks.
+        let mut step: Option<(Vec<usize>, Vec<Gr>, GrVec)> = None;
+        loop {
+            let (seed, drawn) = match pending.as_ref().and_then(challenge::Pending::seed) {
+                Some(seed) => (seed, None),
+                None => {
+                    let p = pending.take().ok_or_else(|| MpcError::Invalid("no pending challenge".into()))?;
+                    let d = challenge::finish(ctx, what, p, vec![])?
+                        .ok_or_else(|| MpcError::Invalid("P0 drew a prover's challenge".into()))?;
+                    (d.seed.clone(), Some(d))
+                }
+            };
+            let mut prg = Prg::new(&seed);
+            let red = match (reduction.as_mut(), step.take()) {
+                (None, _) => {
+                    reduction.insert(Reduction::new(me, &recorded, &mut prg, limit, materialize_at)?)
+                }
+                (Some(red), Some((active, share, masks))) => {
+                    // The step's inner products: P1 and P2 add the other's share to theirs.
+                    let m = match &drawn {
+                        Some(d) => {
+                            let other = gr_from(3 - me, &d.from_peer, share.len())?;
+                            share.iter().zip(&other).map(|(a, b)| a.add(b)).collect()
+                        }
+                        None => vec![],
+                    };
+                    let h = GrVec { m, one: masks.one, two: masks.two };
+                    red.fold(&active, &h, &Gr::random(&mut prg));
+                    red
+                }
+                (Some(_), None) => return Err(MpcError::Invalid("a challenge without a step".into())),
+            };
+            let dealt = drawn.map(|d| d.dealt).unwrap_or_default();
+            let active = red.next_step();
+            if active.is_empty() {
+                let claim = reduction.take().map(|r| r.into_claim(&mut prg)).unwrap_or_default();
+                let delta = if me == 0 {
+                    let (deal, delta) = self.final_dealer(ctx, &claim)?;
+                    let p = pending.take().ok_or_else(|| MpcError::Invalid("no pending challenge".into()))?;
+                    challenge::finish(ctx, what, p, deal)?;
+                    delta
+                } else {
+                    self.final_prover(ctx, &claim, &dealt)?
+                };
+                let opened = self.gr_open(ctx, &delta)?;
+                if opened[0] != Gr::ZERO {
+                    return Err(MpcError::abort("aegis: batch multiplication verification", None));
+                }
+                return Ok(());
+            }
+            let n = 2 * active.len();
+            let local = red.local(&active);
+            let r_z = self.gr_random(ctx, "verify/inner/r_z", n)?;
+            let masks = GrVec { m: vec![], one: r_z.one, two: r_z.two };
+            let share = if me == 0 {
+                // P0 deals `[r_z + Σ r_a·r_b]` (its local part is the masks' cross term).
+                let gamma: Vec<Gr> = (0..n).map(|j| masks.one[j].add(&masks.two[j]).add(&local[j])).collect();
+                let deal = self.deal_out(ctx, "verify/inner/gamma", &gamma)?;
+                let p = pending.take().ok_or_else(|| MpcError::Invalid("no pending challenge".into()))?;
+                challenge::finish(ctx, what, p, deal)?;
+                vec![]
+            } else {
+                let g = self.deal_in(ctx, "verify/inner/gamma", n, &dealt)?;
+                g.iter().zip(&local).map(|(g, l)| g.add(l)).collect()
+            };
+            what = "verify/zeta";
+            let payload = gr_bytes(&share);
+            pending = Some(if std::mem::take(&mut self.rushing) && !payload.is_empty() {
+                let mut changed = payload.clone();
+                changed[0] ^= 1;
+                challenge::send_committed(ctx, what, &changed, &payload)?
+            } else {
+                challenge::send(ctx, what, &payload)?
+            });
+            step = Some((active, share, masks));
+        }
+    }
+
+    /// P0's part of Π_InnerVerify for `⟨Δ⟩ = α·(Σ X_i·Y_i − Z)`: the cross terms of the masks
+    /// to deal (`Σ r_X r_Y`, `Σ r_α r_X r_Y`, `r_α r_Z`, and per `i` `r_α r_X`, `r_α r_Y`: the
+    /// bytes for P2) and its components of `⟨Δ⟩`.
+    fn final_dealer(&self, ctx: &mut Ctx, (xs, ys, z): &Claim) -> Result<(Vec<u8>, GrVec)> {
+        let n = xs.len();
+        let alpha = self.gr_random(ctx, "verify/alpha", 1)?;
+        let r_d = self.gr_random(ctx, "verify/delta", 1)?;
+        let r = |v: &GrVec, i: usize| v.one[i].add(&v.two[i]);
+        let ra = r(&alpha, 0);
+        let (mut s1, mut s3) = (Gr::ZERO, Gr::ZERO);
+        let mut per = Vec::with_capacity(2 * n);
+        for i in 0..n {
+            let rxy = r(xs, i).mul(&r(ys, i));
+            s1 = s1.add(&rxy);
+            s3 = s3.add(&ra.mul(&rxy));
+            per.push(ra.mul(&r(xs, i)));
+            per.push(ra.mul(&r(ys, i)));
+        }
+        let mut cross = vec![s1, s3, ra.mul(&r(z, 0))];
+        cross.extend(per);
+        let deal = self.deal_out(ctx, "verify/cross", &cross)?;
+        Ok((deal, GrVec { m: vec![], one: r_d.one, two: r_d.two }))
+    }
+
+    /// P1's or P2's part of Π_InnerVerify: `⟨Δ⟩` in one degree-3 evaluation from the dealt
+    /// cross terms, so its additive error cannot depend on the secret `α`; one exchange.
+    fn final_prover(&self, ctx: &mut Ctx, (xs, ys, z): &Claim, dealt: &[u8]) -> Result<GrVec> {
+        let me = Self::check_server(ctx)?;
+        let n = xs.len();
+        let alpha = self.gr_random(ctx, "verify/alpha", 1)?;
+        let r_d = self.gr_random(ctx, "verify/delta", 1)?;
+        let c = self.deal_in(ctx, "verify/cross", 2 * n + 3, dealt)?;
+        let j = |v: &GrVec| if me == 1 { v.one.clone() } else { v.two.clone() };
+        let (ma, ra_j, rz_j, rd_j) = (alpha.m[0], j(&alpha)[0], j(z)[0], j(&r_d)[0]);
+        let (rx_j, ry_j) = (j(xs), j(ys));
+        // [m_Δ]_j = (j==2)(Σ m_α m_X m_Y − m_α m_Z) − Σ(m_α m_X [r_Y] + m_α m_Y [r_X] +
+        //   m_X m_Y [r_α]) + m_α [Σ r_X r_Y] + Σ(m_X [r_α r_Y] + m_Y [r_α r_X]) − [Σ r_α r_X r_Y]
+        //   + m_α [r_Z] + m_Z [r_α] − [r_α r_Z] + [r_Δ]
+        let mut s =
+            ma.mul(&c[0]).sub(&c[1]).add(&ma.mul(&rz_j)).add(&z.m[0].mul(&ra_j)).sub(&c[2]).add(&rd_j);
+        for i in 0..n {
+            let (mx, my) = (xs.m[i], ys.m[i]);
+            let mxy = mx.mul(&my);
+            s = s.sub(&ma.mul(&mx).mul(&ry_j[i])).sub(&ma.mul(&my).mul(&rx_j[i])).sub(&mxy.mul(&ra_j));
+            s = s.add(&mx.mul(&c[3 + 2 * i + 1])).add(&my.mul(&c[3 + 2 * i]));
+            if me == 2 {
+                s = s.add(&ma.mul(&mxy));
+            }
+        }
+        if me == 2 {
+            s = s.sub(&ma.mul(&z.m[0]));
+        }
+        ctx.net().send(3 - me, s.to_bytes())?;
+        let other = gr_from(3 - me, &ctx.net().recv(3 - me)?, 1)?;
+        Ok(GrVec {
+            m: vec![s.add(&other[0])],
+            one: if me == 1 { r_d.one } else { vec![] },
+            two: if me == 2 { r_d.two } else { vec![] },
+        })
+    }
+}
+
+/// A claim being reduced: lazily from the recorded shares ([`crate::columns`]), or held in GR.
+enum Part<'a> {
+    Lazy(Box<Columns<'a>>, GrVec),
+    Held(Claim),
+}
+
+impl Part<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Part::Lazy(columns, _) => columns.len(),
+            Part::Held((xs, _, _)) => xs.len(),
+        }
+    }
+}
+
+/// The claims of one verification, reduced in lockstep: one challenge `ζ` per step for every
+/// claim still above its target, each claim at most as many times as its budget says (what
+/// is left of `R`, [`Aegis::with_reductions`]).
+struct Reduction<'a> {
+    me: usize,
+    parts: Vec<(Part<'a>, usize)>,
+    /// Each claim stops at `FINAL_DIMENSION / parts`, so the combined claim is at most
+    /// [`FINAL_DIMENSION`] long.
+    target: usize,
+    materialize_at: usize,
+}
+
+impl<'a> Reduction<'a> {
+    /// The claims of `recorded` under coefficients from `coeffs`: matrix products in
+    /// Freivalds's form (`compress_matmul`), the other products term by term, laid out in
+    /// columns and reduced lazily.
+    fn new(
+        me: usize,
+        recorded: &'a [Recorded],
+        coeffs: &mut Prg,
+        budget: usize,
+        materialize_at: usize,
+    ) -> Result<Reduction<'a>> {
         let mut direct = (GrVec::default(), GrVec::default(), zero_one());
         let mut per_term = Vec::new();
-        for rec in &recorded {
+        for rec in recorded {
             if let Terms::Matmul { k, n } = rec.terms {
-                let (cx, cy, cz) = compress_matmul(rec, k, n, &mut coeffs)?;
+                let (cx, cy, cz) = compress_matmul(rec, k, n, coeffs)?;
                 let (xs, ys, z) = &mut direct;
                 xs.extend(cx);
                 ys.extend(cy);
@@ -423,145 +566,109 @@ impl Aegis {
                 per_term.push(rec);
             }
         }
-        let mut claims = Vec::new();
+        let mut parts = Vec::new();
         if !per_term.is_empty() {
-            let mut columns = Columns::new(me, per_term, &mut coeffs)?;
-            let mut z = columns.z();
-            let mut done = 0;
-            while done < limit && columns.fold_lazily(self.materialize_at.max(FINAL_DIMENSION)) {
-                let h = self.gr_inner_finish(ctx, &columns.local_halves())?;
-                let zeta = Gr::random(&mut self.fresh_public_prg(ctx, "verify/zeta")?);
-                z = reduced_z(&z, &h.pick(|_| 0, 1), &h.pick(|_| 1, 1), &zeta);
-                columns.fold(&zeta);
-                done += 1;
-            }
-            let (xs, ys) = columns.materialize();
-            claims.push(((xs, ys, z), limit - done));
+            let columns = Columns::new(me, per_term, coeffs)?;
+            let z = columns.z();
+            parts.push((Part::Lazy(Box::new(columns), z), budget));
         }
         if direct.0.len() != 0 {
-            claims.push((direct, limit));
+            parts.push((Part::Held(direct), budget));
         }
-        // The column claim was reduced apart from the matrix products' claim: reduce both (in
-        // lockstep) to FINAL_DIMENSION, then combine them with fresh coefficients (a plain sum
-        // of claims reduced at different points could cancel a 2-torsion error: the adversary
-        // may shift a reduction's `h(0)` by the other claim's error `E` when `2E = 0`) and check
-        // one claim.
-        let mut reduced = self.reduce_claims(ctx, claims)?;
-        let claim = if reduced.len() == 1 {
-            reduced.pop().unwrap_or_default()
-        } else {
-            let mut rho = self.fresh_public_prg(ctx, "verify/claims")?;
-            let (mut xs, mut ys, mut z) = (GrVec::default(), GrVec::default(), zero_one());
-            for (cx, cy, cz) in reduced {
-                let r = Gr::random(&mut rho);
-                xs.extend(cx.times(&r));
-                ys.extend(cy);
-                z = z.add(&cz.times(&r));
-            }
-            self.reduce_claims(ctx, vec![((xs, ys, z), limit)])?.pop().unwrap_or_default()
-        };
-        let delta = self.inner_verify(ctx, &claim.0, &claim.1, &claim.2)?;
-        let opened = self.gr_open(ctx, &delta)?;
-        if opened[0] != Gr::ZERO {
-            return Err(MpcError::abort("aegis: batch multiplication verification", None));
-        }
-        Ok(())
+        let target = FINAL_DIMENSION / parts.len().max(1);
+        Ok(Reduction { me, parts, target, materialize_at })
     }
 
-    /// Reduces claims `Σ X_i·Y_i = Z` to at most [`FINAL_DIMENSION`] terms each, in lockstep:
-    /// one reduction of every claim still above that dimension shares one masked inner product
-    /// call and one `ζ` (opened after all their inner products are fixed, so each claim keeps
-    /// its `2/2^64` per reduction), each claim at most as many times as its budget says (what
-    /// is left of `R`, [`Aegis::with_reductions`]).
-    fn reduce_claims(&mut self, ctx: &mut Ctx, claims: Vec<(Claim, usize)>) -> Result<Vec<Claim>> {
-        let (mut claims, mut left): (Vec<Claim>, Vec<usize>) = claims.into_iter().unzip();
-        loop {
-            let active: Vec<usize> =
-                (0..claims.len()).filter(|&k| claims[k].0.len() > FINAL_DIMENSION && left[k] > 0).collect();
-            if active.is_empty() {
-                break;
+    /// The claims the next step reduces (none: the reductions are over), made ready for it:
+    /// a lazy claim is materialized once lazy steps stop paying, and a held claim of odd
+    /// length gets one zero entry.
+    fn next_step(&mut self) -> Vec<usize> {
+        let active: Vec<usize> = (0..self.parts.len())
+            .filter(|&k| self.parts[k].0.len() > self.target && self.parts[k].1 > 0)
+            .collect();
+        for &k in &active {
+            let part = &mut self.parts[k].0;
+            if let Part::Lazy(columns, z) = part
+                && !columns.fold_lazily(self.materialize_at)
+            {
+                let (xs, ys) = columns.materialize();
+                *part = Part::Held((xs, ys, z.clone()));
             }
-            // Odd dimensions get one zero entry.
-            for &k in &active {
-                let (xs, ys, _) = &mut claims[k];
-                if xs.len() % 2 == 1 {
-                    let zero = GrVec { m: pad(&xs.m), one: pad(&xs.one), two: pad(&xs.two) };
-                    xs.extend(zero.clone());
-                    ys.extend(zero);
-                }
-            }
-            let jobs: Vec<(&GrVec, &GrVec)> = active.iter().map(|&k| (&claims[k].0, &claims[k].1)).collect();
-            let h = self.gr_inner_halves(ctx, &jobs)?;
-            let zeta = Gr::random(&mut self.fresh_public_prg(ctx, "verify/zeta")?);
-            for (j, &k) in active.iter().enumerate() {
-                let (xs, ys, z) = &mut claims[k];
-                *z = reduced_z(z, &h.pick(|_| 2 * j, 1), &h.pick(|_| 2 * j + 1, 1), &zeta);
-                xs.fold(&zeta);
-                ys.fold(&zeta);
-                left[k] -= 1;
+            if let Part::Held((xs, ys, _)) = part
+                && xs.len() % 2 == 1
+            {
+                let zero = GrVec { m: pad(&xs.m), one: pad(&xs.one), two: pad(&xs.two) };
+                xs.extend(zero.clone());
+                ys.extend(zero);
             }
         }
-        Ok(claims)
+        active
     }
 
-    /// Π_InnerVerify: `⟨Δ⟩ = α·(Σ X_i·Y_i − Z)` in one degree-3 evaluation (not opened here).
-    fn inner_verify(&mut self, ctx: &mut Ctx, xs: &GrVec, ys: &GrVec, z: &GrVec) -> Result<GrVec> {
-        let me = Self::check_server(ctx)?;
-        let n = xs.len();
-        let alpha = self.gr_random(ctx, "verify/alpha", 1)?;
-        let r_d = self.gr_random(ctx, "verify/delta", 1)?;
-        // P0's cross terms of the masks: Σ r_X r_Y, Σ r_α r_X r_Y, r_α r_Z, and per i r_α r_X,
-        // r_α r_Y.
-        let cross = (me == 0).then(|| {
-            let r = |v: &GrVec, i: usize| v.one[i].add(&v.two[i]);
-            let ra = r(&alpha, 0);
-            let (mut s1, mut s3) = (Gr::ZERO, Gr::ZERO);
-            let mut per = Vec::with_capacity(2 * n);
-            for i in 0..n {
-                let rxy = r(xs, i).mul(&r(ys, i));
-                s1 = s1.add(&rxy);
-                s3 = s3.add(&ra.mul(&rxy));
-                per.push(ra.mul(&r(xs, i)));
-                per.push(ra.mul(&r(ys, i)));
-            }
-            let mut v = vec![s1, s3, ra.mul(&r(z, 0))];
-            v.extend(per);
-            v
-        });
-        let (c1, c2) = self.gr_deal(ctx, "verify/cross", cross.as_deref(), 2 * n + 3)?;
-        let delta = if me == 0 {
-            GrVec { m: vec![], one: r_d.one, two: r_d.two }
-        } else {
-            let j = |v: &GrVec| if me == 1 { v.one.clone() } else { v.two.clone() };
-            let c = if me == 1 { &c1 } else { &c2 };
-            let (ma, ra_j, rz_j, rd_j) = (alpha.m[0], j(&alpha)[0], j(z)[0], j(&r_d)[0]);
-            let (rx_j, ry_j) = (j(xs), j(ys));
-            // [m_Δ]_j = (j==2)(Σ m_α m_X m_Y − m_α m_Z) − Σ(m_α m_X [r_Y] + m_α m_Y [r_X] +
-            //   m_X m_Y [r_α]) + m_α [Σ r_X r_Y] + Σ(m_X [r_α r_Y] + m_Y [r_α r_X]) − [Σ r_α r_X r_Y]
-            //   + m_α [r_Z] + m_Z [r_α] − [r_α r_Z] + [r_Δ]
-            let mut s =
-                ma.mul(&c[0]).sub(&c[1]).add(&ma.mul(&rz_j)).add(&z.m[0].mul(&ra_j)).sub(&c[2]).add(&rd_j);
-            for i in 0..n {
-                let (mx, my) = (xs.m[i], ys.m[i]);
-                let mxy = mx.mul(&my);
-                s = s.sub(&ma.mul(&mx).mul(&ry_j[i])).sub(&ma.mul(&my).mul(&rx_j[i])).sub(&mxy.mul(&ra_j));
-                s = s.add(&mx.mul(&c[3 + 2 * i + 1])).add(&my.mul(&c[3 + 2 * i]));
-                if me == 2 {
-                    s = s.add(&ma.mul(&mxy));
+    /// This party's local parts of the step's two inner products per claim, `Σ X_{2i}·Y_{2i}`
+    /// and `Σ (X_{2i+1}−X_{2i})·(Y_{2i+1}−Y_{2i})` ([`cross_term`] summed).
+    fn local(&self, active: &[usize]) -> Vec<Gr> {
+        let me = self.me;
+        active
+            .iter()
+            .flat_map(|&k| match &self.parts[k].0 {
+                Part::Lazy(columns, _) => columns.local_halves(),
+                Part::Held((a, b, _)) => [false, true].map(|diff| {
+                    (0..a.len() / 2)
+                        .fold(Gr::ZERO, |s, i| s.add(&cross_term(me, &a.entry(i, diff), &b.entry(i, diff))))
+                }),
+            })
+            .collect()
+    }
+
+    /// The step at `ζ`, given its inner products `h` (two per active claim).
+    fn fold(&mut self, active: &[usize], h: &GrVec, zeta: &Gr) {
+        for (j, &k) in active.iter().enumerate() {
+            let (h0, c2) = (h.pick(|_| 2 * j, 1), h.pick(|_| 2 * j + 1, 1));
+            let (part, budget) = &mut self.parts[k];
+            *budget -= 1;
+            match part {
+                Part::Lazy(columns, z) => {
+                    *z = reduced_z(z, &h0, &c2, zeta);
+                    columns.fold(zeta);
+                }
+                Part::Held((xs, ys, z)) => {
+                    *z = reduced_z(z, &h0, &c2, zeta);
+                    xs.fold(zeta);
+                    ys.fold(zeta);
                 }
             }
-            if me == 2 {
-                s = s.sub(&ma.mul(&z.m[0]));
-            }
-            ctx.net().send(3 - me, s.to_bytes())?;
-            let other = gr_from(3 - me, &ctx.net().recv(3 - me)?, 1)?;
-            GrVec {
-                m: vec![s.add(&other[0])],
-                one: if me == 1 { r_d.one } else { vec![] },
-                two: if me == 2 { r_d.two } else { vec![] },
-            }
-        };
-        Ok(delta)
+        }
+    }
+
+    /// The one claim the final check tests: with several, their sum under coefficients drawn
+    /// from the last challenge (after every reduction). A plain sum of claims reduced at
+    /// different points could cancel a 2-torsion error (a server may shift a reduction's
+    /// `h(0)` by the other claim's error `E` when `2E = 0`); random coefficients from a seed
+    /// drawn after both errors were fixed cannot.
+    fn into_claim(self, coeffs: &mut Prg) -> Claim {
+        let mut claims: Vec<Claim> = self
+            .parts
+            .into_iter()
+            .map(|(part, _)| match part {
+                Part::Lazy(columns, z) => {
+                    let (xs, ys) = columns.materialize();
+                    (xs, ys, z)
+                }
+                Part::Held(claim) => claim,
+            })
+            .collect();
+        if claims.len() == 1 {
+            return claims.pop().unwrap_or_default();
+        }
+        let (mut xs, mut ys, mut z) = (GrVec::default(), GrVec::default(), zero_one());
+        for (cx, cy, cz) in claims {
+            let r = Gr::random(coeffs);
+            xs.extend(cx.times(&r));
+            ys.extend(cy);
+            z = z.add(&cz.times(&r));
+        }
+        (xs, ys, z)
     }
 }
 

@@ -500,3 +500,33 @@ fn polynomials_match_plaintext_and_fewer_halvings_still_catch_errors() {
     let bad: Vec<Result<()>> = run(Some(1), true).into_iter().map(|r| r.map(|_| ())).collect();
     assert!(aborted(&bad), "{bad:?}");
 }
+
+#[test]
+fn a_reduction_share_changed_after_its_commitment_aborts_and_a_reduction_costs_two_rounds() {
+    // 8192 products: three reductions (8192 → 1024), each 2 rounds, after the coefficients'
+    // challenge (2 rounds); then the final check's exchange and opening (2) and P1 and P2's
+    // comparison of their joint digests (1).
+    let x: Vec<u64> = random_values(6, 8192, 64).iter().map(|v| (*v as i64 >> 24) as u64).collect();
+    let run = |rushing: Option<usize>| {
+        simulate(3, 23, |ctx| {
+            let mut a = Aegis::new(64)?;
+            let xs = a.share_input(ctx, 0, (ctx.party() == 0).then_some(&x[..]), x.len())?;
+            a.mul(ctx, &xs, &xs)?;
+            if rushing == Some(ctx.party()) {
+                a.tamper_after_commit();
+            }
+            let before = ctx.stats().total().rounds;
+            a.check(ctx)?;
+            Ok(ctx.stats().total().rounds - before)
+        })
+    };
+    let honest = run(None);
+    let rounds: Vec<u64> = honest.into_iter().map(Result::unwrap).collect();
+    assert_eq!(rounds.iter().max(), Some(&(2 + 3 * 2 + 2 + 1)), "{rounds:?}");
+    for prover in [1, 2] {
+        let r = run(Some(prover));
+        let other = 3 - prover;
+        let msg = r[other].as_ref().expect_err("the other prover aborts").to_string();
+        assert!(msg.contains(&format!("P{prover}'s share differs from its commitment")), "{msg}");
+    }
+}
