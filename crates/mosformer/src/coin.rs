@@ -6,6 +6,13 @@
 //! the component only that pair holds is unknown to the adversary until the opening, and the
 //! redundant copy stops a corrupted server from changing what the others reconstruct. Used for
 //! the MAC check's coefficients and the sacrifice challenge of triple generation.
+//!
+//! **Rushing.** A corrupted `P_c` lacks one component, which `P_{c−1}` sends it when it enters
+//! [`public_seed`], so a caller must make sure every message of `P_c` that the tested values
+//! depend on has reached an honest party by then. Messages to `P_{c−1}` have (it receives in
+//! program order); messages to `P_{c+1}` have only if `P_{c−1}` waited for something from
+//! `P_{c+1}` since. The sacrifice's values depend only on reshares to `P_{c−1}`; the MAC check
+//! sends a readiness message to the next party before its challenge ([`crate::mac`]).
 
 use veil_crypto::{Prg, Seed};
 use veil_mpc::{Ctx, Result};

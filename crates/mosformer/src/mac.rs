@@ -12,7 +12,14 @@
 //!    error in it only makes the check fail);
 //! 2. challenge: open a fresh random 128-bit `⟨κ⟩` (checked opening) and expand public
 //!    coefficients `χ_i ∈ [0, 2^s)` from it with the PRG. `κ` is drawn after the values were
-//!    fixed, and the component held by the honest pair is unknown to the adversary until opened;
+//!    fixed, and the component held by the honest pair is unknown to the adversary until opened.
+//!    *Rushing*: the corrupted `P_c` learns `κ` from the component `P_{c−1}` sends it, so
+//!    `P_{c−1}` must not open before every message of `P_c` that the batch depends on has
+//!    reached an honest party. Its messages to `P_{c−1}` have (received in program order); one
+//!    to `P_{c+1}` (the B2A bits of a DReLU, say) need not have, since reshares only flow to
+//!    the previous party. So in step 1 each party also sends the next one a readiness message,
+//!    and waits for the previous one's before opening: `P_{c+1}` sends it only after receiving
+//!    everything `P_c` owed it. Same round as the reshare; 30 bytes per party;
 //! 3. `⟨y⟩ = Σ χ_i ⟨x_i⟩ + ⟨r⟩`, `⟨μ⟩ = Σ χ_i ⟨m_i⟩ + ⟨m_r⟩` (local); open `y` (checked; `r` is
 //!    uniform in Z_2^{k+s}, so `y` reveals nothing);
 //! 4. `⟨δ⟩ = y·⟨α⟩ - ⟨μ⟩` (local) and open `δ` (checked); abort unless `δ = 0`.
@@ -26,8 +33,8 @@
 //! Opening `δ` when it is not 0 reveals a relation involving `α`; that only happens when the
 //! run aborts, after which the key is never used again.
 //!
-//! Cost per batch, whatever its size: one reshare and three checked openings of one or two
-//! elements (about 4 latency rounds, under 200 bytes per party), so deferring every check of
+//! Cost per batch, whatever its size: one reshare (with the readiness message) and three
+//! checked openings of one or two elements (about 4 latency rounds, under 250 bytes per party), so deferring every check of
 //! an encoder to one batch makes the MAC's online cost O(1) per layer instead of 8ℓ bits per
 //! value.
 
@@ -35,10 +42,14 @@ use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::Z2k;
 use veil_tensor::Tensor;
 
-use crate::mul::mul_semi_honest;
+use crate::mul::cross_terms;
 use crate::open::open_all;
 use crate::prss::random;
-use crate::rss::Rss;
+use crate::reshare::{reshare_recv, reshare_send};
+use crate::rss::{Rss, next, prev};
+
+/// What each party sends the next one before the challenge ([`MacBatch::check`]).
+const READY: &[u8] = b"veil/mosformer/mac-check/ready";
 
 /// Values with MACs waiting for one batched check.
 #[derive(Clone, Debug)]
@@ -120,10 +131,18 @@ impl<R: Z2k> MacBatch<R> {
                 alpha.len()
             )));
         }
-        // 1. Mask and its MAC.
+        // 1. Mask and its MAC (a reshare to the previous party), and in the same round a
+        //    readiness message to the next party.
         let r = random::<R>(ctx, &[1])?;
-        let m_r = mul_semi_honest(ctx, alpha, &r)?;
-        // 2. Challenge seed, drawn now (after every value in the batch was fixed).
+        let pending = reshare_send(ctx, cross_terms(alpha, &r)?)?;
+        let b = ctx.party();
+        ctx.net().send(next(b), READY.to_vec())?;
+        let m_r = reshare_recv(ctx, pending)?;
+        if ctx.net().recv(prev(b))? != READY {
+            return Err(MpcError::Malformed { from: prev(b), what: "MAC check readiness message".into() });
+        }
+        // 2. Challenge seed, drawn now (after every value in the batch was fixed, and after
+        //    each party heard from both others).
         let mut g = crate::coin::public_prg(ctx)?;
         let low = R::from_u128((1u128 << s) - 1);
         // 3. Random linear combinations.
