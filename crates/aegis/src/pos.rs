@@ -71,9 +71,20 @@ impl Aegis {
             ys.push(self.sub(&p.x, &self.scale(&p.z, half))?);
         }
         let y = concat_all(&ys);
+        // Dual execution: the runs with verifiers P1 and P2, phase by phase.
+        let mut runs = [self.pos_start(ctx, &y, 1)?, self.pos_start(ctx, &y, 2)?];
+        for run in &mut runs {
+            self.pos_lists(ctx, &y, run)?;
+        }
+        for run in &mut runs {
+            self.pos_seed(ctx, run)?;
+        }
+        for run in &runs {
+            self.pos_macs(ctx, run)?;
+        }
         let mut bits = Vec::new();
-        for k in [1, 2] {
-            bits.extend(self.pos(ctx, &y, k)?);
+        for run in runs {
+            bits.extend(self.pos_finish(ctx, run)?);
         }
         // Batch equality: α_j·(t_{j−1} − t_{j+1}) = 0 for each j.
         let mut h = Hasher::new("veil/aegis/pos-outputs");
@@ -81,10 +92,7 @@ impl Aegis {
         let digest = h.finalize();
         let t_mine = u64::from_le_bytes(digest.as_bytes()[..8].try_into().unwrap_or([0; 8]));
         let me = ctx.party();
-        let mut t = Vec::with_capacity(3);
-        for j in 0..3 {
-            t.push(self.share_input(ctx, j, (me == j).then_some(&[t_mine][..]), 1)?);
-        }
+        let t = self.share_input_each(ctx, &[t_mine])?;
         for j in 0..3 {
             let alpha = self.random_masked(ctx, "pos/equality-alpha", 1)?;
             let d = self.sub(&t[(j + 2) % 3], &t[(j + 1) % 3])?;
@@ -101,84 +109,62 @@ impl Aegis {
         Ok(())
     }
 
-    /// Π_Pos with verifier `k` on every element of `y`; returns this party's output bits
-    /// (`v` at the verifier, `Δ` at the provers), one byte each.
-    fn pos(&mut self, ctx: &mut Ctx, y: &Masked, k: PartyId) -> Result<Vec<u8>> {
+    /// Round 1 of Π_Pos with verifier `k` on every element of `y`: the verifier draws its keys
+    /// and deals the MAC'd bits of `B` (the share for `P_{k+2}`; `P_{k+1}`'s comes from their
+    /// common PRG). The instances with verifiers P1 and P2 run side by side, phase by phase
+    /// ([`Aegis::verify_signs`]), so dual execution costs the rounds of one run: 4.
+    fn pos_start(&mut self, ctx: &mut Ctx, y: &Masked, k: PartyId) -> Result<Pos> {
         let me = Self::check_server(ctx)?;
+        if me != k {
+            return Ok(Pos::Prover { k, mac_u: vec![], mac_up: vec![], deltas: vec![] });
+        }
         let (n, l) = (y.n, self.l() as usize);
         let zp = Zp::new(prime_for(self.l()));
         let half = 1u64 << (l - 1);
         let (p1, p2) = ((k + 1) % 3, (k + 2) % 3);
         let msb = |v: u64| (v >> (l - 1)) & 1;
         let red = |v: u64| if l == 64 { v } else { v & ((1u64 << l) - 1) };
-        if me == k {
-            // The verifier: keys, MAC'd bits of B, then the lists, the batch MAC check, v.
-            let keys: Vec<u32> =
-                (0..MAC_KEYS).map(|_| zp.nonzero_from_random(ctx.rng().next_u32())).collect();
-            let mut to_p2 = Vec::new();
-            let mut g1 = ctx.pair_prg(p1, "aegis/pos/shares")?;
-            let mut deal = |v: u32, to_p2: &mut Vec<u8>| {
-                let first = zp.from_random(g1.next_u32());
-                to_p2.push(zp.sub(v, first) as u8);
-            };
-            for &a in &keys {
-                deal(a, &mut to_p2);
-            }
-            let mut s_r = Vec::with_capacity(n);
-            for i in 0..n {
-                let c = components(me, y, self.l(), i);
-                let r = red(c[(k + 2) % 3].unwrap_or(0).wrapping_add(c[(k + 1) % 3].unwrap_or(0)));
-                s_r.push(msb(r));
-                let b = half - 1 - (r & (half - 1));
-                for t in 0..l - 1 {
-                    let bit = ((b >> (l - 2 - t)) & 1) as u32;
-                    deal(bit, &mut to_p2);
-                    for &a in &keys {
-                        deal(zp.mul(a, bit), &mut to_p2);
-                    }
-                }
-            }
-            ctx.net().send(p2, zp.pack(&to_p2))?;
-            // Openings of u and u' (value shares), from both provers.
-            let count = 2 * n * l;
-            let mut opened = vec![0u8; count];
-            for from in [p1, p2] {
-                let msg = ctx.net().recv(from)?;
-                let lists: Vec<u8> = zp
-                    .unpack(&msg, count)
-                    .ok_or_else(|| MpcError::Malformed { from, what: "Π_Pos lists".into() })?;
-                for (o, v) in opened.iter_mut().zip(lists) {
-                    *o = zp.add(u32::from(*o), u32::from(v)) as u8;
-                }
-            }
-            // Batch MAC check: coefficients from a seed sent after the openings.
-            let mut seed = [0u8; 16];
-            ctx.rng().fill_bytes(&mut seed);
-            ctx.net().send(p1, seed.to_vec())?;
-            ctx.net().send(p2, seed.to_vec())?;
-            let mut macs = [0u32; MAC_KEYS];
-            for from in [p1, p2] {
-                let msg = ctx.net().recv(from)?;
-                let shares = zp
-                    .unpack(&msg, MAC_KEYS)
-                    .ok_or_else(|| MpcError::Malformed { from, what: "Π_Pos MAC shares".into() })?;
-                for (m, v) in macs.iter_mut().zip(shares) {
-                    *m = zp.add(*m, v);
-                }
-            }
-            let combined = combine(&seed, zp, opened.iter().map(|&v| [u32::from(v); MAC_KEYS]));
-            if keys.iter().zip(&combined).zip(&macs).any(|((&a, &t), &mac)| zp.mul(a, t) != mac) {
-                return Err(MpcError::abort("aegis sign verification: MAC of the opened lists", None));
-            }
-            let (u, up) = opened.split_at(n * l);
-            return Ok((0..n)
-                .map(|i| {
-                    let hit = (0..l).any(|t| u[i * l + t] == 0 && up[i * l + t] != 0);
-                    (if hit { s_r[i] } else { 1 ^ s_r[i] }) as u8
-                })
-                .collect());
+        let keys: Vec<u32> = (0..MAC_KEYS).map(|_| zp.nonzero_from_random(ctx.rng().next_u32())).collect();
+        let mut to_p2 = Vec::new();
+        let mut g1 = ctx.pair_prg(p1, "aegis/pos/shares")?;
+        let mut deal = |v: u32, to_p2: &mut Vec<u8>| {
+            let first = zp.from_random(g1.next_u32());
+            to_p2.push(zp.sub(v, first) as u8);
+        };
+        for &a in &keys {
+            deal(a, &mut to_p2);
         }
-        // A prover: MAC'd shares of the keys and bits, then the lists.
+        let mut s_r = Vec::with_capacity(n);
+        for i in 0..n {
+            let c = components(me, y, self.l(), i);
+            let r = red(c[(k + 2) % 3].unwrap_or(0).wrapping_add(c[(k + 1) % 3].unwrap_or(0)));
+            s_r.push(msb(r));
+            let b = half - 1 - (r & (half - 1));
+            for t in 0..l - 1 {
+                let bit = ((b >> (l - 2 - t)) & 1) as u32;
+                deal(bit, &mut to_p2);
+                for &a in &keys {
+                    deal(zp.mul(a, bit), &mut to_p2);
+                }
+            }
+        }
+        ctx.net().send(p2, zp.pack(&to_p2))?;
+        Ok(Pos::Verifier { k, n, keys, s_r, opened: vec![], seed: [0; 16] })
+    }
+
+    /// Round 2: each prover computes the masked, permuted lists as affine functions of its
+    /// MAC'd shares and opens them to the verifier.
+    fn pos_lists(&mut self, ctx: &mut Ctx, y: &Masked, pos: &mut Pos) -> Result<()> {
+        let me = Self::check_server(ctx)?;
+        let Pos::Prover { k, mac_u, mac_up, deltas } = pos else {
+            return Ok(());
+        };
+        let k = *k;
+        let (n, l) = (y.n, self.l() as usize);
+        let zp = Zp::new(prime_for(self.l()));
+        let half = 1u64 << (l - 1);
+        let (p1, p2) = ((k + 1) % 3, (k + 2) % 3);
+        let msb = |v: u64| (v >> (l - 1)) & 1;
         let first = me == p1;
         let per = 1 + MAC_KEYS;
         let shares: Vec<u8> = if first {
@@ -210,11 +196,8 @@ impl Aegis {
             o
         };
         let zero: MacShare = [0; 1 + MAC_KEYS];
-        let mut deltas = Vec::with_capacity(n);
         let mut lists = Vec::with_capacity(2 * n * l);
         let mut second = Vec::with_capacity(n * l);
-        let mut mac_u: Vec<MacShare> = Vec::with_capacity(n * l);
-        let mut mac_up: Vec<MacShare> = Vec::with_capacity(n * l);
         for i in 0..n {
             let delta = (g.next_u64() & 1) as u32;
             let w: Vec<u32> = (0..l).map(|_| zp.nonzero_from_random(g.next_u32())).collect();
@@ -257,19 +240,93 @@ impl Aegis {
         }
         lists.extend(second);
         ctx.net().send(k, zp.pack(&lists))?;
-        let seed_msg = ctx.net().recv(k)?;
+        Ok(())
+    }
+
+    /// Round 3: the verifier adds up the provers' openings and sends the seed of the batch MAC
+    /// check's coefficients (drawn after the openings).
+    fn pos_seed(&mut self, ctx: &mut Ctx, pos: &mut Pos) -> Result<()> {
+        let Pos::Verifier { k, n, opened, seed, .. } = pos else {
+            return Ok(());
+        };
+        let (l, zp) = (self.l() as usize, Zp::new(prime_for(self.l())));
+        let (p1, p2) = ((*k + 1) % 3, (*k + 2) % 3);
+        let count = 2 * *n * l;
+        *opened = vec![0u8; count];
+        for from in [p1, p2] {
+            let msg = ctx.net().recv(from)?;
+            let lists: Vec<u8> = zp
+                .unpack(&msg, count)
+                .ok_or_else(|| MpcError::Malformed { from, what: "Π_Pos lists".into() })?;
+            for (o, v) in opened.iter_mut().zip(lists) {
+                *o = zp.add(u32::from(*o), u32::from(v)) as u8;
+            }
+        }
+        ctx.rng().fill_bytes(seed);
+        ctx.net().send(p1, seed.to_vec())?;
+        ctx.net().send(p2, seed.to_vec())?;
+        Ok(())
+    }
+
+    /// Round 4: each prover sends its shares of the `λ` combinations of the lists' MACs.
+    fn pos_macs(&mut self, ctx: &mut Ctx, pos: &Pos) -> Result<()> {
+        let Pos::Prover { k, mac_u, mac_up, .. } = pos else {
+            return Ok(());
+        };
+        let zp = Zp::new(prime_for(self.l()));
+        let seed_msg = ctx.net().recv(*k)?;
         let seed: [u8; 16] = seed_msg
             .as_slice()
             .try_into()
-            .map_err(|_| MpcError::Malformed { from: k, what: "MAC seed".into() })?;
+            .map_err(|_| MpcError::Malformed { from: *k, what: "MAC seed".into() })?;
         let macs = combine(
             &seed,
             zp,
-            mac_u.iter().chain(&mac_up).map(|v| std::array::from_fn(|j| u32::from(v[1 + j]))),
+            mac_u.iter().chain(mac_up).map(|v| std::array::from_fn(|j| u32::from(v[1 + j]))),
         );
-        ctx.net().send(k, zp.pack(&macs))?;
-        Ok(deltas)
+        ctx.net().send(*k, zp.pack(&macs))?;
+        Ok(())
     }
+
+    /// The verifier checks the MACs and outputs `v = sign(y) ⊕ Δ`; a prover outputs `Δ` (a
+    /// byte per bit).
+    fn pos_finish(&mut self, ctx: &mut Ctx, pos: Pos) -> Result<Vec<u8>> {
+        let (k, n, keys, s_r, opened, seed) = match pos {
+            Pos::Prover { deltas, .. } => return Ok(deltas),
+            Pos::Verifier { k, n, keys, s_r, opened, seed } => (k, n, keys, s_r, opened, seed),
+        };
+        let (l, zp) = (self.l() as usize, Zp::new(prime_for(self.l())));
+        let mut macs = [0u32; MAC_KEYS];
+        for from in [(k + 1) % 3, (k + 2) % 3] {
+            let msg = ctx.net().recv(from)?;
+            let shares = zp
+                .unpack(&msg, MAC_KEYS)
+                .ok_or_else(|| MpcError::Malformed { from, what: "Π_Pos MAC shares".into() })?;
+            for (m, v) in macs.iter_mut().zip(shares) {
+                *m = zp.add(*m, v);
+            }
+        }
+        let combined = combine(&seed, zp, opened.iter().map(|&v| [u32::from(v); MAC_KEYS]));
+        if keys.iter().zip(&combined).zip(&macs).any(|((&a, &t), &mac)| zp.mul(a, t) != mac) {
+            return Err(MpcError::abort("aegis sign verification: MAC of the opened lists", None));
+        }
+        let (u, up) = opened.split_at(n * l);
+        Ok((0..n)
+            .map(|i| {
+                let hit = (0..l).any(|t| u[i * l + t] == 0 && up[i * l + t] != 0);
+                (if hit { s_r[i] } else { 1 ^ s_r[i] }) as u8
+            })
+            .collect())
+    }
+}
+
+/// One Π_Pos instance at this party, between its rounds.
+enum Pos {
+    /// This party verifies: its MAC keys, the sign bits of its `R`, the opened lists and the
+    /// MAC check's seed.
+    Verifier { k: PartyId, n: usize, keys: Vec<u32>, s_r: Vec<u64>, opened: Vec<u8>, seed: [u8; 16] },
+    /// This party proves: the MAC'd entries of its lists and its output bits `Δ`.
+    Prover { k: PartyId, mac_u: Vec<MacShare>, mac_up: Vec<MacShare>, deltas: Vec<u8> },
 }
 
 /// The `λ` random combinations `Σ_i c_{j,i}·v_{i,j}` over `Z_p`, with independent coefficients

@@ -198,6 +198,55 @@ impl Aegis {
         Ok(Masked { m, r, n })
     }
 
+    /// Every server shares its own `n` values (`mine`) at once: [`Aegis::share_input`] for
+    /// owners P0, P1 and P2 with their messages merged into 2 rounds instead of 5. Returns the
+    /// three sharings in owner order.
+    pub fn share_input_each(&mut self, ctx: &mut Ctx, mine: &[u64]) -> Result<[Masked; 3]> {
+        let me = Self::check_server(ctx)?;
+        let n = mine.len();
+        let rs = [
+            self.random_pair(ctx, "input", n)?,
+            self.random_pair(ctx, "input", n)?,
+            self.random_pair(ctx, "input", n)?,
+        ];
+        let send_m = |a: &Self, ctx: &mut Ctx, mask: &[u64]| -> Result<Vec<u64>> {
+            let m: Vec<u64> = mine.iter().zip(mask).map(|(x, r)| a.reduce(x.wrapping_add(*r))).collect();
+            for peer in [1, 2].into_iter().filter(|&p| p != me) {
+                ctx.net().send(peer, to_bytes(&m))?;
+            }
+            Ok(m)
+        };
+        // Round 1: P0 gives P1 and P2 the mask share each lacks of its own input (and sends its
+        // masked input); P1 and P2 send each other a hash of the share P0 sends the other.
+        let mut ms: [Vec<u64>; 3] = Default::default();
+        if me == 0 {
+            ctx.net().send(1, to_bytes(&rs[1].two))?;
+            ctx.net().send(2, to_bytes(&rs[2].one))?;
+            let mask: Vec<u64> = rs[0].one.iter().zip(&rs[0].two).map(|(a, b)| a.wrapping_add(*b)).collect();
+            send_m(self, ctx, &mask)?;
+        } else {
+            let other = 3 - me;
+            let held = if me == 1 { &rs[other].one } else { &rs[other].two };
+            ctx.net().send(other, digest(held))?;
+            // Round 2: the own input's mask, checked, then the masked input to the other.
+            let got = from_bytes(0, &ctx.net().recv(0)?, n)?;
+            if ctx.net().recv(other)? != digest(&got) {
+                return Err(MpcError::abort("aegis input: mask share from P0", Some(0)));
+            }
+            let own = if me == 1 { &rs[me].one } else { &rs[me].two };
+            let mask: Vec<u64> = own.iter().zip(&got).map(|(a, b)| a.wrapping_add(*b)).collect();
+            ms[me] = send_m(self, ctx, &mask)?;
+            ms[0] = from_bytes(0, &ctx.net().recv(0)?, n)?;
+            ms[other] = from_bytes(other, &ctx.net().recv(other)?, n)?;
+            for m in &ms {
+                self.record_joint(m);
+            }
+        }
+        let [r0, r1, r2] = rs;
+        let [m0, m1, m2] = ms;
+        Ok([Masked { m: m0, r: r0, n }, Masked { m: m1, r: r1, n }, Masked { m: m2, r: r2, n }])
+    }
+
     /// Shares server `owner`'s values (`Some(x)` at the owner). The owner learns the mask
     /// shares it lacks from P0, checked against a hash from their other holder, and sends
     /// `m = x + r` to the online parties that are not itself; P1 and P2 compare what they
