@@ -79,20 +79,27 @@ impl Aegis {
         for run in &mut runs {
             self.pos_seed(ctx, run)?;
         }
+        // Batch equality: each party hashes its output bits of both runs into `t_j` and inputs
+        // it. Its first round (mask shares and P0's input) goes with the seeds, its second
+        // with the MAC shares, so the sign verification takes 4 rounds in all.
+        let mut h = Hasher::new("veil/aegis/pos-outputs");
+        for run in &runs {
+            h.update(run.bits());
+        }
+        let digest = h.finalize();
+        let t_mine = u64::from_le_bytes(digest.as_bytes()[..8].try_into().unwrap_or([0; 8]));
+        let mut inputs = self.share_input_each_start(ctx, &[t_mine])?;
         for run in &runs {
             self.pos_macs(ctx, run)?;
         }
-        let mut bits = Vec::new();
-        for run in runs {
-            bits.extend(self.pos_finish(ctx, run)?);
+        // (Each link delivers in order: P0's inputs, then the MAC shares, then P1's and P2's.)
+        self.share_input_each_send(ctx, &mut inputs, &[t_mine])?;
+        for run in &runs {
+            self.pos_finish(ctx, run)?;
         }
-        // Batch equality: α_j·(t_{j−1} − t_{j+1}) = 0 for each j.
-        let mut h = Hasher::new("veil/aegis/pos-outputs");
-        h.update(&bits);
-        let digest = h.finalize();
-        let t_mine = u64::from_le_bytes(digest.as_bytes()[..8].try_into().unwrap_or([0; 8]));
+        let t = self.share_input_each_finish(ctx, inputs)?;
+        // α_j·(t_{j−1} − t_{j+1}) = 0 for each j, verified with the products.
         let me = ctx.party();
-        let t = self.share_input_each(ctx, &[t_mine])?;
         for j in 0..3 {
             let alpha = self.random_masked(ctx, "pos/equality-alpha", 1)?;
             let d = self.sub(&t[(j + 2) % 3], &t[(j + 1) % 3])?;
@@ -149,7 +156,7 @@ impl Aegis {
             }
         }
         ctx.net().send(p2, zp.pack(&to_p2))?;
-        Ok(Pos::Verifier { k, n, keys, s_r, opened: vec![], seed: [0; 16] })
+        Ok(Pos::Verifier { k, n, keys, s_r, opened: vec![], v: vec![], seed: [0; 16] })
     }
 
     /// Round 2: each prover computes the masked, permuted lists as affine functions of its
@@ -243,10 +250,11 @@ impl Aegis {
         Ok(())
     }
 
-    /// Round 3: the verifier adds up the provers' openings and sends the seed of the batch MAC
-    /// check's coefficients (drawn after the openings).
+    /// Round 3: the verifier adds up the provers' openings, reads its output bits
+    /// `v = sign(y) ⊕ Δ` from them, and sends the seed of the batch MAC check's coefficients
+    /// (drawn after the openings).
     fn pos_seed(&mut self, ctx: &mut Ctx, pos: &mut Pos) -> Result<()> {
-        let Pos::Verifier { k, n, opened, seed, .. } = pos else {
+        let Pos::Verifier { k, n, s_r, opened, seed, v, .. } = pos else {
             return Ok(());
         };
         let (l, zp) = (self.l() as usize, Zp::new(prime_for(self.l())));
@@ -262,6 +270,13 @@ impl Aegis {
                 *o = zp.add(u32::from(*o), u32::from(v)) as u8;
             }
         }
+        let (u, up) = opened.split_at(*n * l);
+        *v = (0..*n)
+            .map(|i| {
+                let hit = (0..l).any(|t| u[i * l + t] == 0 && up[i * l + t] != 0);
+                (if hit { s_r[i] } else { 1 ^ s_r[i] }) as u8
+            })
+            .collect();
         ctx.rng().fill_bytes(seed);
         ctx.net().send(p1, seed.to_vec())?;
         ctx.net().send(p2, seed.to_vec())?;
@@ -288,14 +303,12 @@ impl Aegis {
         Ok(())
     }
 
-    /// The verifier checks the MACs and outputs `v = sign(y) ⊕ Δ`; a prover outputs `Δ` (a
-    /// byte per bit).
-    fn pos_finish(&mut self, ctx: &mut Ctx, pos: Pos) -> Result<Vec<u8>> {
-        let (k, n, keys, s_r, opened, seed) = match pos {
-            Pos::Prover { deltas, .. } => return Ok(deltas),
-            Pos::Verifier { k, n, keys, s_r, opened, seed } => (k, n, keys, s_r, opened, seed),
+    /// The verifier checks the MACs of the lists its output came from.
+    fn pos_finish(&mut self, ctx: &mut Ctx, pos: &Pos) -> Result<()> {
+        let Pos::Verifier { k, keys, opened, seed, .. } = pos else {
+            return Ok(());
         };
-        let (l, zp) = (self.l() as usize, Zp::new(prime_for(self.l())));
+        let zp = Zp::new(prime_for(self.l()));
         let mut macs = [0u32; MAC_KEYS];
         for from in [(k + 1) % 3, (k + 2) % 3] {
             let msg = ctx.net().recv(from)?;
@@ -306,25 +319,37 @@ impl Aegis {
                 *m = zp.add(*m, v);
             }
         }
-        let combined = combine(&seed, zp, opened.iter().map(|&v| [u32::from(v); MAC_KEYS]));
+        let combined = combine(seed, zp, opened.iter().map(|&v| [u32::from(v); MAC_KEYS]));
         if keys.iter().zip(&combined).zip(&macs).any(|((&a, &t), &mac)| zp.mul(a, t) != mac) {
             return Err(MpcError::abort("aegis sign verification: MAC of the opened lists", None));
         }
-        let (u, up) = opened.split_at(n * l);
-        Ok((0..n)
-            .map(|i| {
-                let hit = (0..l).any(|t| u[i * l + t] == 0 && up[i * l + t] != 0);
-                (if hit { s_r[i] } else { 1 ^ s_r[i] }) as u8
-            })
-            .collect())
+        Ok(())
     }
 }
 
+impl Pos {
+    /// This party's output bits (`v` at the verifier after round 3, `Δ` at a prover after
+    /// round 2), a byte each.
+    fn bits(&self) -> &[u8] {
+        match self {
+            Pos::Verifier { v, .. } => v,
+            Pos::Prover { deltas, .. } => deltas,
+        }
+    }
+}
 /// One Π_Pos instance at this party, between its rounds.
 enum Pos {
-    /// This party verifies: its MAC keys, the sign bits of its `R`, the opened lists and the
-    /// MAC check's seed.
-    Verifier { k: PartyId, n: usize, keys: Vec<u32>, s_r: Vec<u64>, opened: Vec<u8>, seed: [u8; 16] },
+    /// This party verifies: its MAC keys, the sign bits of its `R`, the opened lists, its
+    /// output bits and the MAC check's seed.
+    Verifier {
+        k: PartyId,
+        n: usize,
+        keys: Vec<u32>,
+        s_r: Vec<u64>,
+        opened: Vec<u8>,
+        v: Vec<u8>,
+        seed: [u8; 16],
+    },
     /// This party proves: the MAC'd entries of its lists and its output bits `Δ`.
     Prover { k: PartyId, mac_u: Vec<MacShare>, mac_up: Vec<MacShare>, deltas: Vec<u8> },
 }

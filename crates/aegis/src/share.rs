@@ -60,6 +60,13 @@ pub struct Aegis {
     pub(crate) rushing: bool,
 }
 
+/// [`Aegis::share_input_each`] between its rounds: the three inputs' masks.
+pub(crate) struct InputsPending {
+    rs: [Pair; 3],
+    ms: [Vec<u64>; 3],
+    n: usize,
+}
+
 fn wrap(l: u32) -> u64 {
     if l == 64 { u64::MAX } else { (1u64 << l) - 1 }
 }
@@ -202,6 +209,15 @@ impl Aegis {
     /// owners P0, P1 and P2 with their messages merged into 2 rounds instead of 5. Returns the
     /// three sharings in owner order.
     pub fn share_input_each(&mut self, ctx: &mut Ctx, mine: &[u64]) -> Result<[Masked; 3]> {
+        let mut pending = self.share_input_each_start(ctx, mine)?;
+        self.share_input_each_send(ctx, &mut pending, mine)?;
+        self.share_input_each_finish(ctx, pending)
+    }
+
+    /// Round 1 of [`Aegis::share_input_each`]: P0 gives P1 and P2 the mask share each lacks of
+    /// its own input and sends its masked input; P1 and P2 send each other a hash of the share
+    /// P0 sends the other (P1's and P2's `mine` are used only in round 2).
+    pub(crate) fn share_input_each_start(&mut self, ctx: &mut Ctx, mine: &[u64]) -> Result<InputsPending> {
         let me = Self::check_server(ctx)?;
         let n = mine.len();
         let rs = [
@@ -209,34 +225,57 @@ impl Aegis {
             self.random_pair(ctx, "input", n)?,
             self.random_pair(ctx, "input", n)?,
         ];
-        let send_m = |a: &Self, ctx: &mut Ctx, mask: &[u64]| -> Result<Vec<u64>> {
-            let m: Vec<u64> = mine.iter().zip(mask).map(|(x, r)| a.reduce(x.wrapping_add(*r))).collect();
-            for peer in [1, 2].into_iter().filter(|&p| p != me) {
-                ctx.net().send(peer, to_bytes(&m))?;
-            }
-            Ok(m)
-        };
-        // Round 1: P0 gives P1 and P2 the mask share each lacks of its own input (and sends its
-        // masked input); P1 and P2 send each other a hash of the share P0 sends the other.
-        let mut ms: [Vec<u64>; 3] = Default::default();
         if me == 0 {
             ctx.net().send(1, to_bytes(&rs[1].two))?;
             ctx.net().send(2, to_bytes(&rs[2].one))?;
             let mask: Vec<u64> = rs[0].one.iter().zip(&rs[0].two).map(|(a, b)| a.wrapping_add(*b)).collect();
-            send_m(self, ctx, &mask)?;
+            self.send_masked_input(ctx, mine, &mask)?;
         } else {
             let other = 3 - me;
             let held = if me == 1 { &rs[other].one } else { &rs[other].two };
             ctx.net().send(other, digest(held))?;
-            // Round 2: the own input's mask, checked, then the masked input to the other.
-            let got = from_bytes(0, &ctx.net().recv(0)?, n)?;
-            if ctx.net().recv(other)? != digest(&got) {
-                return Err(MpcError::abort("aegis input: mask share from P0", Some(0)));
-            }
-            let own = if me == 1 { &rs[me].one } else { &rs[me].two };
-            let mask: Vec<u64> = own.iter().zip(&got).map(|(a, b)| a.wrapping_add(*b)).collect();
-            ms[me] = send_m(self, ctx, &mask)?;
-            ms[0] = from_bytes(0, &ctx.net().recv(0)?, n)?;
+        }
+        Ok(InputsPending { rs, ms: Default::default(), n })
+    }
+
+    /// Round 2: P1 and P2 receive P0's masked input, check the mask share of their own input
+    /// and send their masked input to each other.
+    pub(crate) fn share_input_each_send(
+        &mut self,
+        ctx: &mut Ctx,
+        pending: &mut InputsPending,
+        mine: &[u64],
+    ) -> Result<()> {
+        let me = Self::check_server(ctx)?;
+        let n = pending.n;
+        if mine.len() != n {
+            return Err(MpcError::Invalid(format!("{} input values, declared {n}", mine.len())));
+        }
+        if me == 0 {
+            return Ok(());
+        }
+        let other = 3 - me;
+        let got = from_bytes(0, &ctx.net().recv(0)?, n)?;
+        pending.ms[0] = from_bytes(0, &ctx.net().recv(0)?, n)?;
+        if ctx.net().recv(other)? != digest(&got) {
+            return Err(MpcError::abort("aegis input: mask share from P0", Some(0)));
+        }
+        let own = if me == 1 { &pending.rs[me].one } else { &pending.rs[me].two };
+        let mask: Vec<u64> = own.iter().zip(&got).map(|(a, b)| a.wrapping_add(*b)).collect();
+        pending.ms[me] = self.send_masked_input(ctx, mine, &mask)?;
+        Ok(())
+    }
+
+    /// The end of round 2: P1 and P2 receive the other's masked input.
+    pub(crate) fn share_input_each_finish(
+        &mut self,
+        ctx: &mut Ctx,
+        pending: InputsPending,
+    ) -> Result<[Masked; 3]> {
+        let me = Self::check_server(ctx)?;
+        let InputsPending { rs, mut ms, n } = pending;
+        if me != 0 {
+            let other = 3 - me;
             ms[other] = from_bytes(other, &ctx.net().recv(other)?, n)?;
             for m in &ms {
                 self.record_joint(m);
@@ -245,6 +284,16 @@ impl Aegis {
         let [r0, r1, r2] = rs;
         let [m0, m1, m2] = ms;
         Ok([Masked { m: m0, r: r0, n }, Masked { m: m1, r: r1, n }, Masked { m: m2, r: r2, n }])
+    }
+
+    /// Sends `x + mask` to the online parties other than this one; returns it.
+    fn send_masked_input(&self, ctx: &mut Ctx, x: &[u64], mask: &[u64]) -> Result<Vec<u64>> {
+        let me = ctx.party();
+        let m: Vec<u64> = x.iter().zip(mask).map(|(x, r)| self.reduce(x.wrapping_add(*r))).collect();
+        for peer in [1, 2].into_iter().filter(|&p| p != me) {
+            ctx.net().send(peer, to_bytes(&m))?;
+        }
+        Ok(m)
     }
 
     /// Shares server `owner`'s values (`Some(x)` at the owner). The owner learns the mask
