@@ -60,7 +60,8 @@ pub struct Aegis {
     pub(crate) rushing: bool,
 }
 
-/// [`Aegis::share_input_each`] between its rounds: the three inputs' masks.
+/// [`Aegis::share_input_each_start`] between its rounds: the three inputs' masks and the masked
+/// inputs received so far.
 pub(crate) struct InputsPending {
     rs: [Pair; 3],
     ms: [Vec<u64>; 3],
@@ -206,17 +207,11 @@ impl Aegis {
     }
 
     /// Every server shares its own `n` values (`mine`) at once: [`Aegis::share_input`] for
-    /// owners P0, P1 and P2 with their messages merged into 2 rounds instead of 5. Returns the
-    /// three sharings in owner order.
-    pub fn share_input_each(&mut self, ctx: &mut Ctx, mine: &[u64]) -> Result<[Masked; 3]> {
-        let mut pending = self.share_input_each_start(ctx, mine)?;
-        self.share_input_each_send(ctx, &mut pending, mine)?;
-        self.share_input_each_finish(ctx, pending)
-    }
-
-    /// Round 1 of [`Aegis::share_input_each`]: P0 gives P1 and P2 the mask share each lacks of
-    /// its own input and sends its masked input; P1 and P2 send each other a hash of the share
-    /// P0 sends the other (P1's and P2's `mine` are used only in round 2).
+    /// owners P0, P1 and P2 with their messages merged into 2 rounds instead of 5, in three
+    /// calls so a caller can interleave other messages (start, send, finish; the sharings come
+    /// back in owner order). Round 1: P0 gives P1 and P2 the mask share each lacks of its own
+    /// input and sends its masked input; P1 and P2 send each other a hash of the share P0 sends
+    /// the other (P1's and P2's `mine` are used only in round 2).
     pub(crate) fn share_input_each_start(&mut self, ctx: &mut Ctx, mine: &[u64]) -> Result<InputsPending> {
         let me = Self::check_server(ctx)?;
         let n = mine.len();
@@ -344,12 +339,7 @@ impl Aegis {
             if x.len() != n {
                 return Err(MpcError::Invalid(format!("{} input values, declared {n}", x.len())));
             }
-            let m: Vec<u64> = x.iter().zip(&mask).map(|(a, b)| self.reduce(a.wrapping_add(*b))).collect();
-            for peer in [1, 2] {
-                if peer != me {
-                    ctx.net().send(peer, to_bytes(&m))?;
-                }
-            }
+            let m = self.send_masked_input(ctx, x, &mask)?;
             if me == 0 { vec![] } else { m }
         } else if me == 0 {
             vec![]

@@ -381,7 +381,7 @@ impl Aegis {
             let (seed, drawn) = match pending.as_ref().and_then(challenge::Pending::seed) {
                 Some(seed) => (seed, None),
                 None => {
-                    let p = pending.take().ok_or_else(|| MpcError::Invalid("no pending challenge".into()))?;
+                    let p = take(&mut pending)?;
                     let d = challenge::finish(ctx, what, p, vec![])?
                         .ok_or_else(|| MpcError::Invalid("P0 drew a prover's challenge".into()))?;
                     (d.seed.clone(), Some(d))
@@ -413,7 +413,7 @@ impl Aegis {
                 let claim = reduction.take().map(|r| r.into_claim(&mut prg)).unwrap_or_default();
                 let delta = if me == 0 {
                     let (deal, delta) = self.final_dealer(ctx, &claim)?;
-                    let p = pending.take().ok_or_else(|| MpcError::Invalid("no pending challenge".into()))?;
+                    let p = take(&mut pending)?;
                     challenge::finish(ctx, what, p, deal)?;
                     delta
                 } else {
@@ -433,7 +433,7 @@ impl Aegis {
                 // P0 deals `[r_z + Σ r_a·r_b]` (its local part is the masks' cross term).
                 let gamma: Vec<Gr> = (0..n).map(|j| masks.one[j].add(&masks.two[j]).add(&local[j])).collect();
                 let deal = self.deal_out(ctx, "verify/inner/gamma", &gamma)?;
-                let p = pending.take().ok_or_else(|| MpcError::Invalid("no pending challenge".into()))?;
+                let p = take(&mut pending)?;
                 challenge::finish(ctx, what, p, deal)?;
                 vec![]
             } else {
@@ -670,6 +670,11 @@ impl<'a> Reduction<'a> {
         }
         (xs, ys, z)
     }
+}
+
+/// The challenge a verification step waits on.
+fn take(pending: &mut Option<challenge::Pending>) -> Result<challenge::Pending> {
+    pending.take().ok_or_else(|| MpcError::Invalid("no pending challenge".into()))
 }
 
 /// A party's view of one component-wise GR entry, `[m, [r]_1, [r]_2]` (absent components
