@@ -185,23 +185,159 @@ impl<'a> Columns<'a> {
     /// completed by [`crate::verify`]'s masked inner product): `Σ X_{2i}·Y_{2i}` and
     /// `Σ (X_{2i+1} − X_{2i})·(Y_{2i+1} − Y_{2i})`.
     pub(crate) fn local_halves(&self) -> [Gr; 2] {
+        self.local_halves_by(None)
+    }
+
+    /// [`Columns::local_halves`], each column by the cheaper of the two ways to compute it
+    /// ([`Columns::halves_cost`]), or all by `forced` (tests).
+    fn local_halves_by(&self, forced: Option<Way>) -> [Gr; 2] {
         let mut total = [Gr::ZERO; 2];
         let mut scratch = Scratch::default();
+        let pairs = self.weight_pairs();
+        let ga: Vec<Gr> = self.a.iter().map(|a| self.gamma.mul(a)).collect();
         for (l, b) in self.b.iter().enumerate() {
-            self.entries(l, &mut scratch);
-            let (xs, ys) = (&scratch.x, &scratch.y);
-            let mut sums = [Gr::ZERO; 2];
-            for i in 0..xs.len() / 2 {
-                let (x0, x1, y0, y1) = (&xs[2 * i], &xs[2 * i + 1], &ys[2 * i], &ys[2 * i + 1]);
-                sums[0] = sums[0].add(&cross_term(self.me, x0, y0));
-                let (dx, dy) = (diff(x1, x0), diff(y1, y0));
-                sums[1] = sums[1].add(&cross_term(self.me, &dx, &dy));
-            }
+            let way = forced.unwrap_or_else(|| self.cheaper_way(l, pairs.is_some()));
+            let sums = match (&pairs, way) {
+                (Some(ww), Way::Bilinear) if self.bilinear_fits(l) => self.bilinear_halves(l, ww, &ga),
+                _ => self.entry_halves(l, &mut scratch),
+            };
             for (t, s) in total.iter_mut().zip(&sums) {
                 *t = t.add(&b.mul(s));
             }
         }
         total
+    }
+
+    /// Column `l`'s two sums without `b_l`, from its entries in GR (one GR product per pair
+    /// of entries and per sum).
+    fn entry_halves(&self, l: usize, scratch: &mut Scratch) -> [Gr; 2] {
+        self.entries(l, scratch);
+        let (xs, ys) = (&scratch.x, &scratch.y);
+        let mut sums = [Gr::ZERO; 2];
+        for i in 0..xs.len() / 2 {
+            let (x0, x1, y0, y1) = (&xs[2 * i], &xs[2 * i + 1], &ys[2 * i], &ys[2 * i + 1]);
+            sums[0] = sums[0].add(&cross_term(self.me, x0, y0));
+            let (dx, dy) = (diff(x1, x0), diff(y1, y0));
+            sums[1] = sums[1].add(&cross_term(self.me, &dx, &dy));
+        }
+        sums
+    }
+
+    /// `w_s·w_{s'}` for every pair of weights (row-major), while there are at most
+    /// [`BILINEAR_STEP`] of them.
+    fn weight_pairs(&self) -> Option<Vec<Gr>> {
+        (self.w.len() <= BILINEAR_STEP)
+            .then(|| self.w.iter().flat_map(|u| self.w.iter().map(move |v| u.mul(v))).collect())
+    }
+
+    /// Whether both entries of every pair of column `l` lie in one output (`2·2^t ≤ m'`),
+    /// which [`Columns::bilinear_halves`] needs.
+    fn bilinear_fits(&self, l: usize) -> bool {
+        let rec = self.recs[self.cols[l].rec];
+        2 * self.w.len() <= width(rec).max(1).next_power_of_two()
+    }
+
+    /// The cheaper way to compute column `l`'s sums, by a count of word products: from the
+    /// entries, every term is scaled into GR (64 word products per held input component) and
+    /// every pair of entries costs two GR products (about 2 000 word products each); the
+    /// bilinear way costs `4^t` GR scalings per output and sum, and `4^t` GR products per
+    /// column and sum.
+    fn cheaper_way(&self, l: usize, pairs: bool) -> Way {
+        if !pairs || !self.bilinear_fits(l) {
+            return Way::Entries;
+        }
+        const GR_PRODUCT: usize = 2000;
+        let col = &self.cols[l];
+        let rec = self.recs[col.rec];
+        let (m, m_pad) = (width(rec).max(1), width(rec).max(1).next_power_of_two());
+        let outputs = (self.slots / m_pad).min(rec.z.n - col.first);
+        let inputs = if rec.twin.is_some() { 3 } else { 2 };
+        let step = self.w.len();
+        let entries = outputs * m_pad / step;
+        let by_entries = outputs * m * inputs * 2 * 64 + entries * GR_PRODUCT;
+        let twin = if rec.twin.is_some() { 2 } else { 1 };
+        let bilinear =
+            outputs * (2 * twin * step * step * 64 + m_pad * step * 6) + 2 * step * step * GR_PRODUCT;
+        if bilinear < by_entries { Way::Bilinear } else { Way::Entries }
+    }
+
+    /// Column `l`'s two sums without `b_l`, by bilinearity (for `2·2^t ≤ m'`): with `w_s` the
+    /// weights of the `2^t` slots an entry sums, output `g`'s entry `e` is
+    /// `X_e = a_g·Σ_s w_s·(x_{e,s} + γ·x'_{e,s})` and `Y_e = Σ_s w_s·y_{e,s}`, and a party's
+    /// local part of a masked product is a bilinear form `B` of the components it holds
+    /// ([`cross_term`]), so
+    /// `Σ_e B(X_{2e}, Y_{2e}) = Σ_{s,s'} w_s·w_{s'}·Σ_g a_g·Σ_e B(x_{2e,s}, y_{2e,s'})` plus the
+    /// same with `γ·a_g` and `x'`, and the differences `X_{2e+1} − X_{2e}` likewise. The inner
+    /// sums are over `Z_2^64` (the embedding is a ring homomorphism): no term is lifted, only
+    /// `4^t` sums per output are scaled into GR.
+    fn bilinear_halves(&self, l: usize, ww: &[Gr], ga: &[Gr]) -> [Gr; 2] {
+        let me = self.me;
+        let held = held(me);
+        let col = &self.cols[l];
+        let rec = self.recs[col.rec];
+        let (m, m_pad) = (width(rec).max(1), width(rec).max(1).next_power_of_two());
+        let outputs = (self.slots / m_pad).min(rec.z.n - col.first);
+        let step = self.w.len();
+        let twin = rec.twin.is_some();
+        let pairs = step * step;
+        // Per sum (even entries, differences) and input (x, the twin's x'): Σ_g a_g·D_g[s][s'].
+        let mut acc = vec![Gr::ZERO; 4 * pairs];
+        let mut d = vec![0u64; 4 * pairs];
+        let term = |input: usize, c: usize, idx: usize| match input {
+            0 => rec.x_at(c, idx),
+            1 => rec.x2_at(c, idx),
+            _ => rec.y_at(c, idx),
+        };
+        for (g, (a_g, ga_g)) in self.a.iter().zip(ga).enumerate().take(outputs) {
+            d.iter_mut().for_each(|v| *v = 0);
+            let base = (col.first + g) * m;
+            // The components of input `input` at term `t` of this output (0 past `m`).
+            let load = |input: usize, t: usize| -> [u64; 3] {
+                let mut v = [0u64; 3];
+                if t < m {
+                    for (c, vc) in v.iter_mut().enumerate().filter(|(c, _)| held[*c]) {
+                        *vc = term(input, c, base + t);
+                    }
+                }
+                v
+            };
+            for e in (0..m_pad / step).step_by(2) {
+                if e * step >= m {
+                    break;
+                }
+                let y0: Vec<[u64; 3]> = (0..step).map(|s| load(2, e * step + s)).collect();
+                let y1: Vec<[u64; 3]> = (0..step).map(|s| load(2, (e + 1) * step + s)).collect();
+                let dy: Vec<[u64; 3]> = y0.iter().zip(&y1).map(|(a, b)| sub3(b, a)).collect();
+                for input in 0..if twin { 2 } else { 1 } {
+                    for s in 0..step {
+                        let x0 = load(input, e * step + s);
+                        let dx = sub3(&load(input, (e + 1) * step + s), &x0);
+                        let row = (2 * input) * pairs + s * step;
+                        for s2 in 0..step {
+                            d[row + s2] = d[row + s2].wrapping_add(bilinear(me, &x0, &y0[s2]));
+                            d[row + pairs + s2] =
+                                d[row + pairs + s2].wrapping_add(bilinear(me, &dx, &dy[s2]));
+                        }
+                    }
+                }
+            }
+            for (k, (a, dk)) in acc.iter_mut().zip(&d).enumerate() {
+                if *dk != 0 {
+                    let coeff = if k < 2 * pairs { a_g } else { ga_g };
+                    a.add_scaled(coeff, *dk);
+                }
+            }
+        }
+        let mut sums = [Gr::ZERO; 2];
+        for (half, sum) in sums.iter_mut().enumerate() {
+            for input in 0..2 {
+                let start = (2 * input + half) * pairs;
+                for (w, a) in ww.iter().zip(&acc[start..start + pairs]) {
+                    *sum = sum.add(&w.mul(a));
+                }
+            }
+        }
+        sums
     }
 
     /// Records the reduction at `ζ`: every entry becomes `X_{2i} + ζ·(X_{2i+1} − X_{2i})`.
@@ -267,6 +403,36 @@ impl<'a> Columns<'a> {
     }
 }
 
+/// How a column's two sums of a reduction are computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Way {
+    /// From its entries in GR ([`Columns::entry_halves`]).
+    Entries,
+    /// By bilinearity from the recorded words ([`Columns::bilinear_halves`]).
+    Bilinear,
+}
+
+/// Most slots per entry for which [`Columns::bilinear_halves`] is considered (`2^t ≤ 8`: 64
+/// weight pairs).
+const BILINEAR_STEP: usize = 8;
+
+/// [`cross_term`] on words: a party's local part of the masked product of `a` and `b` (P0
+/// `(a_1 + a_2)(b_1 + b_2)`, P1 `−(a_0 b_1 + a_1 b_0)`, P2 `−(a_0 b_2 + a_2 b_0) + a_0 b_0`).
+fn bilinear(me: usize, a: &[u64; 3], b: &[u64; 3]) -> u64 {
+    match me {
+        0 => a[1].wrapping_add(a[2]).wrapping_mul(b[1].wrapping_add(b[2])),
+        _ => {
+            let j = if me == 1 { 1 } else { 2 };
+            let s = a[0].wrapping_mul(b[j]).wrapping_add(a[j].wrapping_mul(b[0])).wrapping_neg();
+            if me == 2 { s.wrapping_add(a[0].wrapping_mul(b[0])) } else { s }
+        }
+    }
+}
+
+fn sub3(a: &[u64; 3], b: &[u64; 3]) -> [u64; 3] {
+    [a[0].wrapping_sub(b[0]), a[1].wrapping_sub(b[1]), a[2].wrapping_sub(b[2])]
+}
+
 /// A column's entries at the current reduction (reused across columns).
 #[derive(Default)]
 struct Scratch {
@@ -282,4 +448,87 @@ fn diff(a: &Entry, b: &Entry) -> Entry {
 fn entry_vec(held: &[bool; 3], entries: Vec<Entry>) -> GrVec {
     let pick = |c: usize| if held[c] { entries.iter().map(|e| e[c]).collect() } else { vec![] };
     GrVec { m: pick(M), one: pick(ONE), two: pick(TWO) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::share::{Masked, Pair};
+    use crate::verify::{BitProducts, Recorded, Terms};
+    use veil_crypto::Seed;
+
+    fn words(g: &mut Prg, n: usize, held: bool) -> Vec<u64> {
+        if held { (0..n).map(|_| g.next_u64()).collect() } else { vec![] }
+    }
+
+    /// This party's view of a random masked vector of `n` values.
+    fn masked(g: &mut Prg, me: usize, n: usize) -> Masked {
+        let h = held(me);
+        Masked { m: words(g, n, h[M]), r: Pair { one: words(g, n, h[ONE]), two: words(g, n, h[TWO]) }, n }
+    }
+
+    fn record(g: &mut Prg, me: usize, outputs: usize, terms: Terms, twin: bool) -> Recorded {
+        let len = match terms {
+            Terms::Inner { len } => len,
+            _ => 1,
+        };
+        Recorded {
+            x: masked(g, me, outputs * len),
+            y: masked(g, me, outputs * len),
+            z: masked(g, me, outputs),
+            terms,
+            twin: twin.then(|| (masked(g, me, outputs * len), masked(g, me, outputs))),
+            bits: None,
+        }
+    }
+
+    /// A truncation pair's record of `outputs` pairs of 64 bit products.
+    fn bit_record(g: &mut Prg, me: usize, outputs: usize) -> Recorded {
+        let bits = |g: &mut Prg, keep: bool| -> Vec<u8> {
+            if keep { (0..outputs * 64).map(|_| (g.next_u64() & 1) as u8).collect() } else { vec![] }
+        };
+        let b = BitProducts {
+            len: 64,
+            w: words(g, 64, true),
+            w2: words(g, 64, true),
+            b1: bits(g, me != 2),
+            b2: bits(g, me != 1),
+        };
+        Recorded {
+            x: Masked::default(),
+            y: Masked::default(),
+            z: masked(g, me, outputs),
+            terms: Terms::Inner { len: 64 },
+            twin: Some((Masked::default(), masked(g, me, outputs))),
+            bits: Some(b),
+        }
+    }
+
+    #[test]
+    fn both_ways_to_sum_a_reduction_agree_at_every_step() {
+        for me in 0..3 {
+            let mut g = Prg::new(&Seed([me as u8; 16]));
+            let recs = [
+                record(&mut g, me, 37, Terms::Inner { len: 24 }, true),
+                record(&mut g, me, 50, Terms::Elementwise, false),
+                record(&mut g, me, 9, Terms::Inner { len: 100 }, false),
+                bit_record(&mut g, me, 21),
+            ];
+            let mut columns = Columns::new(me, recs.iter().collect(), &mut Prg::new(&Seed([9; 16]))).unwrap();
+            let mut bilinear_used = 0;
+            for _ in 0..6 {
+                let entries = columns.local_halves_by(Some(Way::Entries));
+                assert_eq!(
+                    columns.local_halves_by(Some(Way::Bilinear)),
+                    entries,
+                    "party {me}, step {}",
+                    columns.w.len()
+                );
+                assert_eq!(columns.local_halves(), entries);
+                bilinear_used += (0..columns.cols.len()).filter(|&l| columns.bilinear_fits(l)).count();
+                columns.fold(&Gr::random(&mut g));
+            }
+            assert!(bilinear_used > 0);
+        }
+    }
 }

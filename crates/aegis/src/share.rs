@@ -49,6 +49,10 @@ pub struct Aegis {
     pub(crate) signs: Vec<crate::pos::SignPair>,
     /// A deviation the next sign extraction at this party makes (negative tests only).
     pub(crate) sign_tamper: Option<crate::sign::SignTamper>,
+    /// Sign extractions to run honestly before `sign_tamper` applies (negative tests only).
+    pub(crate) sign_tamper_after: usize,
+    /// Sign extractions this party has run as P1 or P2.
+    pub(crate) signs_run: usize,
     /// The most halvings `R` a verification claim gets (`None`: down to
     /// [`crate::verify::FINAL_DIMENSION`] terms).
     pub(crate) max_reductions: Option<usize>,
@@ -103,6 +107,8 @@ impl Aegis {
             recorded: Vec::new(),
             signs: Vec::new(),
             sign_tamper: None,
+            sign_tamper_after: 0,
+            signs_run: 0,
             max_reductions: None,
             materialize_at: crate::columns::MATERIALIZE_AT,
             rushing: false,

@@ -72,7 +72,20 @@ impl Aegis {
     /// Makes this party deviate in its next sign extraction (negative tests only).
     #[doc(hidden)]
     pub fn tamper_next_sign(&mut self, t: SignTamper) {
-        self.sign_tamper = Some(t);
+        self.tamper_sign_after(0, t);
+    }
+
+    /// Sign extractions this party has run as P1 or P2 (0 at P0; for the negative tests).
+    #[doc(hidden)]
+    pub fn signs_run(&self) -> usize {
+        self.signs_run
+    }
+
+    /// Makes this party deviate in the sign extraction after the next `honest` ones (negative
+    /// tests only).
+    #[doc(hidden)]
+    pub fn tamper_sign_after(&mut self, honest: usize, t: SignTamper) {
+        (self.sign_tamper, self.sign_tamper_after) = (Some(t), honest);
     }
 }
 
@@ -250,7 +263,14 @@ impl Aegis {
         }
         let OnlinePair { mut pw, bits, gamma, gamma1, rz } =
             mat.online.ok_or_else(|| MpcError::Invalid("sign-bit material missing".into()))?;
-        let tamper = self.sign_tamper.take();
+        self.signs_run += 1;
+        let tamper = match self.sign_tamper_after.checked_sub(1) {
+            Some(left) => {
+                self.sign_tamper_after = left;
+                None
+            }
+            None => self.sign_tamper.take(),
+        };
         if let Some(SignTamper::FlipDelta { element }) = tamper
             && element < n
         {

@@ -24,7 +24,7 @@ pub fn model(
     family: &str,
     model: &str,
     security: &str,
-    batch: usize,
+    (batch, images_per_check): (usize, Option<usize>),
     seq: usize,
     json: bool,
 ) -> anyhow::Result<()> {
@@ -42,7 +42,7 @@ pub fn model(
     } else {
         let fam = veil_runtime::classify::CnnFamily::parse(family, security)?;
         eprintln!("bench: {model} on {batch} random images under {family} ...");
-        veil_runtime::bench_model::bench_cnn(model, fam, security, batch)?
+        veil_runtime::bench_model::bench_cnn(model, fam, security, batch, images_per_check)?
     };
     if json {
         println!("{}", serde_json::to_string(&r)?);

@@ -57,7 +57,8 @@ pub fn run(
     let (all, labels) = load_image_set(&image_set(model, images)?)?;
     let x = image_range(&all, 0, batch)?;
     let bar = crate::progress::Bar::follow(0, "secure run");
-    let r = private_classification(&loaded, &x, Some(&labels[..batch]), family, security, material, link)?;
+    let r =
+        private_classification(&loaded, &x, Some(&labels[..batch]), family, security, material, link, None)?;
     drop(bar);
     if json {
         println!("{}", serde_json::to_string_pretty(&r)?);
@@ -149,8 +150,17 @@ pub fn eval(
         let start = std::time::Instant::now();
         let x = image_range(&all, first, n)?;
         let bar = crate::progress::Bar::follow(0, "secure run");
-        let r = private_classification(&loaded, &x, None, family, security, Material::OnDemand, Link::Memory)
-            .with_context(|| format!("images {first}..{}", first + n))?;
+        let r = private_classification(
+            &loaded,
+            &x,
+            None,
+            family,
+            security,
+            Material::OnDemand,
+            Link::Memory,
+            None,
+        )
+        .with_context(|| format!("images {first}..{}", first + n))?;
         drop(bar);
         let truth = &labels[first..first + n];
         let count = |p: &[usize]| p.iter().zip(truth).filter(|(a, b)| a == b).count();

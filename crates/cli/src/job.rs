@@ -171,7 +171,7 @@ fn run_classify_party(
     };
     let bar = crate::progress::for_party(id);
     let report =
-        join_and_run(&cfg, id, |ctx| cnn_party(ctx, &loaded, x.as_ref(), family, security, material))?;
+        join_and_run(&cfg, id, |ctx| cnn_party(ctx, &loaded, x.as_ref(), family, security, material, None))?;
     drop(bar);
     print_party(&report, json)?;
     if let (false, Some(out)) = (json, &report.output) {

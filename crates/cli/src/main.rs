@@ -246,6 +246,11 @@ enum BenchCommand {
         /// Images per batch (CNNs).
         #[arg(long, default_value_t = 30)]
         batch: usize,
+        /// aegis: the servers verify their products after every this many images (default:
+        /// once, after the whole batch), which bounds the verification's memory; nothing is
+        /// revealed before the last check.
+        #[arg(long)]
+        images_per_check: Option<usize>,
         /// Tokens (minilm, bert-base, gpt2; the papers run BERT-base at 128, GPT-2 at 64).
         #[arg(long, default_value_t = 16)]
         seq: usize,
@@ -343,7 +348,7 @@ fn main() -> ExitCode {
             bench::ops(&family, &security, ring, n, op.as_deref(), json)
         }
         Command::Bench {
-            what: BenchCommand::Model { family, model, security, batch, seq: _, net: Some(net), json },
+            what: BenchCommand::Model { family, model, security, batch, seq: _, net: Some(net), json, .. },
         } => shaped::bench(&model, &family, &security, batch, &net, json),
         Command::Bench { what: BenchCommand::Cleanup } => veil_shaping::cleanup_stale()
             .map(|removed| {
@@ -355,8 +360,9 @@ fn main() -> ExitCode {
             })
             .map_err(Into::into),
         Command::Bench {
-            what: BenchCommand::Model { family, model, security, batch, seq, net: None, json },
-        } => bench::model(&family, &model, &security, batch, seq, json),
+            what:
+                BenchCommand::Model { family, model, security, batch, images_per_check, seq, net: None, json },
+        } => bench::model(&family, &model, &security, (batch, images_per_check), seq, json),
         Command::Bench {
             what: BenchCommand::Layer { family, security, model, tokens, layers, material, json },
         } => bench::layer(&family, &security, &model, tokens, layers, &material, json),

@@ -28,6 +28,8 @@
 //! Values are dropped after their last use, so a server holds one layer's activations and the
 //! weights still to be used.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 use veil_mpc::traits::{Layout, NonLinear, Owners, TransformerOps};
 use veil_mpc::{Ctx, PartyId};
@@ -160,7 +162,7 @@ pub fn run_secure<B: SecureBackend + TransformerOps<Z64>>(
     roles: Roles,
     mine: Contribution<'_>,
 ) -> Result<SecureRun> {
-    run_with(b, ctx, graph, n, roles, mine, &WithTransformer)
+    run_with(b, ctx, graph, n, roles, mine, &WithTransformer, n)
 }
 
 /// [`run_secure`] over a family without transformer layers (a CNN family): a graph with
@@ -179,9 +181,43 @@ pub fn run_secure_cnn<B: SecureBackend>(
             node.op.name()
         )));
     }
-    run_with(b, ctx, graph, n, roles, mine, &CnnOnly)
+    run_with(b, ctx, graph, n, roles, mine, &CnnOnly, n)
 }
 
+/// [`run_secure_cnn`] with the servers' deferred checks every `images_per_check` images: the
+/// servers run the graph on that many images at a time and check their products after each
+/// group, before the next, so what a verification holds (every product since the last) stays
+/// bounded whatever the batch. Every group must pass before any output is revealed: the data
+/// owner still receives the whole batch's output once, after the last check. The other
+/// parties' calls are those of [`run_secure_cnn`] (only the servers see the grouping); the
+/// servers must agree on `images_per_check`.
+pub fn run_secure_cnn_in_groups<B: SecureBackend>(
+    b: &mut B,
+    ctx: &mut Ctx,
+    graph: &Graph,
+    n: usize,
+    roles: Roles,
+    mine: Contribution<'_>,
+    images_per_check: usize,
+) -> Result<SecureRun> {
+    if images_per_check == 0 {
+        return Err(NnError::Invalid("a check every 0 images".into()));
+    }
+    if images_per_check < n && !graph.nodes.iter().any(|nd| matches!(nd.op, Op::Image { .. })) {
+        return Err(NnError::Invalid(
+            "only a graph of images can be checked a group of images at a time".into(),
+        ));
+    }
+    if let Some((i, node)) = graph.nodes.iter().enumerate().find(|(_, nd)| nd.op.needs_transformer_layers()) {
+        return Err(NnError::Unsupported(format!(
+            "node {i} ({}) needs transformer layers (GELU, softmax, LayerNorm), which this family lacks",
+            node.op.name()
+        )));
+    }
+    run_with(b, ctx, graph, n, roles, mine, &CnnOnly, images_per_check)
+}
+
+#[allow(clippy::too_many_arguments)]
 fn run_with<B: SecureBackend, L: TransformerLayers<B>>(
     b: &mut B,
     ctx: &mut Ctx,
@@ -190,6 +226,7 @@ fn run_with<B: SecureBackend, L: TransformerLayers<B>>(
     roles: Roles,
     mine: Contribution<'_>,
     layers: &L,
+    group: usize,
 ) -> Result<SecureRun> {
     graph.validate()?;
     let me = ctx.party();
@@ -256,13 +293,43 @@ fn run_with<B: SecureBackend, L: TransformerLayers<B>>(
             Ok(run)
         }
         Contribution::Server => {
-            let out = serve(b, ctx, graph, n, roles, out_value, &mut run.nodes, layers)?;
-            let (previous, start) = (ctx.stats().phase().to_string(), std::time::Instant::now());
-            ctx.set_phase(VERIFY_PHASE);
-            b.check(ctx)?;
-            ctx.set_phase(&previous);
-            run.verify_seconds = start.elapsed().as_secs_f64();
+            let group = group.clamp(1, n.max(1));
+            let mut weights = WeightShares { shared: BTreeMap::new(), keep: group < n };
+            // With groups, the images are shared once and each group is a slice of them.
+            let images = if group < n {
+                let shape = &graph.shapes(n)?[0];
+                Some(b.share_from_owner(ctx, roles.data_owner, None, shape)?.ok_or_else(|| {
+                    NnError::Invalid("a server got no share of the data owner's images".into())
+                })?)
+            } else {
+                None
+            };
+            let mut outputs = Vec::new();
+            for start in (0..n.max(1)).step_by(group) {
+                let len = group.min(n - start);
+                let slice = images.as_ref().map(|x| b.slice(x, 0, start..start + len)).transpose()?;
+                let mut costs = Vec::new();
+                let out =
+                    serve(b, ctx, graph, len, roles, out_value, &mut costs, layers, &mut weights, slice)?;
+                add_costs(&mut run.nodes, costs);
+                let (previous, start) = (ctx.stats().phase().to_string(), std::time::Instant::now());
+                ctx.set_phase(VERIFY_PHASE);
+                b.check(ctx)?;
+                ctx.set_phase(&previous);
+                run.verify_seconds += start.elapsed().as_secs_f64();
+                outputs.push(out);
+            }
+            let out = match outputs.len() {
+                1 => outputs.pop().ok_or_else(|| NnError::Invalid("no output".into()))?,
+                _ => b.concat(&outputs.iter().collect::<Vec<_>>(), 0)?,
+            };
             let shape = b.shape_of(&out);
+            if group < n && shape != graph.shapes(n)?[out_value] {
+                return Err(NnError::Invalid(format!(
+                    "the groups' outputs make {shape:?}, the batch's output is {:?}",
+                    graph.shapes(n)?[out_value]
+                )));
+            }
             b.reveal_to_owner(ctx, Some(&out), roles.data_owner, &shape)?;
             Ok(run)
         }
@@ -329,6 +396,8 @@ fn serve<B: SecureBackend, L: TransformerLayers<B>>(
     out: usize,
     costs: &mut Vec<NodeCost>,
     layers: &L,
+    weights: &mut WeightShares<B::Share>,
+    mut images: Option<B::Share>,
 ) -> Result<B::Share> {
     let shapes = graph.shapes(n)?;
     let mut last_use = vec![0usize; graph.nodes.len()];
@@ -364,7 +433,7 @@ fn serve<B: SecureBackend, L: TransformerLayers<B>>(
             .ok_or_else(|| NnError::Invalid("a server got no share of an owner's input".into()))
     };
     let mut values: Vec<Option<B::Share>> = vec![None; graph.nodes.len()];
-    let mut shared = std::collections::BTreeMap::new();
+    let shared = &mut weights.shared;
     for (i, node) in graph.nodes.iter().enumerate().take(out + 1) {
         let (bytes0, start) = (ctx.stats().total().bytes_sent, std::time::Instant::now());
         for name in node.op.weights() {
@@ -381,7 +450,10 @@ fn serve<B: SecureBackend, L: TransformerLayers<B>>(
         };
         let v = match &node.op {
             Op::Tokens => None,
-            Op::Image { .. } => Some(owner_input(b, ctx, roles.data_owner, &shapes[0])?),
+            Op::Image { .. } => match images.take() {
+                Some(x) => Some(x),
+                None => Some(owner_input(b, ctx, roles.data_owner, &shapes[0])?),
+            },
             Op::Embedding { table } => {
                 let rows = graph.weights[table][0];
                 let onehot = owner_input(b, ctx, roles.data_owner, &[n, rows])?;
@@ -506,7 +578,7 @@ fn serve<B: SecureBackend, L: TransformerLayers<B>>(
             }
         }
         for name in node.op.weights() {
-            if weight_last_use.get(name) == Some(&i) {
+            if !weights.keep && weight_last_use.get(name) == Some(&i) {
                 shared.remove(name);
             }
         }
@@ -526,6 +598,25 @@ fn serve<B: SecureBackend, L: TransformerLayers<B>>(
         });
     }
     values[out].take().ok_or_else(|| NnError::Invalid("the output was not computed".into()))
+}
+
+/// The weights' shares the servers hold: shared when a node first needs them, and dropped
+/// after their last use unless `keep` (the next group of images needs them again).
+struct WeightShares<S> {
+    shared: BTreeMap<String, S>,
+    keep: bool,
+}
+
+/// Adds one group's per-node costs to the run's (the same nodes in the same order).
+fn add_costs(total: &mut Vec<NodeCost>, group: Vec<NodeCost>) {
+    if total.is_empty() {
+        *total = group;
+        return;
+    }
+    for (t, g) in total.iter_mut().zip(group) {
+        t.bytes += g.bytes;
+        t.seconds += g.seconds;
+    }
 }
 
 /// `y + bias` with the bias repeated over the rows of `y: [rows, n]`.

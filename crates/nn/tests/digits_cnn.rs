@@ -12,7 +12,9 @@ use veil_nn::fixed::{ExactCnn, run_fixed};
 use veil_nn::float::{Mat, run_float_on};
 use veil_nn::image::ImageModel;
 use veil_nn::onnx::load_onnx;
-use veil_nn::secure::{Contribution, Roles, SecureBackend, run_secure, run_secure_cnn};
+use veil_nn::secure::{
+    Contribution, Roles, SecureBackend, run_secure, run_secure_cnn, run_secure_cnn_in_groups,
+};
 use veil_nn::weights::{FloatTensor, read_safetensors};
 use veil_nn::{Input, NnError};
 
@@ -117,6 +119,67 @@ fn private_cnn_under_aegis_matches_the_float_and_fixed_point_references() {
         out.data.iter().zip(&fixed.output.data).map(|(a, b)| ((a - b) * 65536.0).abs()).fold(0.0, f64::max);
     eprintln!("secure vs fixed point: {ulps} units of 2^-16");
     assert!(ulps <= 32.0, "secure vs fixed point: {ulps} units of 2^-16");
+}
+
+#[test]
+fn aegis_checks_a_group_of_images_at_a_time_and_reveals_only_after_the_last() {
+    let (model, images, ..) = load();
+    let batch = first_images(&images, 5);
+    let float = run_float_on(&model.graph, &model.weights, Input::Images(&batch)).unwrap();
+    // Groups of 2, 2 and 1 images, each verified before the next starts.
+    let out = private(
+        &model,
+        &batch,
+        || Aegis::new(64).unwrap(),
+        |b, ctx, mine| run_secure_cnn_in_groups(b, ctx, &model.graph, 5, ROLES, mine, 2),
+    );
+    assert_close(&out, &float, 0.02);
+    // Sign extractions per group: from a run on one image.
+    let per_group = std::sync::atomic::AtomicUsize::new(0);
+    let one = first_images(&images, 1);
+    private(
+        &model,
+        &one,
+        || Aegis::new(64).unwrap(),
+        |b, ctx, mine| {
+            let r = run_secure_cnn(b, ctx, &model.graph, 1, ROLES, mine);
+            if ctx.party() == 1 {
+                per_group.store(b.signs_run(), std::sync::atomic::Ordering::Relaxed);
+            }
+            r
+        },
+    );
+    let per_group = per_group.into_inner();
+    assert!(per_group > 0);
+    // P1 flips one comparison bit in the first sign extraction of the last group: that group's
+    // check aborts at every party, and the data owner gets nothing (the earlier groups passed,
+    // but their outputs wait for the last check).
+    let cfg = SimConfig { timeout: std::time::Duration::from_secs(600), ..SimConfig::new(8) };
+    let results = simulate_with(5, cfg, |ctx| {
+        let mut b = Aegis::new(64)?;
+        if ctx.party() == 1 {
+            b.tamper_sign_after(2 * per_group, veil_aegis::sign::SignTamper::FlipDelta { element: 0 });
+        }
+        let mine = match ctx.party() {
+            3 => Contribution::Data(Input::Images(&batch)),
+            4 => Contribution::Model(&model.weights),
+            _ => Contribution::Server,
+        };
+        let r = run_secure_cnn_in_groups(&mut b, ctx, &model.graph, 5, ROLES, mine, 1);
+        r.map_err(|e| veil_mpc::MpcError::Invalid(e.to_string()))
+    });
+    assert!(results[3].is_err(), "the data owner received an output: {:?}", results[3]);
+    for (party, r) in results.iter().enumerate().take(3) {
+        let e = r.as_ref().expect_err("a server went on").to_string();
+        assert!(e.contains("abort: check 'aegis"), "party {party}: {e}");
+    }
+    // A group of 0 images is refused.
+    let r = simulate_with(5, SimConfig::new(9), |ctx| {
+        let mut b = Aegis::new(64)?;
+        run_secure_cnn_in_groups(&mut b, ctx, &model.graph, 5, ROLES, Contribution::Server, 0)
+            .map_err(|e| veil_mpc::MpcError::Invalid(e.to_string()))
+    });
+    assert!(r.iter().all(|r| r.as_ref().is_err_and(|e| e.to_string().contains("0 images"))), "{r:?}");
 }
 
 #[test]

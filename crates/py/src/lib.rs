@@ -147,7 +147,9 @@ fn private_classification(
     let x = images(data, shape)?;
     let report = py
         .detach(|| {
-            veil_runtime::classify::private_classification(&model, &x, None, family, security, material, link)
+            veil_runtime::classify::private_classification(
+                &model, &x, None, family, security, material, link, None,
+            )
         })
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))

@@ -39,6 +39,10 @@ pub struct ModelRecord {
     pub batch: Option<usize>,
     /// Tokens (transformers).
     pub seq: Option<usize>,
+    /// aegis: the servers verified after every this many images (absent: once, after the
+    /// batch); rounds then add up over the groups.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub images_per_check: Option<usize>,
     /// Ring width and fractional bits of the shares.
     pub ring_bits: u32,
     /// Fractional bits.
@@ -128,21 +132,32 @@ fn aegis_table3(model: &str) -> Vec<PaperFigure> {
 }
 
 /// Runs a paper CNN privately on `batch` random images (material made on demand, as the
-/// larger models need to fit in memory).
+/// larger models need to fit in memory), checked after every `images_per_check` images
+/// (aegis; default once, after the batch).
 pub fn bench_cnn(
     model: &str,
     family: CnnFamily,
     security: Security,
     batch: usize,
+    images_per_check: Option<usize>,
 ) -> Result<ModelRecord, MpcError> {
     let (graph, weights, input) = zoo::cnn(model, 1).map_err(crate::inference::nn_error)?;
     let m = ImageModel { name: model.to_string(), graph, weights, input, preprocess: None };
     let images = zoo::random_images(batch, input, 2);
-    let r = private_classification(&m, &images, None, family, security, Material::OnDemand, Link::Memory)?;
+    let r = private_classification(
+        &m,
+        &images,
+        None,
+        family,
+        security,
+        Material::OnDemand,
+        Link::Memory,
+        images_per_check,
+    )?;
     let plain = veil_nn::float::run_float_on(&m.graph, &m.weights, veil_nn::Input::Images(&images))
         .map_err(crate::inference::nn_error)?;
     let paper = if family == CnnFamily::Aegis { aegis_table3(model) } else { vec![] };
-    Ok(record(
+    let mut rec = record(
         family.name(),
         security,
         model,
@@ -152,7 +167,9 @@ pub fn bench_cnn(
         &plain.data,
         r.peak_rss_mib,
         paper,
-    ))
+    );
+    rec.images_per_check = images_per_check.filter(|&k| k < batch);
+    Ok(rec)
 }
 
 /// Runs all-MiniLM-L6-v2 (the folder `dir`) privately under `mosformer` on a sentence of `seq`
@@ -203,6 +220,7 @@ fn record(
         model: model.to_string(),
         batch,
         seq,
+        images_per_check: None,
         ring_bits: 64,
         frac_bits: 16,
         parties: 3,

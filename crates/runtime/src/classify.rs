@@ -13,7 +13,7 @@ use veil_mpc::{Ctx, MpcError};
 use veil_nn::Input;
 use veil_nn::float::run_float_on;
 use veil_nn::image::ImageModel;
-use veil_nn::secure::{run_secure, run_secure_cnn};
+use veil_nn::secure::{run_secure, run_secure_cnn_in_groups};
 use veil_nn::weights::{FloatTensor, read_safetensors};
 
 use crate::Link;
@@ -76,7 +76,9 @@ impl CnnFamily {
 
 /// Runs one party of a classification session (`images` at the data owner, `[B, C, H, W]`, as
 /// [`ImageModel::pixel_values`] takes them; the weights in `model` at the model owner, which
-/// may be a public model without them elsewhere).
+/// may be a public model without them elsewhere). With `images_per_check` (aegis only; the
+/// servers must agree on it), the servers check their products after every that many images,
+/// which bounds what a verification holds; nothing is revealed before the last check passes.
 pub fn cnn_party(
     ctx: &mut Ctx,
     model: &ImageModel,
@@ -84,7 +86,11 @@ pub fn cnn_party(
     family: CnnFamily,
     security: Security,
     material: Material,
+    images_per_check: Option<usize>,
 ) -> Result<InferenceParty, MpcError> {
+    if images_per_check.is_some() && family != CnnFamily::Aegis {
+        return Err(MpcError::Invalid("checks per group of images are an aegis option".into()));
+    }
     let pixels = images.map(|x| model.pixel_values(x)).transpose().map_err(nn_error)?;
     let images = pixels.as_ref();
     let size = images.map(|t| t.shape.first().copied().unwrap_or(0));
@@ -95,7 +101,9 @@ pub fn cnn_party(
             // aegis deals each product's and comparison's material right before it.
             CnnFamily::Aegis => {
                 let mut a = Aegis::new(64)?;
-                let run = run_secure_cnn(&mut a, ctx, &model.graph, n, ROLES, mine).map_err(nn_error)?;
+                let group = images_per_check.unwrap_or(n);
+                let run = run_secure_cnn_in_groups(&mut a, ctx, &model.graph, n, ROLES, mine, group)
+                    .map_err(nn_error)?;
                 Ok((run, Some(Material::OnDemand)))
             }
             CnnFamily::Mosformer => {
@@ -147,7 +155,9 @@ pub fn argmax_rows(v: &[f64], cols: usize) -> Vec<usize> {
 }
 
 /// Runs a private classification of `images` (`[B, C, H, W]`), every party a thread of this
-/// process, and compares it with the float reference.
+/// process, and compares it with the float reference. With `images_per_check` (aegis), the
+/// servers verify their products after every that many images ([`cnn_party`]).
+#[allow(clippy::too_many_arguments)]
 pub fn private_classification(
     model: &ImageModel,
     images: &FloatTensor,
@@ -156,12 +166,13 @@ pub fn private_classification(
     security: Security,
     material: Material,
     link: Link,
+    images_per_check: Option<usize>,
 ) -> Result<ClassifyReport, MpcError> {
     let pixels = model.pixel_values(images).map_err(nn_error)?;
     let plain = run_float_on(&model.graph, &model.weights, Input::Images(&pixels)).map_err(nn_error)?;
     let job = |ctx: &mut Ctx| {
         let mine = (ctx.party() == DATA_OWNER).then_some(images);
-        cnn_party(ctx, model, mine, family, security, material)
+        cnn_party(ctx, model, mine, family, security, material, images_per_check)
     };
     let (per_party, transport) = crate::inference::run_threads(link, job)?;
     let output = per_party

@@ -170,6 +170,7 @@ fn a_tiny_vit_classifies_an_image_privately() {
             Security::Malicious,
             Material::Ahead,
             Link::Memory,
+            None,
         )
         .unwrap();
         eprintln!(
@@ -190,6 +191,7 @@ fn a_tiny_vit_classifies_an_image_privately() {
         Security::Malicious,
         Material::Ahead,
         Link::Memory,
+        None,
     )
     .unwrap_err()
     .to_string();
