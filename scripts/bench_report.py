@@ -295,7 +295,8 @@ def aegis_tables(ops: list[dict], models: list[dict]) -> str:
     out.append("Paper: Com in MB (whose sends are summed is not stated), times in ms. Ours: mean "
                "MiB sent per server, latency rounds, seconds measured on loopback (2 cores), peak "
                "memory of the process running all three servers. A model that does not fit at batch "
-               "30 is shown at its largest measured batch.\n")
+               "30 is shown at its largest measured batch; `checked every K`: the servers verified "
+               "after every K images (`--images-per-check K`), so rounds add up over the groups.\n")
     rows = []
     largest: dict[str, dict] = {}
     for m in (m for m in models if m["family"] == "aegis" and m["model"] in paper.AEGIS_TABLE3):
@@ -307,7 +308,10 @@ def aegis_tables(ops: list[dict], models: list[dict]) -> str:
         ref = paper.AEGIS_TABLE3.get(m["model"], {})
         for stage, phase in (("execution", "online"), ("verification", "verify")):
             p = ref.get(stage) if m.get("batch") == 30 else None
-            rows.append([m["model"], str(m.get("batch")), stage,
+            size = str(m.get("batch"))
+            if m.get("images_per_check"):
+                size += f" (checked every {m['images_per_check']})"
+            rows.append([m["model"], size, stage,
                          fmt(p[0]) if p and p[0] is not None else "—",
                          fmt(m["offline"]["bytes_per_party"] / MIB) if stage == "execution" else "—",
                          fmt(p[2]) if p else "—", fmt(m[phase]["bytes_per_party"] / MIB),

@@ -175,13 +175,7 @@ pub fn run_secure_cnn<B: SecureBackend>(
     roles: Roles,
     mine: Contribution<'_>,
 ) -> Result<SecureRun> {
-    if let Some((i, node)) = graph.nodes.iter().enumerate().find(|(_, nd)| nd.op.needs_transformer_layers()) {
-        return Err(NnError::Unsupported(format!(
-            "node {i} ({}) needs transformer layers (GELU, softmax, LayerNorm), which this family lacks",
-            node.op.name()
-        )));
-    }
-    run_with(b, ctx, graph, n, roles, mine, &CnnOnly, n)
+    run_secure_cnn_in_groups(b, ctx, graph, n, roles, mine, n.max(1))
 }
 
 /// [`run_secure_cnn`] with the servers' deferred checks every `images_per_check` images: the
@@ -312,11 +306,11 @@ fn run_with<B: SecureBackend, L: TransformerLayers<B>>(
                 let out =
                     serve(b, ctx, graph, len, roles, out_value, &mut costs, layers, &mut weights, slice)?;
                 add_costs(&mut run.nodes, costs);
-                let (previous, start) = (ctx.stats().phase().to_string(), std::time::Instant::now());
+                let (previous, began) = (ctx.stats().phase().to_string(), std::time::Instant::now());
                 ctx.set_phase(VERIFY_PHASE);
                 b.check(ctx)?;
                 ctx.set_phase(&previous);
-                run.verify_seconds += start.elapsed().as_secs_f64();
+                run.verify_seconds += began.elapsed().as_secs_f64();
                 outputs.push(out);
             }
             let out = match outputs.len() {
