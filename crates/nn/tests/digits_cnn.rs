@@ -53,20 +53,20 @@ fn imported_cnn_matches_the_training_scripts_logits() {
     assert!(correct as f64 / labels.len() as f64 > 0.95, "float accuracy {correct}/{}", labels.len());
 }
 
-/// Runs the model privately among 3 servers, a data owner (3) and a model owner (4); returns
-/// the data owner's output.
-fn private<B: SecureBackend>(
+/// Runs the model privately among 3 servers, a data owner (3) and a model owner (4), with
+/// `family(party)` as each party's instance; returns every party's result.
+fn run_parties<B: SecureBackend>(
     model: &ImageModel,
     images: &FloatTensor,
-    family: impl Fn() -> B + Sync,
+    family: impl Fn(usize) -> B + Sync,
     run: impl Fn(&mut B, &mut veil_mpc::Ctx, Contribution<'_>) -> Result<veil_nn::secure::SecureRun, NnError>
     + Sync,
-) -> Mat {
+) -> Vec<Result<veil_nn::secure::SecureRun, veil_mpc::MpcError>> {
     // The owners wait for the servers' whole run.
     let cfg = SimConfig { timeout: std::time::Duration::from_secs(600), ..SimConfig::new(7) };
-    let results = simulate_with(5, cfg, |ctx| {
+    simulate_with(5, cfg, |ctx| {
         let start = std::time::Instant::now();
-        let mut b = family();
+        let mut b = family(ctx.party());
         let mine = match ctx.party() {
             3 => Contribution::Data(Input::Images(images)),
             4 => Contribution::Model(&model.weights),
@@ -74,9 +74,20 @@ fn private<B: SecureBackend>(
         };
         let r = run(&mut b, ctx, mine).map_err(|e| veil_mpc::MpcError::Invalid(e.to_string()));
         eprintln!("party {} done in {:.1} s", ctx.party(), start.elapsed().as_secs_f64());
-
         r
-    });
+    })
+}
+
+/// [`run_parties`] with the same instance everywhere; asserts that every party succeeded and
+/// returns the data owner's output.
+fn private<B: SecureBackend>(
+    model: &ImageModel,
+    images: &FloatTensor,
+    family: impl Fn() -> B + Sync,
+    run: impl Fn(&mut B, &mut veil_mpc::Ctx, Contribution<'_>) -> Result<veil_nn::secure::SecureRun, NnError>
+    + Sync,
+) -> Mat {
+    let results = run_parties(model, images, |_| family(), run);
     let errors: Vec<String> = results
         .iter()
         .enumerate()
@@ -151,22 +162,18 @@ fn aegis_checks_a_group_of_images_at_a_time_and_reveals_only_after_the_last() {
     );
     let per_group = per_group.into_inner();
     assert!(per_group > 0);
-    // P1 flips one comparison bit in the first sign extraction of the last group: that group's
-    // check aborts at every party, and the data owner gets nothing (the earlier groups passed,
-    // but their outputs wait for the last check).
-    let cfg = SimConfig { timeout: std::time::Duration::from_secs(600), ..SimConfig::new(8) };
-    let results = simulate_with(5, cfg, |ctx| {
-        let mut b = Aegis::new(64)?;
-        if ctx.party() == 1 {
-            b.tamper_sign_after(2 * per_group, veil_aegis::sign::SignTamper::FlipDelta { element: 0 });
+    // P1 flips one comparison bit in the first sign extraction of the last of 5 groups of one
+    // image: that group's check aborts at every party, and the data owner gets nothing (the
+    // earlier groups passed, but their outputs wait for the last check).
+    let tampered = |party: usize| {
+        let mut b = Aegis::new(64).unwrap();
+        if party == 1 {
+            b.tamper_sign_after(4 * per_group, veil_aegis::sign::SignTamper::FlipDelta { element: 0 });
         }
-        let mine = match ctx.party() {
-            3 => Contribution::Data(Input::Images(&batch)),
-            4 => Contribution::Model(&model.weights),
-            _ => Contribution::Server,
-        };
-        let r = run_secure_cnn_in_groups(&mut b, ctx, &model.graph, 5, ROLES, mine, 1);
-        r.map_err(|e| veil_mpc::MpcError::Invalid(e.to_string()))
+        b
+    };
+    let results = run_parties(&model, &batch, tampered, |b, ctx, mine| {
+        run_secure_cnn_in_groups(b, ctx, &model.graph, 5, ROLES, mine, 1)
     });
     assert!(results[3].is_err(), "the data owner received an output: {:?}", results[3]);
     for (party, r) in results.iter().enumerate().take(3) {
