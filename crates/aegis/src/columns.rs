@@ -313,9 +313,11 @@ impl<'a> Columns<'a> {
                 if e * step >= m {
                     break;
                 }
-                let y0: Vec<[u64; 3]> = (0..step).map(|s| load(2, e * step + s)).collect();
-                let y1: Vec<[u64; 3]> = (0..step).map(|s| load(2, (e + 1) * step + s)).collect();
-                let dy: Vec<[u64; 3]> = y0.iter().zip(&y1).map(|(a, b)| sub3(b, a)).collect();
+                let (mut y0, mut dy) = ([[0u64; 3]; BILINEAR_STEP], [[0u64; 3]; BILINEAR_STEP]);
+                for s in 0..step {
+                    y0[s] = load(2, e * step + s);
+                    dy[s] = sub3(&load(2, (e + 1) * step + s), &y0[s]);
+                }
                 for input in 0..if twin { 2 } else { 1 } {
                     for s in 0..step {
                         let x0 = load(input, e * step + s);
