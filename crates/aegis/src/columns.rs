@@ -37,7 +37,7 @@
 //! spans at most 8 slots, a reduction's two sums need no entry at all: a party's local part
 //! of a masked product is bilinear in the components it holds, so the sums over an output's
 //! entries are `Σ_{s,s'} w_s·w_{s'}·a_g·D_g[s][s']` with `D_g` sums of word products over
-//! `Z_2^64` ([`Columns::bilinear_halves`]). A truncation pair's 64 bit products per output
+//! `Z_2^64` (`Columns::bilinear_halves`). A truncation pair's 64 bit products per output
 //! then cost `4^t` GR scalings per output instead of 64 lifted terms and `64/2^t` GR
 //! products; each column takes the cheaper way by a count of word products.
 
