@@ -101,7 +101,8 @@ pub fn cnn_party(
             // aegis deals each product's and comparison's material right before it.
             CnnFamily::Aegis => {
                 let mut a = Aegis::new(64)?;
-                let group = images_per_check.unwrap_or(n);
+                // The model owner does not know the batch (its `n` may be 0): one group unless set.
+                let group = images_per_check.unwrap_or(n.max(1));
                 let run = run_secure_cnn_in_groups(&mut a, ctx, &model.graph, n, ROLES, mine, group)
                     .map_err(nn_error)?;
                 Ok((run, Some(Material::OnDemand)))
