@@ -46,6 +46,7 @@
 pub mod challenge;
 pub mod columns;
 pub mod family;
+mod freivalds;
 pub mod mul;
 pub mod pos;
 pub mod prime;

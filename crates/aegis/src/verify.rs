@@ -11,7 +11,7 @@
 //!    powers `r^i`, which the notes allow: no `N` ring powers, soundness `2^-d` per check).
 //!    A matrix product `Z = X·Y` (convolutions and fully connected layers) enters in
 //!    Freivalds's form instead: `uᵀZv = (uᵀX)·(Yv)` with public random `u, v` over GR, one
-//!    claim of `k` terms instead of `m·n·k` (soundness `2/2^64`, see `compress_matmul`), which
+//!    claim of `k` terms instead of `m·n·k` (soundness `2/2^64`, see `crate::freivalds`), which
 //!    takes the products of a CNN's linear layers out of the verification's cost.
 //! 3. **Reduce** `R` times (Goyal–Song): pair up entries, compute `h(0) = Σ X_{2i}Y_{2i}` and the
 //!    leading coefficient `c_2 = Σ (X_{2i+1}−X_{2i})(Y_{2i+1}−Y_{2i})` as two masked inner
@@ -47,6 +47,7 @@ use veil_ring::Gr;
 
 use crate::challenge;
 use crate::columns::Columns;
+use crate::freivalds::compress_matmul;
 use crate::share::{Aegis, Masked};
 
 /// Reductions stop at this dimension (the final check deals `2N' + 3` GR elements: 1 MiB from
@@ -695,103 +696,13 @@ pub(crate) fn cross_term(me: usize, a: &Entry, b: &Entry) -> Gr {
 }
 
 /// A claim `Σ X_i·Y_i = Z` over GR.
-type Claim = (GrVec, GrVec, GrVec);
+pub(crate) type Claim = (GrVec, GrVec, GrVec);
 
 /// The claim after a reduction at `ζ`: `Z' = h(0) + ζ·c_1 + ζ²·c_2` with the division-free
 /// `c_1 = Z − 2h(0) − c_2`.
 fn reduced_z(z: &GrVec, h0: &GrVec, c2: &GrVec, zeta: &Gr) -> GrVec {
     let c1 = z.sub(h0).sub(h0).sub(c2);
     h0.add(&c1.times(zeta)).add(&c2.times(&zeta.mul(zeta)))
-}
-
-/// Freivalds's compression of a recorded matrix product `Z = X·Y` (`[m, k] × [k, n]`): with
-/// public random `u ∈ GR^m` and `v ∈ GR^n`, the claim `uᵀZv = Σ_t a_t·b_t` where `a = uᵀX` and
-/// `b = Yv` has `k` terms instead of `m·n·k`; every step is linear, so each party applies it to
-/// the components it holds. With errors `E = Z − XY`, the claim is false unless `uᵀEv = 0`:
-/// divide `E` by the largest power of 2 dividing all its entries and reduce mod 2, and this is
-/// a nonzero polynomial of degree 2 over `GF(2^64)` in the uniform residues of `u` and `v`, so
-/// it vanishes with probability at most `2/2^64` (Schwartz–Zippel). Summed with the other
-/// records' claims (independent coefficients), a false batch passes with probability at most
-/// `3/2^64` before the reductions. A twin `Z2 = X2·Y` adds `u2ᵀX2` to `a` and `u2ᵀZ2v` to the
-/// claim with its own `u2` (the same `v`): still degree 2.
-fn compress_matmul(rec: &Recorded, k: usize, n: usize, coeffs: &mut Prg) -> Result<Claim> {
-    let m = rec.z.n.checked_div(n).unwrap_or(0);
-    if m * n != rec.z.n || rec.x.n != m * k || rec.y.n != k * n {
-        return Err(MpcError::Invalid(format!(
-            "recorded matrix product: x {} y {} z {} for [{m}, {k}] × [{k}, {n}]",
-            rec.x.n, rec.y.n, rec.z.n
-        )));
-    }
-    if let Some((x2, z2)) = &rec.twin
-        && (x2.n != rec.x.n || z2.n != rec.z.n)
-    {
-        return Err(MpcError::Invalid(format!("recorded matrix product: twin x {} z {}", x2.n, z2.n)));
-    }
-    let u: Vec<Gr> = (0..m).map(|_| Gr::random(coeffs)).collect();
-    let v: Vec<Gr> = (0..n).map(|_| Gr::random(coeffs)).collect();
-    let u2: Option<Vec<Gr>> = rec.twin.as_ref().map(|_| (0..m).map(|_| Gr::random(coeffs)).collect());
-    let (xp, yp, zp) = (parts(&rec.x), parts(&rec.y), parts(&rec.z));
-    let mut claim = Claim::default();
-    for c in 0..3 {
-        if xp[c].is_empty() {
-            continue;
-        }
-        let mut a = vec![Gr::ZERO; k];
-        left_product(&u, xp[c], k, &mut a);
-        let (b, mut zc) = (right_product(yp[c], &v, k), bilinear(&u, zp[c], &v));
-        if let (Some((x2, z2)), Some(u2)) = (&rec.twin, &u2) {
-            left_product(u2, parts(x2)[c], k, &mut a);
-            zc = zc.add(&bilinear(u2, parts(z2)[c], &v));
-        }
-        let (cx, cy, cz) = &mut claim;
-        let (dx, dy, dz) = match c {
-            0 => (&mut cx.m, &mut cy.m, &mut cz.m),
-            1 => (&mut cx.one, &mut cy.one, &mut cz.one),
-            _ => (&mut cx.two, &mut cy.two, &mut cz.two),
-        };
-        (*dx, *dy, *dz) = (a, b, vec![zc]);
-    }
-    Ok(claim)
-}
-
-/// The components of `w` this party holds, in [`GrVec`]'s order (absent ones empty).
-fn parts(w: &Masked) -> [&[u64]; 3] {
-    [&w.m, &w.r.one, &w.r.two]
-}
-
-/// `a_t += Σ_i u_i·x[i][t]` for `x` of shape `[u.len(), k]`.
-fn left_product(u: &[Gr], x: &[u64], k: usize, a: &mut [Gr]) {
-    for (ui, row) in u.iter().zip(x.chunks_exact(k.max(1))) {
-        for (at, &xt) in a.iter_mut().zip(row) {
-            at.add_scaled(ui, xt);
-        }
-    }
-}
-
-/// `b_t = Σ_j y[t][j]·v_j` for `y` of shape `[k, v.len()]`.
-fn right_product(y: &[u64], v: &[Gr], k: usize) -> Vec<Gr> {
-    let n = v.len();
-    (0..k)
-        .map(|t| {
-            let mut b = Gr::ZERO;
-            for (vj, &yj) in v.iter().zip(&y[t * n..(t + 1) * n]) {
-                b.add_scaled(vj, yj);
-            }
-            b
-        })
-        .collect()
-}
-
-/// `uᵀ·z·v` for `z` of shape `[u.len(), v.len()]`.
-fn bilinear(u: &[Gr], z: &[u64], v: &[Gr]) -> Gr {
-    let n = v.len();
-    u.iter().zip(z.chunks_exact(n.max(1))).fold(Gr::ZERO, |s, (ui, row)| {
-        let mut w = Gr::ZERO;
-        for (vj, &zj) in v.iter().zip(row) {
-            w.add_scaled(vj, zj);
-        }
-        s.add(&ui.mul(&w))
-    })
 }
 
 /// A one-element zero vector (its components all present; unused ones are dropped by `add`

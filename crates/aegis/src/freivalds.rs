@@ -1,0 +1,103 @@
+//! Freivalds's compression of the recorded matrix products for the batch verification of
+//! [`crate::verify`] (convolutions and fully connected layers): one claim of `k` terms per
+//! `[m, k] × [k, n]` product instead of `m·n·k`, with public random vectors over
+//! `GR(2^64, 64)` drawn after the products were fixed. Security model: that of the
+//! verification (one actively corrupted server, abort); the compression is linear, so each
+//! party applies it to the components it holds.
+
+use veil_crypto::Prg;
+use veil_mpc::{MpcError, Result};
+use veil_ring::Gr;
+
+use crate::share::Masked;
+use crate::verify::{Claim, Recorded};
+
+/// Freivalds's compression of a recorded matrix product `Z = X·Y` (`[m, k] × [k, n]`): with
+/// public random `u ∈ GR^m` and `v ∈ GR^n`, the claim `uᵀZv = Σ_t a_t·b_t` where `a = uᵀX` and
+/// `b = Yv` has `k` terms instead of `m·n·k`; every step is linear, so each party applies it to
+/// the components it holds. With errors `E = Z − XY`, the claim is false unless `uᵀEv = 0`:
+/// divide `E` by the largest power of 2 dividing all its entries and reduce mod 2, and this is
+/// a nonzero polynomial of degree 2 over `GF(2^64)` in the uniform residues of `u` and `v`, so
+/// it vanishes with probability at most `2/2^64` (Schwartz–Zippel). Summed with the other
+/// records' claims (independent coefficients), a false batch passes with probability at most
+/// `3/2^64` before the reductions. A twin `Z2 = X2·Y` adds `u2ᵀX2` to `a` and `u2ᵀZ2v` to the
+/// claim with its own `u2` (the same `v`): still degree 2.
+pub(crate) fn compress_matmul(rec: &Recorded, k: usize, n: usize, coeffs: &mut Prg) -> Result<Claim> {
+    let m = rec.z.n.checked_div(n).unwrap_or(0);
+    if m * n != rec.z.n || rec.x.n != m * k || rec.y.n != k * n {
+        return Err(MpcError::Invalid(format!(
+            "recorded matrix product: x {} y {} z {} for [{m}, {k}] × [{k}, {n}]",
+            rec.x.n, rec.y.n, rec.z.n
+        )));
+    }
+    if let Some((x2, z2)) = &rec.twin
+        && (x2.n != rec.x.n || z2.n != rec.z.n)
+    {
+        return Err(MpcError::Invalid(format!("recorded matrix product: twin x {} z {}", x2.n, z2.n)));
+    }
+    let u: Vec<Gr> = (0..m).map(|_| Gr::random(coeffs)).collect();
+    let v: Vec<Gr> = (0..n).map(|_| Gr::random(coeffs)).collect();
+    let u2: Option<Vec<Gr>> = rec.twin.as_ref().map(|_| (0..m).map(|_| Gr::random(coeffs)).collect());
+    let (xp, yp, zp) = (parts(&rec.x), parts(&rec.y), parts(&rec.z));
+    let mut claim = Claim::default();
+    for c in 0..3 {
+        if xp[c].is_empty() {
+            continue;
+        }
+        let mut a = vec![Gr::ZERO; k];
+        left_product(&u, xp[c], k, &mut a);
+        let (b, mut zc) = (right_product(yp[c], &v, k), bilinear(&u, zp[c], &v));
+        if let (Some((x2, z2)), Some(u2)) = (&rec.twin, &u2) {
+            left_product(u2, parts(x2)[c], k, &mut a);
+            zc = zc.add(&bilinear(u2, parts(z2)[c], &v));
+        }
+        let (cx, cy, cz) = &mut claim;
+        let (dx, dy, dz) = match c {
+            0 => (&mut cx.m, &mut cy.m, &mut cz.m),
+            1 => (&mut cx.one, &mut cy.one, &mut cz.one),
+            _ => (&mut cx.two, &mut cy.two, &mut cz.two),
+        };
+        (*dx, *dy, *dz) = (a, b, vec![zc]);
+    }
+    Ok(claim)
+}
+
+/// The components of `w` this party holds, in [`GrVec`]'s order (absent ones empty).
+fn parts(w: &Masked) -> [&[u64]; 3] {
+    [&w.m, &w.r.one, &w.r.two]
+}
+
+/// `a_t += Σ_i u_i·x[i][t]` for `x` of shape `[u.len(), k]`.
+fn left_product(u: &[Gr], x: &[u64], k: usize, a: &mut [Gr]) {
+    for (ui, row) in u.iter().zip(x.chunks_exact(k.max(1))) {
+        for (at, &xt) in a.iter_mut().zip(row) {
+            at.add_scaled(ui, xt);
+        }
+    }
+}
+
+/// `b_t = Σ_j y[t][j]·v_j` for `y` of shape `[k, v.len()]`.
+fn right_product(y: &[u64], v: &[Gr], k: usize) -> Vec<Gr> {
+    let n = v.len();
+    (0..k)
+        .map(|t| {
+            let mut b = Gr::ZERO;
+            for (vj, &yj) in v.iter().zip(&y[t * n..(t + 1) * n]) {
+                b.add_scaled(vj, yj);
+            }
+            b
+        })
+        .collect()
+}
+
+/// `uᵀ·z·v` for `z` of shape `[u.len(), v.len()]`.
+fn bilinear(u: &[Gr], z: &[u64], v: &[Gr]) -> Gr {
+    let n = v.len();
+    u.iter().zip(z.chunks_exact(n.max(1))).fold(Gr::ZERO, |s, (ui, row)| {
+        let mut w = Gr::ZERO;
+        for (vj, &zj) in v.iter().zip(row) {
+            w.add_scaled(vj, zj);
+        }
+        s.add(&ui.mul(&w))
+    })
+}
