@@ -92,6 +92,8 @@ pub(crate) struct Columns<'a> {
     slots: usize,
     a: Vec<Gr>,
     gamma: Gr,
+    /// `γ·a_g` per output slot group (the twins' coefficients before `b_l`).
+    ga: Vec<Gr>,
     b: Vec<Gr>,
     /// `w_s` for the reductions so far (`2^t` entries).
     w: Vec<Gr>,
@@ -128,8 +130,9 @@ impl<'a> Columns<'a> {
             let per = slots / padded(r);
             cols.extend((0..r.z.n).step_by(per).map(|first| Column { rec, first }));
         }
-        let a = (0..slots).map(|_| Gr::random(coeffs)).collect();
+        let a: Vec<Gr> = (0..slots).map(|_| Gr::random(coeffs)).collect();
         let gamma = Gr::random(coeffs);
+        let ga = a.iter().map(|v| gamma.mul(v)).collect();
         let b = (0..cols.len()).map(|_| Gr::random(coeffs)).collect();
         let mut widths: Vec<usize> = recs.iter().map(|r| padded(r)).collect();
         widths.sort_unstable();
@@ -137,7 +140,7 @@ impl<'a> Columns<'a> {
         let class = recs.iter().map(|r| widths.partition_point(|&m| m < padded(r))).collect();
         let weights = widths.into_iter().map(|m| (m, vec![], vec![])).collect();
         let w = vec![Gr::embed(1)];
-        let mut columns = Columns { me, recs, cols, slots, a, gamma, b, w, weights, class };
+        let mut columns = Columns { me, recs, cols, slots, a, gamma, ga, b, w, weights, class };
         columns.reweigh();
         Ok(columns)
     }
@@ -170,14 +173,13 @@ impl<'a> Columns<'a> {
     pub(crate) fn z(&self) -> GrVec {
         let held = held(self.me);
         let mut z = [Gr::ZERO; 3];
-        let ga: Vec<Gr> = self.a.iter().map(|a| self.gamma.mul(a)).collect();
         for (col, b) in self.cols.iter().zip(&self.b) {
             let rec = self.recs[col.rec];
             let per = self.slots / width(rec).max(1).next_power_of_two();
             for (c, zc) in z.iter_mut().enumerate().filter(|(c, _)| held[*c]) {
                 let mut s = Gr::ZERO;
                 let outputs = col.first..(col.first + per).min(rec.z.n);
-                for ((a, ga), o) in self.a.iter().zip(&ga).zip(outputs) {
+                for ((a, ga), o) in self.a.iter().zip(&self.ga).zip(outputs) {
                     s.add_scaled(a, component(&rec.z, c)[o]);
                     if let Some((_, z2)) = &rec.twin {
                         s.add_scaled(ga, component(z2, c)[o]);
@@ -202,11 +204,10 @@ impl<'a> Columns<'a> {
         let mut total = [Gr::ZERO; 2];
         let mut scratch = Scratch::default();
         let pairs = self.weight_pairs();
-        let ga: Vec<Gr> = self.a.iter().map(|a| self.gamma.mul(a)).collect();
         for (l, b) in self.b.iter().enumerate() {
             let way = forced.unwrap_or_else(|| self.cheaper_way(l, pairs.is_some()));
             let sums = match (&pairs, way) {
-                (Some(ww), Way::Bilinear) if self.bilinear_fits(l) => self.bilinear_halves(l, ww, &ga),
+                (Some(ww), Way::Bilinear) if self.bilinear_fits(l) => self.bilinear_halves(l, ww),
                 _ => self.entry_halves(l, &mut scratch),
             };
             for (t, s) in total.iter_mut().zip(&sums) {
@@ -278,7 +279,7 @@ impl<'a> Columns<'a> {
     /// same with `γ·a_g` and `x'`, and the differences `X_{2e+1} − X_{2e}` likewise. The inner
     /// sums are over `Z_2^64` (the embedding is a ring homomorphism): no term is lifted, only
     /// `4^t` sums per output are scaled into GR.
-    fn bilinear_halves(&self, l: usize, ww: &[Gr], ga: &[Gr]) -> [Gr; 2] {
+    fn bilinear_halves(&self, l: usize, ww: &[Gr]) -> [Gr; 2] {
         let me = self.me;
         let held = held(me);
         let col = &self.cols[l];
@@ -296,7 +297,7 @@ impl<'a> Columns<'a> {
             1 => rec.x2_at(c, idx),
             _ => rec.y_at(c, idx),
         };
-        for (g, (a_g, ga_g)) in self.a.iter().zip(ga).enumerate().take(outputs) {
+        for (g, (a_g, ga_g)) in self.a.iter().zip(&self.ga).enumerate().take(outputs) {
             d.iter_mut().for_each(|v| *v = 0);
             let base = (col.first + g) * m;
             // The components of input `input` at term `t` of this output (0 past `m`).

@@ -288,10 +288,11 @@ fn run_with<B: SecureBackend, L: TransformerLayers<B>>(
         }
         Contribution::Server => {
             let group = group.clamp(1, n.max(1));
+            let batch_shapes = graph.shapes(n)?;
             let mut weights = WeightShares { shared: BTreeMap::new(), keep: group < n };
             // With groups, the images are shared once and each group is a slice of them.
             let images = if group < n {
-                let shape = &graph.shapes(n)?[0];
+                let shape = &batch_shapes[0];
                 Some(b.share_from_owner(ctx, roles.data_owner, None, shape)?.ok_or_else(|| {
                     NnError::Invalid("a server got no share of the data owner's images".into())
                 })?)
@@ -318,10 +319,10 @@ fn run_with<B: SecureBackend, L: TransformerLayers<B>>(
                 _ => b.concat(&outputs.iter().collect::<Vec<_>>(), 0)?,
             };
             let shape = b.shape_of(&out);
-            if group < n && shape != graph.shapes(n)?[out_value] {
+            if group < n && shape != batch_shapes[out_value] {
                 return Err(NnError::Invalid(format!(
                     "the groups' outputs make {shape:?}, the batch's output is {:?}",
-                    graph.shapes(n)?[out_value]
+                    batch_shapes[out_value]
                 )));
             }
             b.reveal_to_owner(ctx, Some(&out), roles.data_owner, &shape)?;
