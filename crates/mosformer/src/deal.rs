@@ -19,6 +19,7 @@ use veil_ring::{Ring, Z2k, decode_slice, encode_slice};
 
 use crate::family::Security;
 use crate::rss::{next, prev};
+use crate::stored::Shape;
 
 /// What one party holds after a dealing: `T` is how an evaluator keeps one expanded table
 /// (the whole one-hot share vector, or a packed form of it).
@@ -36,7 +37,7 @@ pub enum Dealt<T, A> {
 }
 
 /// An evaluator's verified one-hot vectors and `α`-shares.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct PointKeys<T, A> {
     /// 0 or 1.
     pub role: u8,
@@ -54,6 +55,13 @@ impl<T: Clone, A: Ring> PointKeys<T, A> {
     /// ([`crate::Mosformer::planner`]); `zero` is a stored all-zero table.
     pub(crate) fn placeholder(role: u8, d: u32, count: usize, zero: T) -> Self {
         PointKeys { role, d, tables: vec![zero; count], alpha: vec![A::ZERO; count] }
+    }
+}
+
+impl<T: Shape, A> Shape for PointKeys<T, A> {
+    fn shape(&self, out: &mut Vec<usize>) {
+        out.extend([usize::from(self.role), self.d as usize, self.alpha.len()]);
+        self.tables.shape(out);
     }
 }
 

@@ -38,16 +38,22 @@ use crate::family::Security;
 use crate::mac::MacBatch;
 use crate::open::{open_all, reveal_batch};
 use crate::rss::{Rss, next, prev};
+use crate::stored::{Shape, Word};
 use crate::triples::{FreshTriples, Sacrifice};
 use crate::ucmp::{self, UcmpKeys};
 
 /// One share of a dealer's auxiliary data for `n` elements.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(bound = "R: Word, M: Word")]
 struct Aux<R, M> {
+    #[serde(with = "veil_ring::words")]
     r: Vec<R>,
+    #[serde(with = "veil_ring::words")]
     c: Vec<R>,
     /// Bit `i` of element `k` at `k·(ℓ-1) + i`.
+    #[serde(with = "veil_ring::words")]
     y: Vec<R>,
+    #[serde(with = "veil_ring::words")]
     rho: Vec<M>,
 }
 
@@ -83,7 +89,8 @@ impl<R: Z2k, M: Z2k> Aux<R, M> {
 }
 
 /// One server's verified material for `n` DReLUs.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(bound = "R: Word, M: Word")]
 pub struct DreluKeys<R, M> {
     n: usize,
     /// As dealer: both shares (share 0 went to `P_{b+2}`, share 1 to `P_{b+1}`).
@@ -101,6 +108,21 @@ impl<R: Z2k, M: Z2k> Aux<R, M> {
     }
 }
 
+impl<R, M> Shape for Aux<R, M> {
+    fn shape(&self, out: &mut Vec<usize>) {
+        out.extend([self.r.len(), self.c.len(), self.y.len(), self.rho.len()]);
+    }
+}
+
+impl<R, M> Shape for DreluKeys<R, M> {
+    fn shape(&self, out: &mut Vec<usize>) {
+        out.push(self.n);
+        self.own.shape(out);
+        self.e0.shape(out);
+        self.e1.shape(out);
+    }
+}
+
 impl<R: Z2k, M: Z2k> DreluKeys<R, M> {
     /// Zero material of the real shapes, for a dry run that only records the plan
     /// ([`crate::Mosformer::planner`]); its outputs mean nothing.
@@ -108,7 +130,7 @@ impl<R: Z2k, M: Z2k> DreluKeys<R, M> {
         let bits = R::BITS as usize - 1;
         DreluKeys {
             n,
-            own: (Aux::zeros(n), Aux::zeros(n)),
+            own: dealer_keeps((Aux::zeros(n), Aux::zeros(n))),
             e0: (Aux::zeros(n), UcmpKeys::placeholder(0, bits, n)),
             e1: (Aux::zeros(n), UcmpKeys::placeholder(1, bits, n)),
         }

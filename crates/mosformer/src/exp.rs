@@ -39,6 +39,7 @@ use crate::lut::{LutKeys, lookup};
 use crate::mac::MacBatch;
 use crate::recip::Sources;
 use crate::rss::{Rss, constant};
+use crate::stored::{Shape, Word};
 use crate::triples::Sacrifice;
 use crate::trunc::trunc;
 use crate::verified;
@@ -66,7 +67,8 @@ pub fn pow2_table(f: u32) -> Result<Vec<i64>> {
 }
 
 /// Verified material for `n` exponentials.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(bound = "R: Word, M: Word")]
 pub struct ExpKeys<R, M> {
     clip: DreluKeys<R, M>,
     table: LutKeys<R, M>,
@@ -77,6 +79,13 @@ impl<R: Z2k, M: Z2k> ExpKeys<R, M> {
     /// ([`crate::Mosformer::planner`]).
     pub(crate) fn placeholder(n: usize) -> Self {
         ExpKeys { clip: DreluKeys::placeholder(n), table: LutKeys::placeholder(TABLE_BITS, n) }
+    }
+}
+
+impl<R, M: Shape> Shape for ExpKeys<R, M> {
+    fn shape(&self, out: &mut Vec<usize>) {
+        self.clip.shape(out);
+        self.table.shape(out);
     }
 }
 

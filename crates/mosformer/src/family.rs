@@ -16,7 +16,7 @@ use crate::triples::TripleSource;
 use crate::verified;
 
 /// Security mode of the family.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Security {
     /// Every product verified with a triple; checked openings; abort on any deviation.
     Malicious,

@@ -26,6 +26,7 @@ use crate::lut::setup_with as lut_setup_with;
 use crate::lut::{LutKeys, lookup};
 use crate::mac::MacBatch;
 use crate::rss::Rss;
+use crate::stored::{Shape, Word};
 use crate::triples::Sacrifice;
 
 /// Fractional bits of GELU's input (the table's index resolution).
@@ -47,7 +48,8 @@ pub fn gelu_table(f_out: u32) -> Vec<i64> {
 }
 
 /// Verified material for `n` GELUs.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(bound = "R: Word, M: Word")]
 pub struct GeluKeys<R, M> {
     relu: DreluKeys<R, M>,
     clip: DreluKeys<R, M>,
@@ -63,6 +65,14 @@ impl<R: Z2k, M: Z2k> GeluKeys<R, M> {
             clip: DreluKeys::placeholder(n),
             lut: LutKeys::placeholder(8, n),
         }
+    }
+}
+
+impl<R, M: Shape> Shape for GeluKeys<R, M> {
+    fn shape(&self, out: &mut Vec<usize>) {
+        self.relu.shape(out);
+        self.clip.shape(out);
+        self.lut.shape(out);
     }
 }
 

@@ -21,6 +21,7 @@ use crate::family::Security;
 use crate::mac::MacBatch;
 use crate::recip::{self, Kind, RecipKeys, Sources};
 use crate::rss::Rss;
+use crate::stored::Shape;
 use crate::trunc::trunc;
 use crate::verified;
 
@@ -30,7 +31,7 @@ pub const F_LIN: u32 = 16;
 pub const F_RSQRT: u32 = 12;
 
 /// Verified material for LayerNorm over `rows` rows.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct LayerNormKeys {
     rows: usize,
     k: usize,
@@ -42,6 +43,13 @@ impl LayerNormKeys {
     /// ([`crate::Mosformer::planner`]).
     pub(crate) fn placeholder(rows: usize, k: usize) -> Self {
         LayerNormKeys { rows, k, rsqrt: RecipKeys::placeholder(Kind::Rsqrt, rows) }
+    }
+}
+
+impl Shape for LayerNormKeys {
+    fn shape(&self, out: &mut Vec<usize>) {
+        out.extend([self.rows, self.k]);
+        self.rsqrt.shape(out);
     }
 }
 

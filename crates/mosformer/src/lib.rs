@@ -79,6 +79,7 @@ pub mod recip;
 pub mod reshare;
 pub mod rss;
 pub mod softmax;
+pub mod stored;
 pub mod triples;
 pub mod trunc;
 pub mod ucmp;

@@ -39,9 +39,11 @@ use crate::mac::MacBatch;
 use crate::open::reveal_batch_packed;
 use crate::reshare::reshare;
 use crate::rss::{Rss, next, prev};
+use crate::stored::{Shape, Word};
 
 /// One server's verified material for `count` lookups into tables of `2^{ℓ_t}` entries.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(bound = "R: Word, M: Word")]
 pub struct LutKeys<R, M> {
     ell_t: u32,
     count: usize,
@@ -64,6 +66,14 @@ impl<R: Z2k, M: Z2k> LutKeys<R, M> {
             e0: PointKeys::placeholder(0, ell_t, count, vec![M::ZERO; 1 << ell_t]),
             e1: PointKeys::placeholder(1, ell_t, count, vec![M::ZERO; 1 << ell_t]),
         }
+    }
+}
+
+impl<R, M: Shape> Shape for LutKeys<R, M> {
+    fn shape(&self, out: &mut Vec<usize>) {
+        out.extend([self.ell_t as usize, self.count, self.own.0.len(), self.own.1.len()]);
+        self.e0.shape(out);
+        self.e1.shape(out);
     }
 }
 

@@ -18,6 +18,7 @@ use crate::drelu::{DreluKeys, select};
 use crate::family::Security;
 use crate::mac::MacBatch;
 use crate::rss::Rss;
+use crate::stored::{Shape, Word};
 use crate::triples::Sacrifice;
 
 /// `⟨ReLU(x)⟩` in the MAC ring: `x` in the working ring, `x_m` the same value in the MAC ring.
@@ -33,7 +34,8 @@ pub fn relu<R: Z2k, M: Z2k>(
 }
 
 /// Verified DReLU material for every level of a `[rows, k]` maximum.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(bound = "R: Word, M: Word")]
 pub struct MaxKeys<R, M> {
     rows: usize,
     k: usize,
@@ -59,6 +61,13 @@ impl<R: Z2k, M: Z2k> MaxKeys<R, M> {
             k,
             levels: level_pairs(k).into_iter().map(|p| DreluKeys::placeholder(rows * p)).collect(),
         }
+    }
+}
+
+impl<R, M> Shape for MaxKeys<R, M> {
+    fn shape(&self, out: &mut Vec<usize>) {
+        out.extend([self.rows, self.k]);
+        self.levels.shape(out);
     }
 }
 

@@ -26,6 +26,8 @@
 
 use std::collections::VecDeque;
 
+use serde::{Deserialize, Serialize};
+
 use veil_mpc::prep::{CorrelationRequest, PrepUsage};
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::{Z2k, Z16, Z32, Z64};
@@ -73,11 +75,43 @@ pub enum Request {
 pub type Plan = Vec<Request>;
 
 /// A queue of equally shaped flat sharings consumed element by element.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(bound = "R: Z2k", try_from = "PoolParts<R>")]
 struct Pool<R> {
     chunks: VecDeque<Vec<Rss<R>>>,
     offset: usize,
+    #[serde(skip)]
     available: usize,
+}
+
+/// A [`Pool`] as read from stored material, before its layout is checked.
+#[derive(Deserialize)]
+#[serde(bound = "R: Z2k")]
+struct PoolParts<R> {
+    chunks: VecDeque<Vec<Rss<R>>>,
+    offset: usize,
+}
+
+impl<R: Z2k> TryFrom<PoolParts<R>> for Pool<R> {
+    type Error = MpcError;
+
+    /// Every chunk's parts are flat and of one length, none empty, and the offset lies inside
+    /// the first chunk.
+    fn try_from(p: PoolParts<R>) -> Result<Self> {
+        let bad = |what: &str| MpcError::Invalid(format!("stored material pool: {what}"));
+        let mut total = 0usize;
+        for chunk in &p.chunks {
+            let len = chunk.first().map_or(0, Rss::len);
+            if len == 0 || chunk.iter().any(|r| r.shape() != [len]) {
+                return Err(bad("a chunk's parts are empty, not flat or of different lengths"));
+            }
+            total += len;
+        }
+        if p.offset > 0 && p.chunks.front().is_none_or(|c| p.offset >= c[0].len()) {
+            return Err(bad("the offset is past the first chunk"));
+        }
+        Ok(Pool { available: total - p.offset, chunks: p.chunks, offset: p.offset })
+    }
 }
 
 impl<R> Default for Pool<R> {
@@ -87,6 +121,11 @@ impl<R> Default for Pool<R> {
 }
 
 impl<R: Z2k> Pool<R> {
+    /// Whether every chunk has `parts` parts.
+    fn has_parts(&self, parts: usize) -> bool {
+        self.chunks.iter().all(|c| c.len() == parts)
+    }
+
     fn push(&mut self, parts: Vec<Rss<R>>) {
         self.available += parts.first().map_or(0, Rss::len);
         self.chunks.push_back(parts);
@@ -119,7 +158,8 @@ impl<R: Z2k> Pool<R> {
 }
 
 /// Everything held for one working ring.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(bound = "R: Z2k")]
 pub struct RingStore<R> {
     mul: Pool<R>,
     matmul: VecDeque<((usize, usize, usize), Triple<R>)>,
@@ -128,6 +168,30 @@ pub struct RingStore<R> {
 }
 
 impl<R: Z2k> RingStore<R> {
+    /// Checks a stored ring's layout: triples of 3 parts and upcast tuples of 2, from a
+    /// narrower ring; matrix triples of the shapes of their dimensions.
+    fn check(&self) -> Result<()> {
+        let bad = |what: String| MpcError::Invalid(format!("stored material over Z_2^{}: {what}", R::BITS));
+        if !self.mul.has_parts(3) {
+            return Err(bad("triples without 3 parts".into()));
+        }
+        for ((m, k, n), t) in &self.matmul {
+            if t.a.shape() != [*m, *k] || t.b.shape() != [*k, *n] || t.c.shape() != [*m, *n] {
+                return Err(bad(format!("a [{m}, {k}] × [{k}, {n}] matrix triple of other shapes")));
+            }
+        }
+        for (from, pool) in &self.upcast {
+            if !matches!(from, 16 | 32) || *from >= R::BITS || !pool.has_parts(2) {
+                return Err(bad(format!("upcast tuples from Z_2^{from}")));
+            }
+        }
+        Ok(())
+    }
+
+    fn is_empty(&self) -> bool {
+        self.mul.available == 0 && self.matmul.is_empty() && self.upcast.is_empty()
+    }
+
     fn upcast_pool(&mut self, from: u32) -> &mut Pool<R> {
         let i = match self.upcast.iter().position(|(b, _)| *b == from) {
             Some(i) => i,
@@ -138,6 +202,15 @@ impl<R: Z2k> RingStore<R> {
         };
         &mut self.upcast[i].1
     }
+}
+
+/// An [`Offline`] store's triples and tuples, moved out to be stored
+/// ([`crate::stored::StoredMaterial`]).
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct StoredTriples {
+    z16: RingStore<Z16>,
+    z32: RingStore<Z32>,
+    z64: RingStore<Z64>,
 }
 
 /// The rings the offline phase produces triples for.
@@ -196,6 +269,30 @@ impl Offline {
     /// See [`crate::Mosformer::planner`].
     pub fn planner(security: crate::Security) -> Self {
         Offline { planning: true, ..Self::for_security(security) }
+    }
+
+    /// Moves the triples and tuples produced so far out of the store.
+    pub fn take_stored(&mut self) -> StoredTriples {
+        StoredTriples {
+            z16: std::mem::take(&mut self.z16),
+            z32: std::mem::take(&mut self.z32),
+            z64: std::mem::take(&mut self.z64),
+        }
+    }
+
+    /// Puts stored triples and tuples into this store, which must hold none.
+    ///
+    /// # Errors
+    /// A store that holds material, or stored material of another layout.
+    pub fn load_stored(&mut self, s: StoredTriples) -> Result<()> {
+        if !(self.z16.is_empty() && self.z32.is_empty() && self.z64.is_empty()) {
+            return Err(MpcError::Invalid("triples loaded into a store that holds some".into()));
+        }
+        s.z16.check()?;
+        s.z32.check()?;
+        s.z64.check()?;
+        (self.z16, self.z32, self.z64) = (s.z16, s.z32, s.z64);
+        Ok(())
     }
 
     /// The requests served so far, in order: the plan for another run of the same computation.

@@ -38,6 +38,7 @@ use crate::mul::{matmul_semi_honest, mul_semi_honest};
 use crate::offline::in_offline_phase;
 use crate::rss::Rss;
 use crate::softmax::{self, SoftmaxKeys};
+use crate::stored::Shape;
 use crate::triples::TripleSource;
 use crate::trunc::{TruncPairSource, trunc};
 use crate::verified;
@@ -48,7 +49,7 @@ pub const FRAC_BITS: u32 = 16;
 const MAC_S: u32 = 32;
 
 /// One gate's material, as a plan lists it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum GateRequest {
     /// `n` ReLUs.
     Relu {
@@ -93,12 +94,30 @@ impl GateRequest {
 /// ([`Mosformer::planner_within`]); it stops the dry run early.
 pub const PLAN_LIMIT_EXCEEDED: &str = "the plan exceeds the planner's limit of gate elements";
 
-#[derive(Debug)]
-enum GateKeys {
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub(crate) enum GateKeys {
     Relu(Box<DreluKeys<Z16, Z64>>),
     Gelu(Box<GeluKeys<Z16, Z64>>),
     Softmax(Box<SoftmaxKeys<Z32, Z64>>),
     LayerNorm(Box<LayerNormKeys>),
+}
+
+impl Shape for GateKeys {
+    fn shape(&self, out: &mut Vec<usize>) {
+        match self {
+            GateKeys::Relu(k) => k.shape(out),
+            GateKeys::Gelu(k) => k.shape(out),
+            GateKeys::Softmax(k) => k.shape(out),
+            GateKeys::LayerNorm(k) => k.shape(out),
+        }
+        // The kind last: material of another kind never has the same shape.
+        out.push(match self {
+            GateKeys::Relu(_) => 0,
+            GateKeys::Gelu(_) => 1,
+            GateKeys::Softmax(_) => 2,
+            GateKeys::LayerNorm(_) => 3,
+        });
+    }
 }
 
 /// The MAC key, `⟨1⟩`, the pending MACs and the gate material of an instance.
@@ -107,9 +126,9 @@ pub struct GateState {
     /// Most elements one gate call handles; larger inputs go through in chunks, each with its
     /// own material (what bounds memory when material is made on demand).
     chunk: usize,
-    keys: Option<(Rss<Z64>, Rss<Z64>)>,
+    pub(crate) keys: Option<(Rss<Z64>, Rss<Z64>)>,
     batch: MacBatch<Z64>,
-    ready: VecDeque<(GateRequest, GateKeys)>,
+    pub(crate) ready: VecDeque<(GateRequest, GateKeys)>,
     plan: Vec<GateRequest>,
     /// A planner's gates ([`Mosformer::planner`]): zero material, no MAC check.
     pub(crate) planning: bool,
@@ -135,7 +154,7 @@ impl GateState {
 }
 
 /// Zero material of a request's shapes (for a planner's dry run).
-fn placeholder(req: &GateRequest) -> GateKeys {
+pub(crate) fn placeholder(req: &GateRequest) -> GateKeys {
     match *req {
         GateRequest::Relu { n } => GateKeys::Relu(Box::new(DreluKeys::placeholder(n))),
         GateRequest::Gelu { n } => GateKeys::Gelu(Box::new(GeluKeys::placeholder(n))),

@@ -36,6 +36,7 @@ use crate::lut::setup_with as lut_setup_with;
 use crate::lut::{LutKeys, lookup};
 use crate::mac::MacBatch;
 use crate::rss::{Rss, constant};
+use crate::stored::{Shape, Word};
 use crate::triples::Sacrifice;
 use crate::triples::TripleSource;
 use crate::trunc::{TruncPairSource, trunc};
@@ -49,7 +50,7 @@ pub const THRESHOLDS: usize = 3;
 pub const TABLE_BITS: u32 = 12;
 
 /// Which function.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Kind {
     /// `1/x`.
     Inv,
@@ -95,7 +96,8 @@ pub fn main_table(kind: Kind, f: u32) -> Result<Vec<i64>> {
 }
 
 /// Verified material for `n` reciprocals (or reciprocal square roots).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(bound = "R: Word, M: Word")]
 pub struct RecipKeys<R, M> {
     kind: Kind,
     compare: Vec<DreluKeys<R, M>>,
@@ -118,6 +120,16 @@ impl<R: Z2k, M: Z2k> RecipKeys<R, M> {
             exp: (kind == Kind::Rsqrt).then(|| LutKeys::placeholder(2, n)),
             table: LutKeys::placeholder(TABLE_BITS, n),
         }
+    }
+}
+
+impl<R, M: Shape> Shape for RecipKeys<R, M> {
+    fn shape(&self, out: &mut Vec<usize>) {
+        out.push(self.kind as usize);
+        self.compare.shape(out);
+        self.scale.shape(out);
+        self.exp.shape(out);
+        self.table.shape(out);
     }
 }
 

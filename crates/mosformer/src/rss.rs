@@ -26,8 +26,25 @@ pub(crate) fn constant<T: Ring>(n: usize, v: i64) -> Tensor<T> {
     Tensor::full(&[n], T::from_i64(v))
 }
 
+/// An [`Rss`] as read from stored material, before its components' shapes are checked.
+#[derive(serde::Deserialize)]
+#[serde(bound = "R: Ring")]
+struct RssParts<R> {
+    first: Tensor<R>,
+    second: Tensor<R>,
+}
+
+impl<R: Ring> TryFrom<RssParts<R>> for Rss<R> {
+    type Error = MpcError;
+
+    fn try_from(p: RssParts<R>) -> Result<Self> {
+        Rss::new(p.first, p.second)
+    }
+}
+
 /// One party's replicated share `(a_b, a_{b+1})` of a secret tensor.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(bound = "R: Ring", try_from = "RssParts<R>")]
 pub struct Rss<R> {
     /// `a_b`: shared with the previous party.
     pub first: Tensor<R>,

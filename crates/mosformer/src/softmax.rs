@@ -23,12 +23,14 @@ use crate::max::max_setup_with;
 use crate::max::{MaxKeys, max};
 use crate::recip::{self, Kind, RecipKeys, Sources};
 use crate::rss::Rss;
+use crate::stored::{Shape, Word};
 use crate::triples::Sacrifice;
 use crate::trunc::trunc;
 use crate::verified;
 
 /// Verified material for a `[rows, k]` softmax.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(bound = "R: Word, M: Word")]
 pub struct SoftmaxKeys<R, M> {
     rows: usize,
     k: usize,
@@ -48,6 +50,15 @@ impl<R: Z2k, M: Z2k> SoftmaxKeys<R, M> {
             exp: ExpKeys::placeholder(rows * k),
             inv: RecipKeys::placeholder(Kind::Inv, rows),
         }
+    }
+}
+
+impl<R, M: Shape> Shape for SoftmaxKeys<R, M> {
+    fn shape(&self, out: &mut Vec<usize>) {
+        out.extend([self.rows, self.k]);
+        self.max.shape(out);
+        self.exp.shape(out);
+        self.inv.shape(out);
     }
 }
 

@@ -46,7 +46,8 @@ use crate::rss::Rss;
 use crate::verified::zero_check;
 
 /// One party's shares of a triple.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(bound = "R: Ring")]
 pub struct Triple<R> {
     /// `⟨a⟩` (or `⟨A⟩`).
     pub a: Rss<R>,

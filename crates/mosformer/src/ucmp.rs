@@ -36,6 +36,7 @@ use veil_ring::{Ring, Z8};
 
 use crate::deal::{Dealt, deal_with};
 use crate::family::Security;
+use crate::stored::Shape;
 
 /// Largest number of bits a UCMP compares: public values are `u64` (and the domain `2n = 128`
 /// fits Z_2^8).
@@ -47,7 +48,7 @@ pub fn domain_bits(n: usize) -> u32 {
 }
 
 /// One evaluator's verified material for `count` comparisons of `bits`-bit values.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct UcmpKeys {
     role: u8,
     bits: usize,
@@ -74,6 +75,12 @@ impl UcmpKeys {
     /// ([`crate::Mosformer::planner`]); it compares nothing.
     pub(crate) fn placeholder(role: u8, bits: usize, count: usize) -> Self {
         UcmpKeys { role, bits, count, tables: vec![0; bits * count], alpha: vec![Z8::ZERO; bits * count] }
+    }
+}
+
+impl Shape for UcmpKeys {
+    fn shape(&self, out: &mut Vec<usize>) {
+        out.extend([usize::from(self.role), self.bits, self.count, self.tables.len(), self.alpha.len()]);
     }
 }
 

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
 use veil_mosformer::offline::{OFFLINE_PHASE, Offline};
+use veil_mosformer::stored::StoredMaterial;
 use veil_mosformer::{Mosformer, Security};
 use veil_mpc::harness::{all_ok, simulate};
 use veil_mpc::traits::{FixedPoint, Linear, NonLinear, Sharing, TransformerOps};
@@ -170,6 +171,52 @@ fn a_planned_run_needs_nothing_made_online() {
         assert_eq!(made_online, 0, "offline traffic during the online phase");
         assert_eq!(on_demand, 0);
         assert_eq!(gates, 4);
+    }
+}
+
+/// Material made in one session, stored as bytes and loaded in another (other seeds, other
+/// coin tosses) serves that session's whole online phase: nothing is made then, and the output
+/// matches plaintext. Bytes that are not such material, and material of the other mode, are
+/// refused.
+#[test]
+fn material_stored_by_one_session_serves_the_online_phase_of_another() {
+    let i = inputs();
+    let want = reference(&i);
+    for security in [Security::Malicious, Security::SemiHonest] {
+        let stored = all_ok(simulate(3, 31, |ctx| {
+            let mut dry = Mosformer::planner(security).with_chunk(7);
+            block(&mut dry, ctx, &i)?;
+            let mut maker = Mosformer::new(security, Offline::for_security(security)).with_chunk(7);
+            maker.prepare_all(ctx, &dry.material_plan())?;
+            let mut bytes = Vec::new();
+            maker.take_material().encode(&mut bytes)?;
+            Ok(bytes)
+        }))
+        .unwrap();
+        let out = all_ok(simulate(3, 32, |ctx| {
+            let mut p = Mosformer::new(security, Offline::for_security(security)).with_chunk(7);
+            p.load_material(StoredMaterial::decode(&stored[ctx.party()])?)?;
+            let y = block(&mut p, ctx, &i)?;
+            Ok((y, ctx.stats().get(OFFLINE_PHASE).bytes_sent, p.made_on_demand()))
+        }))
+        .unwrap();
+        for (y, offline_bytes, on_demand) in out {
+            assert_eq!((offline_bytes, on_demand), (0, 0), "{security:?}: material was made online");
+            let worst = decode(&y).iter().zip(&want).map(|(g, w)| (g - w).abs()).fold(0.0, f64::max);
+            assert!(worst < 0.06, "{security:?}: {worst}");
+        }
+        let bytes = &stored[0];
+        assert!(StoredMaterial::decode(&bytes[..bytes.len() - 1]).is_err(), "a truncated store");
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(StoredMaterial::decode(&longer).is_err(), "trailing bytes");
+        let other = match security {
+            Security::Malicious => Security::SemiHonest,
+            Security::SemiHonest => Security::Malicious,
+        };
+        let mut wrong_mode = Mosformer::new(other, Offline::for_security(other));
+        let err = wrong_mode.load_material(StoredMaterial::decode(bytes).unwrap()).unwrap_err();
+        assert!(err.to_string().contains("mode"), "{err}");
     }
 }
 

@@ -127,6 +127,19 @@ macro_rules! define_z2k {
             }
         }
 
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                crate::stored::serialize_le(&self.0.to_le_bytes(), s)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let b = crate::stored::deserialize_le::<{ core::mem::size_of::<$u>() }, D>(d)?;
+                Ok(Self(<$u>::from_le_bytes(b)))
+            }
+        }
+
         impl Z2k for $name {
             const BITS: u32 = <$u>::BITS;
 

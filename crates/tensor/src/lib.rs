@@ -27,6 +27,7 @@ mod error;
 mod kernel;
 mod layout;
 mod linalg;
+mod stored;
 mod tensor;
 
 pub use device::{Cpu, Device, MatDims, MatmulKernel, default_device, set_default_device};

@@ -1,0 +1,212 @@
+//! A server's offline material, stored between the session that made it and the session that
+//! uses it.
+//!
+//! [`Mosformer::take_material`] moves everything an instance made ahead out of it: the MAC key
+//! `⟨α⟩` and the random `⟨1⟩` ([`crate::keys`]), the FSS material of each planned gate, the
+//! triples and the upcast tuples ([`crate::offline`]). [`StoredMaterial::encode`] writes it with
+//! `postcard` (a serde format with a stable, documented wire format; chosen over bincode, whose
+//! development has ceased); ring words are written as fixed-width little-endian bytes.
+//! [`Mosformer::load_material`] puts it into a fresh instance of the same mode, which then runs
+//! the online phase exactly as if it had made the material itself in the same process.
+//!
+//! **What is checked on load.** Every tensor fills its shape and both components of a sharing
+//! have one shape; every triple has the shapes of its request; and every gate's material has
+//! exactly the lengths of the material its request asks for (compared, through [`Shape`], with
+//! the zero material a planner makes for the same request), so a damaged or mismatched store
+//! is refused with an error, never a panic in the online phase. Whether the material is
+//! *correct* is not checked here and need not be: it was verified when it was made, and a
+//! server that changes its own material is a corrupted server, which the online phase's
+//! checks catch as they would any other deviation.
+//!
+//! **Security.** Material must be used once: a second online phase on the same masks, keys and
+//! triples would leak the difference of two inputs. The caller (the runtime's material files)
+//! deletes a store once the servers agree on it, before the online phase starts.
+
+use std::io::Write;
+
+use serde::{Deserialize, Serialize};
+use veil_mpc::{MpcError, Result};
+use veil_ring::{Z8, Z16, Z32, Z64};
+
+use crate::family::{Mosformer, Security};
+use crate::offline::{Offline, StoredTriples};
+use crate::ops::{GateKeys, GateRequest, placeholder};
+use crate::rss::Rss;
+
+/// A ring word that material can hold: any `Z_2^k` with serde's encoding.
+pub trait Word: veil_ring::Z2k + Serialize + serde::de::DeserializeOwned {}
+
+impl<T: veil_ring::Z2k + Serialize + serde::de::DeserializeOwned> Word for T {}
+
+/// The lengths (and counts) that fix the layout of a piece of material: two pieces with equal
+/// shapes can be used in each other's place without an out-of-range access.
+pub(crate) trait Shape {
+    /// Appends this piece's lengths and counts to `out`.
+    fn shape(&self, out: &mut Vec<usize>);
+}
+
+macro_rules! no_shape {
+    ($($t:ty),*) => {$(
+        impl Shape for $t {
+            #[inline]
+            fn shape(&self, _: &mut Vec<usize>) {}
+        }
+    )*};
+}
+no_shape!(Z8, Z16, Z32, Z64, u128);
+
+impl<T: Shape> Shape for Vec<T> {
+    fn shape(&self, out: &mut Vec<usize>) {
+        out.push(self.len());
+        for x in self {
+            x.shape(out);
+        }
+    }
+}
+
+impl<A: Shape, B: Shape> Shape for (A, B) {
+    fn shape(&self, out: &mut Vec<usize>) {
+        self.0.shape(out);
+        self.1.shape(out);
+    }
+}
+
+impl<T: Shape> Shape for Option<T> {
+    fn shape(&self, out: &mut Vec<usize>) {
+        out.push(usize::from(self.is_some()));
+        if let Some(x) = self {
+            x.shape(out);
+        }
+    }
+}
+
+impl<T: Shape> Shape for Box<T> {
+    fn shape(&self, out: &mut Vec<usize>) {
+        (**self).shape(out);
+    }
+}
+
+fn shape_of<T: Shape>(x: &T) -> Vec<usize> {
+    let mut out = Vec::new();
+    x.shape(&mut out);
+    out
+}
+
+/// Everything one server made ahead for a computation (see the module doc).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct StoredMaterial {
+    security: Security,
+    /// `(⟨1⟩, ⟨α⟩)`.
+    keys: Option<(Rss<Z64>, Rss<Z64>)>,
+    gates: Vec<(GateRequest, GateKeys)>,
+    triples: StoredTriples,
+}
+
+impl StoredMaterial {
+    /// The mode the material was made in.
+    pub fn security(&self) -> Security {
+        self.security
+    }
+
+    /// The gates it serves, in order.
+    pub fn gates(&self) -> impl Iterator<Item = &GateRequest> {
+        self.gates.iter().map(|(r, _)| r)
+    }
+
+    /// Writes the material to `w`.
+    ///
+    /// # Errors
+    /// A failure of `w`.
+    pub fn encode<W: Write>(&self, w: W) -> Result<()> {
+        postcard::to_io(self, w).map(|_| ()).map_err(|e| MpcError::Invalid(format!("writing material: {e}")))
+    }
+
+    /// Reads material [`StoredMaterial::encode`] wrote; every byte must belong to it.
+    ///
+    /// # Errors
+    /// Bytes that are not such material (truncated, damaged, trailing data), or tensors that
+    /// do not fill their shapes.
+    pub fn decode(bytes: &[u8]) -> Result<Self> {
+        let bad = |what: String| MpcError::Invalid(format!("stored material: {what}"));
+        let (m, rest) = postcard::take_from_bytes::<Self>(bytes).map_err(|e| bad(e.to_string()))?;
+        if !rest.is_empty() {
+            return Err(bad(format!("{} bytes after the end", rest.len())));
+        }
+        Ok(m)
+    }
+}
+
+impl Mosformer<Offline> {
+    /// Moves the material made ahead ([`Mosformer::prepare_all`]) out of this instance, which
+    /// is left with none (its later gates would make theirs on demand).
+    pub fn take_material(&mut self) -> StoredMaterial {
+        StoredMaterial {
+            security: self.security,
+            keys: self.gates.keys.take(),
+            gates: self.gates.ready.drain(..).collect(),
+            triples: self.triples.take_stored(),
+        }
+    }
+
+    /// Puts stored material into this instance, which must be of the same mode and hold no
+    /// material yet. Checks every piece's shapes (see the module doc).
+    ///
+    /// # Errors
+    /// Another mode, an instance that already holds material, or a piece whose shapes differ
+    /// from those its request asks for.
+    pub fn load_material(&mut self, m: StoredMaterial) -> Result<()> {
+        if m.security != self.security {
+            return Err(MpcError::Invalid(format!(
+                "the stored material was made in {:?} mode, this session runs {:?}",
+                m.security, self.security
+            )));
+        }
+        if self.gates.keys.is_some() || !self.gates.ready.is_empty() {
+            return Err(MpcError::Invalid("material loaded into an instance that already holds some".into()));
+        }
+        if let Some((one, alpha)) = &m.keys {
+            if one.shape() != [1] || alpha.shape() != [1] {
+                return Err(MpcError::Invalid("stored MAC key or ⟨1⟩ of another shape than [1]".into()));
+            }
+        }
+        for (i, (req, keys)) in m.gates.iter().enumerate() {
+            if shape_of(keys) != shape_of(&placeholder(req)) {
+                return Err(MpcError::Invalid(format!(
+                    "stored material of gate {i} ({req:?}) does not have the shapes of its request"
+                )));
+            }
+        }
+        self.triples.load_stored(m.triples)?;
+        self.gates.keys = m.keys;
+        self.gates.ready = m.gates.into();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn real_material_has_the_shapes_of_the_planner_placeholder_and_other_shapes_are_refused() {
+        let req = GateRequest::Gelu { n: 5 };
+        let wrong = GateRequest::Gelu { n: 4 };
+        let stored = |keys: GateKeys| StoredMaterial {
+            security: Security::SemiHonest,
+            keys: None,
+            gates: vec![(req.clone(), keys)],
+            triples: StoredTriples::default(),
+        };
+        let mut fresh = || Mosformer::new(Security::SemiHonest, Offline::semi_honest());
+        assert!(fresh().load_material(stored(placeholder(&req))).is_ok());
+        let err = fresh().load_material(stored(placeholder(&wrong))).unwrap_err();
+        assert!(err.to_string().contains("shapes"), "{err}");
+        let other_kind = placeholder(&GateRequest::Relu { n: 5 });
+        assert!(fresh().load_material(stored(other_kind)).is_err());
+        // A stored instance round-trips through its encoding.
+        let mut bytes = Vec::new();
+        stored(placeholder(&req)).encode(&mut bytes).unwrap();
+        let back = StoredMaterial::decode(&bytes).unwrap();
+        assert_eq!(back.gates().collect::<Vec<_>>(), [&req]);
+    }
+}
