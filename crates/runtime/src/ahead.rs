@@ -28,7 +28,7 @@ use veil_nn::weights::{FloatTensor, Weights};
 use crate::inference::{CHUNK, DATA_OWNER, MODEL_OWNER, PARTIES, ROLES, graph_digest, nn_error};
 
 /// Where a session's offline material comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Material {
     /// Made gate call by gate call, in chunks, right before each call needs it (bounded memory:
     /// the way a BERT-base encoder fits on one machine). Its bytes and rounds still count as
@@ -36,6 +36,9 @@ pub enum Material {
     OnDemand,
     /// Planned by a dry run and made before the online phase starts, held until used.
     Ahead,
+    /// Made by an earlier session of the servers and stored in this folder (each server its
+    /// own `server-N.material`, [`crate::stored`]); used once, deleted before the online phase.
+    Stored(std::path::PathBuf),
 }
 
 impl Material {
@@ -49,10 +52,11 @@ impl Material {
     }
 
     /// The name the records and the command line use.
-    pub fn name(self) -> &'static str {
+    pub fn name(&self) -> &'static str {
         match self {
             Material::OnDemand => "on-demand",
             Material::Ahead => "ahead",
+            Material::Stored(_) => "stored",
         }
     }
 }

@@ -173,7 +173,7 @@ pub fn private_classification(
     let plain = run_float_on(&model.graph, &model.weights, Input::Images(&pixels)).map_err(nn_error)?;
     let job = |ctx: &mut Ctx| {
         let mine = (ctx.party() == DATA_OWNER).then_some(images);
-        cnn_party(ctx, model, mine, family, security, material, images_per_check)
+        cnn_party(ctx, model, mine, family, security, material.clone(), images_per_check)
     };
     let (per_party, transport) = crate::inference::run_threads(link, job)?;
     let output = per_party

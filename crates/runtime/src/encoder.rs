@@ -319,10 +319,11 @@ pub use crate::ahead::Material;
 /// and the record gives the totals over all of them; with [`Material::Ahead`] the first layer
 /// plans the offline phase and the last layer's material is made ahead in its own phase (the
 /// record gives that one layer).
-fn record_name(material: Material) -> &'static str {
+fn record_name(material: &Material) -> &'static str {
     match material {
         Material::OnDemand => "on demand, per gate call",
         Material::Ahead => "ahead, per layer",
+        Material::Stored(_) => "stored",
     }
 }
 
@@ -338,6 +339,9 @@ pub fn bench_layer(
     material: Material,
     security: Security,
 ) -> Result<LayerRecord> {
+    if let Material::Stored(_) = material {
+        return Err(MpcError::Invalid("layer benchmarks make their own material: on demand or ahead".into()));
+    }
     if material == Material::Ahead && layers < 2 {
         return Err(MpcError::Invalid("material made ahead needs ≥ 2 layers (the first plans it)".into()));
     }
@@ -432,7 +436,7 @@ pub fn bench_layer(
         security: if security == Security::Malicious { "malicious" } else { "semi-honest" },
         shape: s,
         layers,
-        material: record_name(material),
+        material: record_name(&material),
         offline: phase(&|r| r.0),
         online: phase(&|r| r.1),
         blocks,

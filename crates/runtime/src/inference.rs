@@ -72,8 +72,8 @@ pub struct InferenceParty {
     /// Peak resident memory of this party's process, MiB (Linux; when parties run as threads
     /// of one process, that process's).
     pub peak_rss_mib: Option<f64>,
-    /// Servers: where their offline material came from (`ahead` of the online phase, or
-    /// `on-demand` before each gate call).
+    /// Servers: where their offline material came from (`ahead` of the online phase,
+    /// `on-demand` before each gate call, or `stored` by an earlier session).
     #[serde(default)]
     pub material: Option<String>,
 }
@@ -201,10 +201,13 @@ pub(crate) fn mosformer_session(
     material: Material,
 ) -> Result<(Mosformer<Offline>, Material), MpcError> {
     let mut family = Mosformer::new(security, Offline::for_security(security)).with_chunk(CHUNK);
-    let used = if material == Material::Ahead && ctx.party() < 3 {
-        crate::ahead::prepare_session(&mut family, ctx, graph, n)?
-    } else {
-        material
+    let used = match material {
+        Material::Ahead if ctx.party() < 3 => crate::ahead::prepare_session(&mut family, ctx, graph, n)?,
+        Material::Stored(dir) if ctx.party() < 3 => {
+            crate::stored::load_server(&mut family, ctx, graph, n, &dir)?;
+            Material::Stored(dir)
+        }
+        other => other,
     };
     Ok((family, used))
 }
@@ -424,7 +427,7 @@ pub fn private_inference_of(
     let ids = tokenize(model, text).map_err(|e| MpcError::Invalid(e.to_string()))?;
     let job = |ctx: &mut Ctx| {
         let mine = (ctx.party() == DATA_OWNER).then_some(ids.as_slice());
-        inference_party(ctx, model, mine, security, material)
+        inference_party(ctx, model, mine, security, material.clone())
     };
     let (per_party, transport) = run_threads(link, job)?;
     report(model, text, &ids, security, transport, per_party)
@@ -447,7 +450,7 @@ where
     Ok((results.into_iter().collect::<Result<Vec<_>, _>>()?, transport))
 }
 
-fn rand_seed() -> u64 {
+pub(crate) fn rand_seed() -> u64 {
     use rand::RngCore;
     rand::rngs::OsRng.next_u64()
 }

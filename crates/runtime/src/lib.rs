@@ -4,6 +4,8 @@
 //!   of three servers, a data owner and a model owner that every model job uses;
 //! - [`classify`]: private classification with an ONNX CNN (`aegis` or `mosformer`);
 //! - [`plain`]: the float and fixed-point executors in the clear, for debugging numerics;
+//! - [`stored`]: the servers' offline material on disk, made by one session and used once by
+//!   a later one;
 //! - [`bench`](mod@bench), [`bench_aegis`], [`bench_model`], [`encoder`]: the benchmarks;
 //! - the demo product (this module): party 0's secret vector times party 1's, elementwise, in
 //!   fixed point (Z_2^64, 16 fractional bits; the product carries 32 fractional bits and is
@@ -20,6 +22,7 @@ pub mod encoder;
 pub mod inference;
 pub mod memory;
 pub mod plain;
+pub mod stored;
 
 use serde::{Deserialize, Serialize};
 use veil_additive::{Additive, InsecureDealer};

@@ -13,6 +13,7 @@ use veil_runtime::Link;
 use veil_runtime::inference::{
     DATA_OWNER, InferenceParty, Material, PARTIES, inference_party, private_inference, report,
 };
+use veil_runtime::stored::{PreparedServer, material_path, prepare_material};
 
 fn tiny(layers: usize, seed: u64) -> Model {
     let config = BertConfig {
@@ -57,6 +58,77 @@ fn run(
     run_with(model, others, ids, security, Material::Ahead)
 }
 
+/// The five parties of a session with the servers' material stored in `dir`: their reports, or
+/// every party's error (the first to fail makes the others see it leave).
+fn run_stored(model: &Model, ids: &[u32], dir: &Path) -> Result<Vec<InferenceParty>, String> {
+    let results = simulate_with(PARTIES, SimConfig::new(3), |ctx| {
+        let mine = (ctx.party() == DATA_OWNER).then_some(ids);
+        inference_party(ctx, model, mine, Security::Malicious, Material::Stored(dir.to_path_buf()))
+    });
+    let errors: Vec<String> =
+        results.iter().filter_map(|r| r.as_ref().err()).map(|e| e.to_string()).collect();
+    if errors.is_empty() { Ok(results.into_iter().flatten().collect()) } else { Err(errors.join("\n")) }
+}
+
+fn prepare(model: &Model, tokens: usize, dir: &Path) -> Vec<PreparedServer> {
+    prepare_material(&model.graph, tokens, Security::Malicious, dir, Link::Memory).unwrap()
+}
+
+/// Material made by one session of the servers and stored serves one later session: its online
+/// phase makes nothing, its output matches the float reference, and the files are gone after
+/// it (a second session finds none). Files of another size, of two different offline phases,
+/// or damaged ones are refused, each with an error that says so.
+#[test]
+fn stored_material_serves_one_later_session_and_is_then_gone() {
+    let model = tiny(2, 7);
+    let ids = [1u32, 5, 19, 0, 7];
+    let dir = tempfile::tempdir().unwrap();
+    let made = prepare(&model, ids.len(), dir.path());
+    assert_eq!(made.len(), 3);
+    assert!(made.iter().all(|s| s.id == made[0].id && s.gates > 0 && s.offline.bytes_sent > 0));
+    for s in &made {
+        assert_eq!(s.path, material_path(dir.path(), s.party));
+        assert!(s.file_bytes > s.offline.bytes_sent / 4, "{} bytes stored", s.file_bytes);
+    }
+    let parties = run_stored(&model, &ids, dir.path()).unwrap();
+    for p in parties.iter().filter(|p| p.party < 3) {
+        assert_eq!(p.material.as_deref(), Some("stored"));
+        // The online session's offline phase is the id check: 2 × 64 hex bytes.
+        assert_eq!(p.phases[0].bytes_sent, 128, "server {}", p.party);
+    }
+    let r = report(&model, "", &ids, Security::Malicious, "memory", parties).unwrap();
+    assert!(r.cosine_vs_plaintext > 0.995, "cosine {}", r.cosine_vs_plaintext);
+    assert!((0..3).all(|p| !material_path(dir.path(), p).exists()), "used material was kept");
+    let err = run_stored(&model, &ids, dir.path()).unwrap_err();
+    assert!(err.contains("cannot read the material file"), "{err}");
+
+    // Another input size.
+    prepare(&model, 4, dir.path());
+    let err = run_stored(&model, &ids, dir.path()).unwrap_err();
+    assert!(err.contains("made for an input of size 4, this session has 5"), "{err}");
+    assert!(material_path(dir.path(), 0).exists(), "material that served nothing is kept");
+
+    // Server 1's file from another offline phase.
+    let other = tempfile::tempdir().unwrap();
+    prepare(&model, ids.len(), dir.path());
+    prepare(&model, ids.len(), other.path());
+    std::fs::copy(material_path(other.path(), 1), material_path(dir.path(), 1)).unwrap();
+    let err = run_stored(&model, &ids, dir.path()).unwrap_err();
+    assert!(err.contains("material of another offline phase"), "{err}");
+
+    // A damaged file: one flipped byte in its material.
+    let path = material_path(other.path(), 2);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 1;
+    std::fs::write(&path, &bytes).unwrap();
+    let err = run_stored(&model, &ids, other.path()).unwrap_err();
+    assert!(err.contains("is damaged or truncated"), "{err}");
+    std::fs::write(&path, &bytes[..at]).unwrap();
+    let err = run_stored(&model, &ids, other.path()).unwrap_err();
+    assert!(err.contains("is damaged or truncated"), "{err}");
+}
+
 fn run_with(
     model: &Model,
     others: &Model,
@@ -67,7 +139,7 @@ fn run_with(
     simulate_with(PARTIES, SimConfig::new(3), |ctx| {
         let mine = (ctx.party() == DATA_OWNER).then_some(ids);
         let m = if ctx.party() == 4 { model } else { others };
-        inference_party(ctx, m, mine, security, material)
+        inference_party(ctx, m, mine, security, material.clone())
     })
     .into_iter()
     .collect()
@@ -83,7 +155,7 @@ fn a_small_bert_matches_the_float_reference_in_both_modes() {
         (Security::Malicious, Material::OnDemand),
     ];
     for (security, material) in modes {
-        let parties = run_with(&model, &model, &ids, security, material).unwrap();
+        let parties = run_with(&model, &model, &ids, security, material.clone()).unwrap();
         for p in &parties {
             assert_eq!(p.output.is_some(), p.party == DATA_OWNER, "only the data owner gets the output");
             let want = (p.party < 3).then(|| material.name().to_string());
