@@ -164,10 +164,10 @@ impl Mosformer<Offline> {
         if self.gates.keys.is_some() || !self.gates.ready.is_empty() {
             return Err(MpcError::Invalid("material loaded into an instance that already holds some".into()));
         }
-        if let Some((one, alpha)) = &m.keys {
-            if one.shape() != [1] || alpha.shape() != [1] {
-                return Err(MpcError::Invalid("stored MAC key or ⟨1⟩ of another shape than [1]".into()));
-            }
+        if let Some((one, alpha)) = &m.keys
+            && (one.shape() != [1] || alpha.shape() != [1])
+        {
+            return Err(MpcError::Invalid("stored MAC key or ⟨1⟩ of another shape than [1]".into()));
         }
         for (i, (req, keys)) in m.gates.iter().enumerate() {
             if shape_of(keys) != shape_of(&placeholder(req)) {
@@ -197,7 +197,7 @@ mod tests {
             gates: vec![(req.clone(), keys)],
             triples: StoredTriples::default(),
         };
-        let mut fresh = || Mosformer::new(Security::SemiHonest, Offline::semi_honest());
+        let fresh = || Mosformer::new(Security::SemiHonest, Offline::semi_honest());
         assert!(fresh().load_material(stored(placeholder(&req))).is_ok());
         let err = fresh().load_material(stored(placeholder(&wrong))).unwrap_err();
         assert!(err.to_string().contains("shapes"), "{err}");
