@@ -97,16 +97,14 @@ pub fn layer(
     };
     let name = shape.model_name();
     eprintln!("bench: {layers} {name} layers at {tokens} tokens ...");
-    let r = veil_runtime::encoder::bench_layer(shape, layers, material, security)?;
+    let r = veil_runtime::encoder::bench_layer(shape, layers, material.clone(), security)?;
     if json {
         println!("{}", serde_json::to_string(&r)?);
         return Ok(());
     }
     let mib = |b: f64| b / f64::from(1u32 << 20);
-    let scope = match material {
-        Material::OnDemand => format!("all {layers} layers"),
-        Material::Ahead => "the last layer".into(),
-    };
+    let scope =
+        if material == Material::Ahead { "the last layer".into() } else { format!("all {layers} layers") };
     println!(
         "mosformer {} {name}, {layers} layers at {tokens} tokens, material {} ({scope}, per server):",
         r.security, r.material

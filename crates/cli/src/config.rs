@@ -15,7 +15,9 @@
 //! kind = "embed"           # private inference of a Hugging Face model (5 parties)
 //! family = "mosformer"
 //! security = "malicious"
-//! offline = "ahead"        # or "on-demand" (optional; every server must use the same)
+//! offline = "ahead"        # or "on-demand", or "stored" (optional; every server must use
+//!                          # the same; "stored": each server passes --material DIR, where
+//!                          # `veil party --prepare` wrote its file)
 //! ```
 //!
 //! or `kind = "classify"` (private classification with an ONNX CNN, 5 parties, `family` `aegis`
@@ -95,7 +97,8 @@ pub enum Job {
         family: String,
         /// `malicious` or `semi-honest`.
         security: String,
-        /// The servers' offline material: `ahead` of the online phase or `on-demand`.
+        /// The servers' offline material: `ahead` of the online phase, `on-demand`, or
+        /// `stored` by `veil party --prepare` (each server passes `--material DIR`).
         #[serde(default = "default_offline")]
         offline: String,
     },
@@ -106,7 +109,7 @@ pub enum Job {
         family: String,
         /// `malicious` or `semi-honest`.
         security: String,
-        /// The servers' offline material under `mosformer`: `ahead` or `on-demand`.
+        /// The servers' offline material under `mosformer`: `ahead`, `on-demand` or `stored`.
         #[serde(default = "default_offline")]
         offline: String,
     },
@@ -114,6 +117,14 @@ pub enum Job {
 
 fn default_offline() -> String {
     "ahead".into()
+}
+
+/// `offline`: `ahead`, `on-demand` or `stored`.
+fn check_offline(offline: &str) -> anyhow::Result<()> {
+    if offline != "stored" {
+        crate::run::parse_offline(offline)?;
+    }
+    Ok(())
 }
 
 impl Config {
@@ -149,7 +160,7 @@ impl Config {
             }
             Job::Classify { family, security, offline } => {
                 veil_runtime::classify::CnnFamily::parse(family, crate::bench::parse_security(security)?)?;
-                crate::run::parse_offline(offline)?;
+                check_offline(offline)?;
                 if self.party.len() != veil_runtime::inference::PARTIES {
                     bail!(
                         "job: a classify session has {} parties (3 servers, data owner, model owner), the config lists {}",
@@ -163,7 +174,7 @@ impl Config {
                     bail!("job: family {family:?} cannot run models yet (use \"mosformer\")");
                 }
                 crate::bench::parse_security(security)?;
-                crate::run::parse_offline(offline)?;
+                check_offline(offline)?;
                 if self.party.len() != veil_runtime::inference::PARTIES {
                     bail!(
                         "job: an embed session has {} parties (3 servers, data owner, model owner), the config lists {}",

@@ -8,6 +8,7 @@ use anyhow::{Context, bail};
 use veil_crypto::{Seed, SessionId};
 use veil_net::certs::Identity;
 use veil_net::tcp::{TcpConfig, TcpTransport};
+use veil_runtime::inference::Material;
 use veil_runtime::{PartyReport, demo_mul, phases};
 
 use crate::config::{Config, Job};
@@ -24,31 +25,44 @@ pub struct PartyArgs {
     pub images: Option<PathBuf>,
     /// `classify`: how many of them.
     pub batch: Option<usize>,
+    /// Servers: the folder of their stored material (`offline = "stored"`, or `--prepare`).
+    pub material: Option<PathBuf>,
+    /// `embed`, servers: make and store the material of a later session of this many tokens
+    /// (the three servers only take part) instead of running the job.
+    pub prepare: Option<usize>,
 }
 
 /// `veil party`: runs the config's job.
 pub fn party(config: &Path, id: usize, args: PartyArgs, json: bool) -> anyhow::Result<()> {
-    let PartyArgs { input, model, text, images, batch } = args;
+    let PartyArgs { input, model, text, images, batch, material, prepare } = args;
     let job = Config::load(config)?.job;
     if images.is_some() && !matches!(job, Job::Classify { .. }) {
         bail!("--images is for `classify` jobs");
+    }
+    if let Some(tokens) = prepare {
+        if !matches!(job, Job::Embed { .. }) || input.is_some() || text.is_some() {
+            bail!("--prepare makes the servers' material of an `embed` job; it takes --model and --material");
+        }
+        let dir =
+            material.context("--prepare needs --material DIR, the folder to write this server's file to")?;
+        return prepare_party(config, id, model, tokens, &dir, json);
     }
     match job {
         Job::Classify { .. } => {
             if input.is_some() || text.is_some() {
                 bail!("a `classify` job takes --model and --images, not --input or --text");
             }
-            run_classify_party(config, id, model, images, batch, json)
+            run_classify_party(config, id, model, images, batch, material, json)
         }
         Job::Embed { .. } => {
             if input.is_some() {
                 bail!("an `embed` job takes --model and --text, not --input");
             }
-            run_embed_party(config, id, model, text, json)
+            run_embed_party(config, id, model, text, material, json)
         }
         Job::DemoMul { .. } => {
-            if model.is_some() || text.is_some() {
-                bail!("a `demo-mul` job takes --input, not --model or --text");
+            if model.is_some() || text.is_some() || material.is_some() {
+                bail!("a `demo-mul` job takes --input, not --model, --text or --material");
             }
             run_party_from_config(config, id, input, json)
         }
@@ -99,6 +113,7 @@ pub fn run_embed_party(
     id: usize,
     model: Option<PathBuf>,
     text: Option<String>,
+    stored: Option<PathBuf>,
     json: bool,
 ) -> anyhow::Result<()> {
     use veil_runtime::inference::{DATA_OWNER, MODEL_OWNER, inference_party, role};
@@ -107,7 +122,7 @@ pub fn run_embed_party(
         bail!("the config's job is not `embed`; pass --input for `demo-mul`");
     };
     let security = crate::bench::parse_security(security)?;
-    let material = crate::run::parse_offline(offline)?;
+    let material = party_material(offline, stored, id)?;
     if id >= cfg.party.len() {
         bail!("party {id} is not in the config ({} parties)", cfg.party.len());
     }
@@ -130,6 +145,58 @@ pub fn run_embed_party(
     Ok(())
 }
 
+/// The job's `offline` mode at party `id`: with `stored`, a server's `--material` folder (the
+/// owners take no material and pass none).
+fn party_material(offline: &str, stored: Option<PathBuf>, id: usize) -> anyhow::Result<Material> {
+    match (offline, stored, id < 3) {
+        ("stored", Some(dir), true) => Ok(Material::Stored(dir)),
+        ("stored", None, true) => {
+            bail!("the job's material is stored: pass this server's folder with --material DIR")
+        }
+        ("stored", None, false) => Ok(Material::OnDemand),
+        (_, Some(_), false) => {
+            bail!("party {id} is not a server and holds no material; do not pass --material")
+        }
+        (other, Some(_), true) => {
+            bail!("--material is for jobs whose offline material is `stored`; this job's is `{other}`")
+        }
+        (other, None, _) => crate::run::parse_offline(other),
+    }
+}
+
+/// `veil party --prepare`: server `id` makes, with the other two servers, the material of a
+/// later `embed` session of `tokens` tokens and writes it to `server-ID.material` in `dir`.
+/// The servers link among themselves only (the config's first three parties), under a session
+/// id derived from the config's, so this session's messages belong to no other.
+fn prepare_party(
+    config: &Path,
+    id: usize,
+    model: Option<PathBuf>,
+    tokens: usize,
+    dir: &Path,
+    json: bool,
+) -> anyhow::Result<()> {
+    let cfg = Config::load(config)?;
+    let Job::Embed { security, .. } = &cfg.job else { bail!("--prepare is for `embed` jobs") };
+    let security = crate::bench::parse_security(security)?;
+    if id >= 3 {
+        bail!("party {id} is not a server: only servers 0, 1 and 2 make material");
+    }
+    let loaded = veil_nn::bert::load_hf(&crate::run::model_dir(model)?, false)?;
+    crate::prepare::check_tokens(tokens, loaded.max_positions)?;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut servers = cfg.clone();
+    servers.party.truncate(3);
+    let session = veil_crypto::hash("veil/prepare-session", &cfg.session_id()?);
+    servers.session = hex::encode(&session.as_bytes()[..16]);
+    let bar = crate::progress::for_party(id);
+    let report = join_and_run(&servers, id, |ctx| {
+        veil_runtime::stored::prepare_server(ctx, &loaded.graph, tokens, security, dir)
+    })?;
+    drop(bar);
+    crate::prepare::print_prepared(&loaded.name, tokens, std::slice::from_ref(&report), json)
+}
+
 /// `veil party` for a `classify` job: loads the model (the `.onnx` file with its weights at
 /// the model owner, the public model elsewhere) and the data owner's images, joins, runs,
 /// prints the party's report.
@@ -139,6 +206,7 @@ fn run_classify_party(
     model: Option<PathBuf>,
     images: Option<PathBuf>,
     batch: Option<usize>,
+    stored: Option<PathBuf>,
     json: bool,
 ) -> anyhow::Result<()> {
     use veil_runtime::classify::{CnnFamily, cnn_party, image_range, load_image_set};
@@ -148,7 +216,7 @@ fn run_classify_party(
         bail!("the config's job is not `classify`")
     };
     let security = crate::bench::parse_security(security)?;
-    let material = crate::run::parse_offline(offline)?;
+    let material = party_material(offline, stored, id)?;
     let family = CnnFamily::parse(family, security)?;
     if id >= cfg.party.len() {
         bail!("party {id} is not in the config ({} parties)", cfg.party.len());

@@ -18,6 +18,7 @@ mod config;
 mod demo;
 mod job;
 mod plain;
+mod prepare;
 mod progress;
 mod report;
 mod run;
@@ -97,6 +98,14 @@ enum Command {
         /// (Default: 8; 1 for a ViT, which takes one image per run.)
         #[arg(long)]
         batch: Option<usize>,
+        /// Servers: the folder of this server's stored material (jobs with `offline =
+        /// "stored"`), or where `--prepare` writes it.
+        #[arg(long)]
+        material: Option<PathBuf>,
+        /// Servers of an `embed` job: make and store the material of a later session of this
+        /// many tokens (the three servers only take part) instead of running the job.
+        #[arg(long, value_name = "TOKENS")]
+        prepare: Option<usize>,
         /// Print the party's report as one JSON object.
         #[arg(long)]
         json: bool,
@@ -124,14 +133,41 @@ enum Command {
         #[arg(long, default_value = "malicious")]
         security: String,
         /// The servers' offline material (mosformer): `ahead` (planned by a dry run, made
-        /// before the online phase and held until used) or `on-demand` (made right before each
-        /// gate call, bounded memory: what BERT-base-sized models need).
-        #[arg(long, default_value = "ahead")]
-        offline: String,
+        /// before the online phase and held until used; the default), `on-demand` (made right
+        /// before each gate call, bounded memory: what BERT-base-sized models need) or `stored`
+        /// (see --material).
+        #[arg(long)]
+        offline: Option<String>,
+        /// Text models: use the material `veil prepare` stored in this folder (once: each
+        /// server deletes its file before the online phase).
+        #[arg(long)]
+        material: Option<PathBuf>,
         /// `tls` (TCP + mutual TLS on 127.0.0.1) or `memory`.
         #[arg(long, default_value = "tls")]
         link: String,
         /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The servers' offline phase of a later session of a text model, made now and stored: each
+    /// server writes its material to `server-N.material` in a folder, for `veil run --material`.
+    Prepare {
+        /// Model folder (default: all-MiniLM-L6-v2 as setup installs it).
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// Tokens of the session it will serve (public: the data owner announces the count).
+        #[arg(long)]
+        tokens: usize,
+        /// `malicious` or `semi-honest` (the later session must run the same).
+        #[arg(long, default_value = "malicious")]
+        security: String,
+        /// Folder to write the servers' files to (created if missing).
+        #[arg(long)]
+        out: PathBuf,
+        /// `tls` (TCP + mutual TLS on 127.0.0.1) or `memory`.
+        #[arg(long, default_value = "tls")]
+        link: String,
+        /// One JSON object per server.
         #[arg(long)]
         json: bool,
     },
@@ -299,19 +335,23 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Certs { parties, out, name } => certs(parties, &out, &name),
-        Command::Party { config, id, input, model, text, images, batch, json } => {
-            job::party(&config, id, job::PartyArgs { input, model, text, images, batch }, json)
+        Command::Party { config, id, input, model, text, images, batch, material, prepare, json } => {
+            let args = job::PartyArgs { input, model, text, images, batch, material, prepare };
+            job::party(&config, id, args, json)
         }
         Command::Graph { model, out } => public_graph(&model, &out),
+        Command::Prepare { model, tokens, security, out, link, json } => bench::parse_security(&security)
+            .and_then(|s| prepare::prepare(model, tokens, s, &out, &link, json)),
         Command::Run {
             input: ModelInput { model, family, images, batch },
             text,
             security,
             offline,
+            material,
             link,
             json,
         } => bench::parse_security(&security).and_then(|s| {
-            let material = run::parse_offline(&offline)?;
+            let material = run::material_arg(offline.as_deref(), material)?;
             match model {
                 Some(m) if classify::is_image_model(Some(&m)) => run::parse_link(&link).and_then(|l| {
                     classify::run(&m, family.as_deref(), (s, material), l, images, batch, json)

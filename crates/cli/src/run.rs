@@ -48,6 +48,22 @@ pub fn parse_offline(offline: &str) -> anyhow::Result<Material> {
     Material::parse(offline).map_err(|e| anyhow::anyhow!(e))
 }
 
+/// `--offline` and `--material` together: material `ahead` (the default), `on-demand`, or
+/// `stored` in the folder `--material` names (as `veil prepare` wrote it; `--material` alone
+/// means `stored`).
+pub fn material_arg(offline: Option<&str>, material: Option<PathBuf>) -> anyhow::Result<Material> {
+    match (offline, material) {
+        (None | Some("stored"), Some(dir)) => Ok(Material::Stored(dir)),
+        (Some("stored"), None) => {
+            bail!("--offline stored needs --material DIR (the folder `veil prepare` wrote)")
+        }
+        (Some(other), Some(_)) => {
+            bail!("--material loads stored material; it does not go with --offline {other}")
+        }
+        (offline, None) => parse_offline(offline.unwrap_or("ahead")),
+    }
+}
+
 /// `--link`'s value.
 pub fn parse_link(link: &str) -> anyhow::Result<Link> {
     match link {
@@ -94,6 +110,7 @@ pub fn print_report(r: &InferenceReport, json: bool) -> anyhow::Result<()> {
     if let Some(m) = r.per_party.iter().find_map(|p| p.material.as_deref()) {
         let how = match m {
             "ahead" => "made ahead of the online phase (planned by a dry run)",
+            "stored" => "made by an earlier session (`veil prepare`), loaded and deleted",
             _ => "made right before each gate call (bounded memory)",
         };
         println!("  servers' offline material: {how}");
@@ -130,7 +147,7 @@ pub fn print_report(r: &InferenceReport, json: bool) -> anyhow::Result<()> {
         }
         None => println!("  (peak memory is each party process's own)"),
     }
-    println!("  offline = material the servers made for the gates, right before each gate call;");
+    println!("  offline = the servers' preprocessing (triples, gate keys; see their material above);");
     println!("  bytes are payload bytes sent; rounds = longest chain of dependent messages");
     Ok(())
 }

@@ -355,3 +355,95 @@ fn a_vit_folder_runs_in_the_clear_and_refuses_two_images_per_run() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("one image per run"), "{}", stderr(&o));
 }
+
+/// The servers of an `embed` deployment make their material ahead (`--prepare`, each in its own
+/// folder, linked among themselves only), then a session with `offline = "stored"` uses it and
+/// the files are gone; `veil prepare` and `veil run --material` do the same with threads.
+#[test]
+fn stored_material_made_by_the_servers_serves_one_embed_session() {
+    let tiny = Path::new(env!("CARGO_MANIFEST_DIR")).join("../nn/tests/data/tiny-gpt2");
+    let model = tiny.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(dir.path(), 5, |i| i, "00112233445566778899aabbccddeeff");
+    let text = std::fs::read_to_string(&cfg).unwrap().replace(
+        "[job]\nkind = \"demo-mul\"\nlength = 2\noutput = 0\n",
+        "[job]\nkind = \"embed\"\nfamily = \"mosformer\"\nsecurity = \"malicious\"\noffline = \"stored\"\n",
+    );
+    std::fs::write(&cfg, text.replace("recv_timeout_s = 5", "recv_timeout_s = 60")).unwrap();
+    let c = cfg.to_str().unwrap();
+    let folder = |id: usize| dir.path().join(format!("host-{id}")).to_str().unwrap().to_string();
+    let spawn = |args: Vec<String>| {
+        Command::new(env!("CARGO_BIN_EXE_veil"))
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let base = |id: usize| -> Vec<String> {
+        ["party", "--config", c, "--id", &id.to_string(), "--model", model, "--json"]
+            .map(String::from)
+            .to_vec()
+    };
+    // Clear errors: a stored job's server without its folder; an owner asked to prepare.
+    let o = veil(&["party", "--config", c, "--id", "0", "--model", model]);
+    assert!(stderr(&o).contains("pass this server's folder with --material"), "{}", stderr(&o));
+    let o =
+        veil(&["party", "--config", c, "--id", "3", "--model", model, "--prepare", "6", "--material", "x"]);
+    assert!(stderr(&o).contains("is not a server"), "{}", stderr(&o));
+
+    let makers: Vec<_> = (0..3)
+        .map(|id| {
+            spawn([base(id), vec!["--prepare".into(), "6".into(), "--material".into(), folder(id)]].concat())
+        })
+        .collect();
+    for (id, m) in makers.into_iter().enumerate() {
+        let o = m.wait_with_output().unwrap();
+        assert!(o.status.success(), "server {id}: {}", stderr(&o));
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(r["file_bytes"].as_u64().unwrap() > 0 && r["gates"].as_u64().unwrap() > 0, "{r}");
+        assert!(Path::new(&folder(id)).join(format!("server-{id}.material")).exists());
+    }
+    let parties: Vec<_> = (0..5)
+        .map(|id| {
+            let mut args = base(id);
+            if id < 3 {
+                args.extend(["--material".into(), folder(id)]);
+            }
+            if id == 3 {
+                args.extend(["--text".into(), "Hello there".into()]);
+            }
+            spawn(args)
+        })
+        .collect();
+    let outs: Vec<Output> = parties.into_iter().map(|p| p.wait_with_output().unwrap()).collect();
+    for (i, o) in outs.iter().enumerate() {
+        assert!(o.status.success(), "party {i}: {}", stderr(o));
+    }
+    let server: serde_json::Value = serde_json::from_slice(&outs[0].stdout).unwrap();
+    assert_eq!(server["material"], "stored");
+    let owner: serde_json::Value = serde_json::from_slice(&outs[3].stdout).unwrap();
+    assert_eq!(owner["output"].as_array().unwrap().len(), 400);
+    for id in 0..3 {
+        assert!(
+            !Path::new(&folder(id)).join(format!("server-{id}.material")).exists(),
+            "server {id} kept it"
+        );
+    }
+
+    // Threads: `veil prepare`, then `veil run --material` once; a second run finds nothing.
+    let m = dir.path().join("threads");
+    let ms = m.to_str().unwrap();
+    let o = veil(&["prepare", "--model", model, "--tokens", "6", "--out", ms, "--link", "memory"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run =
+        ["run", "--model", model, "--text", "Hello there", "--material", ms, "--link", "memory", "--json"];
+    let o = veil(&run);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(r["cosine_vs_plaintext"].as_f64().unwrap() > 0.99, "{r}");
+    let o = veil(&run);
+    assert!(stderr(&o).contains("serves one session"), "{}", stderr(&o));
+    let o = veil(&["run", "--model", model, "--material", ms, "--offline", "ahead"]);
+    assert!(stderr(&o).contains("does not go with --offline ahead"), "{}", stderr(&o));
+}

@@ -91,6 +91,12 @@ pub fn cnn_party(
     if images_per_check.is_some() && family != CnnFamily::Aegis {
         return Err(MpcError::Invalid("checks per group of images are an aegis option".into()));
     }
+    if family == CnnFamily::Aegis && matches!(material, Material::Stored(_)) {
+        return Err(MpcError::Invalid(
+            "aegis deals each operation's material right before it: stored material is a mosformer option"
+                .into(),
+        ));
+    }
     let pixels = images.map(|x| model.pixel_values(x)).transpose().map_err(nn_error)?;
     let images = pixels.as_ref();
     let size = images.map(|t| t.shape.first().copied().unwrap_or(0));

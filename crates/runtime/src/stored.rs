@@ -183,7 +183,14 @@ pub fn write_material(path: &Path, header: &MaterialHeader, m: &StoredMaterial) 
 /// # Errors
 /// A missing, truncated or damaged file (named, with what is wrong), or one of another format.
 pub fn read_material(path: &Path) -> Result<(MaterialHeader, StoredMaterial), MpcError> {
-    let bytes = std::fs::read(path).map_err(|e| io_error(path, "cannot read the material file", e))?;
+    let bytes = std::fs::read(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => MpcError::Invalid(format!(
+            "no material file at {}: stored material serves one session and is deleted by it; \
+             make more with `veil prepare` (or `veil party --prepare`)",
+            path.display()
+        )),
+        _ => io_error(path, "cannot read the material file", e),
+    })?;
     let bad = |what: &str| MpcError::Invalid(format!("the material file {} {what}", path.display()));
     if bytes.len() < MAGIC.len() + 4 + 32 || !bytes.starts_with(MAGIC) {
         return Err(bad("is not a Veil material file"));
