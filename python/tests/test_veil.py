@@ -132,3 +132,18 @@ def test_a_vit_folder_classifies_one_image_privately_under_mosformer():
     assert fixed["family"] == "mosformer" and fixed["overflows"] == []
     with pytest.raises(RuntimeError, match="one image per run"):
         vit.run_private([image, image])
+
+
+def test_material_prepared_ahead_serves_one_private_run(tmp_path):
+    gpt2 = veil.Model(Path(__file__).resolve().parents[2] / "crates" / "nn" / "tests" / "data" / "tiny-gpt2")
+    servers = gpt2.prepare(6, tmp_path / "material")
+    assert [s["party"] for s in servers] == [0, 1, 2]
+    assert all(s["file_bytes"] > 0 and s["gates"] > 0 and s["id"] == servers[0]["id"] for s in servers)
+    report = gpt2.run_private("Hello there", material=tmp_path / "material")
+    assert report["tokens"] == 6
+    assert report["cosine_vs_plaintext"] > 0.99
+    assert [p["material"] for p in report["per_party"]] == ["stored"] * 3 + [None, None]
+    with pytest.raises(RuntimeError, match="serves one session"):
+        gpt2.run_private("Hello there", material=tmp_path / "material")
+    with pytest.raises(ValueError, match="tokens must be 1 to"):
+        gpt2.prepare(0, tmp_path / "other")

@@ -164,6 +164,7 @@ class Model:
         security: Literal["malicious", "semi-honest"] = "malicious",
         link: Literal["memory", "tls"] = "memory",
         offline: Literal["ahead", "on-demand"] = "ahead",
+        material: str | PathLike[str] | None = None,
     ) -> dict:
         """Run the model on ``x`` (text, or images for a CNN) among three servers, a data owner
         (holds ``x``, alone gets the output) and a model owner (holds the weights), every party
@@ -171,7 +172,9 @@ class Model:
         ``aegis`` for CNNs (malicious only) and ``mosformer`` for the others. ``offline``:
         under ``mosformer`` the servers make all their material ``ahead`` of the online phase
         (planned by a dry run) or ``on-demand`` before each gate call (bounded memory, for
-        BERT-base-sized models).
+        BERT-base-sized models). ``material``: text models only, the folder where
+        :meth:`prepare` stored the servers' material for a session of this many tokens; it is
+        used once (each server deletes its file before the online phase).
 
         Returns the report as a dict. Text: ``output``, ``plaintext``, ``cosine_vs_plaintext``,
         ``max_abs_error``, ``tokens``; CNN: ``output`` (logits), ``predictions``,
@@ -180,6 +183,8 @@ class Model:
         ``RuntimeError`` if the run fails (a missing file, a failed check, ...).
         """
         if self.takes_images:
+            if material is not None:
+                raise ValueError("stored material serves text models")
             data, shape = _images(x)
             return json.loads(
                 _native.private_classification(self.path, data, shape, family, security, link, offline)
@@ -188,7 +193,26 @@ class Model:
             raise ValueError(f"family {family!r} has no transformer layers (use 'mosformer')")
         if not isinstance(x, str):
             raise ValueError("this model's input is text")
-        return json.loads(_native.private_inference(self.path, x, security, link, offline))
+        stored = str(material) if material is not None else None
+        return json.loads(_native.private_inference(self.path, x, security, link, offline, stored))
+
+    def prepare(
+        self,
+        tokens: int,
+        out: str | PathLike[str],
+        *,
+        security: Literal["malicious", "semi-honest"] = "malicious",
+        link: Literal["memory", "tls"] = "memory",
+    ) -> list[dict]:
+        """The servers' offline phase of a later :meth:`run_private` on a text of ``tokens``
+        tokens (a public count), made now: each server writes its material to
+        ``server-N.material`` in ``out``. Pass ``material=out`` to ``run_private`` to use it,
+        once. Returns one report per server (``file_bytes``, ``gates``, ``offline`` bytes,
+        rounds and seconds). The GIL is released meanwhile.
+        """
+        if self.takes_images:
+            raise ValueError("stored material serves text models")
+        return json.loads(_native.prepare_material(self.path, tokens, str(out), security, link))
 
     def run_plaintext(self, x: Any) -> list[list[float]]:
         """The float reference's output on ``x`` (rows of the output matrix: one embedding, or

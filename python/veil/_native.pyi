@@ -16,6 +16,14 @@ def private_inference(
     security: str = "malicious",
     link: str = "memory",
     offline: str = "ahead",
+    material: str | None = None,
+) -> str: ...
+def prepare_material(
+    model_dir: str,
+    tokens: int,
+    out: str,
+    security: str = "malicious",
+    link: str = "memory",
 ) -> str: ...
 def plaintext_inference(model_dir: str, text: str) -> tuple[list[float], int, int]: ...
 def private_classification(

@@ -56,7 +56,7 @@ fn parse_link(link: &str) -> PyResult<Link> {
 /// (three servers, data owner, model owner, all threads of this process); returns the report
 /// as JSON text. The GIL is released while the parties run.
 #[pyfunction]
-#[pyo3(signature = (model_dir, text, security = "malicious", link = "memory", offline = "ahead"))]
+#[pyo3(signature = (model_dir, text, security = "malicious", link = "memory", offline = "ahead", material = None))]
 fn private_inference(
     py: Python<'_>,
     model_dir: std::path::PathBuf,
@@ -64,14 +64,47 @@ fn private_inference(
     security: &str,
     link: &str,
     offline: &str,
+    material: Option<std::path::PathBuf>,
 ) -> PyResult<String> {
     let security = parse_security(security)?;
     let link = parse_link(link)?;
-    let material = parse_offline(offline)?;
+    let material = match material {
+        Some(dir) => veil_runtime::inference::Material::Stored(dir),
+        None => parse_offline(offline)?,
+    };
     let report = py
         .detach(|| veil_runtime::inference::private_inference(&model_dir, text, security, material, link))
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// The three servers (threads of this process) make the offline material of a later session of
+/// the Hugging Face model in `model_dir` on `tokens` tokens and each write theirs to
+/// `server-N.material` in `out`; returns their reports as JSON text (one object per server).
+/// The GIL is released meanwhile.
+#[pyfunction]
+#[pyo3(signature = (model_dir, tokens, out, security = "malicious", link = "memory"))]
+fn prepare_material(
+    py: Python<'_>,
+    model_dir: std::path::PathBuf,
+    tokens: usize,
+    out: std::path::PathBuf,
+    security: &str,
+    link: &str,
+) -> PyResult<String> {
+    let security = parse_security(security)?;
+    let link = parse_link(link)?;
+    let model = veil_nn::bert::load_hf(&model_dir, false).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    if tokens == 0 || tokens > model.max_positions {
+        return Err(PyValueError::new_err(format!(
+            "tokens must be 1 to {} for this model, not {tokens}",
+            model.max_positions
+        )));
+    }
+    let servers = py
+        .detach(|| veil_runtime::stored::prepare_material(&model.graph, tokens, security, &out, link))
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    serde_json::to_string(&servers).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
 /// The float reference's output of the model in `model_dir` on `text`, row-major, and its
@@ -224,6 +257,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_mul, m)?)?;
     m.add_function(wrap_pyfunction!(make_certs, m)?)?;
     m.add_function(wrap_pyfunction!(private_inference, m)?)?;
+    m.add_function(wrap_pyfunction!(prepare_material, m)?)?;
     m.add_function(wrap_pyfunction!(fixed_point_inference, m)?)?;
     m.add_function(wrap_pyfunction!(plaintext_inference, m)?)?;
     m.add_function(wrap_pyfunction!(private_classification, m)?)?;
