@@ -12,6 +12,28 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// `veil` started in the background, its output captured.
+fn spawn_veil<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_veil"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// A five-party deployment in `dir` running `job` (the lines of its `[job]` table), whose
+/// parties wait up to `recv_timeout_s` for a message.
+fn model_job_config(dir: &Path, job: &str, recv_timeout_s: u64) -> std::path::PathBuf {
+    let cfg = write_config(dir, 5, |i| i, "00112233445566778899aabbccddeeff");
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("[job]\nkind = \"demo-mul\"\nlength = 2\noutput = 0\n", &format!("[job]\n{job}"))
+        .replace("recv_timeout_s = 5", &format!("recv_timeout_s = {recv_timeout_s}"));
+    std::fs::write(&cfg, text).unwrap();
+    cfg
+}
+
 #[test]
 fn version_and_help() {
     let o = veil(&["version"]);
@@ -265,12 +287,8 @@ fn classify_deployment_runs_five_processes_with_the_weights_at_the_model_owner_o
     let public = dir.path().join("digits.graph.json");
     let o = veil(&["graph", "--model", onnx.to_str().unwrap(), "--out", public.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let cfg = write_config(dir.path(), 5, |i| i, "00112233445566778899aabbccddeeff");
-    let text = std::fs::read_to_string(&cfg).unwrap().replace(
-        "[job]\nkind = \"demo-mul\"\nlength = 2\noutput = 0\n",
-        "[job]\nkind = \"classify\"\nfamily = \"aegis\"\nsecurity = \"malicious\"\n",
-    );
-    std::fs::write(&cfg, text.replace("recv_timeout_s = 5", "recv_timeout_s = 120")).unwrap();
+    let job = "kind = \"classify\"\nfamily = \"aegis\"\nsecurity = \"malicious\"\n";
+    let cfg = model_job_config(dir.path(), job, 120);
     let c = cfg.to_str().unwrap();
     let (pm, po, pi) = (public.to_str().unwrap(), onnx.to_str().unwrap(), images.to_str().unwrap());
     // Clear errors first: weights at a server, none at the model owner, images elsewhere.
@@ -289,12 +307,7 @@ fn classify_deployment_runs_five_processes_with_the_weights_at_the_model_owner_o
             if id == 3 {
                 args.extend(["--images", pi, "--batch", "2"]);
             }
-            Command::new(env!("CARGO_BIN_EXE_veil"))
-                .args(&args)
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
+            spawn_veil(&args)
         })
         .collect();
     let outs: Vec<Output> = children.into_iter().map(|c| c.wait_with_output().unwrap()).collect();
@@ -364,22 +377,10 @@ fn stored_material_made_by_the_servers_serves_one_embed_session() {
     let tiny = Path::new(env!("CARGO_MANIFEST_DIR")).join("../nn/tests/data/tiny-gpt2");
     let model = tiny.to_str().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let cfg = write_config(dir.path(), 5, |i| i, "00112233445566778899aabbccddeeff");
-    let text = std::fs::read_to_string(&cfg).unwrap().replace(
-        "[job]\nkind = \"demo-mul\"\nlength = 2\noutput = 0\n",
-        "[job]\nkind = \"embed\"\nfamily = \"mosformer\"\nsecurity = \"malicious\"\noffline = \"stored\"\n",
-    );
-    std::fs::write(&cfg, text.replace("recv_timeout_s = 5", "recv_timeout_s = 60")).unwrap();
+    let job = "kind = \"embed\"\nfamily = \"mosformer\"\nsecurity = \"malicious\"\noffline = \"stored\"\n";
+    let cfg = model_job_config(dir.path(), job, 60);
     let c = cfg.to_str().unwrap();
     let folder = |id: usize| dir.path().join(format!("host-{id}")).to_str().unwrap().to_string();
-    let spawn = |args: Vec<String>| {
-        Command::new(env!("CARGO_BIN_EXE_veil"))
-            .args(&args)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
     let base = |id: usize| -> Vec<String> {
         ["party", "--config", c, "--id", &id.to_string(), "--model", model, "--json"]
             .map(String::from)
@@ -394,7 +395,9 @@ fn stored_material_made_by_the_servers_serves_one_embed_session() {
 
     let makers: Vec<_> = (0..3)
         .map(|id| {
-            spawn([base(id), vec!["--prepare".into(), "6".into(), "--material".into(), folder(id)]].concat())
+            spawn_veil(
+                &[base(id), vec!["--prepare".into(), "6".into(), "--material".into(), folder(id)]].concat(),
+            )
         })
         .collect();
     for (id, m) in makers.into_iter().enumerate() {
@@ -413,7 +416,7 @@ fn stored_material_made_by_the_servers_serves_one_embed_session() {
             if id == 3 {
                 args.extend(["--text".into(), "Hello there".into()]);
             }
-            spawn(args)
+            spawn_veil(&args)
         })
         .collect();
     let outs: Vec<Output> = parties.into_iter().map(|p| p.wait_with_output().unwrap()).collect();

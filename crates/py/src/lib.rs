@@ -94,7 +94,8 @@ fn prepare_material(
 ) -> PyResult<String> {
     let security = parse_security(security)?;
     let link = parse_link(link)?;
-    let model = veil_nn::bert::load_hf(&model_dir, false).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let model =
+        veil_nn::bert::load_hf(&model_dir, false).map_err(|e| PyValueError::new_err(e.to_string()))?;
     if tokens == 0 || tokens > model.max_positions {
         return Err(PyValueError::new_err(format!(
             "tokens must be 1 to {} for this model, not {tokens}",

@@ -157,21 +157,18 @@ fn io_error(path: &Path, what: &str, e: impl std::fmt::Display) -> MpcError {
 pub fn write_material(path: &Path, header: &MaterialHeader, m: &StoredMaterial) -> Result<u64, MpcError> {
     let partial = path.with_extension("material.partial");
     let file = std::fs::File::create(&partial).map_err(|e| io_error(&partial, "cannot create", e))?;
-    let mut w = HashingWriter { inner: std::io::BufWriter::new(file), hasher: Hasher::new(DIGEST_PURPOSE) };
+    let failed = |e: std::io::Error| io_error(&partial, "cannot write", e);
+    // The buffer sits above the hashing, so the digest is fed in large pieces (the encoding
+    // writes a word's bytes one at a time).
+    let hashing = HashingWriter { inner: file, hasher: Hasher::new(DIGEST_PURPOSE) };
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, hashing);
     let head = serde_json::to_vec(header).map_err(|e| MpcError::Invalid(e.to_string()))?;
-    let write = |w: &mut HashingWriter<_>| -> std::io::Result<()> {
-        w.write_all(MAGIC)?;
-        w.write_all(&(head.len() as u32).to_le_bytes())?;
-        w.write_all(&head)
-    };
-    write(&mut w).map_err(|e| io_error(&partial, "cannot write", e))?;
+    w.write_all(MAGIC).map_err(failed)?;
+    w.write_all(&(head.len() as u32).to_le_bytes()).map_err(failed)?;
+    w.write_all(&head).map_err(failed)?;
     m.encode(&mut w)?;
-    let digest = w.hasher.finalize();
-    let mut inner = w.inner;
-    inner
-        .write_all(digest.as_bytes())
-        .and_then(|()| inner.flush())
-        .map_err(|e| io_error(&partial, "cannot write", e))?;
+    let HashingWriter { mut inner, hasher } = w.into_inner().map_err(|e| failed(e.into_error()))?;
+    inner.write_all(hasher.finalize().as_bytes()).and_then(|()| inner.sync_all()).map_err(failed)?;
     drop(inner);
     std::fs::rename(&partial, path).map_err(|e| io_error(path, "cannot write", e))?;
     let size = std::fs::metadata(path).map_err(|e| io_error(path, "cannot read", e))?.len();
@@ -333,7 +330,8 @@ pub fn load_server(
 ) -> Result<(), MpcError> {
     let me = ctx.party();
     let path = material_path(dir, me);
-    let (header, material) = read_material(&path)?;
+    // Reading counts as this session's offline phase (its seconds; it sends nothing).
+    let (header, material) = in_offline_phase(ctx, |_| read_material(&path))?;
     let want = MaterialHeader::new(graph, size, family.security(), me, &Digest([0; 32]))?;
     if let Some(why) = header.mismatch(&want) {
         return Err(MpcError::Invalid(format!(
