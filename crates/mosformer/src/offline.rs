@@ -213,6 +213,22 @@ pub struct StoredTriples {
     z64: RingStore<Z64>,
 }
 
+#[cfg(test)]
+impl StoredTriples {
+    /// Adds 1 to this server's first component of the first stored triple's `c` over Z_2^64
+    /// (what a corrupted server might do to its own stored material).
+    pub(crate) fn tamper_first_product(&mut self) {
+        if let Some(chunk) = self.z64.mul.chunks.front_mut() {
+            let c = &chunk[2];
+            let mut first = c.first.data().to_vec();
+            first[0] = first[0] + Z64(1);
+            if let Ok(t) = veil_tensor::Tensor::new(c.shape().to_vec(), first) {
+                chunk[2] = Rss { first: t, second: c.second.clone() };
+            }
+        }
+    }
+}
+
 /// The rings the offline phase produces triples for.
 pub trait OfflineRing: Sacrifice {
     /// This ring's store.

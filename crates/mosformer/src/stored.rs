@@ -187,6 +187,52 @@ impl Mosformer<Offline> {
 mod tests {
     use super::*;
 
+    /// A server that changes its own stored triples before the online phase (here, one
+    /// component of one product's `c`) makes the product's check abort: stored material is
+    /// trusted no more than material made in the session.
+    #[test]
+    fn a_server_that_changes_its_stored_triples_is_caught_online() {
+        use veil_mpc::harness::simulate;
+        use veil_mpc::traits::{Multiply, Sharing};
+        use veil_tensor::Tensor;
+        let x = Tensor::new(vec![8], (1..=8).map(Z64).collect()).unwrap();
+        let product = |p: &mut Mosformer<Offline>, ctx: &mut veil_mpc::Ctx| {
+            let a = p.share_input(ctx, 0, (ctx.party() == 0).then_some(&x), &[8])?;
+            let b = p.mul(ctx, &a, &a)?;
+            p.reveal_all(ctx, &b)
+        };
+        let stored: Vec<Vec<u8>> = simulate(3, 41, |ctx| {
+            let mut dry = Mosformer::planner(Security::Malicious);
+            product(&mut dry, ctx)?;
+            let mut maker = Mosformer::new(Security::Malicious, Offline::new());
+            maker.prepare_all(ctx, &dry.material_plan())?;
+            let mut bytes = Vec::new();
+            maker.take_material().encode(&mut bytes)?;
+            Ok(bytes)
+        })
+        .into_iter()
+        .collect::<Result<_>>()
+        .unwrap();
+        for tamper in [false, true] {
+            let out = simulate(3, 42, |ctx| {
+                let mut m = StoredMaterial::decode(&stored[ctx.party()])?;
+                if tamper && ctx.party() == 1 {
+                    m.triples.tamper_first_product();
+                }
+                let mut p = Mosformer::new(Security::Malicious, Offline::new());
+                p.load_material(m)?;
+                product(&mut p, ctx)
+            });
+            if tamper {
+                assert!(out.iter().any(|r| matches!(r, Err(MpcError::Abort { .. }))), "{out:?}");
+                assert!(out.iter().all(Result::is_err), "a party got an output");
+            } else {
+                let want: Vec<Z64> = (1..=8u64).map(|v| Z64(v * v)).collect();
+                assert!(out.iter().all(|r| r.as_ref().is_ok_and(|t| t.data() == want.as_slice())));
+            }
+        }
+    }
+
     #[test]
     fn real_material_has_the_shapes_of_the_planner_placeholder_and_other_shapes_are_refused() {
         let req = GateRequest::Gelu { n: 5 };
