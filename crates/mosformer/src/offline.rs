@@ -221,7 +221,7 @@ impl StoredTriples {
         if let Some(chunk) = self.z64.mul.chunks.front_mut() {
             let c = &chunk[2];
             let mut first = c.first.data().to_vec();
-            first[0] = first[0] + Z64(1);
+            first[0] += Z64(1);
             if let Ok(t) = veil_tensor::Tensor::new(c.shape().to_vec(), first) {
                 chunk[2] = Rss { first: t, second: c.second.clone() };
             }
