@@ -11,7 +11,7 @@
 //!
 //! **What is checked on load.** Every tensor fills its shape and both components of a sharing
 //! have one shape; every triple has the shapes of its request; and every gate's material has
-//! exactly the lengths of the material its request asks for (compared, through [`Shape`], with
+//! exactly the lengths of the material its request asks for (compared, through `Shape`, with
 //! the zero material a planner makes for the same request), so a damaged or mismatched store
 //! is refused with an error, never a panic in the online phase. Whether the material is
 //! *correct* is not checked here and need not be: it was verified when it was made, and a
