@@ -20,16 +20,14 @@
 //! variance, truncated to 12 fractional bits, then keeps fewer than 5 significant bits.
 
 use veil_mpc::reference::{Checked, Excess, FixedReference};
-use veil_ring::{Z2k, Z16, Z32};
+use veil_ring::{Z2k, Z16, Z32, Z64};
 
-use crate::exp::{EXP_COEFFICIENTS, pow2_table};
+use crate::exp::{EXP_COEFFICIENTS, pow2_table, table_bits};
 use crate::gelu::{F_IN, gelu_table};
-use crate::layernorm::{F_LIN, F_RSQRT};
-use crate::ops::FRAC_BITS;
-use crate::recip::{BASE, Kind, TABLE_BITS, THRESHOLDS, main_table, scale_table};
+use crate::layernorm::F_LIN;
+use crate::ops::{FRAC_BITS, Rings};
+use crate::recip::{BASE, Kind, THRESHOLDS, main_table, scale_bits, scale_table};
 
-/// Fractional bits of softmax's working precision (the precision plan's `Z_2^32`).
-const F_SOFTMAX: u32 = 12;
 /// Largest `|x|` the 16-bit comparisons of ReLU and GELU read right, in real terms.
 const ACTIVATION_LIMIT: f64 = 512.0;
 
@@ -65,19 +63,26 @@ fn largest(x: &[i64], f: u32) -> f64 {
 /// Π_GELU's arithmetic on an input with 6 fractional bits, output with 6 (conditions in
 /// `Z_2^16`, the 8-bit table of `ReLU − GELU`).
 pub fn gelu_6(x: &[i64]) -> Vec<i64> {
-    let table = gelu_table(F_IN);
+    gelu::<Z16>(x, F_IN)
+}
+
+/// Π_GELU's arithmetic on an input with `f ≥ 6` fractional bits, output with `f` (conditions in
+/// `Z_2^ℓ`; the table index at 6 bits).
+pub fn gelu<R: Z2k>(x: &[i64], f: u32) -> Vec<i64> {
+    let table = gelu_table(f);
     x.iter()
         .map(|&x| {
-            let p = select::<Z16>(x, x);
+            let p = select::<R>(x, x);
             let a = p.wrapping_mul(2).wrapping_sub(x);
-            let i = select::<Z16>(256i64.wrapping_sub(a), a);
+            let a6 = floor_div(a, 1 << (f - F_IN));
+            let i = select::<R>(256i64.wrapping_sub(a6), a6);
             p.wrapping_sub(table[index(i, 8)])
         })
         .collect()
 }
 
-/// Π_Exp's arithmetic for `x ≤ 0` with `f` fractional bits (comparisons in `Z_2^32`).
-pub fn exp(x: &[i64], f: u32) -> Option<Vec<i64>> {
+/// Π_Exp's arithmetic for `x ≤ 0` with `f` fractional bits (comparisons in `Z_2^ℓ`).
+pub fn exp<R: Z2k>(x: &[i64], f: u32) -> Option<Vec<i64>> {
     let table = pow2_table(f).ok()?;
     let ln2 = (std::f64::consts::LN_2 * f64::from(1u32 << f)).floor() as i64;
     let [c0, c1, c2, c3, c4] = EXP_COEFFICIENTS;
@@ -87,27 +92,27 @@ pub fn exp(x: &[i64], f: u32) -> Option<Vec<i64>> {
             .map(|&x| {
                 let z = floor_div(x.wrapping_neg(), ln2 as u64);
                 let p = z.wrapping_mul(ln2).wrapping_add(x);
-                let p2 = p.wrapping_mul(p);
+                let p2 = floor_div(p.wrapping_mul(p), 1 << f);
                 let q = p
-                    .wrapping_mul(fixed(c3, 2 * f))
+                    .wrapping_mul(fixed(c3, f))
                     .wrapping_add(p2.wrapping_mul(fixed(c4, f)))
-                    .wrapping_add(fixed(c2, 3 * f));
+                    .wrapping_add(fixed(c2, 2 * f));
                 let q = floor_div(q, 1 << f);
                 let e_p = p2
                     .wrapping_mul(q)
-                    .wrapping_add(p.wrapping_mul(fixed(c1, 3 * f)))
-                    .wrapping_add(fixed(c0, 4 * f));
-                let e_p = floor_div(e_p, 1 << (2 * f));
-                let z_clip = select::<Z32>(z.wrapping_sub(top), top.wrapping_sub(z)).wrapping_add(z);
-                let e_z = table[index(z_clip, 4)];
-                floor_div(e_p.wrapping_mul(e_z), 1 << (2 * f + 2))
+                    .wrapping_add(p.wrapping_mul(fixed(c1, f)))
+                    .wrapping_add(fixed(c0, 2 * f));
+                let e_p = floor_div(e_p, 1 << f);
+                let z_clip = select::<R>(z.wrapping_sub(top), top.wrapping_sub(z)).wrapping_add(z);
+                let e_z = table[index(z_clip, table_bits(f))];
+                floor_div(e_p.wrapping_mul(e_z), 1 << (f + 2))
             })
             .collect(),
     )
 }
 
-/// Π_Inv or Π_Rsqrt's arithmetic with `f = 12` fractional bits (comparisons in `Z_2^32`).
-pub fn recip(kind: Kind, x: &[i64], f: u32) -> Option<Vec<i64>> {
+/// Π_Inv or Π_Rsqrt's arithmetic with `f` fractional bits (comparisons in `Z_2^ℓ`).
+pub fn recip<R: Z2k>(kind: Kind, x: &[i64], f: u32) -> Option<Vec<i64>> {
     let table = main_table(kind, f).ok()?;
     let scales = scale_table(kind, f);
     let exps = scale_table(Kind::Inv, f);
@@ -116,13 +121,13 @@ pub fn recip(kind: Kind, x: &[i64], f: u32) -> Option<Vec<i64>> {
         x.iter()
             .map(|&x| {
                 let k = (1..=THRESHOLDS as u32)
-                    .filter(|&i| nonneg::<Z32>(x.wrapping_sub(BASE.pow(i) as i64)))
+                    .filter(|&i| nonneg::<R>(x.wrapping_sub(BASE.pow(i) as i64)))
                     .count() as i64;
-                let k1 = index(k + 1, 2);
+                let k1 = index(k + 1, scale_bits(f));
                 let t_or_s = scales[k1];
                 let t = if kind == Kind::Rsqrt { exps[k1] } else { t_or_s };
                 let q = floor_div(x.wrapping_mul(t), 1 << f);
-                let w = table[index(q.wrapping_sub(offset), TABLE_BITS)];
+                let w = table[index(q.wrapping_sub(offset), f)];
                 floor_div(t_or_s.wrapping_mul(w), 1 << f)
             })
             .collect(),
@@ -148,23 +153,23 @@ pub fn max_rows<R: Z2k>(x: &[i64], rows: usize, k: usize) -> Vec<i64> {
     cur.into_iter().map(|r| r[0]).collect()
 }
 
-/// Π_Softmax's arithmetic on `[rows, k]` with `f` fractional bits (`Z_2^32` comparisons).
-pub fn softmax_f(x: &[i64], rows: usize, k: usize, mask: Option<&[bool]>, f: u32) -> Option<Vec<i64>> {
+/// Π_Softmax's arithmetic on `[rows, k]` with `f` fractional bits (`Z_2^ℓ` comparisons).
+pub fn softmax_f<R: Z2k>(x: &[i64], rows: usize, k: usize, mask: Option<&[bool]>, f: u32) -> Option<Vec<i64>> {
     if x.len() != rows * k || mask.is_some_and(|m| m.len() != x.len()) || k == 0 {
         return None;
     }
     let keep = |e: usize| mask.is_none_or(|m| !m[e]);
     let x_m: Vec<i64> = (0..x.len()).map(|e| if keep(e) { x[e] } else { x[e - e % k] }).collect();
-    let m = max_rows::<Z32>(&x_m, rows, k);
+    let m = max_rows::<R>(&x_m, rows, k);
     let delta: Vec<i64> = (0..x.len()).map(|e| x_m[e].wrapping_sub(m[e / k])).collect();
-    let mut e = exp(&delta, f)?;
+    let mut e = exp::<R>(&delta, f)?;
     for (i, v) in e.iter_mut().enumerate() {
         if !keep(i) {
             *v = 0;
         }
     }
     let sums: Vec<i64> = e.chunks(k).map(|r| r.iter().fold(0i64, |a, &v| a.wrapping_add(v))).collect();
-    let r = recip(Kind::Inv, &sums, f)?;
+    let r = recip::<R>(Kind::Inv, &sums, f)?;
     Some(
         (0..x.len())
             .map(|i| if keep(i) { floor_div(e[i].wrapping_mul(r[i / k]), 1 << f) } else { 0 })
@@ -172,14 +177,15 @@ pub fn softmax_f(x: &[i64], rows: usize, k: usize, mask: Option<&[bool]>, f: u32
     )
 }
 
-/// LayerNorm's arithmetic (`F_LIN` fractional bits; Rsqrt at `F_RSQRT` in `Z_2^32`); also
-/// the variances (with `F_RSQRT` fractional bits), for the range report.
-pub fn layernorm_16(
+/// LayerNorm's arithmetic (`F_LIN` fractional bits; Rsqrt at `f_rsqrt` in `Z_2^ℓ`); also the
+/// variances (with `f_rsqrt` fractional bits), for the range report.
+pub fn layernorm_16<R: Z2k>(
     x: &[i64],
     gamma: &[i64],
     beta: &[i64],
     rows: usize,
     k: usize,
+    f_rsqrt: u32,
 ) -> Option<(Vec<i64>, Vec<i64>)> {
     if x.len() != rows * k || gamma.len() != k || beta.len() != k || k == 0 {
         return None;
@@ -189,11 +195,11 @@ pub fn layernorm_16(
     let mean: Vec<i64> = x.chunks(k).map(|r| floor_div(sum(r), k as u64)).collect();
     let z: Vec<i64> = (0..x.len()).map(|e| x[e].wrapping_sub(mean[e / k])).collect();
     let sq: Vec<i64> = z.iter().map(|&v| mul(v, v)).collect();
-    let var: Vec<i64> = sq.chunks(k).map(|r| floor_div(sum(r), (k as u64) << (F_LIN - F_RSQRT))).collect();
-    let rs = recip(Kind::Rsqrt, &var, F_RSQRT)?;
+    let var: Vec<i64> = sq.chunks(k).map(|r| floor_div(sum(r), (k as u64) << (F_LIN - f_rsqrt))).collect();
+    let rs = recip::<R>(Kind::Rsqrt, &var, f_rsqrt)?;
     let y = (0..x.len())
         .map(|e| {
-            let normed = mul(z[e], rs[e / k].wrapping_mul(1 << (F_LIN - F_RSQRT)));
+            let normed = mul(z[e], rs[e / k].wrapping_mul(1 << (F_LIN - f_rsqrt)));
             mul(normed, gamma[e % k]).wrapping_add(beta[e % k])
         })
         .collect();
@@ -201,9 +207,19 @@ pub fn layernorm_16(
 }
 
 /// Mosformer's layers in the clear, in the precision plan of [`crate::ops`] (values in and out
-/// with [`FRAC_BITS`] fractional bits).
+/// with [`FRAC_BITS`] fractional bits) for the gates' working rings.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct MosformerReference;
+pub struct MosformerReference {
+    /// The rings the secure gates would use.
+    pub rings: Rings,
+}
+
+impl MosformerReference {
+    /// The mixed-ring plan (the paper's modulus conversion).
+    pub const MIXED: Self = MosformerReference { rings: Rings::Mixed };
+    /// Everything in `Z_2^64` at 16 fractional bits.
+    pub const Z64: Self = MosformerReference { rings: Rings::Z64 };
+}
 
 fn over(what: &str, value: f64, limit: f64) -> Option<Excess> {
     (value >= limit).then(|| Excess { what: what.into(), value, limit })
@@ -214,26 +230,38 @@ impl FixedReference for MosformerReference {
         FRAC_BITS
     }
 
-    /// The condition read in `Z_2^16` at 6 fractional bits, the value kept.
+    /// Mixed rings: the condition read in `Z_2^16` at 6 fractional bits, the value kept.
     fn relu(&self, x: &[i64]) -> Checked {
         let shift = FRAC_BITS - F_IN;
-        let values = x.iter().map(|&v| select::<Z16>(v >> shift, v)).collect();
-        Checked { values, excess: over("ReLU input", largest(x, FRAC_BITS), ACTIVATION_LIMIT) }
+        let values = match self.rings {
+            Rings::Mixed => x.iter().map(|&v| select::<Z16>(v >> shift, v)).collect(),
+            Rings::Z64 => x.iter().map(|&v| select::<Z64>(v, v)).collect(),
+        };
+        Checked { values, excess: self.activation_excess("ReLU input", x) }
     }
 
-    /// Truncated to 6 fractional bits, Π_GELU, scaled back.
+    /// Mixed rings: truncated to 6 fractional bits, Π_GELU, scaled back.
     fn gelu(&self, x: &[i64]) -> Option<Checked> {
-        let shift = FRAC_BITS - F_IN;
-        let x6: Vec<i64> = x.iter().map(|&v| floor_div(v, 1 << shift)).collect();
-        let values = gelu_6(&x6).into_iter().map(|v| v.wrapping_mul(1 << shift)).collect();
-        Some(Checked { values, excess: over("GELU input", largest(x, FRAC_BITS), ACTIVATION_LIMIT) })
+        let values = match self.rings {
+            Rings::Mixed => {
+                let shift = FRAC_BITS - F_IN;
+                let x6: Vec<i64> = x.iter().map(|&v| floor_div(v, 1 << shift)).collect();
+                gelu_6(&x6).into_iter().map(|v| v.wrapping_mul(1 << shift)).collect()
+            }
+            Rings::Z64 => gelu::<Z64>(x, FRAC_BITS),
+        };
+        Some(Checked { values, excess: self.activation_excess("GELU input", x) })
     }
 
-    /// Truncated to 12 fractional bits, Π_Softmax, scaled back.
+    /// Truncated to softmax's fractional bits, Π_Softmax, scaled back.
     fn softmax(&self, x: &[i64], rows: usize, k: usize, mask: Option<&[bool]>) -> Option<Checked> {
-        let shift = FRAC_BITS - F_SOFTMAX;
-        let x12: Vec<i64> = x.iter().map(|&v| floor_div(v, 1 << shift)).collect();
-        let s = softmax_f(&x12, rows, k, mask, F_SOFTMAX)?;
+        let f = self.rings.softmax_bits();
+        let shift = FRAC_BITS - f;
+        let xf: Vec<i64> = x.iter().map(|&v| floor_div(v, 1 << shift)).collect();
+        let s = match self.rings {
+            Rings::Mixed => softmax_f::<Z32>(&xf, rows, k, mask, f)?,
+            Rings::Z64 => softmax_f::<Z64>(&xf, rows, k, mask, f)?,
+        };
         let keep = |e: usize| mask.is_none_or(|m| !m[e]);
         let spread = (0..rows)
             .filter_map(|r| {
@@ -242,22 +270,43 @@ impl FixedReference for MosformerReference {
             })
             .max()
             .unwrap_or(0);
-        let excess = over("softmax row spread", largest(&[spread], FRAC_BITS), f64::from(1u32 << 19))
-            .or_else(|| over("softmax row length", k as f64, 4096.0));
+        // The row spread must fit the comparisons' ring, the row length the reciprocal's domain.
+        let spread_limit = match self.rings {
+            Rings::Mixed => f64::from(1u32 << 19),
+            Rings::Z64 => 2f64.powi(46),
+        };
+        let excess = over("softmax row spread", largest(&[spread], FRAC_BITS), spread_limit)
+            .or_else(|| over("softmax row length", k as f64, f64::from(1u32 << f)));
         Some(Checked { values: s.into_iter().map(|v| v.wrapping_mul(1 << shift)).collect(), excess })
     }
 
     fn layernorm(&self, x: &[i64], gamma: &[i64], beta: &[i64], rows: usize, k: usize) -> Option<Checked> {
-        let (values, var) = layernorm_16(x, gamma, beta, rows, k)?;
+        let f = self.rings.softmax_bits();
+        let (values, var) = match self.rings {
+            Rings::Mixed => layernorm_16::<Z32>(x, gamma, beta, rows, k, f)?,
+            Rings::Z64 => layernorm_16::<Z64>(x, gamma, beta, rows, k, f)?,
+        };
         let (lo, hi) = (var.iter().copied().min().unwrap_or(0), var.iter().copied().max().unwrap_or(0));
-        let scale = f64::from(1u32 << F_RSQRT);
-        let excess = over("LayerNorm variance", hi as f64 / scale, 4096.0).or_else(|| {
-            (lo < 1 << (F_RSQRT - 8)).then(|| Excess {
-                what: "LayerNorm variance below 2^-8 (under 4 significant bits at f = 12)".into(),
+        let scale = f64::from(1u32 << f);
+        let excess = over("LayerNorm variance", hi as f64 / scale, scale).or_else(|| {
+            (lo < 1 << (f - 8)).then(|| Excess {
+                what: format!("LayerNorm variance below 2^-8 (under {} significant bits at f = {f})", f - 8),
                 value: lo as f64 / scale,
                 limit: 1.0 / 256.0,
             })
         });
         Some(Checked { values, excess })
+    }
+}
+
+impl MosformerReference {
+    /// Inputs past the comparisons' range: `|x| < 512` in `Z_2^16` at 6 bits (mixed rings),
+    /// `|x| < 2^47` in `Z_2^64` at 16 bits.
+    fn activation_excess(&self, what: &str, x: &[i64]) -> Option<Excess> {
+        let limit = match self.rings {
+            Rings::Mixed => ACTIVATION_LIMIT,
+            Rings::Z64 => 2f64.powi(47),
+        };
+        over(what, largest(x, FRAC_BITS), limit)
     }
 }

@@ -48,6 +48,28 @@ pub fn downcast<R: Z2k, S: Z2k>(x: &Rss<R>, shift: u32) -> Result<Rss<S>> {
     Rss::new(convert(&x.first, shift), convert(&x.second, shift))
 }
 
+/// `⟨x mod 2^ℓ'⟩` in a ring `S` no wider than `R` (local and exact: reduction mod 2^ℓ' is a
+/// ring homomorphism, applied to each component). With `S = R` it is the identity, which is
+/// how the gates read their conditions in the full ring when there is no modulus conversion.
+pub fn reduce<R: Z2k, S: Z2k>(x: &Rss<R>) -> Result<Rss<S>> {
+    if S::BITS > R::BITS {
+        return Err(MpcError::Invalid(format!("reduction from Z_2^{} to Z_2^{}", R::BITS, S::BITS)));
+    }
+    Ok(x.map_components(|v| S::from_u128(v.to_u128())))
+}
+
+/// A sharing over the wider ring `S` of *some* `x' ≡ x (mod 2^ℓ)` (local: each component read
+/// as an integer below 2^ℓ, so `x' = x + w·2^ℓ` with `w ∈ {0, 1, 2}`). Enough wherever only
+/// linear steps and selections follow and the result is taken mod 2^ℓ again ([`reduce`]): the
+/// gates' values in the MAC ring, whose MACs authenticate them mod 2^ℓ ([`crate::mac`]).
+/// Not a sign extension: truncation or comparison of `x'` in `S` would see the `w·2^ℓ`.
+pub fn lift<R: Z2k, S: Z2k>(x: &Rss<R>) -> Result<Rss<S>> {
+    if S::BITS < R::BITS {
+        return Err(MpcError::Invalid(format!("lift from Z_2^{} to Z_2^{}", R::BITS, S::BITS)));
+    }
+    Ok(x.map_components(|v| S::from_u128(v.to_u128())))
+}
+
 /// One party's shares of an upcast tuple.
 #[derive(Clone, Debug)]
 pub struct UpcastTuple<R, S> {

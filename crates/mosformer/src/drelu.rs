@@ -31,7 +31,9 @@
 
 use veil_mpc::wire::{pack_bits, unpack_bits};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
-use veil_ring::{Ring, Z2k, Z8, decode_slice, encode_slice};
+use veil_ring::{Ring, Z2k, Z8, Z64, decode_slice, encode_slice};
+
+use crate::convert::reduce;
 use veil_tensor::Tensor;
 
 use crate::family::Security;
@@ -216,12 +218,12 @@ fn non_binarity<T: Sacrifice>(ctx: &mut Ctx, z: &Rss<T>) -> Result<Tensor<T>> {
 }
 
 /// Deals, verifies and checks the material of `n` DReLUs over Z_2^ℓ (`R`) with MACs in `M`.
-pub fn setup<R: Sacrifice, M: Sacrifice>(ctx: &mut Ctx, n: usize) -> Result<DreluKeys<R, M>> {
+pub fn setup<R: Sacrifice, M: Z2k>(ctx: &mut Ctx, n: usize) -> Result<DreluKeys<R, M>> {
     setup_dealing(ctx, n, Security::Malicious, &|_, _| {})
 }
 
 /// [`setup`] in a given mode (semi-honest: no checks of keys or auxiliary data).
-pub fn setup_with<R: Sacrifice, M: Sacrifice>(
+pub fn setup_with<R: Sacrifice, M: Z2k>(
     ctx: &mut Ctx,
     n: usize,
     security: Security,
@@ -233,15 +235,17 @@ pub fn setup_with<R: Sacrifice, M: Sacrifice>(
 type Corruption<'a, R, M> = &'a dyn Fn(&mut Aux<R, M>, &mut Aux<R, M>);
 
 /// [`setup`], with the dealing passed through `corrupt` (the identity for honest dealers).
-fn setup_dealing<R: Sacrifice, M: Sacrifice>(
+fn setup_dealing<R: Sacrifice, M: Z2k>(
     ctx: &mut Ctx,
     n: usize,
     security: Security,
     corrupt: Corruption<'_, R, M>,
 ) -> Result<DreluKeys<R, M>> {
     crate::prss::check_server(ctx)?;
-    if M::BITS <= R::BITS {
-        return Err(MpcError::Invalid("the MAC ring must be larger than the working ring".into()));
+    if M::BITS <= R::BITS || M::BITS < 64 {
+        return Err(MpcError::Invalid(
+            "the MAC ring must be larger than the working ring and hold the 64-bit values".into(),
+        ));
     }
     let b = ctx.party();
     let bits = R::BITS as usize - 1;
@@ -292,7 +296,9 @@ fn setup_dealing<R: Sacrifice, M: Sacrifice>(
         let lin = r.add(&c.scale(half))?.sub(&sum_y)?;
         lins.push(lin.add_public(b, &Tensor::full(&[n], half - R::ONE))?);
         cys.push(Rss::concat(&[&c, &y])?);
-        rhos.push(masked(b, dealer, &s0.rho, &s1.rho)?);
+        // ρ only matters mod 2^64 (gate values are used mod 2^64, see crate::mac), and there
+        // ρ(1 - ρ) = 0 forces ρ ∈ {0, 1}: one of ρ, 1 - ρ is odd, so the other is 0.
+        rhos.push(reduce::<M, Z64>(&masked(b, dealer, &s0.rho, &s1.rho)?)?);
     }
     let lin = open_all(ctx, &Rss::concat(&lins.iter().collect::<Vec<_>>())?)?;
     let cy = non_binarity(ctx, &Rss::concat(&cys.iter().collect::<Vec<_>>())?)?;

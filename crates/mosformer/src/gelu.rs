@@ -8,17 +8,18 @@
 //! 3. `i = Select(256 - a, a)`: `|x|` when `|x| ≤ 256` (4.0 in real terms), else 0;
 //! 4. `z = p - LUT(i, T_GELU)`; index 256 wraps to 0 in the 8-bit domain, and `T[0] = 0`.
 //!
-//! `T_GELU[i] = ⌊δ(i / 64) · 2^f_out⌋` with the tanh form of GELU. Values, MACs and the
-//! result live in the MAC ring with `f_out` fractional bits; the conditions in the working
-//! ring. Two DReLUs, two Selects, one LUT. The input comes in the MAC ring (where the linear
-//! layers produced it) and the conditions read the working ring through a local downcast, so
-//! no upcast is needed; `|x| < 2^{ℓ-1}` (real |x| < 512 for Z_2^16).
+//! `T_GELU[i] = ⌊δ(i / 64) · 2^f_out⌋` with the tanh form of GELU. The input and the result
+//! are in the value ring Z_2^64 (where the linear layers work); the conditions read the
+//! working ring through a local reduction, and the gates' outputs and MACs live in the MAC
+//! ring (the value lifted locally, the result reduced back; see [`crate::convert::lift`]), so
+//! no upcast is needed. Two DReLUs, two Selects, one LUT; valid for `|x| < 2^{ℓ-1}` at the
+//! comparisons' scale (real |x| < 512 for Z_2^16 at 6 bits).
 
 use veil_mpc::{Ctx, MpcError, Result};
-use veil_ring::Z2k;
+use veil_ring::{Z2k, Z64};
 use veil_tensor::Tensor;
 
-use crate::convert::downcast;
+use crate::convert::{lift, reduce};
 use crate::drelu::setup_with as drelu_setup_with;
 use crate::drelu::{DreluKeys, select};
 use crate::family::Security;
@@ -27,7 +28,9 @@ use crate::lut::{LutKeys, lookup};
 use crate::mac::MacBatch;
 use crate::rss::Rss;
 use crate::stored::{Shape, Word};
+use crate::recip::Sources;
 use crate::triples::Sacrifice;
+use crate::trunc::trunc;
 
 /// Fractional bits of GELU's input (the table's index resolution).
 pub const F_IN: u32 = 6;
@@ -77,12 +80,12 @@ impl<R, M: Shape> Shape for GeluKeys<R, M> {
 }
 
 /// Deals and checks the material of `n` GELUs.
-pub fn setup<R: Sacrifice, M: Sacrifice>(ctx: &mut Ctx, n: usize) -> Result<GeluKeys<R, M>> {
+pub fn setup<R: Sacrifice, M: Z2k>(ctx: &mut Ctx, n: usize) -> Result<GeluKeys<R, M>> {
     setup_with(ctx, n, Security::Malicious)
 }
 
 /// [`setup`] in a given mode.
-pub fn setup_with<R: Sacrifice, M: Sacrifice>(
+pub fn setup_with<R: Sacrifice, M: Z2k>(
     ctx: &mut Ctx,
     n: usize,
     security: Security,
@@ -94,31 +97,42 @@ pub fn setup_with<R: Sacrifice, M: Sacrifice>(
     })
 }
 
-/// `⟨GELU(x)⟩` in the MAC ring with `F_IN` fractional bits; `x` in the MAC ring with `F_IN`
-/// fractional bits.
+/// `⟨GELU(x)⟩` with `f` fractional bits, for `x` in the value ring Z_2^64 with `f ≥ F_IN`
+/// fractional bits. The comparisons read `x` in the working ring `R` (its low `ℓ` bits), the
+/// gates compute in the MAC ring `M` and their results are taken mod 2^64.
+///
+/// With `f = F_IN` (the mixed-ring plan) every step is at 6 bits. With `f > F_IN` (no modulus
+/// conversion) `ReLU(x)` keeps all `f` bits and only the table index is truncated to 6 bits
+/// (one truncation more), so the result is off GELU by at most the table's resolution.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the protocol's inputs: keys, sources, value and its scale, the two shared keys, the batch"
+)]
 pub fn gelu<R: Z2k, M: Z2k>(
     ctx: &mut Ctx,
     keys: GeluKeys<R, M>,
-    x: &Rss<M>,
+    sources: &mut impl Sources,
+    x: &Rss<Z64>,
+    f: u32,
     one: &Rss<M>,
     alpha: &Rss<M>,
     batch: &mut MacBatch<M>,
-) -> Result<Rss<M>> {
-    let n = x.len();
-    let x_m = x.reshape(&[n])?;
-    let b = ctx.party();
-    let x: Rss<R> = downcast(&x_m, 0)?;
-    let p = select(ctx, keys.relu, &x, &x_m, alpha, batch)?;
-    let a = p.scale(M::from_u64(2)).sub(&x_m)?;
-    let limit = Tensor::full(&[n], M::from_u64(256));
-    let room: Rss<M> = a.neg().add_public(b, &limit)?;
-    let room_r: Rss<R> = downcast(&room, 0)?;
-    let i = select(ctx, keys.clip, &room_r, &a, alpha, batch)?;
-    let i_r: Rss<R> = downcast(&i, 0)?;
-    let table: Vec<M> = gelu_table(F_IN).into_iter().map(M::from_i64).collect();
-    if one.len() != 1 {
-        return Err(MpcError::Invalid("⟨1⟩ must be a single element".into()));
+) -> Result<Rss<Z64>> {
+    if f < F_IN || f > 24 || one.len() != 1 {
+        return Err(MpcError::Invalid(format!("GELU at {f} fractional bits (needs 6..=24) or ⟨1⟩ not single")));
     }
-    let d = lookup(ctx, keys.lut, &i_r, &table, one, alpha, batch)?;
+    let n = x.len();
+    let x = x.reshape(&[n])?;
+    let b = ctx.party();
+    // 1-2. p = ReLU(x), a = |x|.
+    let p = reduce(&select(ctx, keys.relu, &reduce::<Z64, R>(&x)?, &lift(&x)?, alpha, batch)?)?;
+    let a = p.scale(Z64(2)).sub(&x)?;
+    // 3. i = |x| at 6 bits when below 4, else 0.
+    let a6 = if f > F_IN { trunc(ctx, sources, &a, 1 << (f - F_IN))? } else { a };
+    let room = a6.neg().add_public(b, &Tensor::full(&[n], Z64(256)))?;
+    let i = reduce(&select(ctx, keys.clip, &reduce::<Z64, R>(&room)?, &lift(&a6)?, alpha, batch)?)?;
+    // 4. p - δ(i).
+    let table: Vec<M> = gelu_table(f).into_iter().map(M::from_i64).collect();
+    let d = reduce(&lookup(ctx, keys.lut, &reduce::<Z64, R>(&i)?, &table, one, alpha, batch)?)?;
     p.sub(&d)
 }

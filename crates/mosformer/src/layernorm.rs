@@ -1,12 +1,14 @@
-//! LayerNorm over the last axis (notes §12, the released code's steps), in the precision plan's
-//! rings: Z_2^64 with f = 16 for the linear parts, Rsqrt in Z_2^32 with f = 12.
+//! LayerNorm over the last axis (notes §12, the released code's steps): Z_2^64 with f = 16 for
+//! the linear parts; Rsqrt at `f_rsqrt` fractional bits (12, comparisons in Z_2^32, in the
+//! mixed-ring plan; 16, comparisons in Z_2^64, without modulus conversion).
 //!
 //! `y = γ ⊙ (x - m) / √v + β`, `m = Σ x / k`, `v = Σ (x - m)² / k`:
 //! 1. row sums, truncation by the public `k` → `m`;
 //! 2. `z = x - m`; `z²` by a verified square, truncated by `2^16`;
-//! 3. row sums of `z²`, one truncation by `k·2^4` → `v` with f = 12, still in Z_2^64;
-//! 4. Π_Rsqrt on `v` (its comparisons read Z_2^32 through a local downcast), whose MAC'd
-//!    result is in Z_2^64 with f = 12: a local scale by `2^4` brings it to f = 16;
+//! 3. row sums of `z²`, one truncation by `k·2^{16 - f_rsqrt}` → `v` at `f_rsqrt` bits, still
+//!    in Z_2^64;
+//! 4. Π_Rsqrt on `v` (its comparisons read the working ring through a local reduction), whose
+//!    result is in Z_2^64 at `f_rsqrt` bits: a local scale brings it to f = 16;
 //! 5. `z · rsqrt`, `· γ` (verified products, truncated), `+ β`.
 //!
 //! No ε is added to the variance, as in the paper: a row of equal values (v = 0) is outside the
@@ -14,87 +16,92 @@
 //! `v ≥ 2^-4`.
 
 use veil_mpc::{Ctx, MpcError, Result};
-use veil_ring::{Z32, Z64};
+use veil_ring::{Z2k, Z64};
 use veil_tensor::Tensor;
 
 use crate::family::Security;
 use crate::mac::MacBatch;
 use crate::recip::{self, Kind, RecipKeys, Sources};
 use crate::rss::Rss;
-use crate::stored::Shape;
+use crate::stored::{Shape, Word};
+use crate::triples::Sacrifice;
 use crate::trunc::trunc;
 use crate::verified;
 
 /// Fractional bits of the linear ring.
 pub const F_LIN: u32 = 16;
-/// Fractional bits of the Rsqrt ring.
+/// Fractional bits of the Rsqrt ring in the mixed-ring plan (Z_2^32).
 pub const F_RSQRT: u32 = 12;
 
-/// Verified material for LayerNorm over `rows` rows.
+/// Verified material for LayerNorm over `rows` rows, Rsqrt's comparisons in `R`, its gates in
+/// the MAC ring `M`.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct LayerNormKeys {
+#[serde(bound = "R: Word, M: Word")]
+pub struct LayerNormKeys<R, M> {
     rows: usize,
     k: usize,
-    rsqrt: RecipKeys<Z32, Z64>,
+    rsqrt: RecipKeys<R, M>,
 }
 
-impl LayerNormKeys {
+impl<R: Z2k, M: Z2k> LayerNormKeys<R, M> {
     /// Zero material of the real shapes, for a dry run that only records the plan
-    /// ([`crate::Mosformer::planner`]).
-    pub(crate) fn placeholder(rows: usize, k: usize) -> Self {
-        LayerNormKeys { rows, k, rsqrt: RecipKeys::placeholder(Kind::Rsqrt, rows) }
+    /// ([`crate::Mosformer::planner`]); `f` is Rsqrt's fractional bits.
+    pub(crate) fn placeholder(rows: usize, k: usize, f: u32) -> Self {
+        LayerNormKeys { rows, k, rsqrt: RecipKeys::placeholder(Kind::Rsqrt, rows, f) }
     }
 }
 
-impl Shape for LayerNormKeys {
+impl<R, M: Shape> Shape for LayerNormKeys<R, M> {
     fn shape(&self, out: &mut Vec<usize>) {
         out.extend([self.rows, self.k]);
         self.rsqrt.shape(out);
     }
 }
 
-/// Deals and checks the material for `[rows, k]` inputs.
-pub fn setup(ctx: &mut Ctx, rows: usize, k: usize) -> Result<LayerNormKeys> {
-    setup_with(ctx, rows, k, Security::Malicious)
+/// Deals and checks the material for `[rows, k]` inputs, Rsqrt at `f` fractional bits.
+pub fn setup<R: Sacrifice, M: Z2k>(ctx: &mut Ctx, rows: usize, k: usize, f: u32) -> Result<LayerNormKeys<R, M>> {
+    setup_with(ctx, rows, k, f, Security::Malicious)
 }
 
 /// [`setup`] in a given mode.
-pub fn setup_with(ctx: &mut Ctx, rows: usize, k: usize, security: Security) -> Result<LayerNormKeys> {
-    Ok(LayerNormKeys { rows, k, rsqrt: recip::setup_with(ctx, Kind::Rsqrt, rows, security)? })
+pub fn setup_with<R: Sacrifice, M: Z2k>(
+    ctx: &mut Ctx,
+    rows: usize,
+    k: usize,
+    f: u32,
+    security: Security,
+) -> Result<LayerNormKeys<R, M>> {
+    Ok(LayerNormKeys { rows, k, rsqrt: recip::setup_with(ctx, Kind::Rsqrt, rows, f, security)? })
 }
 
 /// A verified product truncated by `2^16`.
-fn mul_trunc(
-    ctx: &mut Ctx,
-    sources: &mut impl Sources<Z32, Z64>,
-    a: &Rss<Z64>,
-    b: &Rss<Z64>,
-) -> Result<Rss<Z64>> {
+fn mul_trunc(ctx: &mut Ctx, sources: &mut impl Sources, a: &Rss<Z64>, b: &Rss<Z64>) -> Result<Rss<Z64>> {
     let p = verified::mul(ctx, sources, a, b)?;
     trunc(ctx, sources, &p, 1 << F_LIN)
 }
 
 /// `⟨LayerNorm(x)⟩` for `x: [rows, k]` with `γ, β: [k]` (secret, from the model owner), all in
-/// Z_2^64 with 16 fractional bits.
+/// Z_2^64 with 16 fractional bits; Rsqrt runs at `f_rsqrt ≤ 16` fractional bits.
 #[allow(
     clippy::too_many_arguments,
-    reason = "the protocol's inputs: keys, sources, value, γ, β, the two shared keys, the batch"
+    reason = "the protocol's inputs: keys, sources, value, γ, β, Rsqrt's scale, the two shared keys, the batch"
 )]
-pub fn layernorm(
+pub fn layernorm<R: Z2k, M: Z2k>(
     ctx: &mut Ctx,
-    keys: LayerNormKeys,
-    sources: &mut impl Sources<Z32, Z64>,
+    keys: LayerNormKeys<R, M>,
+    sources: &mut impl Sources,
     x: &Rss<Z64>,
     gamma: &Rss<Z64>,
     beta: &Rss<Z64>,
-    one: &Rss<Z64>,
-    alpha: &Rss<Z64>,
-    batch: &mut MacBatch<Z64>,
+    f_rsqrt: u32,
+    one: &Rss<M>,
+    alpha: &Rss<M>,
+    batch: &mut MacBatch<M>,
 ) -> Result<Rss<Z64>> {
     let (rows, k) = (keys.rows, keys.k);
-    if x.len() != rows * k || gamma.len() != k || beta.len() != k {
+    if x.len() != rows * k || gamma.len() != k || beta.len() != k || f_rsqrt > F_LIN {
         return Err(MpcError::Invalid(format!(
-            "LayerNorm of {} values (γ {}, β {}) with keys for [{rows}, {k}]",
+            "LayerNorm of {} values (γ {}, β {}) with keys for [{rows}, {k}], Rsqrt at {f_rsqrt} bits",
             x.len(),
             gamma.len(),
             beta.len()
@@ -110,9 +117,9 @@ pub fn layernorm(
     let mean = trunc(ctx, sources, &x.row_sums(k)?, k as u64)?;
     let z = x.sub(&mean.spread_rows(k)?)?;
     let sq = mul_trunc(ctx, sources, &z, &z)?;
-    let var = trunc(ctx, sources, &sq.row_sums(k)?, (k as u64) << (F_LIN - F_RSQRT))?;
-    let rs = recip::evaluate(ctx, keys.rsqrt, sources, &var, F_RSQRT, one, alpha, batch)?;
-    let rs = rs.scale(Z64(1 << (F_LIN - F_RSQRT)));
+    let var = trunc(ctx, sources, &sq.row_sums(k)?, (k as u64) << (F_LIN - f_rsqrt))?;
+    let rs = recip::evaluate(ctx, keys.rsqrt, sources, &var, f_rsqrt, one, alpha, batch)?;
+    let rs = rs.scale(Z64(1 << (F_LIN - f_rsqrt)));
     let normed = mul_trunc(ctx, sources, &z, &rs.spread_rows(k)?)?;
     let scaled = mul_trunc(ctx, sources, &normed, &tile(gamma)?)?;
     scaled.add(&tile(beta)?)

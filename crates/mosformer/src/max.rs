@@ -1,19 +1,20 @@
 //! ReLU and Max on top of Select (paper §7, Algorithm 9).
 //!
 //! - `ReLU(x) = Select(x, x)`: the condition in the working ring, the value (the same `x`)
-//!   already in the MAC ring (the caller lifts it, e.g. with [`crate::convert::upcast`]).
+//!   in the MAC ring (lifted locally, [`crate::convert::lift`]).
 //! - `max(a, b) = Select(a - b, a - b) + b`.
 //! - Π_Max over the last axis of a `[rows, k]` tensor: a tournament of `⌈log2 k⌉` levels, each
 //!   pairing the first half of the remaining columns with the second half (the paper's
 //!   pairing); an odd column carries over to the next level unchanged (one Select less than
-//!   duplicating it). Values stay in the MAC ring between levels; each comparison takes the
-//!   difference down to the working ring locally ([`crate::convert::downcast`] by 0 bits,
-//!   exact mod 2^ℓ). `k - 1` Selects per row in all, every result MAC'd.
+//!   duplicating it). Values stay in the 64-bit value ring between levels; each comparison
+//!   reads the difference in the working ring ([`crate::convert::reduce`], exact mod 2^ℓ) and
+//!   each Select's result (in the MAC ring) is reduced back. `k - 1` Selects per row in all,
+//!   every result MAC'd.
 
 use veil_mpc::{Ctx, MpcError, Result};
-use veil_ring::Z2k;
+use veil_ring::{Z2k, Z64};
 
-use crate::convert::downcast;
+use crate::convert::{lift, reduce};
 use crate::drelu::{DreluKeys, select};
 use crate::family::Security;
 use crate::mac::MacBatch;
@@ -72,12 +73,12 @@ impl<R, M> Shape for MaxKeys<R, M> {
 }
 
 /// Deals and checks the DReLU material of a `[rows, k]` maximum.
-pub fn max_setup<R: Sacrifice, M: Sacrifice>(ctx: &mut Ctx, rows: usize, k: usize) -> Result<MaxKeys<R, M>> {
+pub fn max_setup<R: Sacrifice, M: Z2k>(ctx: &mut Ctx, rows: usize, k: usize) -> Result<MaxKeys<R, M>> {
     max_setup_with(ctx, rows, k, Security::Malicious)
 }
 
 /// [`max_setup`] in a given mode.
-pub fn max_setup_with<R: Sacrifice, M: Sacrifice>(
+pub fn max_setup_with<R: Sacrifice, M: Z2k>(
     ctx: &mut Ctx,
     rows: usize,
     k: usize,
@@ -95,10 +96,10 @@ pub fn max_setup_with<R: Sacrifice, M: Sacrifice>(
 pub fn max<R: Z2k, M: Z2k>(
     ctx: &mut Ctx,
     keys: MaxKeys<R, M>,
-    x: &Rss<M>,
+    x: &Rss<Z64>,
     alpha: &Rss<M>,
     batch: &mut MacBatch<M>,
-) -> Result<Rss<M>> {
+) -> Result<Rss<Z64>> {
     if x.shape() != [keys.rows, keys.k] {
         return Err(MpcError::Invalid(format!(
             "max over {:?} with keys for [{}, {}]",
@@ -114,10 +115,8 @@ pub fn max<R: Z2k, M: Z2k>(
         let p = width / 2;
         let a = cur.slice(1, 0..p)?;
         let b = cur.slice(1, p..2 * p)?;
-        let diff = a.sub(&b)?;
-        let diff_m = diff.reshape(&[rows * p])?;
-        let diff_r: Rss<R> = downcast(&diff_m, 0)?;
-        let chosen = select(ctx, level, &diff_r, &diff_m, alpha, batch)?;
+        let diff = a.sub(&b)?.reshape(&[rows * p])?;
+        let chosen = reduce(&select(ctx, level, &reduce::<Z64, R>(&diff)?, &lift(&diff)?, alpha, batch)?)?;
         let best = chosen.reshape(&[rows, p])?.add(&b)?;
         cur =
             if width % 2 == 1 { Rss::concat_axis(&[&best, &cur.slice(1, 2 * p..width)?], 1)? } else { best };

@@ -2,18 +2,28 @@
 //! [`NonLinear`] and [`TransformerOps`] traits, so that a model runtime drives Mosformer without its internals.
 //!
 //! **Precision plan** (paper §6, notes §14). Shares the caller sees live in Z_2^64 with 16
-//! fractional bits. Each gate takes its input to its own precision and back:
-//! - products and matrix products: verified, then truncated by `2^16`
-//!   ([`crate::verified`], [`crate::trunc`]);
+//! fractional bits, and every gate's values stay in that ring. Products and matrix products are
+//! verified, then truncated by `2^16` ([`crate::verified`], [`crate::trunc`]). The gates'
+//! comparisons and table indices read a working ring chosen by [`Rings`]:
+//!
+//! *Mixed* (the paper's modulus conversion, its default):
 //! - ReLU: the condition in Z_2^16 (local downcast by 10 bits), the value kept in Z_2^64;
 //!   inputs within `2^-5` above 0 may read as negative and give 0 (error below 0.032); valid
 //!   for `|x| < 512` (the paper's range for Z_2^16, its Table 10), as is GELU;
 //! - GELU: truncation to 6 fractional bits, Π_GELU (conditions in Z_2^16), result scaled back;
 //! - Softmax: truncation to 12 fractional bits, Π_Softmax (conditions in Z_2^32), scaled back;
-//! - LayerNorm: in Z_2^64, Rsqrt's conditions in Z_2^32.
+//! - LayerNorm: in Z_2^64, Rsqrt's conditions in Z_2^32 at 12 bits.
 //!
-//! Gate outputs carry MACs (in Z_2^64) checked in one deferred batch by [`NonLinear::check`];
-//! the MAC key and the random `⟨1⟩` are made on first use.
+//! *Z64* (without modulus conversion, the paper's §7 comparison and Table 13): every condition
+//! in Z_2^64 at 16 fractional bits; GELU keeps 16 bits (only its table index is at 6);
+//! softmax and Rsqrt run at f = 16 with 2^16-entry reciprocal tables.
+//!
+//! **MACs.** Gate outputs carry MACs in Z_2^128 ([`MacRing`]): the gates compute in the MAC
+//! ring on values lifted from Z_2^64 and their results are reduced back, so the MAC check
+//! ([`NonLinear::check`], one deferred batch, `s = 64`) authenticates every bit of the 64-bit
+//! values that later layers use. (A MAC ring of Z_2^64 would authenticate them only mod 2^32,
+//! and an error in their top bits would pass with a probability far above 2^-s.) The MAC key
+//! and the random `⟨1⟩` are made on first use.
 //!
 //! **Offline material.** A gate's FSS material is made when the gate runs unless it was made
 //! ahead: the instance records the gates it ran ([`Mosformer::gate_plan`]), and
@@ -25,9 +35,9 @@ use std::collections::VecDeque;
 
 use veil_mpc::traits::{FixedPoint, NonLinear, TransformerOps};
 use veil_mpc::{Ctx, MpcError, Result};
-use veil_ring::{Z16, Z32, Z64};
+use veil_ring::{Z16, Z32, Z64, Z128};
 
-use crate::convert::downcast;
+use crate::convert::{downcast, lift, reduce};
 use crate::drelu::{DreluKeys, select};
 use crate::family::{Mosformer, Security};
 use crate::gelu::{self, GeluKeys};
@@ -45,8 +55,41 @@ use crate::verified;
 
 /// Fractional bits of the shares the traits take and return.
 pub const FRAC_BITS: u32 = 16;
-/// Bits of MAC challenge per check (the smallest margin among the gates' working rings).
-const MAC_S: u32 = 32;
+/// The ring of the gates' outputs and MACs: the 64-bit values plus `s = 64` bits.
+pub type MacRing = Z128;
+/// Bits of MAC challenge per check (the MAC ring's margin over the 64-bit values).
+const MAC_S: u32 = 64;
+/// Fractional bits of softmax in the mixed-ring plan (Z_2^32).
+const F_SOFTMAX_MIXED: u32 = 12;
+
+/// The working rings of the gates' comparisons and table indices.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Rings {
+    /// With modulus conversion (the paper's plan): ReLU and GELU in Z_2^16 at 6 fractional
+    /// bits, softmax and Rsqrt in Z_2^32 at 12.
+    #[default]
+    Mixed,
+    /// Without modulus conversion: everything in Z_2^64 at 16 fractional bits.
+    Z64,
+}
+
+impl Rings {
+    /// The name used in reports and on the command line (`mixed`, `z64`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Rings::Mixed => "mixed",
+            Rings::Z64 => "z64",
+        }
+    }
+
+    /// Fractional bits of softmax and of Rsqrt.
+    pub fn softmax_bits(self) -> u32 {
+        match self {
+            Rings::Mixed => F_SOFTMAX_MIXED,
+            Rings::Z64 => FRAC_BITS,
+        }
+    }
+}
 
 /// One gate's material, as a plan lists it.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -94,29 +137,33 @@ impl GateRequest {
 /// ([`Mosformer::planner_within`]); it stops the dry run early.
 pub const PLAN_LIMIT_EXCEEDED: &str = "the plan exceeds the planner's limit of gate elements";
 
+/// One gate's material in the mixed rings (conditions in `R16` / `R32`) or all in Z_2^64.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) enum GateKeys {
-    Relu(Box<DreluKeys<Z16, Z64>>),
-    Gelu(Box<GeluKeys<Z16, Z64>>),
-    Softmax(Box<SoftmaxKeys<Z32, Z64>>),
-    LayerNorm(Box<LayerNormKeys>),
+    Relu(Box<DreluKeys<Z16, MacRing>>),
+    Gelu(Box<GeluKeys<Z16, MacRing>>),
+    Softmax(Box<SoftmaxKeys<Z32, MacRing>>),
+    LayerNorm(Box<LayerNormKeys<Z32, MacRing>>),
+    Relu64(Box<DreluKeys<Z64, MacRing>>),
+    Gelu64(Box<GeluKeys<Z64, MacRing>>),
+    Softmax64(Box<SoftmaxKeys<Z64, MacRing>>),
+    LayerNorm64(Box<LayerNormKeys<Z64, MacRing>>),
 }
 
 impl Shape for GateKeys {
     fn shape(&self, out: &mut Vec<usize>) {
-        match self {
-            GateKeys::Relu(k) => k.shape(out),
-            GateKeys::Gelu(k) => k.shape(out),
-            GateKeys::Softmax(k) => k.shape(out),
-            GateKeys::LayerNorm(k) => k.shape(out),
-        }
+        let kind = match self {
+            GateKeys::Relu(k) => (k.shape(out), 0).1,
+            GateKeys::Gelu(k) => (k.shape(out), 1).1,
+            GateKeys::Softmax(k) => (k.shape(out), 2).1,
+            GateKeys::LayerNorm(k) => (k.shape(out), 3).1,
+            GateKeys::Relu64(k) => (k.shape(out), 4).1,
+            GateKeys::Gelu64(k) => (k.shape(out), 5).1,
+            GateKeys::Softmax64(k) => (k.shape(out), 6).1,
+            GateKeys::LayerNorm64(k) => (k.shape(out), 7).1,
+        };
         // The kind last: material of another kind never has the same shape.
-        out.push(match self {
-            GateKeys::Relu(_) => 0,
-            GateKeys::Gelu(_) => 1,
-            GateKeys::Softmax(_) => 2,
-            GateKeys::LayerNorm(_) => 3,
-        });
+        out.push(kind);
     }
 }
 
@@ -126,8 +173,9 @@ pub struct GateState {
     /// Most elements one gate call handles; larger inputs go through in chunks, each with its
     /// own material (what bounds memory when material is made on demand).
     chunk: usize,
-    pub(crate) keys: Option<(Rss<Z64>, Rss<Z64>)>,
-    batch: MacBatch<Z64>,
+    pub(crate) rings: Rings,
+    pub(crate) keys: Option<(Rss<MacRing>, Rss<MacRing>)>,
+    batch: MacBatch<MacRing>,
     pub(crate) ready: VecDeque<(GateRequest, GateKeys)>,
     plan: Vec<GateRequest>,
     /// A planner's gates ([`Mosformer::planner`]): zero material, no MAC check.
@@ -142,6 +190,7 @@ impl GateState {
     pub(crate) fn new(security: Security) -> Self {
         GateState {
             chunk: usize::MAX,
+            rings: Rings::Mixed,
             keys: None,
             batch: MacBatch::for_security(security),
             ready: VecDeque::new(),
@@ -154,27 +203,53 @@ impl GateState {
 }
 
 /// Zero material of a request's shapes (for a planner's dry run).
-pub(crate) fn placeholder(req: &GateRequest) -> GateKeys {
-    match *req {
-        GateRequest::Relu { n } => GateKeys::Relu(Box::new(DreluKeys::placeholder(n))),
-        GateRequest::Gelu { n } => GateKeys::Gelu(Box::new(GeluKeys::placeholder(n))),
-        GateRequest::Softmax { rows, k } => GateKeys::Softmax(Box::new(SoftmaxKeys::placeholder(rows, k))),
-        GateRequest::LayerNorm { rows, k } => {
-            GateKeys::LayerNorm(Box::new(LayerNormKeys::placeholder(rows, k)))
+pub(crate) fn placeholder(req: &GateRequest, rings: Rings) -> GateKeys {
+    let f = rings.softmax_bits();
+    match (req.clone(), rings) {
+        (GateRequest::Relu { n }, Rings::Mixed) => GateKeys::Relu(Box::new(DreluKeys::placeholder(n))),
+        (GateRequest::Gelu { n }, Rings::Mixed) => GateKeys::Gelu(Box::new(GeluKeys::placeholder(n))),
+        (GateRequest::Softmax { rows, k }, Rings::Mixed) => {
+            GateKeys::Softmax(Box::new(SoftmaxKeys::placeholder(rows, k, f)))
+        }
+        (GateRequest::LayerNorm { rows, k }, Rings::Mixed) => {
+            GateKeys::LayerNorm(Box::new(LayerNormKeys::placeholder(rows, k, f)))
+        }
+        (GateRequest::Relu { n }, Rings::Z64) => GateKeys::Relu64(Box::new(DreluKeys::placeholder(n))),
+        (GateRequest::Gelu { n }, Rings::Z64) => GateKeys::Gelu64(Box::new(GeluKeys::placeholder(n))),
+        (GateRequest::Softmax { rows, k }, Rings::Z64) => {
+            GateKeys::Softmax64(Box::new(SoftmaxKeys::placeholder(rows, k, f)))
+        }
+        (GateRequest::LayerNorm { rows, k }, Rings::Z64) => {
+            GateKeys::LayerNorm64(Box::new(LayerNormKeys::placeholder(rows, k, f)))
         }
     }
 }
 
-fn make(ctx: &mut Ctx, req: &GateRequest, security: Security) -> Result<GateKeys> {
+fn make(ctx: &mut Ctx, req: &GateRequest, security: Security, rings: Rings) -> Result<GateKeys> {
+    let f = rings.softmax_bits();
     in_offline_phase(ctx, |ctx| {
-        Ok(match *req {
-            GateRequest::Relu { n } => GateKeys::Relu(Box::new(crate::drelu::setup_with(ctx, n, security)?)),
-            GateRequest::Gelu { n } => GateKeys::Gelu(Box::new(gelu::setup_with(ctx, n, security)?)),
-            GateRequest::Softmax { rows, k } => {
-                GateKeys::Softmax(Box::new(softmax::setup_with(ctx, rows, k, security)?))
+        Ok(match (req.clone(), rings) {
+            (GateRequest::Relu { n }, Rings::Mixed) => {
+                GateKeys::Relu(Box::new(crate::drelu::setup_with(ctx, n, security)?))
             }
-            GateRequest::LayerNorm { rows, k } => {
-                GateKeys::LayerNorm(Box::new(layernorm::setup_with(ctx, rows, k, security)?))
+            (GateRequest::Gelu { n }, Rings::Mixed) => GateKeys::Gelu(Box::new(gelu::setup_with(ctx, n, security)?)),
+            (GateRequest::Softmax { rows, k }, Rings::Mixed) => {
+                GateKeys::Softmax(Box::new(softmax::setup_with(ctx, rows, k, f, security)?))
+            }
+            (GateRequest::LayerNorm { rows, k }, Rings::Mixed) => {
+                GateKeys::LayerNorm(Box::new(layernorm::setup_with(ctx, rows, k, f, security)?))
+            }
+            (GateRequest::Relu { n }, Rings::Z64) => {
+                GateKeys::Relu64(Box::new(crate::drelu::setup_with(ctx, n, security)?))
+            }
+            (GateRequest::Gelu { n }, Rings::Z64) => {
+                GateKeys::Gelu64(Box::new(gelu::setup_with(ctx, n, security)?))
+            }
+            (GateRequest::Softmax { rows, k }, Rings::Z64) => {
+                GateKeys::Softmax64(Box::new(softmax::setup_with(ctx, rows, k, f, security)?))
+            }
+            (GateRequest::LayerNorm { rows, k }, Rings::Z64) => {
+                GateKeys::LayerNorm64(Box::new(layernorm::setup_with(ctx, rows, k, f, security)?))
             }
         })
     })
@@ -189,6 +264,18 @@ impl<D> Mosformer<D> {
         self
     }
 
+    /// Runs the gates in the given working rings (default [`Rings::Mixed`]); set it before
+    /// any gate runs or material is made.
+    pub fn with_rings(mut self, rings: Rings) -> Self {
+        self.gates.rings = rings;
+        self
+    }
+
+    /// The gates' working rings.
+    pub fn rings(&self) -> Rings {
+        self.gates.rings
+    }
+
     /// The gates run so far, in order: the plan of another run of the same model.
     pub fn gate_plan(&self) -> &[GateRequest] {
         &self.gates.plan
@@ -199,17 +286,17 @@ impl<D> Mosformer<D> {
     pub fn prepare(&mut self, ctx: &mut Ctx, plan: &[GateRequest]) -> Result<()> {
         self.mac_keys(ctx)?;
         for req in plan {
-            let keys = make(ctx, req, self.security)?;
+            let keys = make(ctx, req, self.security, self.gates.rings)?;
             self.gates.ready.push_back((req.clone(), keys));
         }
         Ok(())
     }
 
-    fn mac_keys(&mut self, ctx: &mut Ctx) -> Result<(Rss<Z64>, Rss<Z64>)> {
+    fn mac_keys(&mut self, ctx: &mut Ctx) -> Result<(Rss<MacRing>, Rss<MacRing>)> {
         if let Some(k) = &self.gates.keys {
             return Ok(k.clone());
         }
-        let k = in_offline_phase(ctx, |ctx| Ok((random_one::<Z64>(ctx)?, mac_key::<Z64>(ctx)?)))?;
+        let k = in_offline_phase(ctx, |ctx| Ok((random_one::<MacRing>(ctx)?, mac_key::<MacRing>(ctx)?)))?;
         self.gates.keys = Some(k.clone());
         Ok(k)
     }
@@ -228,11 +315,11 @@ impl<D> Mosformer<D> {
                 if planned > self.gates.plan_limit {
                     return Err(MpcError::Invalid(PLAN_LIMIT_EXCEEDED.into()));
                 }
-                Ok(placeholder(&req))
+                Ok(placeholder(&req, self.gates.rings))
             }
             None => {
                 self.gates.made_on_demand += 1;
-                make(ctx, &req, self.security)
+                make(ctx, &req, self.security, self.gates.rings)
             }
         }
     }
@@ -308,12 +395,17 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> NonLinear<Z64> for Mosformer<D
         let x_flat = flat(x)?;
         let mut out = Vec::new();
         for (lo, n) in chunks(x.len(), self.gates.chunk) {
-            let GateKeys::Relu(keys) = self.gate_keys(ctx, GateRequest::Relu { n })? else {
-                return Err(MpcError::Invalid("ReLU material expected".into()));
-            };
             let part = x_flat.range(lo, n)?;
-            let cond: Rss<Z16> = downcast(&part, FRAC_BITS - gelu::F_IN)?;
-            out.push(select(ctx, *keys, &cond, &part, &alpha, &mut self.gates.batch)?);
+            let value = lift::<Z64, MacRing>(&part)?;
+            let y = match self.gate_keys(ctx, GateRequest::Relu { n })? {
+                GateKeys::Relu(keys) => {
+                    let cond: Rss<Z16> = downcast(&part, FRAC_BITS - gelu::F_IN)?;
+                    select(ctx, *keys, &cond, &value, &alpha, &mut self.gates.batch)?
+                }
+                GateKeys::Relu64(keys) => select(ctx, *keys, &part, &value, &alpha, &mut self.gates.batch)?,
+                _ => return Err(MpcError::Invalid("ReLU material expected".into())),
+            };
+            out.push(reduce(&y)?);
         }
         Rss::concat(&out.iter().collect::<Vec<_>>())?.reshape(x.shape())
     }
@@ -352,15 +444,26 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> NonLinear<Z64> for Mosformer<D
 impl<D: TripleSource<Z64> + TruncPairSource<Z64>> TransformerOps<Z64> for Mosformer<D> {
     fn gelu(&mut self, ctx: &mut Ctx, x: &Rss<Z64>) -> Result<Rss<Z64>> {
         let (one, alpha) = self.mac_keys(ctx)?;
-        let shift = FRAC_BITS - gelu::F_IN;
-        let x6 = trunc(ctx, &mut self.triples, &flat(x)?, 1 << shift)?;
+        // Mixed rings: GELU at 6 fractional bits (its Z_2^16 range), scaled back after.
+        let shift = match self.gates.rings {
+            Rings::Mixed => FRAC_BITS - gelu::F_IN,
+            Rings::Z64 => 0,
+        };
+        let xs = match shift {
+            0 => flat(x)?,
+            s => trunc(ctx, &mut self.triples, &flat(x)?, 1 << s)?,
+        };
+        let f = FRAC_BITS - shift;
         let mut out = Vec::new();
         for (lo, n) in chunks(x.len(), self.gates.chunk) {
-            let GateKeys::Gelu(keys) = self.gate_keys(ctx, GateRequest::Gelu { n })? else {
-                return Err(MpcError::Invalid("GELU material expected".into()));
-            };
-            let part = x6.range(lo, n)?;
-            out.push(gelu::gelu::<Z16, Z64>(ctx, *keys, &part, &one, &alpha, &mut self.gates.batch)?);
+            let part = xs.range(lo, n)?;
+            let keys = self.gate_keys(ctx, GateRequest::Gelu { n })?;
+            let batch = &mut self.gates.batch;
+            out.push(match keys {
+                GateKeys::Gelu(keys) => gelu::gelu(ctx, *keys, &mut self.triples, &part, f, &one, &alpha, batch)?,
+                GateKeys::Gelu64(keys) => gelu::gelu(ctx, *keys, &mut self.triples, &part, f, &one, &alpha, batch)?,
+                _ => return Err(MpcError::Invalid("GELU material expected".into())),
+            });
         }
         let g = Rss::concat(&out.iter().collect::<Vec<_>>())?;
         g.scale(Z64(1 << shift)).reshape(x.shape())
@@ -374,34 +477,34 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> TransformerOps<Z64> for Mosfor
         k: usize,
         mask: Option<&[bool]>,
     ) -> Result<Rss<Z64>> {
-        const F: u32 = 12;
+        let f = self.gates.rings.softmax_bits();
         let (one, alpha) = self.mac_keys(ctx)?;
         if x.len() != rows * k || mask.is_some_and(|m| m.len() != rows * k) {
             return Err(MpcError::Invalid(format!("softmax of {} values as [{rows}, {k}]", x.len())));
         }
-        let x12 = trunc(ctx, &mut self.triples, &flat(x)?, 1 << (FRAC_BITS - F))?;
+        let xf = match FRAC_BITS - f {
+            0 => flat(x)?,
+            s => trunc(ctx, &mut self.triples, &flat(x)?, 1 << s)?,
+        };
         let per = (self.gates.chunk / k.max(1)).max(1);
         let mut out = Vec::new();
         for (row, r) in chunks(rows, per) {
-            let GateKeys::Softmax(keys) = self.gate_keys(ctx, GateRequest::Softmax { rows: r, k })? else {
-                return Err(MpcError::Invalid("softmax material expected".into()));
-            };
-            let part = x12.range(row * k, r * k)?;
+            let part = xf.range(row * k, r * k)?;
             let part_mask = mask.map(|m| &m[row * k..(row + r) * k]);
-            out.push(softmax::softmax::<Z32, Z64>(
-                ctx,
-                *keys,
-                &mut self.triples,
-                &part,
-                part_mask,
-                F,
-                &one,
-                &alpha,
-                &mut self.gates.batch,
-            )?);
+            let keys = self.gate_keys(ctx, GateRequest::Softmax { rows: r, k })?;
+            let (t, batch) = (&mut self.triples, &mut self.gates.batch);
+            out.push(match keys {
+                GateKeys::Softmax(keys) => {
+                    softmax::softmax(ctx, *keys, t, &part, part_mask, f, &one, &alpha, batch)?
+                }
+                GateKeys::Softmax64(keys) => {
+                    softmax::softmax(ctx, *keys, t, &part, part_mask, f, &one, &alpha, batch)?
+                }
+                _ => return Err(MpcError::Invalid("softmax material expected".into())),
+            });
         }
         let s = Rss::concat(&out.iter().collect::<Vec<_>>())?;
-        s.scale(Z64(1 << (FRAC_BITS - F))).reshape(x.shape())
+        s.scale(Z64(1 << (FRAC_BITS - f))).reshape(x.shape())
     }
 
     fn layernorm(
@@ -413,21 +516,19 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> TransformerOps<Z64> for Mosfor
         rows: usize,
         k: usize,
     ) -> Result<Rss<Z64>> {
+        let f = self.gates.rings.softmax_bits();
         let (one, alpha) = self.mac_keys(ctx)?;
-        let GateKeys::LayerNorm(keys) = self.gate_keys(ctx, GateRequest::LayerNorm { rows, k })? else {
-            return Err(MpcError::Invalid("LayerNorm material expected".into()));
+        let keys = self.gate_keys(ctx, GateRequest::LayerNorm { rows, k })?;
+        let (t, batch) = (&mut self.triples, &mut self.gates.batch);
+        let y = match keys {
+            GateKeys::LayerNorm(keys) => {
+                layernorm::layernorm(ctx, *keys, t, x, gamma, beta, f, &one, &alpha, batch)?
+            }
+            GateKeys::LayerNorm64(keys) => {
+                layernorm::layernorm(ctx, *keys, t, x, gamma, beta, f, &one, &alpha, batch)?
+            }
+            _ => return Err(MpcError::Invalid("LayerNorm material expected".into())),
         };
-        let y = layernorm::layernorm(
-            ctx,
-            *keys,
-            &mut self.triples,
-            x,
-            gamma,
-            beta,
-            &one,
-            &alpha,
-            &mut self.gates.batch,
-        )?;
         y.reshape(x.shape())
     }
 }

@@ -1,5 +1,6 @@
 //! Π_Inv and Π_Rsqrt by domain reduction (paper Algorithms 3 and 6, notes §9), base `b = 256`,
-//! inputs with `f` fractional bits in the working ring (Z_2^32, f = 12 in the precision plan).
+//! inputs with `f` fractional bits (f = 12 with comparisons in Z_2^32 in the mixed-ring plan;
+//! f = 16 in Z_2^64 without modulus conversion, the paper's Table 13 configuration).
 //!
 //! For `x > 0` with integer encoding `X`, let `k = #{i ≥ 1 : X ≥ b^i}` (three DReLUs against
 //! the raw thresholds `b, b², b³`, the released code's count, which the paper's measured costs
@@ -8,15 +9,18 @@
 //! - `1/√x = s · T_rsqrt[q - 2^f/b]` with `s = T_exsqrt[k+1] = ⌊2^f·√(2^f / b^{k+1})⌋`,
 //!
 //! where `T_inv[i] = ⌊2^f / (i/2^f + 1/b)⌋` and `T_rsqrt[i] = ⌊2^f / √(i/2^f + 1/b)⌋` for
-//! `i < (1 - 1/b)·2^f`. Steps: the DReLUs, 2-bit LUTs for `t` (and `s`), a verified product
-//! `x·t` with truncation by `2^f`, the `ℓ_t = 12` LUT, and a final verified product with
-//! truncation. DReLU and LUT outputs are MAC'd (the batch is checked by the caller); products
-//! are verified with triples (from the insecure test dealer for now).
+//! `i < (1 - 1/b)·2^f`. Steps: the DReLUs, LUTs of [`scale_bits`] index bits for `t` (and
+//! `s`), a verified product `x·t` with truncation by `2^f`, the `ℓ_t = f` LUT (4 096 entries at
+//! f = 12, 65 536 at f = 16), and a final verified product with truncation, all values in the
+//! 64-bit value ring. DReLU and LUT outputs are MAC'd in the MAC ring (the batch is checked by
+//! the caller); products are verified with triples.
 //!
-//! Table padding (notes §19.8): indices `4080..4088` (truncation pushing `q` to `2^f`) read the
-//! last value; `4088..4096` (a negative index wrapping around) read `T[0]`.
-//! Valid inputs: `2^-4 ≤ x < 2^f` in real terms (4096 at f = 12): below, no threshold is
-//! passed and `x·t` outgrows the working ring (notes §19.10).
+//! Table padding (notes §19.8): of the `b^{-1}·2^f` indices past the table, the first half
+//! (truncation pushing `q` to `2^f`) read the last value, the second half (a negative index
+//! wrapping around) read `T[0]`.
+//! Valid inputs: `X ≥ b` and `x < 2^f` in real terms, so
+//! `[2^-4, 4096)` at f = 12 and `[2^-8, 65536)` at f = 16: below, no threshold is passed and
+//! `x·t` outgrows the working ring (notes §19.10).
 //!
 //! Accuracy: once `b^{k+1} > 2^f` the index `q` keeps only `2^f·b^{-(k+1)}·X`'s integer part, so
 //! its relative resolution is `1/q ≥ 2^-8` at the bottom of each range; the paper's plaintext
@@ -25,10 +29,10 @@
 //! (0.00366 measured); below 1 the relative error grows to `1/q ≤ 1/16`.
 
 use veil_mpc::{Ctx, MpcError, Result};
-use veil_ring::Z2k;
+use veil_ring::{Z2k, Z64};
 use veil_tensor::Tensor;
 
-use crate::convert::downcast;
+use crate::convert::reduce;
 use crate::drelu::setup_with as drelu_setup_with;
 use crate::drelu::{DreluKeys, drelu};
 use crate::family::Security;
@@ -46,8 +50,11 @@ use crate::verified;
 pub const BASE: u64 = 256;
 /// Number of thresholds `b^1..b^3`.
 pub const THRESHOLDS: usize = 3;
-/// Index bits of the main tables.
-pub const TABLE_BITS: u32 = 12;
+/// Index bits of the `T_exp`/`T_exsqrt` tables at `f` fractional bits: `k + 1` reaches 4 once
+/// inputs may pass `b³` (`2^{2f} > b³`, so f > 12).
+pub fn scale_bits(f: u32) -> u32 {
+    if f > 12 { 3 } else { 2 }
+}
 
 /// Which function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -58,9 +65,9 @@ pub enum Kind {
     Rsqrt,
 }
 
-/// `T_exp[i] = ⌊2^{2f}/b^i⌋` or `T_exsqrt[i] = ⌊2^f·√(2^f/b^i)⌋`, `i ∈ [0, 4)`.
+/// `T_exp[i] = ⌊2^{2f}/b^i⌋` or `T_exsqrt[i] = ⌊2^f·√(2^f/b^i)⌋`, `i < 2^{scale_bits(f)}`.
 pub fn scale_table(kind: Kind, f: u32) -> Vec<i64> {
-    (0..=THRESHOLDS as u32)
+    (0..1u32 << scale_bits(f))
         .map(|i| {
             let bi = (BASE as f64).powi(i as i32);
             let two_f = f64::from(1u32 << f);
@@ -72,10 +79,11 @@ pub fn scale_table(kind: Kind, f: u32) -> Vec<i64> {
         .collect()
 }
 
-/// `T_inv` or `T_rsqrt` over `[0, (1 - 1/b)·2^f)`, padded to `2^12` (requires `f = 12`).
+/// `T_inv` or `T_rsqrt` over `[0, (1 - 1/b)·2^f)`, padded to `2^f` entries (f index bits: 4096
+/// at f = 12, 65 536 at f = 16).
 pub fn main_table(kind: Kind, f: u32) -> Result<Vec<i64>> {
-    if f != TABLE_BITS {
-        return Err(MpcError::Invalid(format!("the reciprocal tables need f = {TABLE_BITS}, not {f}")));
+    if !(8..=16).contains(&f) {
+        return Err(MpcError::Invalid(format!("the reciprocal tables take 8 ≤ f ≤ 16, not {f}")));
     }
     let two_f = f64::from(1u32 << f);
     let len = (two_f * (1.0 - 1.0 / BASE as f64)) as usize;
@@ -89,7 +97,7 @@ pub fn main_table(kind: Kind, f: u32) -> Result<Vec<i64>> {
         })
         .collect();
     let (first, last) = (t[0], t[len - 1]);
-    let size = 1usize << TABLE_BITS;
+    let size = 1usize << f;
     let middle = len + (size - len) / 2;
     t.extend((len..size).map(|i| if i < middle { last } else { first }));
     Ok(t)
@@ -112,13 +120,13 @@ pub struct RecipKeys<R, M> {
 impl<R: Z2k, M: Z2k> RecipKeys<R, M> {
     /// Zero material of the real shapes, for a dry run that only records the plan
     /// ([`crate::Mosformer::planner`]).
-    pub(crate) fn placeholder(kind: Kind, n: usize) -> Self {
+    pub(crate) fn placeholder(kind: Kind, n: usize, f: u32) -> Self {
         RecipKeys {
             kind,
             compare: (0..THRESHOLDS).map(|_| DreluKeys::placeholder(n)).collect(),
-            scale: LutKeys::placeholder(2, n),
-            exp: (kind == Kind::Rsqrt).then(|| LutKeys::placeholder(2, n)),
-            table: LutKeys::placeholder(TABLE_BITS, n),
+            scale: LutKeys::placeholder(scale_bits(f), n),
+            exp: (kind == Kind::Rsqrt).then(|| LutKeys::placeholder(scale_bits(f), n)),
+            table: LutKeys::placeholder(f, n),
         }
     }
 }
@@ -134,29 +142,32 @@ impl<R, M: Shape> Shape for RecipKeys<R, M> {
 }
 
 /// Deals and checks the material of `n` evaluations.
-pub fn setup<R: Sacrifice, M: Sacrifice>(ctx: &mut Ctx, kind: Kind, n: usize) -> Result<RecipKeys<R, M>> {
-    setup_with(ctx, kind, n, Security::Malicious)
+pub fn setup<R: Sacrifice, M: Z2k>(ctx: &mut Ctx, kind: Kind, n: usize, f: u32) -> Result<RecipKeys<R, M>> {
+    setup_with(ctx, kind, n, f, Security::Malicious)
 }
 
 /// [`setup`] in a given mode.
-pub fn setup_with<R: Sacrifice, M: Sacrifice>(
+pub fn setup_with<R: Sacrifice, M: Z2k>(
     ctx: &mut Ctx,
     kind: Kind,
     n: usize,
+    f: u32,
     security: Security,
 ) -> Result<RecipKeys<R, M>> {
     let compare = (0..THRESHOLDS).map(|_| drelu_setup_with(ctx, n, security)).collect::<Result<_>>()?;
-    let scale = lut_setup_with(ctx, 2, n, security)?;
-    let exp = if kind == Kind::Rsqrt { Some(lut_setup_with(ctx, 2, n, security)?) } else { None };
-    Ok(RecipKeys { kind, compare, scale, exp, table: lut_setup_with(ctx, TABLE_BITS, n, security)? })
+    let scale = lut_setup_with(ctx, scale_bits(f), n, security)?;
+    let exp = if kind == Kind::Rsqrt { Some(lut_setup_with(ctx, scale_bits(f), n, security)?) } else { None };
+    Ok(RecipKeys { kind, compare, scale, exp, table: lut_setup_with(ctx, f, n, security)? })
 }
 
-/// The preprocessing sources a reciprocal needs besides its keys.
-pub trait Sources<R: Z2k, M: Z2k>: TripleSource<M> + TruncPairSource<M> {}
-impl<R: Z2k, M: Z2k, T> Sources<R, M> for T where T: TripleSource<M> + TruncPairSource<M> {}
+/// The preprocessing the compound gates need besides their keys: verified products and
+/// truncations in the 64-bit value ring.
+pub trait Sources: TripleSource<Z64> + TruncPairSource<Z64> {}
+impl<T> Sources for T where T: TripleSource<Z64> + TruncPairSource<Z64> {}
 
-/// `⟨1/x⟩` or `⟨1/√x⟩` with `f` fractional bits, in the MAC ring; `x` in the MAC ring with `f`
-/// fractional bits (the comparisons run in the working ring `R`, through a local downcast).
+/// `⟨1/x⟩` or `⟨1/√x⟩` with `f` fractional bits, for `x` with `f` fractional bits, both in the
+/// value ring Z_2^64 (the comparisons read the working ring `R`, the gates compute in the MAC
+/// ring `M`).
 #[allow(
     clippy::too_many_arguments,
     reason = "the protocol's inputs: keys, sources, value, the two shared keys, the batch"
@@ -164,48 +175,48 @@ impl<R: Z2k, M: Z2k, T> Sources<R, M> for T where T: TripleSource<M> + TruncPair
 pub fn evaluate<R: Z2k, M: Z2k>(
     ctx: &mut Ctx,
     keys: RecipKeys<R, M>,
-    sources: &mut impl Sources<R, M>,
-    x: &Rss<M>,
+    sources: &mut impl Sources,
+    x: &Rss<Z64>,
     f: u32,
     one: &Rss<M>,
     alpha: &Rss<M>,
     batch: &mut MacBatch<M>,
-) -> Result<Rss<M>> {
+) -> Result<Rss<Z64>> {
     let n = x.len();
     let b = ctx.party();
-    let x_m = x.reshape(&[n])?;
-    let x: Rss<R> = downcast(&x_m, 0)?;
+    let x_v = x.reshape(&[n])?;
+    let x: Rss<R> = reduce(&x_v)?;
     // k = Σ_i DReLU(X - b^i).
-    let mut k: Option<Rss<M>> = None;
+    let mut k: Option<Rss<Z64>> = None;
     for (i, kd) in keys.compare.into_iter().enumerate() {
         let threshold = Tensor::full(&[n], R::from_u64(BASE.pow(i as u32 + 1)));
         let shifted = x.sub(&Rss::zeros(&[n]).add_public(b, &threshold)?)?;
-        let d = drelu(ctx, kd, &shifted, one, alpha, batch)?;
+        let d = reduce(&drelu(ctx, kd, &shifted, one, alpha, batch)?)?;
         k = Some(match k {
             None => d,
             Some(acc) => acc.add(&d)?,
         });
     }
     let k = k.ok_or_else(|| MpcError::Invalid("no thresholds".into()))?;
-    // t = T[k + 1] (2-bit index).
-    let k1: Rss<R> = downcast(&k.add_public(b, &constant(n, 1))?, 0)?;
+    // t = T[k + 1].
+    let k1: Rss<R> = reduce(&k.add_public(b, &constant(n, 1))?)?;
     let scales: Vec<M> = scale_table(keys.kind, f).into_iter().map(M::from_i64).collect();
-    let t_or_s = lookup(ctx, keys.scale, &k1, &scales, one, alpha, batch)?;
+    let t_or_s = reduce(&lookup(ctx, keys.scale, &k1, &scales, one, alpha, batch)?)?;
     // For the inverse the same t scales x and the result; for rsqrt x is scaled by T_exp.
     let t = match keys.exp {
         None => t_or_s.clone(),
         Some(exp_keys) => {
             let exps: Vec<M> = scale_table(Kind::Inv, f).into_iter().map(M::from_i64).collect();
-            lookup(ctx, exp_keys, &k1, &exps, one, alpha, batch)?
+            reduce(&lookup(ctx, exp_keys, &k1, &exps, one, alpha, batch)?)?
         }
     };
     // q = x·t / 2^f in [2^f/b, 2^f); index q - 2^f/b.
-    let xt = verified::mul(ctx, sources, &x_m, &t)?;
+    let xt = verified::mul(ctx, sources, &x_v, &t)?;
     let q = trunc(ctx, sources, &xt, 1 << f)?;
     let offset = 1i64 << (f - BASE.trailing_zeros());
-    let idx: Rss<R> = downcast(&q.add_public(b, &constant(n, -offset))?, 0)?;
+    let idx: Rss<R> = reduce(&q.add_public(b, &constant(n, -offset))?)?;
     let table: Vec<M> = main_table(keys.kind, f)?.into_iter().map(M::from_i64).collect();
-    let w = lookup(ctx, keys.table, &idx, &table, one, alpha, batch)?;
+    let w = reduce(&lookup(ctx, keys.table, &idx, &table, one, alpha, batch)?)?;
     let tw = verified::mul(ctx, sources, &t_or_s, &w)?;
     trunc(ctx, sources, &tw, 1 << f)
 }

@@ -9,11 +9,12 @@
 //! **Mask** (public, `true` = masked): masked entries are replaced by the row's first entry
 //! before the max (so they cannot raise it), left out of the sum, and zeroed at the end.
 //!
-//! Input and output in the MAC ring with `f` fractional bits; the comparisons read the working
-//! ring through local downcasts, so no upcast is needed anywhere.
+//! Input and output in the 64-bit value ring with `f` fractional bits; the comparisons read the
+//! working ring through local reductions and the gates compute in the MAC ring, so no upcast is
+//! needed anywhere.
 
 use veil_mpc::{Ctx, MpcError, Result};
-use veil_ring::Z2k;
+use veil_ring::{Ring, Z2k, Z64};
 use veil_tensor::Tensor;
 
 use crate::exp::{ExpKeys, exp};
@@ -42,13 +43,13 @@ pub struct SoftmaxKeys<R, M> {
 impl<R: Z2k, M: Z2k> SoftmaxKeys<R, M> {
     /// Zero material of the real shapes, for a dry run that only records the plan
     /// ([`crate::Mosformer::planner`]).
-    pub(crate) fn placeholder(rows: usize, k: usize) -> Self {
+    pub(crate) fn placeholder(rows: usize, k: usize, f: u32) -> Self {
         SoftmaxKeys {
             rows,
             k,
             max: MaxKeys::placeholder(rows, k),
-            exp: ExpKeys::placeholder(rows * k),
-            inv: RecipKeys::placeholder(Kind::Inv, rows),
+            exp: ExpKeys::placeholder(rows * k, f),
+            inv: RecipKeys::placeholder(Kind::Inv, rows, f),
         }
     }
 }
@@ -63,23 +64,29 @@ impl<R, M: Shape> Shape for SoftmaxKeys<R, M> {
 }
 
 /// Deals and checks the material of a `[rows, k]` softmax.
-pub fn setup<R: Sacrifice, M: Sacrifice>(ctx: &mut Ctx, rows: usize, k: usize) -> Result<SoftmaxKeys<R, M>> {
-    setup_with(ctx, rows, k, Security::Malicious)
-}
-
-/// [`setup`] in a given mode.
-pub fn setup_with<R: Sacrifice, M: Sacrifice>(
+pub fn setup<R: Sacrifice, M: Z2k>(
     ctx: &mut Ctx,
     rows: usize,
     k: usize,
+    f: u32,
+) -> Result<SoftmaxKeys<R, M>> {
+    setup_with(ctx, rows, k, f, Security::Malicious)
+}
+
+/// [`setup`] in a given mode.
+pub fn setup_with<R: Sacrifice, M: Z2k>(
+    ctx: &mut Ctx,
+    rows: usize,
+    k: usize,
+    f: u32,
     security: Security,
 ) -> Result<SoftmaxKeys<R, M>> {
     Ok(SoftmaxKeys {
         rows,
         k,
         max: max_setup_with(ctx, rows, k, security)?,
-        exp: crate::exp::setup_with(ctx, rows * k, security)?,
-        inv: recip::setup_with(ctx, Kind::Inv, rows, security)?,
+        exp: crate::exp::setup_with(ctx, rows * k, f, security)?,
+        inv: recip::setup_with(ctx, Kind::Inv, rows, f, security)?,
     })
 }
 
@@ -91,14 +98,14 @@ pub fn setup_with<R: Sacrifice, M: Sacrifice>(
 pub fn softmax<R: Z2k, M: Z2k>(
     ctx: &mut Ctx,
     keys: SoftmaxKeys<R, M>,
-    sources: &mut impl Sources<R, M>,
-    x: &Rss<M>,
+    sources: &mut impl Sources,
+    x: &Rss<Z64>,
     mask: Option<&[bool]>,
     f: u32,
     one: &Rss<M>,
     alpha: &Rss<M>,
     batch: &mut MacBatch<M>,
-) -> Result<Rss<M>> {
+) -> Result<Rss<Z64>> {
     let (rows, k) = (keys.rows, keys.k);
     if x.len() != rows * k || mask.is_some_and(|m| m.len() != rows * k) {
         return Err(MpcError::Invalid(format!(
@@ -109,16 +116,16 @@ pub fn softmax<R: Z2k, M: Z2k>(
     }
     let x = x.reshape(&[rows, k])?;
     let mut x_m = x;
-    let keep: Option<Tensor<M>> = match mask {
+    let keep: Option<Tensor<Z64>> = match mask {
         Some(m) => {
-            Some(Tensor::new(vec![rows, k], m.iter().map(|&b| if b { M::ZERO } else { M::ONE }).collect())?)
+            Some(Tensor::new(vec![rows, k], m.iter().map(|&b| if b { Z64::ZERO } else { Z64::ONE }).collect())?)
         }
         None => None,
     };
     if let Some(keep) = &keep {
         // Masked entries take the row's first value: x·keep + x[:, 0]·(1 - keep).
         let first = x_m.slice(1, 0..1)?.reshape(&[rows])?;
-        let masked = keep.map(|&v| M::ONE - v);
+        let masked = keep.map(|&v| Z64::ONE - v);
         x_m = x_m.mul_public(keep)?.add(&first.spread_rows(k)?.mul_public(&masked)?)?;
     }
     let m = max(ctx, keys.max, &x_m, alpha, batch)?;

@@ -26,11 +26,11 @@ use std::io::Write;
 
 use serde::{Deserialize, Serialize};
 use veil_mpc::{MpcError, Result};
-use veil_ring::{Z8, Z16, Z32, Z64};
+use veil_ring::{Z8, Z16, Z32, Z64, Z128};
 
 use crate::family::{Mosformer, Security};
 use crate::offline::{Offline, StoredTriples};
-use crate::ops::{GateKeys, GateRequest, placeholder};
+use crate::ops::{GateKeys, GateRequest, MacRing, Rings, placeholder};
 use crate::rss::Rss;
 
 /// A ring word that material can hold: any `Z_2^k` with serde's encoding.
@@ -53,7 +53,7 @@ macro_rules! no_shape {
         }
     )*};
 }
-no_shape!(Z8, Z16, Z32, Z64, u128);
+no_shape!(Z8, Z16, Z32, Z64, Z128, u128);
 
 impl<T: Shape> Shape for Vec<T> {
     fn shape(&self, out: &mut Vec<usize>) {
@@ -96,8 +96,9 @@ fn shape_of<T: Shape>(x: &T) -> Vec<usize> {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct StoredMaterial {
     security: Security,
+    rings: Rings,
     /// `(⟨1⟩, ⟨α⟩)`.
-    keys: Option<(Rss<Z64>, Rss<Z64>)>,
+    keys: Option<(Rss<MacRing>, Rss<MacRing>)>,
     gates: Vec<(GateRequest, GateKeys)>,
     triples: StoredTriples,
 }
@@ -142,6 +143,7 @@ impl Mosformer<Offline> {
     pub fn take_material(&mut self) -> StoredMaterial {
         StoredMaterial {
             security: self.security,
+            rings: self.gates.rings,
             keys: self.gates.keys.take(),
             gates: self.gates.ready.drain(..).collect(),
             triples: self.triples.take_stored(),
@@ -161,6 +163,13 @@ impl Mosformer<Offline> {
                 m.security, self.security
             )));
         }
+        if m.rings != self.gates.rings {
+            return Err(MpcError::Invalid(format!(
+                "the stored material was made for the {} rings, this session runs the {} rings",
+                m.rings.name(),
+                self.gates.rings.name()
+            )));
+        }
         if self.gates.keys.is_some() || !self.gates.ready.is_empty() {
             return Err(MpcError::Invalid("material loaded into an instance that already holds some".into()));
         }
@@ -170,7 +179,7 @@ impl Mosformer<Offline> {
             return Err(MpcError::Invalid("stored MAC key or ⟨1⟩ of another shape than [1]".into()));
         }
         for (i, (req, keys)) in m.gates.iter().enumerate() {
-            if shape_of(keys) != shape_of(&placeholder(req)) {
+            if shape_of(keys) != shape_of(&placeholder(req, self.gates.rings)) {
                 return Err(MpcError::Invalid(format!(
                     "stored material of gate {i} ({req:?}) does not have the shapes of its request"
                 )));
@@ -239,19 +248,26 @@ mod tests {
         let wrong = GateRequest::Gelu { n: 4 };
         let stored = |keys: GateKeys| StoredMaterial {
             security: Security::SemiHonest,
+            rings: Rings::Mixed,
             keys: None,
             gates: vec![(req.clone(), keys)],
             triples: StoredTriples::default(),
         };
         let fresh = || Mosformer::new(Security::SemiHonest, Offline::semi_honest());
-        assert!(fresh().load_material(stored(placeholder(&req))).is_ok());
-        let err = fresh().load_material(stored(placeholder(&wrong))).unwrap_err();
+        let mixed = |r: &GateRequest| placeholder(r, Rings::Mixed);
+        assert!(fresh().load_material(stored(mixed(&req))).is_ok());
+        let err = fresh().load_material(stored(mixed(&wrong))).unwrap_err();
         assert!(err.to_string().contains("shapes"), "{err}");
-        let other_kind = placeholder(&GateRequest::Relu { n: 5 });
+        let other_kind = mixed(&GateRequest::Relu { n: 5 });
         assert!(fresh().load_material(stored(other_kind)).is_err());
+        // Material of the Z_2^64 rings has other shapes, and its header another name.
+        let wide = placeholder(&req, Rings::Z64);
+        assert!(fresh().load_material(stored(wide)).unwrap_err().to_string().contains("shapes"));
+        let err = fresh().with_rings(Rings::Z64).load_material(stored(mixed(&req))).unwrap_err();
+        assert!(err.to_string().contains("made for the mixed rings"), "{err}");
         // A stored instance round-trips through its encoding.
         let mut bytes = Vec::new();
-        stored(placeholder(&req)).encode(&mut bytes).unwrap();
+        stored(mixed(&req)).encode(&mut bytes).unwrap();
         let back = StoredMaterial::decode(&bytes).unwrap();
         assert_eq!(back.gates().collect::<Vec<_>>(), [&req]);
     }

@@ -7,7 +7,9 @@ use veil_mosformer::keys::{mac_key, random_one};
 use veil_mosformer::mac::MacBatch;
 use veil_mosformer::open::open_all;
 use veil_mpc::harness::{all_ok, simulate};
-use veil_ring::{Ring, Z2k, Z16, Z64};
+use veil_mosformer::offline::Offline;
+use veil_mosformer::triples::Sacrifice;
+use veil_ring::{Ring, Z2k, Z16, Z64, Z128};
 use veil_tensor::Tensor;
 
 #[test]
@@ -25,28 +27,42 @@ fn gelu_in_z16_at_six_fractional_bits() {
     // Every raw value in [-300, 300] (real -4.7 .. 4.7) plus far values, at f = 6.
     let mut raw: Vec<i64> = (-300..=300).step_by(7).collect();
     raw.extend([0, 1, -1, 255, 256, 257, -256, -257, 4000, -4000, 16383, -16384]);
+    // The table's floor (< 1 LSB = 1/64) is the only error: inputs are exact at 6 bits.
+    gelu_in::<Z16>(&raw, 6, 1.0 / 64.0);
+}
+
+/// Without modulus conversion: comparisons in Z_2^64, 16 fractional bits (the table index at 6).
+#[test]
+fn gelu_in_z64_at_sixteen_fractional_bits() {
+    let mut raw: Vec<i64> = (-300_000..=300_000).step_by(7_919).collect();
+    raw.extend([0, 1, -1, 65_535, 65_536, -65_536, 262_143, 262_144, -262_145, 1 << 30, -(1 << 30), 1 << 40]);
+    // The table's floor and its index's resolution: δ' ≤ 0.17 · 2^-6, plus one unit.
+    gelu_in::<Z64>(&raw, 16, 0.004);
+}
+
+fn gelu_in<R: Sacrifice>(raw: &[i64], f: u32, bound: f64) {
+    let scale = f64::from(1u32 << f);
     let out = all_ok(simulate(3, 1, |ctx| {
         let n = raw.len();
         let x = Tensor::new(vec![n], raw.iter().map(|&v| Z64::from_i64(v)).collect())?;
         let xs = share_input(ctx, 0, (ctx.party() == 0).then_some(&x), &[n])?;
-        let one = random_one::<Z64>(ctx)?;
-        let alpha = mac_key::<Z64>(ctx)?;
-        let keys = gelu::setup::<Z16, Z64>(ctx, n)?;
+        let one = random_one::<Z128>(ctx)?;
+        let alpha = mac_key::<Z128>(ctx)?;
+        let keys = gelu::setup::<R, Z128>(ctx, n)?;
         let mut batch = MacBatch::new();
-        let z = gelu::gelu(ctx, keys, &xs, &one, &alpha, &mut batch)?;
-        batch.check(ctx, &alpha, 32, "gelu")?;
+        let z = gelu::gelu(ctx, keys, &mut Offline::new(), &xs, f, &one, &alpha, &mut batch)?;
+        batch.check(ctx, &alpha, 64, "gelu")?;
         open_all(ctx, &z)
     }))
     .unwrap();
     let mut worst: f64 = 0.0;
     for (k, &v) in raw.iter().enumerate() {
-        let x = v as f64 / 64.0;
-        let got = out[0].data()[k].to_signed() as f64 / 64.0;
+        let x = v as f64 / scale;
+        let got = out[0].data()[k].to_signed() as f64 / scale;
         worst = worst.max((got - gelu_f64(x)).abs());
     }
-    // The table's floor (< 1 LSB = 1/64) is the only error: inputs are exact at 6 bits.
-    eprintln!("max |GELU error| = {worst}");
-    assert!(worst < 1.0 / 64.0, "max error {worst}");
+    eprintln!("max |GELU error| at f = {f} = {worst}");
+    assert!(worst < bound, "max error {worst}");
     for o in &out {
         assert_eq!(o, &out[0]);
     }

@@ -10,7 +10,7 @@ use veil_mosformer::max::{max, max_setup, relu};
 use veil_mosformer::offline::Offline;
 use veil_mosformer::open::open_all;
 use veil_mpc::harness::{all_ok, simulate};
-use veil_ring::{Ring, Z2k, Z16, Z64};
+use veil_ring::{Ring, Z2k, Z16, Z64, Z128};
 use veil_tensor::Tensor;
 
 fn small(seed: u64, n: usize, bound: i64) -> Vec<i64> {
@@ -61,11 +61,11 @@ fn max_over_rows_of_every_width() {
         let out = all_ok(simulate(3, seed, |ctx| {
             let t = Tensor::new(vec![rows, k], vals.iter().map(|&v| Z64::from_i64(v)).collect())?;
             let x = share_input(ctx, 1, (ctx.party() == 1).then_some(&t), &[rows, k])?;
-            let alpha = mac_key::<Z64>(ctx)?;
-            let keys = max_setup::<Z16, Z64>(ctx, rows, k)?;
+            let alpha = mac_key::<Z128>(ctx)?;
+            let keys = max_setup::<Z16, Z128>(ctx, rows, k)?;
             let mut batch = MacBatch::new();
             let m = max(ctx, keys, &x, &alpha, &mut batch)?;
-            batch.check(ctx, &alpha, 32, "max")?;
+            batch.check(ctx, &alpha, 64, "max")?;
             open_all(ctx, &m)
         }))
         .unwrap();

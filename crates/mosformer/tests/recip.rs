@@ -8,7 +8,8 @@ use veil_mosformer::offline::Offline;
 use veil_mosformer::open::open_all;
 use veil_mosformer::recip::{self, Kind, main_table, scale_table};
 use veil_mpc::harness::{all_ok, simulate};
-use veil_ring::{Ring, Z2k, Z32, Z64};
+use veil_mosformer::triples::Sacrifice;
+use veil_ring::{Ring, Z2k, Z32, Z64, Z128};
 use veil_tensor::Tensor;
 
 const F: u32 = 12;
@@ -26,26 +27,51 @@ fn tables_match_the_notes() {
     assert_eq!(inv.len(), 4096);
     assert_eq!(inv[4085], inv[4079]);
     assert_eq!(inv[4095], inv[0]);
+    // f = 16 (no modulus conversion): T_exp gains k + 1 = 4, and the main table 2^16 entries.
+    assert_eq!(scale_table(Kind::Inv, 16)[..5], [1 << 32, 1 << 24, 1 << 16, 1 << 8, 1]);
+    assert_eq!(scale_table(Kind::Rsqrt, 16)[4], 256);
+    let inv16 = main_table(Kind::Inv, 16).unwrap();
+    assert_eq!((inv16.len(), inv16[0]), (65536, 1 << 24));
+    assert!(main_table(Kind::Inv, 17).is_err());
 }
 
 /// Evaluates at real inputs `xs`; returns the results as reals.
 fn run(kind: Kind, xs: &[f64], seed: u64) -> Vec<f64> {
+    run_in::<Z32>(kind, xs, seed, F)
+}
+
+fn run_in<R: Sacrifice>(kind: Kind, xs: &[f64], seed: u64, f: u32) -> Vec<f64> {
     let raw: Vec<Z64> =
-        xs.iter().map(|&v| Z64::from_i64((v * f64::from(1u32 << F)).round() as i64)).collect();
+        xs.iter().map(|&v| Z64::from_i64((v * f64::from(1u32 << f)).round() as i64)).collect();
     let out = all_ok(simulate(3, seed, |ctx| {
         let n = raw.len();
         let x = Tensor::new(vec![n], raw.clone())?;
         let s = share_input(ctx, 2, (ctx.party() == 2).then_some(&x), &[n])?;
-        let one = random_one::<Z64>(ctx)?;
-        let alpha = mac_key::<Z64>(ctx)?;
-        let keys = recip::setup::<Z32, Z64>(ctx, kind, n)?;
+        let one = random_one::<Z128>(ctx)?;
+        let alpha = mac_key::<Z128>(ctx)?;
+        let keys = recip::setup::<R, Z128>(ctx, kind, n, f)?;
         let mut batch = MacBatch::new();
-        let y = recip::evaluate(ctx, keys, &mut Offline::new(), &s, F, &one, &alpha, &mut batch)?;
-        batch.check(ctx, &alpha, 32, "recip")?;
+        let y = recip::evaluate(ctx, keys, &mut Offline::new(), &s, f, &one, &alpha, &mut batch)?;
+        batch.check(ctx, &alpha, 64, "recip")?;
         open_all(ctx, &y)
     }))
     .unwrap();
-    out[0].data().iter().map(|v| v.to_signed() as f64 / f64::from(1u32 << F)).collect()
+    out[0].data().iter().map(|v| v.to_signed() as f64 / f64::from(1u32 << f)).collect()
+}
+
+/// Without modulus conversion (comparisons in Z_2^64, f = 16, 2^16-entry tables): the
+/// inverse and the reciprocal square root on [2^-8, 65536), whose top range needs `k + 1 = 4`.
+#[test]
+fn inverse_and_rsqrt_in_z64_at_16_bits() {
+    let xs = [0.004, 0.1, 1.0, 1.7, 255.0, 256.5, 2276.0, 4095.0, 20000.0, 65000.0];
+    let inv = run_in::<Z64>(Kind::Inv, &xs, 7, 16);
+    let rs = run_in::<Z64>(Kind::Rsqrt, &xs, 8, 16);
+    for (k, x) in xs.iter().enumerate() {
+        let (want_inv, want_rs) = (1.0 / x, 1.0 / x.sqrt());
+        // Relative resolution 2^-8 of the index, plus two output units.
+        assert!((inv[k] - want_inv).abs() <= want_inv / 128.0 + 2.0 / 65536.0, "1/{x}: {}", inv[k]);
+        assert!((rs[k] - want_rs).abs() <= want_rs / 128.0 + 2.0 / 65536.0, "rsqrt({x}): {}", rs[k]);
+    }
 }
 
 fn domain() -> Vec<f64> {

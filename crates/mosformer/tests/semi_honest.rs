@@ -11,7 +11,7 @@ use veil_mosformer::open::open_all;
 use veil_mosformer::recip::{self, Kind};
 use veil_mosformer::{drelu, verified};
 use veil_mpc::harness::{all_ok, simulate};
-use veil_ring::{Ring, Z2k, Z32, Z64};
+use veil_ring::{Ring, Z2k, Z32, Z64, Z128};
 use veil_tensor::Tensor;
 
 /// DReLU of a few edge and random values in Z_2^32; returns (results, online bytes, offline
@@ -61,13 +61,13 @@ fn inverse_without_verification_matches_plaintext() {
     let out = all_ok(simulate(3, 5, |ctx| {
         let x = Tensor::new(vec![raw.len()], raw.clone())?;
         let s = share_input(ctx, 0, (ctx.party() == 0).then_some(&x), x.shape())?;
-        let one = random_one::<Z64>(ctx)?;
-        let alpha = mac_key::<Z64>(ctx)?;
-        let keys = recip::setup_with::<Z32, Z64>(ctx, Kind::Inv, raw.len(), Security::SemiHonest)?;
+        let one = random_one::<Z128>(ctx)?;
+        let alpha = mac_key::<Z128>(ctx)?;
+        let keys = recip::setup_with::<Z32, Z128>(ctx, Kind::Inv, raw.len(), 12, Security::SemiHonest)?;
         let mut offline = Offline::semi_honest();
         let mut batch = MacBatch::semi_honest();
         let y = recip::evaluate(ctx, keys, &mut offline, &s, 12, &one, &alpha, &mut batch)?;
-        batch.check(ctx, &alpha, 32, "inv")?;
+        batch.check(ctx, &alpha, 64, "inv")?;
         // No triple was made: the offline phase never ran.
         assert_eq!(ctx.stats().get(OFFLINE_PHASE).bytes_sent, 0);
         open_all(ctx, &y)

@@ -8,19 +8,26 @@ use veil_mosformer::offline::Offline;
 use veil_mosformer::open::open_all;
 use veil_mosformer::softmax;
 use veil_mpc::harness::{all_ok, simulate};
-use veil_ring::{Ring, Z2k, Z32, Z64};
+use veil_mosformer::triples::Sacrifice;
+use veil_ring::{Ring, Z2k, Z32, Z64, Z128};
 use veil_tensor::Tensor;
 
 const F: u32 = 12;
 
 fn run(xs: &[f64], rows: usize, k: usize, mask: Option<Vec<bool>>, seed: u64) -> Vec<f64> {
-    let raw: Vec<Z64> = xs.iter().map(|&v| Z64::from_i64((v * 4096.0).round() as i64)).collect();
+    run_in::<Z32>(xs, rows, k, mask, seed, F)
+}
+
+/// Softmax with comparisons in `R` at `f` fractional bits.
+fn run_in<R: Sacrifice>(xs: &[f64], rows: usize, k: usize, mask: Option<Vec<bool>>, seed: u64, f: u32) -> Vec<f64> {
+    let scale = f64::from(1u32 << f);
+    let raw: Vec<Z64> = xs.iter().map(|&v| Z64::from_i64((v * scale).round() as i64)).collect();
     let out = all_ok(simulate(3, seed, |ctx| {
         let x = Tensor::new(vec![rows, k], raw.clone())?;
         let s = share_input(ctx, 1, (ctx.party() == 1).then_some(&x), &[rows, k])?;
-        let one = random_one::<Z64>(ctx)?;
-        let alpha = mac_key::<Z64>(ctx)?;
-        let keys = softmax::setup::<Z32, Z64>(ctx, rows, k)?;
+        let one = random_one::<Z128>(ctx)?;
+        let alpha = mac_key::<Z128>(ctx)?;
+        let keys = softmax::setup::<R, Z128>(ctx, rows, k, f)?;
         let mut batch = MacBatch::new();
         let z = softmax::softmax(
             ctx,
@@ -28,16 +35,16 @@ fn run(xs: &[f64], rows: usize, k: usize, mask: Option<Vec<bool>>, seed: u64) ->
             &mut Offline::new(),
             &s,
             mask.as_deref(),
-            F,
+            f,
             &one,
             &alpha,
             &mut batch,
         )?;
-        batch.check(ctx, &alpha, 32, "softmax")?;
+        batch.check(ctx, &alpha, 64, "softmax")?;
         open_all(ctx, &z)
     }))
     .unwrap();
-    out[0].data().iter().map(|v| v.to_signed() as f64 / 4096.0).collect()
+    out[0].data().iter().map(|v| v.to_signed() as f64 / scale).collect()
 }
 
 fn reference(xs: &[f64], keep: impl Fn(usize) -> bool) -> Vec<f64> {
@@ -59,6 +66,24 @@ fn rows_match_the_float_softmax_and_sum_to_one() {
         assert!((sum - 1.0).abs() < 0.02, "row {r} sums to {sum}");
         for j in 0..k {
             assert!((row[j] - want[j]).abs() < 0.01, "row {r}: {} vs {}", row[j], want[j]);
+        }
+    }
+}
+
+/// Without modulus conversion (comparisons in Z_2^64, f = 16), with and without a mask.
+#[test]
+fn rows_match_the_float_softmax_in_z64_at_16_bits() {
+    let (rows, k) = (3, 6);
+    let xs: Vec<f64> = (0..rows * k).map(|i| ((i * 37 % 23) as f64 - 11.0) * 0.9).collect();
+    let mask: Vec<bool> = (0..rows * k).map(|i| i % k > i / k + 2).collect();
+    for (m, seed) in [(None, 5), (Some(mask.clone()), 6)] {
+        let got = run_in::<Z64>(&xs, rows, k, m.clone(), seed, 16);
+        for r in 0..rows {
+            let keep = |j: usize| m.as_ref().is_none_or(|m| !m[r * k + j]);
+            let want = reference(&xs[r * k..(r + 1) * k], keep);
+            for j in 0..k {
+                assert!((got[r * k + j] - want[j]).abs() < 0.005, "row {r}: {} vs {}", got[r * k + j], want[j]);
+            }
         }
     }
 }

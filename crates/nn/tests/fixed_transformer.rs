@@ -33,14 +33,14 @@ const IDS: [u32; 7] = [2, 9, 17, 29, 0, 4, 4];
 fn a_transformer_in_fixed_point_follows_the_float_executor() {
     let (g, w) = small_bert();
     let float = run_float(&g, &w, &IDS).unwrap();
-    let fixed = run_fixed(&g, &w, Input::Tokens(&IDS), &MosformerReference).unwrap();
+    let fixed = run_fixed(&g, &w, Input::Tokens(&IDS), &MosformerReference::MIXED).unwrap();
     assert!(fixed.overflows.is_empty(), "{:?}", fixed.overflows);
     assert_eq!((fixed.output.rows, fixed.output.cols), (7, 32));
     let worst = fixed.output.data.iter().zip(&float.data).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
     eprintln!("|fixed − float| ≤ {worst}");
     assert!(worst < 0.1, "{worst}");
     // Deterministic: the same numbers on every run (no randomness in the reference).
-    let again = run_fixed(&g, &w, Input::Tokens(&IDS), &MosformerReference).unwrap();
+    let again = run_fixed(&g, &w, Input::Tokens(&IDS), &MosformerReference::MIXED).unwrap();
     assert_eq!(again.raw, fixed.raw);
 }
 
@@ -49,7 +49,7 @@ fn the_layer_whose_input_leaves_its_range_is_named() {
     let (g, mut w) = small_bert();
     let up = w.get_mut("encoder.layer.1.intermediate.dense.weight").unwrap();
     up.data.iter_mut().for_each(|v| *v *= 400.0);
-    let fixed = run_fixed(&g, &w, Input::Tokens(&IDS), &MosformerReference).unwrap();
+    let fixed = run_fixed(&g, &w, Input::Tokens(&IDS), &MosformerReference::MIXED).unwrap();
     let first = fixed.overflows.first().expect("a range violation is reported");
     assert_eq!((first.op.as_str(), first.scope.as_str()), ("gelu", "encoder.layer.1"), "{first:?}");
     assert_eq!(first.what, "GELU input");
@@ -61,6 +61,6 @@ fn a_family_without_transformer_layers_is_refused_by_name() {
     let (g, w) = small_bert();
     let err = run_fixed(&g, &w, Input::Tokens(&IDS), &ExactCnn(16)).unwrap_err().to_string();
     assert!(err.contains("layernorm"), "{err}");
-    let err = run_fixed(&g, &w, Input::Tokens(&[2, 30]), &MosformerReference).unwrap_err().to_string();
+    let err = run_fixed(&g, &w, Input::Tokens(&[2, 30]), &MosformerReference::MIXED).unwrap_err().to_string();
     assert!(err.contains("outside the vocabulary"), "{err}");
 }

@@ -15,6 +15,7 @@ use serde::Serialize;
 use veil_mosformer::convert::{downcast, upcast};
 use veil_mosformer::input::share_input;
 use veil_mosformer::mac::MacBatch;
+use veil_mosformer::ops::MacRing;
 use veil_mosformer::mul::mul_semi_honest;
 use veil_mosformer::offline::{Offline, OfflineRing, Plan, Request};
 use veil_mosformer::rss::Rss;
@@ -256,13 +257,19 @@ fn run_op(op: &str, malicious: bool, n: usize, ring_bits: u32, ctx: &mut Ctx) ->
         ("lut", 32) => bench_lut(ctx, n, malicious),
         ("drelu", 32) => bench_drelu::<Z32>(ctx, n, malicious),
         ("drelu", 16) => bench_drelu::<Z16>(ctx, n, malicious),
-        ("gelu", 16) => planned(ctx, n, malicious, |c, n, o, p| bench_gelu(c, n, o, p, malicious)),
-        ("exp", 32) => planned(ctx, n, malicious, |c, n, o, p| bench_exp(c, n, o, p, malicious)),
-        ("inv", 32) => planned(ctx, n, malicious, |c, n, o, p| {
-            bench_recip(c, o, p, veil_mosformer::recip::Kind::Inv, n, malicious)
-        }),
-        ("rsqrt", 32) => planned(ctx, n, malicious, |c, n, o, p| {
-            bench_recip(c, o, p, veil_mosformer::recip::Kind::Rsqrt, n, malicious)
+        ("drelu", 64) => bench_drelu::<Z64>(ctx, n, malicious),
+        ("gelu", 16) => planned(ctx, n, malicious, |c, n, o, p| bench_gelu::<Z16>(c, n, o, p, malicious, 6)),
+        ("gelu", 64) => planned(ctx, n, malicious, |c, n, o, p| bench_gelu::<Z64>(c, n, o, p, malicious, 16)),
+        ("exp", 32) => planned(ctx, n, malicious, |c, n, o, p| bench_exp::<Z32>(c, n, o, p, malicious, 12)),
+        ("exp", 64) => planned(ctx, n, malicious, |c, n, o, p| bench_exp::<Z64>(c, n, o, p, malicious, 16)),
+        ("inv" | "rsqrt", 32 | 64) => planned(ctx, n, malicious, |c, n, o, p| {
+            let kind =
+                if op == "inv" { veil_mosformer::recip::Kind::Inv } else { veil_mosformer::recip::Kind::Rsqrt };
+            if ring_bits == 32 {
+                bench_recip::<Z32>(c, o, p, kind, n, malicious, 12)
+            } else {
+                bench_recip::<Z64>(c, o, p, kind, n, malicious, 16)
+            }
         }),
         _ => Err(MpcError::Invalid(format!("mosformer has no benchmark for op '{op}' in Z_2^{ring_bits}"))),
     }
@@ -282,27 +289,28 @@ fn bench_trunc<R: Z2k>(
     Ok((off, on))
 }
 
-/// The shared keys of a MAC'd gate: `⟨1⟩` and `⟨α⟩` in Z_2^64.
+/// The shared keys of a MAC'd gate: `⟨1⟩` and `⟨α⟩` in the MAC ring.
 struct MacKeys {
-    one: Rss<Z64>,
-    alpha: Rss<Z64>,
+    one: Rss<MacRing>,
+    alpha: Rss<MacRing>,
 }
 
-/// Benchmarks a gate whose outputs are MAC'd in Z_2^64: the offline phase makes `⟨1⟩`, `⟨α⟩`,
-/// the gate's keys (`setup`) and the planned triples and tuples; the online phase runs the gate
-/// (`run`) and the batch's MAC check, which is part of the online time and bytes.
+/// Benchmarks a gate whose outputs are MAC'd in the MAC ring (Z_2^128): the offline phase
+/// makes `⟨1⟩`, `⟨α⟩`, the gate's keys (`setup`) and the planned triples and tuples; the online
+/// phase runs the gate (`run`) and the batch's MAC check, which is part of the online time and
+/// bytes.
 fn bench_mac_gate<K, T>(
     ctx: &mut Ctx,
     malicious: bool,
     offline: &mut Offline,
     plan: &Plan,
     setup: impl FnOnce(&mut Ctx) -> Result<K>,
-    run: impl FnOnce(&mut Ctx, K, &MacKeys, &mut Offline, &mut MacBatch<Z64>) -> Result<T>,
+    run: impl FnOnce(&mut Ctx, K, &MacKeys, &mut Offline, &mut MacBatch<MacRing>) -> Result<T>,
 ) -> Result<Run> {
     let ((keys, mk), off) = measure(ctx, "offline", |c| {
         let mk = MacKeys {
-            one: veil_mosformer::keys::random_one::<Z64>(c)?,
-            alpha: veil_mosformer::keys::mac_key::<Z64>(c)?,
+            one: veil_mosformer::keys::random_one::<MacRing>(c)?,
+            alpha: veil_mosformer::keys::mac_key::<MacRing>(c)?,
         };
         let keys = setup(c)?;
         offline.produce(c, plan)?;
@@ -311,27 +319,27 @@ fn bench_mac_gate<K, T>(
     let (_, on) = measure(ctx, "online", |c| {
         let mut batch = MacBatch::for_security(security(malicious));
         run(c, keys, &mk, offline, &mut batch)?;
-        batch.check(c, &mk.alpha, 32, "bench")
+        batch.check(c, &mk.alpha, 64, "bench")
     })?;
     Ok((off, on))
 }
 
-/// A lookup into a 256-entry table (GELU's size) from Z_2^32, output and MAC in Z_2^64.
+/// A lookup into a 256-entry table (GELU's size) from Z_2^32, output and MAC in the MAC ring.
 fn bench_lut(ctx: &mut Ctx, n: usize, malicious: bool) -> Result<Run> {
     let x = small_input::<Z32>(ctx, n, 8)?;
     let x = x.add_public(ctx.party(), &Tensor::full(&[n], Z32(128)))?;
-    let table: Vec<Z64> = (0..256).map(|i| Z64(i * 3 + 1)).collect();
+    let table: Vec<MacRing> = (0..256).map(|i| MacRing::from_u64(i * 3 + 1)).collect();
     bench_mac_gate(
         ctx,
         malicious,
         &mut Offline::new(),
         &Vec::new(),
-        |c| veil_mosformer::lut::setup_with::<Z32, Z64>(c, 8, n, security(malicious)),
+        |c| veil_mosformer::lut::setup_with::<Z32, MacRing>(c, 8, n, security(malicious)),
         |c, keys, mk, _, batch| veil_mosformer::lut::lookup(c, keys, &x, &table, &mk.one, &mk.alpha, batch),
     )
 }
 
-/// DReLU with output and MAC in Z_2^64.
+/// DReLU with output and MAC in the MAC ring.
 fn bench_drelu<R: Sacrifice>(ctx: &mut Ctx, n: usize, malicious: bool) -> Result<Run> {
     let x = random_input::<R>(ctx, n)?;
     bench_mac_gate(
@@ -339,59 +347,76 @@ fn bench_drelu<R: Sacrifice>(ctx: &mut Ctx, n: usize, malicious: bool) -> Result
         malicious,
         &mut Offline::new(),
         &Vec::new(),
-        |c| veil_mosformer::drelu::setup_with::<R, Z64>(c, n, security(malicious)),
+        |c| veil_mosformer::drelu::setup_with::<R, MacRing>(c, n, security(malicious)),
         |c, keys, mk, _, batch| veil_mosformer::drelu::drelu(c, keys, &x, &mk.one, &mk.alpha, batch),
     )
 }
 
-/// GELU (Algorithm 8, comparisons in Z_2^16, f = 6) on inputs in [-8, 8) given in Z_2^64, MACs in Z_2^64.
-fn bench_gelu(ctx: &mut Ctx, n: usize, offline: &mut Offline, plan: &Plan, malicious: bool) -> Result<Run> {
-    let x = small_input::<Z64>(ctx, n, 10)?;
+/// GELU (Algorithm 8; comparisons in `R`, at `f` fractional bits: Z_2^16 at 6 with modulus
+/// conversion, Z_2^64 at 16 without) on inputs in [-8, 8) given in Z_2^64.
+fn bench_gelu<R: Sacrifice>(
+    ctx: &mut Ctx,
+    n: usize,
+    offline: &mut Offline,
+    plan: &Plan,
+    malicious: bool,
+    f: u32,
+) -> Result<Run> {
+    let x = small_input::<Z64>(ctx, n, 4 + f)?;
     bench_mac_gate(
         ctx,
         malicious,
         offline,
         plan,
-        |c| veil_mosformer::gelu::setup_with::<Z16, Z64>(c, n, security(malicious)),
-        |c, keys, mk, _, batch| veil_mosformer::gelu::gelu(c, keys, &x, &mk.one, &mk.alpha, batch),
+        |c| veil_mosformer::gelu::setup_with::<R, MacRing>(c, n, security(malicious)),
+        |c, keys, mk, o, batch| veil_mosformer::gelu::gelu(c, keys, o, &x, f, &mk.one, &mk.alpha, batch),
     )
 }
 
-/// Exp (comparisons in Z_2^32, f = 12) on inputs in (-16, 0] given in Z_2^64, MACs in Z_2^64.
-fn bench_exp(ctx: &mut Ctx, n: usize, offline: &mut Offline, plan: &Plan, malicious: bool) -> Result<Run> {
-    // Values in [-2^15, 2^15) shifted down by 2^15: (-16, 0] in real terms.
-    let x = small_input::<Z64>(ctx, n, 16)?;
-    let x = x.add_public(ctx.party(), &Tensor::full(&[n], Z64((1u64 << 15).wrapping_neg())))?;
+/// Exp (comparisons in `R` at `f` fractional bits: Z_2^32 at 12, or Z_2^64 at 16) on inputs in
+/// (-16, 0] given in Z_2^64.
+fn bench_exp<R: Sacrifice>(
+    ctx: &mut Ctx,
+    n: usize,
+    offline: &mut Offline,
+    plan: &Plan,
+    malicious: bool,
+    f: u32,
+) -> Result<Run> {
+    // Values in [-2^(f+3), 2^(f+3)) shifted down by 2^(f+3): (-16, 0] in real terms.
+    let x = small_input::<Z64>(ctx, n, f + 4)?;
+    let x = x.add_public(ctx.party(), &Tensor::full(&[n], Z64((1u64 << (f + 3)).wrapping_neg())))?;
     bench_mac_gate(
         ctx,
         malicious,
         offline,
         plan,
-        |c| veil_mosformer::exp::setup_with::<Z32, Z64>(c, n, security(malicious)),
-        |c, keys, mk, o, batch| veil_mosformer::exp::exp(c, keys, o, &x, 12, &mk.one, &mk.alpha, batch),
+        |c| veil_mosformer::exp::setup_with::<R, MacRing>(c, n, f, security(malicious)),
+        |c, keys, mk, o, batch| veil_mosformer::exp::exp(c, keys, o, &x, f, &mk.one, &mk.alpha, batch),
     )
 }
 
-/// Inv or Rsqrt (comparisons in Z_2^32, f = 12) on inputs in [1, 4096) given in Z_2^64, output and MACs in Z_2^64.
-fn bench_recip(
+/// Inv or Rsqrt (comparisons in `R` at `f` fractional bits) on inputs in [1, 4096) given in
+/// Z_2^64.
+#[allow(clippy::too_many_arguments, reason = "the benchmark's parameters")]
+fn bench_recip<R: Sacrifice>(
     ctx: &mut Ctx,
     offline: &mut Offline,
     plan: &Plan,
     kind: veil_mosformer::recip::Kind,
     n: usize,
     malicious: bool,
+    f: u32,
 ) -> Result<Run> {
-    let x = small_input::<Z64>(ctx, n, 23)?;
-    let x = x.add_public(ctx.party(), &Tensor::full(&[n], Z64(1 << 23)))?;
+    let x = small_input::<Z64>(ctx, n, 11 + f)?;
+    let x = x.add_public(ctx.party(), &Tensor::full(&[n], Z64(1 << (11 + f))))?;
     bench_mac_gate(
         ctx,
         malicious,
         offline,
         plan,
-        |c| veil_mosformer::recip::setup_with::<Z32, Z64>(c, kind, n, security(malicious)),
-        |c, keys, mk, o, batch| {
-            veil_mosformer::recip::evaluate(c, keys, o, &x, 12, &mk.one, &mk.alpha, batch)
-        },
+        |c| veil_mosformer::recip::setup_with::<R, MacRing>(c, kind, n, f, security(malicious)),
+        |c, keys, mk, o, batch| veil_mosformer::recip::evaluate(c, keys, o, &x, f, &mk.one, &mk.alpha, batch),
     )
 }
 

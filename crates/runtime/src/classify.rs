@@ -61,7 +61,7 @@ impl CnnFamily {
     pub fn reference(self) -> &'static dyn veil_mpc::reference::FixedReference {
         match self {
             CnnFamily::Aegis => &veil_nn::fixed::ExactCnn(16),
-            CnnFamily::Mosformer => &veil_mosformer::clear::MosformerReference,
+            CnnFamily::Mosformer => &veil_mosformer::clear::MosformerReference::MIXED,
         }
     }
 

@@ -378,7 +378,7 @@ pub fn report(
         model.weights.as_ref().ok_or_else(|| MpcError::Invalid("the reference needs the weights".into()))?;
     let plaintext = run_float(&model.graph, weights, ids).map_err(|e| MpcError::Invalid(e.to_string()))?.data;
     let max_abs_error = output.iter().zip(&plaintext).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
-    let fixed = veil_nn::fixed::run_fixed(&model.graph, weights, Input::Tokens(ids), &MosformerReference)
+    let fixed = veil_nn::fixed::run_fixed(&model.graph, weights, Input::Tokens(ids), &MosformerReference::MIXED)
         .map_err(nn_error)?;
     let max_abs_vs_fixed_point =
         output.iter().zip(&fixed.output.data).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
