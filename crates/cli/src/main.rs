@@ -132,6 +132,11 @@ enum Command {
         /// `malicious` or `semi-honest`.
         #[arg(long, default_value = "malicious")]
         security: String,
+        /// Transformers: the gates' working rings, `mixed` (the paper's modulus conversion:
+        /// activations in Z_2^16, softmax and Rsqrt in Z_2^32) or `z64` (no modulus
+        /// conversion: every gate in Z_2^64 at 16 fractional bits).
+        #[arg(long, default_value = "mixed")]
+        rings: String,
         /// The servers' offline material (mosformer): `ahead` (planned by a dry run, made
         /// before the online phase and held until used; the default), `on-demand` (made right
         /// before each gate call, bounded memory: what BERT-base-sized models need) or `stored`
@@ -197,6 +202,12 @@ enum Command {
         /// `malicious` or `semi-honest`.
         #[arg(long, default_value = "malicious")]
         security: String,
+        /// Transformers: the gates' working rings, `mixed` (the paper's modulus conversion:
+        /// activations in Z_2^16, softmax and Rsqrt in Z_2^32) or `z64` (no modulus
+        /// conversion: every gate in Z_2^64 at 16 fractional bits).
+        #[arg(long, default_value = "mixed")]
+        rings: String,
+
         /// One JSON object per line, then a summary object.
         #[arg(long)]
         json: bool,
@@ -346,18 +357,27 @@ fn main() -> ExitCode {
             input: ModelInput { model, family, images, batch },
             text,
             security,
+            rings,
             offline,
             material,
             link,
             json,
         } => bench::parse_security(&security).and_then(|s| {
             let material = run::material_arg(offline.as_deref(), material)?;
+            let rings = run::parse_rings(&rings)?;
             match model {
                 Some(m) if classify::is_image_model(Some(&m)) => run::parse_link(&link).and_then(|l| {
+                    run::mixed_only(rings, "image models")?;
                     classify::run(&m, family.as_deref(), (s, material), l, images, batch, json)
                 }),
                 model => match family.as_deref() {
-                    None | Some("mosformer") => run::run(model, &text, s, material, &link, json),
+                    None | Some("mosformer") => {
+                        if matches!(material, veil_runtime::inference::Material::Stored(_)) {
+                            run::mixed_only(rings, "material stored by `veil prepare`")?;
+                        }
+                        let mode = veil_mosformer::Mode { security: s, rings };
+                        run::run(model, &text, mode, material, &link, json)
+                    }
                     Some(other) => {
                         Err(anyhow::anyhow!("--family {other} does not run transformers; use mosformer"))
                     }
@@ -372,12 +392,17 @@ fn main() -> ExitCode {
             input: ModelInput { model, family, images, batch },
             limit,
             security,
+            rings,
             json,
-        } => bench::parse_security(&security).and_then(|s| match model {
-            Some(m) if classify::is_image_model(Some(&m)) => {
-                classify::eval(&m, family.as_deref(), s, images, batch, limit, json)
+        } => bench::parse_security(&security).and_then(|s| {
+            let rings = run::parse_rings(&rings)?;
+            match model {
+                Some(m) if classify::is_image_model(Some(&m)) => {
+                    run::mixed_only(rings, "image models")?;
+                    classify::eval(&m, family.as_deref(), s, images, batch, limit, json)
+                }
+                model => run::eval(model, &sentences, veil_mosformer::Mode { security: s, rings }, json),
             }
-            model => run::eval(model, &sentences, s, json),
         }),
         Command::Demo { job, model, text, security, offline, parties, json, workdir } => match job.as_str() {
             "embed" => demo::run_embed(model, &text, &security, &offline, json, workdir),

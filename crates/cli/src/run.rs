@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use veil_mosformer::Security;
+use veil_mosformer::{Mode, Rings};
 use veil_runtime::Link;
 use veil_runtime::inference::{
     InferenceReport, Material, private_inference, private_inference_of, security_name,
@@ -25,11 +25,28 @@ pub fn model_dir(model: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     }
 }
 
+/// `--rings`' value.
+pub fn parse_rings(s: &str) -> anyhow::Result<Rings> {
+    match s {
+        "mixed" => Ok(Rings::Mixed),
+        "z64" => Ok(Rings::Z64),
+        other => bail!("--rings must be 'mixed' or 'z64', not '{other}'"),
+    }
+}
+
+/// Refuses `--rings z64` where only the mixed rings exist yet.
+pub fn mixed_only(rings: Rings, what: &str) -> anyhow::Result<()> {
+    if rings != Rings::Mixed {
+        bail!("--rings {} is not available for {what} yet (use --rings mixed)", rings.name());
+    }
+    Ok(())
+}
+
 /// Runs and prints.
 pub fn run(
     model: Option<PathBuf>,
     text: &str,
-    security: Security,
+    mode: Mode,
     material: Material,
     link: &str,
     json: bool,
@@ -37,7 +54,7 @@ pub fn run(
     let link = parse_link(link)?;
     let dir = model_dir(model)?;
     let bar = crate::progress::Bar::follow(0, "secure run");
-    let report = private_inference(&dir, text, security, material, link)?;
+    let report = private_inference(&dir, text, mode, material, link)?;
     drop(bar);
     print_report(&report, json)
 }
@@ -79,7 +96,7 @@ pub fn print_report(r: &InferenceReport, json: bool) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(r)?);
         return Ok(());
     }
-    println!("Veil: private inference of {} under {} ({})", r.model, r.family, r.security);
+    println!("Veil: private inference of {} under {} ({}, {} rings)", r.model, r.family, r.security, r.rings);
     println!("  parties: servers 0, 1, 2; data owner 3; model owner 4 — {}", r.transport);
     println!("  input: {:?} ({} tokens, only their number is public)", r.text, r.tokens);
     let head = |v: &[f64]| v.iter().take(6).map(|x| format!("{x:+.4}")).collect::<Vec<_>>().join(" ");
@@ -167,7 +184,8 @@ struct EvalRow {
 /// `veil eval`: private embeddings of every line of a file (parties as threads, in-memory
 /// links: accuracy does not depend on the link), each compared with the float reference;
 /// prints one row per sentence and min / mean / max cosine similarity.
-pub fn eval(model: Option<PathBuf>, sentences: &Path, security: Security, json: bool) -> anyhow::Result<()> {
+pub fn eval(model: Option<PathBuf>, sentences: &Path, mode: Mode, json: bool) -> anyhow::Result<()> {
+    let security = mode.security;
     let text =
         std::fs::read_to_string(sentences).with_context(|| format!("cannot read {}", sentences.display()))?;
     let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
@@ -179,7 +197,7 @@ pub fn eval(model: Option<PathBuf>, sentences: &Path, security: Security, json: 
     for (i, line) in lines.iter().enumerate() {
         let start = std::time::Instant::now();
         let bar = crate::progress::Bar::follow(0, "secure run");
-        let r = private_inference_of(&loaded, line, security, Material::OnDemand, Link::Memory)?;
+        let r = private_inference_of(&loaded, line, mode, Material::OnDemand, Link::Memory)?;
         drop(bar);
         let mib = |k: usize| r.per_party[0].phases[k].bytes_sent as f64 / f64::from(1u32 << 20);
         let row = EvalRow {
@@ -211,6 +229,7 @@ pub fn eval(model: Option<PathBuf>, sentences: &Path, security: Security, json: 
     let mean = cos.iter().sum::<f64>() / cos.len() as f64;
     let summary = serde_json::json!({
         "summary": true, "model": loaded.name, "family": "mosformer", "security": security_name(security),
+        "rings": mode.rings.name(),
         "sentences": cos.len(), "cosine_min": min, "cosine_mean": mean, "cosine_max": max,
     });
     if json {
@@ -218,8 +237,9 @@ pub fn eval(model: Option<PathBuf>, sentences: &Path, security: Security, json: 
     } else {
         let sec = security_name(security);
         println!(
-            "{} sentences, {sec}: cosine vs plaintext min {min:.5} mean {mean:.5} max {max:.5}",
-            cos.len()
+            "{} sentences, {sec}, {} rings: cosine vs plaintext min {min:.5} mean {mean:.5} max {max:.5}",
+            cos.len(),
+            mode.rings.name()
         );
     }
     Ok(())

@@ -154,7 +154,13 @@ pub fn max_rows<R: Z2k>(x: &[i64], rows: usize, k: usize) -> Vec<i64> {
 }
 
 /// Π_Softmax's arithmetic on `[rows, k]` with `f` fractional bits (`Z_2^ℓ` comparisons).
-pub fn softmax_f<R: Z2k>(x: &[i64], rows: usize, k: usize, mask: Option<&[bool]>, f: u32) -> Option<Vec<i64>> {
+pub fn softmax_f<R: Z2k>(
+    x: &[i64],
+    rows: usize,
+    k: usize,
+    mask: Option<&[bool]>,
+    f: u32,
+) -> Option<Vec<i64>> {
     if x.len() != rows * k || mask.is_some_and(|m| m.len() != x.len()) || k == 0 {
         return None;
     }

@@ -71,7 +71,15 @@ pub fn pow2_table(f: u32) -> Result<Vec<i64>> {
     }
     let size = 1i64 << table_bits(f);
     Ok((0..size)
-        .map(|i| if i == size - 1 { 1 << (f + 3) } else if i <= i64::from(f) + 2 { 1 << (i64::from(f) + 2 - i) } else { 0 })
+        .map(|i| {
+            if i == size - 1 {
+                1 << (f + 3)
+            } else if i <= i64::from(f) + 2 {
+                1 << (i64::from(f) + 2 - i)
+            } else {
+                0
+            }
+        })
         .collect())
 }
 

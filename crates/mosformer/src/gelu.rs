@@ -26,9 +26,9 @@ use crate::family::Security;
 use crate::lut::setup_with as lut_setup_with;
 use crate::lut::{LutKeys, lookup};
 use crate::mac::MacBatch;
+use crate::recip::Sources;
 use crate::rss::Rss;
 use crate::stored::{Shape, Word};
-use crate::recip::Sources;
 use crate::triples::Sacrifice;
 use crate::trunc::trunc;
 
@@ -118,8 +118,10 @@ pub fn gelu<R: Z2k, M: Z2k>(
     alpha: &Rss<M>,
     batch: &mut MacBatch<M>,
 ) -> Result<Rss<Z64>> {
-    if f < F_IN || f > 24 || one.len() != 1 {
-        return Err(MpcError::Invalid(format!("GELU at {f} fractional bits (needs 6..=24) or ⟨1⟩ not single")));
+    if !(F_IN..=24).contains(&f) || one.len() != 1 {
+        return Err(MpcError::Invalid(format!(
+            "GELU at {f} fractional bits (needs 6..=24) or ⟨1⟩ not single"
+        )));
     }
     let n = x.len();
     let x = x.reshape(&[n])?;

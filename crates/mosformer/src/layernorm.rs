@@ -59,7 +59,12 @@ impl<R, M: Shape> Shape for LayerNormKeys<R, M> {
 }
 
 /// Deals and checks the material for `[rows, k]` inputs, Rsqrt at `f` fractional bits.
-pub fn setup<R: Sacrifice, M: Z2k>(ctx: &mut Ctx, rows: usize, k: usize, f: u32) -> Result<LayerNormKeys<R, M>> {
+pub fn setup<R: Sacrifice, M: Z2k>(
+    ctx: &mut Ctx,
+    rows: usize,
+    k: usize,
+    f: u32,
+) -> Result<LayerNormKeys<R, M>> {
     setup_with(ctx, rows, k, f, Security::Malicious)
 }
 

@@ -85,5 +85,6 @@ pub mod trunc;
 pub mod ucmp;
 pub mod verified;
 
-pub use family::{MaterialPlan, Mosformer, Security};
+pub use family::{MaterialPlan, Mode, Mosformer, Security};
+pub use ops::Rings;
 pub use rss::Rss;

@@ -232,7 +232,9 @@ fn make(ctx: &mut Ctx, req: &GateRequest, security: Security, rings: Rings) -> R
             (GateRequest::Relu { n }, Rings::Mixed) => {
                 GateKeys::Relu(Box::new(crate::drelu::setup_with(ctx, n, security)?))
             }
-            (GateRequest::Gelu { n }, Rings::Mixed) => GateKeys::Gelu(Box::new(gelu::setup_with(ctx, n, security)?)),
+            (GateRequest::Gelu { n }, Rings::Mixed) => {
+                GateKeys::Gelu(Box::new(gelu::setup_with(ctx, n, security)?))
+            }
             (GateRequest::Softmax { rows, k }, Rings::Mixed) => {
                 GateKeys::Softmax(Box::new(softmax::setup_with(ctx, rows, k, f, security)?))
             }
@@ -460,8 +462,12 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> TransformerOps<Z64> for Mosfor
             let keys = self.gate_keys(ctx, GateRequest::Gelu { n })?;
             let batch = &mut self.gates.batch;
             out.push(match keys {
-                GateKeys::Gelu(keys) => gelu::gelu(ctx, *keys, &mut self.triples, &part, f, &one, &alpha, batch)?,
-                GateKeys::Gelu64(keys) => gelu::gelu(ctx, *keys, &mut self.triples, &part, f, &one, &alpha, batch)?,
+                GateKeys::Gelu(keys) => {
+                    gelu::gelu(ctx, *keys, &mut self.triples, &part, f, &one, &alpha, batch)?
+                }
+                GateKeys::Gelu64(keys) => {
+                    gelu::gelu(ctx, *keys, &mut self.triples, &part, f, &one, &alpha, batch)?
+                }
                 _ => return Err(MpcError::Invalid("GELU material expected".into())),
             });
         }

@@ -117,9 +117,10 @@ pub fn softmax<R: Z2k, M: Z2k>(
     let x = x.reshape(&[rows, k])?;
     let mut x_m = x;
     let keep: Option<Tensor<Z64>> = match mask {
-        Some(m) => {
-            Some(Tensor::new(vec![rows, k], m.iter().map(|&b| if b { Z64::ZERO } else { Z64::ONE }).collect())?)
-        }
+        Some(m) => Some(Tensor::new(
+            vec![rows, k],
+            m.iter().map(|&b| if b { Z64::ZERO } else { Z64::ONE }).collect(),
+        )?),
         None => None,
     };
     if let Some(keep) = &keep {

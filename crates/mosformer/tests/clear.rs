@@ -11,11 +11,11 @@ use veil_mosformer::mac::MacBatch;
 use veil_mosformer::max::{max, max_setup};
 use veil_mosformer::offline::Offline;
 use veil_mosformer::open::open_all;
+use veil_mosformer::ops::Rings;
 use veil_mosformer::{Mosformer, Security};
 use veil_mpc::harness::{all_ok, simulate};
 use veil_mpc::reference::FixedReference;
 use veil_mpc::traits::{NonLinear, Sharing, TransformerOps};
-use veil_mosformer::ops::Rings;
 use veil_ring::{Ring, Z2k, Z16, Z32, Z64, Z128};
 use veil_tensor::Tensor;
 
@@ -86,8 +86,8 @@ fn layers_agree(rings: Rings, bounds: [i64; 4], seeds: std::ops::Range<u64>) {
     let mask: Vec<bool> = (0..rows * k).map(|e| e % k > (e / k) % k + 1).collect();
     for seed in seeds.clone() {
         let out = all_ok(simulate(3, seed, |ctx| {
-            let mut p =
-                Mosformer::new(Security::SemiHonest, Offline::for_security(Security::SemiHonest)).with_rings(rings);
+            let mut p = Mosformer::new(Security::SemiHonest, Offline::for_security(Security::SemiHonest))
+                .with_rings(rings);
             let me = ctx.party();
             let mine = |v: &[i64], shape: &[usize]| (me == 0).then(|| ring(v, shape));
             let xs = p.share_input(ctx, 0, mine(&x, &[rows, k]).as_ref(), &[rows, k])?;
@@ -127,7 +127,8 @@ fn layers_agree(rings: Rings, bounds: [i64; 4], seeds: std::ops::Range<u64>) {
         // - LayerNorm: units at 2^-12 in the variance, one step of the Rsqrt table (2^-8 relative).
         // Z_2^64: ReLU exact, GELU one step of its 6-bit table index, softmax and LayerNorm
         // units at 2^-16 and a step of the 2^16-entry tables.
-        for (what, (got, bound)) in ["ReLU", "GELU", "softmax", "LayerNorm"].iter().zip(d.iter().zip(bounds)) {
+        for (what, (got, bound)) in ["ReLU", "GELU", "softmax", "LayerNorm"].iter().zip(d.iter().zip(bounds))
+        {
             assert!(*got <= bound, "{what}: {d:?}");
         }
         for (e, &m) in mask.iter().enumerate() {

@@ -7,8 +7,8 @@ use veil_mosformer::layernorm;
 use veil_mosformer::mac::MacBatch;
 use veil_mosformer::offline::Offline;
 use veil_mosformer::open::open_all;
-use veil_mpc::harness::{all_ok, simulate};
 use veil_mosformer::triples::Sacrifice;
+use veil_mpc::harness::{all_ok, simulate};
 use veil_ring::{Ring, Z2k, Z32, Z64, Z128};
 use veil_tensor::Tensor;
 

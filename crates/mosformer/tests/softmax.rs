@@ -7,8 +7,8 @@ use veil_mosformer::mac::MacBatch;
 use veil_mosformer::offline::Offline;
 use veil_mosformer::open::open_all;
 use veil_mosformer::softmax;
-use veil_mpc::harness::{all_ok, simulate};
 use veil_mosformer::triples::Sacrifice;
+use veil_mpc::harness::{all_ok, simulate};
 use veil_ring::{Ring, Z2k, Z32, Z64, Z128};
 use veil_tensor::Tensor;
 
@@ -19,7 +19,14 @@ fn run(xs: &[f64], rows: usize, k: usize, mask: Option<Vec<bool>>, seed: u64) ->
 }
 
 /// Softmax with comparisons in `R` at `f` fractional bits.
-fn run_in<R: Sacrifice>(xs: &[f64], rows: usize, k: usize, mask: Option<Vec<bool>>, seed: u64, f: u32) -> Vec<f64> {
+fn run_in<R: Sacrifice>(
+    xs: &[f64],
+    rows: usize,
+    k: usize,
+    mask: Option<Vec<bool>>,
+    seed: u64,
+    f: u32,
+) -> Vec<f64> {
     let scale = f64::from(1u32 << f);
     let raw: Vec<Z64> = xs.iter().map(|&v| Z64::from_i64((v * scale).round() as i64)).collect();
     let out = all_ok(simulate(3, seed, |ctx| {
@@ -82,7 +89,12 @@ fn rows_match_the_float_softmax_in_z64_at_16_bits() {
             let keep = |j: usize| m.as_ref().is_none_or(|m| !m[r * k + j]);
             let want = reference(&xs[r * k..(r + 1) * k], keep);
             for j in 0..k {
-                assert!((got[r * k + j] - want[j]).abs() < 0.005, "row {r}: {} vs {}", got[r * k + j], want[j]);
+                assert!(
+                    (got[r * k + j] - want[j]).abs() < 0.005,
+                    "row {r}: {} vs {}",
+                    got[r * k + j],
+                    want[j]
+                );
             }
         }
     }

@@ -57,7 +57,8 @@ fn vit_in_fixed_point_stays_close_to_float() {
         let pixels = model.pixel_values(&image(i)).unwrap();
         let float = run_float_on(&model.graph, &model.weights, Input::Images(&pixels)).unwrap();
         let fixed =
-            run_fixed(&model.graph, &model.weights, Input::Images(&pixels), &MosformerReference::MIXED).unwrap();
+            run_fixed(&model.graph, &model.weights, Input::Images(&pixels), &MosformerReference::MIXED)
+                .unwrap();
         assert!(fixed.overflows.is_empty(), "{:?}", fixed.overflows);
         let worst = fixed.output.data.iter().zip(&float.data).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
         eprintln!("image {i}: |fixed − float| ≤ {worst}");

@@ -15,9 +15,9 @@ use serde::Serialize;
 use veil_mosformer::convert::{downcast, upcast};
 use veil_mosformer::input::share_input;
 use veil_mosformer::mac::MacBatch;
-use veil_mosformer::ops::MacRing;
 use veil_mosformer::mul::mul_semi_honest;
 use veil_mosformer::offline::{Offline, OfflineRing, Plan, Request};
+use veil_mosformer::ops::MacRing;
 use veil_mosformer::rss::Rss;
 use veil_mosformer::triples::Sacrifice;
 use veil_mosformer::{trunc, ucmp, verified};
@@ -263,8 +263,11 @@ fn run_op(op: &str, malicious: bool, n: usize, ring_bits: u32, ctx: &mut Ctx) ->
         ("exp", 32) => planned(ctx, n, malicious, |c, n, o, p| bench_exp::<Z32>(c, n, o, p, malicious, 12)),
         ("exp", 64) => planned(ctx, n, malicious, |c, n, o, p| bench_exp::<Z64>(c, n, o, p, malicious, 16)),
         ("inv" | "rsqrt", 32 | 64) => planned(ctx, n, malicious, |c, n, o, p| {
-            let kind =
-                if op == "inv" { veil_mosformer::recip::Kind::Inv } else { veil_mosformer::recip::Kind::Rsqrt };
+            let kind = if op == "inv" {
+                veil_mosformer::recip::Kind::Inv
+            } else {
+                veil_mosformer::recip::Kind::Rsqrt
+            };
             if ring_bits == 32 {
                 bench_recip::<Z32>(c, o, p, kind, n, malicious, 12)
             } else {

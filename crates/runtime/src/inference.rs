@@ -16,7 +16,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use veil_mosformer::clear::MosformerReference;
 use veil_mosformer::offline::Offline;
-use veil_mosformer::{Mosformer, Security};
+use veil_mosformer::{Mode, Mosformer, Security};
 use veil_mpc::harness::{SimConfig, simulate_tcp_with, simulate_with};
 use veil_mpc::phase::{OFFLINE_PHASE, nested_offline_seconds};
 use veil_mpc::{Ctx, MpcError, PartyId};
@@ -177,14 +177,15 @@ pub fn inference_party(
     ctx: &mut Ctx,
     model: &Model,
     ids: Option<&[u32]>,
-    security: Security,
+    mode: impl Into<Mode>,
     material: Material,
 ) -> Result<InferenceParty, MpcError> {
+    let mode = mode.into();
     let graph = &model.graph;
     session_party(ctx, graph, ids.map(<[u32]>::len), model.max_positions, "tokens", |ctx, n| {
         let weights = model.weights.as_ref();
         let mine = contribution(ctx.party(), ids.map(Input::Tokens), weights)?;
-        let (mut family, used) = mosformer_session(ctx, graph, n, security, material)?;
+        let (mut family, used) = mosformer_session(ctx, graph, n, mode, material)?;
         let run = run_secure(&mut family, ctx, graph, n, ROLES, mine).map_err(nn_error)?;
         Ok((run, Some(used)))
     })
@@ -197,10 +198,12 @@ pub(crate) fn mosformer_session(
     ctx: &mut Ctx,
     graph: &Graph,
     n: usize,
-    security: Security,
+    mode: impl Into<Mode>,
     material: Material,
 ) -> Result<(Mosformer<Offline>, Material), MpcError> {
-    let mut family = Mosformer::new(security, Offline::for_security(security)).with_chunk(CHUNK);
+    let Mode { security, rings } = mode.into();
+    let mut family =
+        Mosformer::new(security, Offline::for_security(security)).with_chunk(CHUNK).with_rings(rings);
     let used = match material {
         Material::Ahead if ctx.party() < 3 => crate::ahead::prepare_session(&mut family, ctx, graph, n)?,
         Material::Stored(dir) if ctx.party() < 3 => {
@@ -304,6 +307,8 @@ pub struct InferenceReport {
     pub family: String,
     /// `malicious` or `semi-honest`.
     pub security: String,
+    /// The gates' working rings: `mixed` (modulus conversion) or `z64`.
+    pub rings: String,
     /// How the parties were linked.
     pub transport: String,
     /// The input text.
@@ -366,10 +371,11 @@ pub fn report(
     model: &Model,
     text: &str,
     ids: &[u32],
-    security: Security,
+    mode: impl Into<Mode>,
     transport: &str,
     per_party: Vec<InferenceParty>,
 ) -> Result<InferenceReport, MpcError> {
+    let Mode { security, rings } = mode.into();
     let output = per_party
         .iter()
         .find_map(|p| p.output.clone())
@@ -378,8 +384,9 @@ pub fn report(
         model.weights.as_ref().ok_or_else(|| MpcError::Invalid("the reference needs the weights".into()))?;
     let plaintext = run_float(&model.graph, weights, ids).map_err(|e| MpcError::Invalid(e.to_string()))?.data;
     let max_abs_error = output.iter().zip(&plaintext).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
-    let fixed = veil_nn::fixed::run_fixed(&model.graph, weights, Input::Tokens(ids), &MosformerReference::MIXED)
-        .map_err(nn_error)?;
+    let fixed =
+        veil_nn::fixed::run_fixed(&model.graph, weights, Input::Tokens(ids), &MosformerReference { rings })
+            .map_err(nn_error)?;
     let max_abs_vs_fixed_point =
         output.iter().zip(&fixed.output.data).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
     Ok(InferenceReport {
@@ -391,6 +398,7 @@ pub fn report(
         model: model.name.clone(),
         family: "mosformer".into(),
         security: security_name(security).into(),
+        rings: rings.name().into(),
         transport: transport.into(),
         text: text.into(),
         tokens: ids.len(),
@@ -408,29 +416,30 @@ pub fn report(
 pub fn private_inference(
     dir: &Path,
     text: &str,
-    security: Security,
+    mode: impl Into<Mode>,
     material: Material,
     link: Link,
 ) -> Result<InferenceReport, MpcError> {
     let model = load_hf(dir, true).map_err(|e| MpcError::Invalid(e.to_string()))?;
-    private_inference_of(&model, text, security, material, link)
+    private_inference_of(&model, text, mode, material, link)
 }
 
 /// [`private_inference`] of a loaded model (with its weights and tokenizer).
 pub fn private_inference_of(
     model: &Model,
     text: &str,
-    security: Security,
+    mode: impl Into<Mode>,
     material: Material,
     link: Link,
 ) -> Result<InferenceReport, MpcError> {
+    let mode = mode.into();
     let ids = tokenize(model, text).map_err(|e| MpcError::Invalid(e.to_string()))?;
     let job = |ctx: &mut Ctx| {
         let mine = (ctx.party() == DATA_OWNER).then_some(ids.as_slice());
-        inference_party(ctx, model, mine, security, material.clone())
+        inference_party(ctx, model, mine, mode, material.clone())
     };
     let (per_party, transport) = run_threads(link, job)?;
-    report(model, text, &ids, security, transport, per_party)
+    report(model, text, &ids, mode, transport, per_party)
 }
 
 /// Runs the five parties of a session as threads of this process, linked as `link` says;
