@@ -12,12 +12,13 @@
 //! protocol's ([`crate::trunc`]) and local downcasts ([`crate::convert`]) may be a unit or two
 //! low, so whole gates agree up to those units (tested in `tests/clear.rs`).
 //!
-//! **Ranges.** Each layer reports an input outside its valid range: ReLU and GELU need
-//! `|x| < 512` (comparisons in `Z_2^16` at 6 fractional bits); softmax needs differences from
-//! the row maximum below `2^19` (`Z_2^32` at 12 bits) and a row length below `2^12` (the
-//! reciprocal's domain); LayerNorm needs the variance below 4096, and is reported when a
-//! variance falls below `2^-8`: Rsqrt itself is accurate down to one unit (`2^-12`), but the
-//! variance, truncated to 12 fractional bits, then keeps fewer than 5 significant bits.
+//! **Ranges** (mixed rings; with [`Rings::Z64`] every bound is that of `Z_2^64` at 16 bits and
+//! the reciprocal's domain is `2^16`). Each layer reports an input outside its valid range:
+//! ReLU and GELU need `|x| < 512` (comparisons in `Z_2^16` at 6 fractional bits); softmax needs
+//! differences from the row maximum below `2^19` (`Z_2^32` at 12 bits) and a row length below
+//! `2^12` (the reciprocal's domain); LayerNorm needs the variance below 4096, and is reported
+//! when a variance falls below `2^-8`: Rsqrt itself is accurate down to one unit (`2^-12`), but
+//! the variance, truncated to 12 fractional bits, then keeps fewer than 5 significant bits.
 
 use veil_mpc::reference::{Checked, Excess, FixedReference};
 use veil_ring::{Z2k, Z16, Z32, Z64};

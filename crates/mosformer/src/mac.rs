@@ -5,9 +5,10 @@
 //! reaches better than 2^-16.
 //!
 //! **The fix**, after SPDZ2k: MAC'd values, their MACs and the key live in a larger ring
-//! `Z_2^{k+s}` (`k` the working ring's width, `s` extra bits: Z_2^64 for k = 16 or 32, Z_2^128
-//! for k = 64); only the value mod 2^k is used afterwards, so errors in the top `s` bits are
-//! harmless. The check of a batch `(⟨x_i⟩, ⟨m_i⟩)`:
+//! `Z_2^{k+s}` (`k` the width of the values as they are used afterwards, `s` extra bits); only
+//! the value mod 2^k is used afterwards, so errors in the top `s` bits are harmless. The
+//! family's gates use `k = 64` (the value ring of the linear layers) and `s = 64`: Z_2^128
+//! ([`crate::ops::MacRing`]). The check of a batch `(⟨x_i⟩, ⟨m_i⟩)`:
 //! 1. mask: a fresh random `⟨r⟩` (F_rand) and `⟨m_r⟩ = ⟨α⟩·⟨r⟩` (semi-honest product; an
 //!    error in it only makes the check fail);
 //! 2. challenge: open a fresh random 128-bit `⟨κ⟩` (checked opening) and expand public

@@ -91,8 +91,8 @@ pub fn max_setup_with<R: Sacrifice, M: Z2k>(
     Ok(MaxKeys { rows, k, levels })
 }
 
-/// `⟨max_j x[i, j]⟩` for every row `i` of `x: [rows, k]` (values in the MAC ring; their
-/// differences must fit the working ring's signed range). Returns shape `[rows]`.
+/// `⟨max_j x[i, j]⟩` for every row `i` of `x: [rows, k]` (values in Z_2^64; their differences
+/// must fit the working ring's signed range). Returns shape `[rows]`.
 pub fn max<R: Z2k, M: Z2k>(
     ctx: &mut Ctx,
     keys: MaxKeys<R, M>,

@@ -121,3 +121,20 @@ fn bad_parameters_are_errors() {
     });
     assert!(res.iter().all(|r| matches!(r, Err(MpcError::Invalid(_)))));
 }
+
+/// Why the gates' MAC ring is Z_2^128: their outputs are used as 64-bit values. With MACs in
+/// Z_2^64 (s = 32) only the low 32 bits are authenticated, and an error of 2^63 on a value
+/// passes whenever `α·χ` is even (about 3 times in 4); in Z_2^128 (s = 64) it aborts.
+#[test]
+fn an_error_in_the_top_bit_of_a_64_bit_value_passes_a_z64_check_and_fails_a_z128_check() {
+    let passed_z64 = (20..36)
+        .filter(|&seed| {
+            run::<Z64>(seed, 32, |p, x, _| shift_a1(p, x, 2, Z64(1 << 63))).iter().all(Result::is_ok)
+        })
+        .count();
+    assert!(passed_z64 >= 4, "only {passed_z64} of 16 passed in Z_2^64");
+    for seed in 20..36 {
+        let res = run::<Z128>(seed, 64, |p, x, _| shift_a1(p, x, 2, Z128(1 << 63)));
+        assert!(all_abort(&res), "seed {seed}: {res:?}");
+    }
+}
