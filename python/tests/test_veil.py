@@ -64,6 +64,17 @@ def test_minilm_runs_privately_close_to_plaintext():
         model.run_private("Hi there.", offline="later")
 
 
+def test_minilm_without_modulus_conversion():
+    model = veil.Model()
+    report = model.run_private("Hi there.", security="semi-honest", rings="z64")
+    assert report["rings"] == "z64"
+    assert report["cosine_vs_plaintext"] > 0.99
+    # The fixed-point executor follows the same rings: the secure run stays within truncation units.
+    assert report["max_abs_vs_fixed_point"] < 0.01
+    with pytest.raises(ValueError, match="rings must be"):
+        model.run_private("Hi there.", rings="z32")
+
+
 def test_model_errors_are_clear(tmp_path):
     with pytest.raises(ValueError, match="not a model folder"):
         veil.Model(tmp_path / "missing").run_plaintext("x")

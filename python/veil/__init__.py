@@ -165,6 +165,7 @@ class Model:
         link: Literal["memory", "tls"] = "memory",
         offline: Literal["ahead", "on-demand"] = "ahead",
         material: str | PathLike[str] | None = None,
+        rings: Literal["mixed", "z64"] = "mixed",
     ) -> dict:
         """Run the model on ``x`` (text, or images for a CNN) among three servers, a data owner
         (holds ``x``, alone gets the output) and a model owner (holds the weights), every party
@@ -174,7 +175,9 @@ class Model:
         (planned by a dry run) or ``on-demand`` before each gate call (bounded memory, for
         BERT-base-sized models). ``material``: text models only, the folder where
         :meth:`prepare` stored the servers' material for a session of this many tokens; it is
-        used once (each server deletes its file before the online phase).
+        used once (each server deletes its file before the online phase). ``rings``: text
+        models under ``mosformer``, the gates' working rings, ``mixed`` (the paper's modulus
+        conversion) or ``z64`` (every gate in Z_2^64 at 16 fractional bits).
 
         Returns the report as a dict. Text: ``output``, ``plaintext``, ``cosine_vs_plaintext``,
         ``max_abs_error``, ``tokens``; CNN: ``output`` (logits), ``predictions``,
@@ -183,6 +186,8 @@ class Model:
         ``RuntimeError`` if the run fails (a missing file, a failed check, ...).
         """
         if self.takes_images:
+            if rings != "mixed":
+                raise ValueError("image models run in the mixed rings")
             if material is not None:
                 raise ValueError("stored material serves text models")
             data, shape = _images(x)
@@ -194,7 +199,7 @@ class Model:
         if not isinstance(x, str):
             raise ValueError("this model's input is text")
         stored = str(material) if material is not None else None
-        return json.loads(_native.private_inference(self.path, x, security, link, offline, stored))
+        return json.loads(_native.private_inference(self.path, x, security, link, offline, stored, rings))
 
     def prepare(
         self,

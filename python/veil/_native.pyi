@@ -17,6 +17,7 @@ def private_inference(
     link: str = "memory",
     offline: str = "ahead",
     material: str | None = None,
+    rings: str = "mixed",
 ) -> str: ...
 def prepare_material(
     model_dir: str,

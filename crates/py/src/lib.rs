@@ -56,7 +56,8 @@ fn parse_link(link: &str) -> PyResult<Link> {
 /// (three servers, data owner, model owner, all threads of this process); returns the report
 /// as JSON text. The GIL is released while the parties run.
 #[pyfunction]
-#[pyo3(signature = (model_dir, text, security = "malicious", link = "memory", offline = "ahead", material = None))]
+#[pyo3(signature = (model_dir, text, security = "malicious", link = "memory", offline = "ahead", material = None, rings = "mixed"))]
+#[allow(clippy::too_many_arguments, reason = "the Python function's keyword arguments")]
 fn private_inference(
     py: Python<'_>,
     model_dir: std::path::PathBuf,
@@ -65,15 +66,22 @@ fn private_inference(
     link: &str,
     offline: &str,
     material: Option<std::path::PathBuf>,
+    rings: &str,
 ) -> PyResult<String> {
-    let security = parse_security(security)?;
+    let rings = match rings {
+        "mixed" => veil_mosformer::Rings::Mixed,
+        "z64" if material.is_none() => veil_mosformer::Rings::Z64,
+        "z64" => return Err(PyValueError::new_err("stored material is made for the mixed rings")),
+        other => return Err(PyValueError::new_err(format!("rings must be 'mixed' or 'z64', not {other:?}"))),
+    };
+    let mode = veil_mosformer::Mode { security: parse_security(security)?, rings };
     let link = parse_link(link)?;
     let material = match material {
         Some(dir) => veil_runtime::inference::Material::Stored(dir),
         None => parse_offline(offline)?,
     };
     let report = py
-        .detach(|| veil_runtime::inference::private_inference(&model_dir, text, security, material, link))
+        .detach(|| veil_runtime::inference::private_inference(&model_dir, text, mode, material, link))
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
