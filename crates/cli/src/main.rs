@@ -185,6 +185,9 @@ enum Command {
         /// The text (transformers).
         #[arg(long, default_value = "Secure inference keeps both the model and the data private.")]
         text: String,
+        /// Transformers under mosformer: the gates' working rings, `mixed` or `z64` (see `run`).
+        #[arg(long, default_value = "mixed")]
+        rings: String,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -384,8 +387,9 @@ fn main() -> ExitCode {
                 },
             }
         }),
-        Command::Plain { input: ModelInput { model, family, images, batch }, text, json } => {
-            plain::run(model, family.as_deref(), &text, images, batch, json)
+        Command::Plain { input: ModelInput { model, family, images, batch }, text, rings, json } => {
+            run::parse_rings(&rings)
+                .and_then(|r| plain::run(model, family.as_deref(), &text, images, batch, r, json))
         }
         Command::Eval {
             sentences,

@@ -18,9 +18,11 @@ pub fn run(
     text: &str,
     images: Option<PathBuf>,
     batch: Option<usize>,
+    rings: veil_mosformer::Rings,
     json: bool,
 ) -> anyhow::Result<()> {
     let r = if is_image_model(model.as_deref()) {
+        crate::run::mixed_only(rings, "image models")?;
         let path = model.unwrap_or_default();
         let loaded = veil_nn::image::ImageModel::load(&path)?;
         let family = CnnFamily::for_model(&loaded, family, Security::Malicious)?;
@@ -28,7 +30,7 @@ pub fn run(
         plain_images(&loaded, &image_range(&all, 0, batch_or(&loaded, batch, 4))?, family)?
     } else {
         let family = CnnFamily::parse(family.unwrap_or("mosformer"), Security::Malicious)?;
-        plain_text(&model_dir(model)?, text, family)?
+        plain_text(&model_dir(model)?, text, family, rings)?
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&r)?);
@@ -39,12 +41,16 @@ pub fn run(
 }
 
 fn print(r: &PlainReport) {
-    println!("Veil: {} in the clear, fixed point with {}'s arithmetic", r.model, r.family);
+    println!(
+        "Veil: {} in the clear, fixed point with {}'s arithmetic ({} rings)",
+        r.model, r.family, r.rings
+    );
     let head = |v: &[f64]| v.iter().take(6).map(|x| format!("{x:+.4}")).collect::<Vec<_>>().join(" ");
     println!("  output: {} × {}", r.shape[0], r.shape[1]);
     println!("  float:        [{} …]", head(&r.float));
     println!("  fixed point:  [{} …]", head(&r.fixed_point));
     println!("  largest |fixed point − float|: {:.5}", r.max_abs_fixed_vs_float);
+    println!("  cosine(fixed point, float): {:.6}", r.cosine_fixed_vs_float);
     if r.overflows.is_empty() {
         println!("  every value stayed in range");
     }

@@ -295,11 +295,12 @@ impl FixedReference for MosformerReference {
         };
         let (lo, hi) = (var.iter().copied().min().unwrap_or(0), var.iter().copied().max().unwrap_or(0));
         let scale = f64::from(1u32 << f);
+        // Below 2^4 units the variance keeps fewer than 5 significant bits (2^-8 at f = 12).
         let excess = over("LayerNorm variance", hi as f64 / scale, scale).or_else(|| {
-            (lo < 1 << (f - 8)).then(|| Excess {
-                what: format!("LayerNorm variance below 2^-8 (under {} significant bits at f = {f})", f - 8),
+            (lo < 1 << 4).then(|| Excess {
+                what: format!("LayerNorm variance below 2^-{} (under 5 significant bits at f = {f})", f - 4),
                 value: lo as f64 / scale,
-                limit: 1.0 / 256.0,
+                limit: 16.0 / scale,
             })
         });
         Some(Checked { values, excess })

@@ -253,7 +253,12 @@ fn fixed_point_inference(
     let report = py
         .detach(|| match (&model, x) {
             (Some(m), Some(x)) => veil_runtime::plain::plain_images(m, &x, family),
-            _ => veil_runtime::plain::plain_text(&model_path, text.as_deref().unwrap_or_default(), family),
+            _ => veil_runtime::plain::plain_text(
+                &model_path,
+                text.as_deref().unwrap_or_default(),
+                family,
+                veil_mosformer::Rings::Mixed,
+            ),
         })
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
