@@ -64,13 +64,15 @@ def test_minilm_runs_privately_close_to_plaintext():
         model.run_private("Hi there.", offline="later")
 
 
-def test_minilm_without_modulus_conversion():
-    model = veil.Model()
+def test_without_modulus_conversion():
+    tiny = Path(__file__).resolve().parents[2] / "crates" / "nn" / "tests" / "data" / "tiny-gpt2"
+    model = veil.Model(tiny)
     report = model.run_private("Hi there.", security="semi-honest", rings="z64")
     assert report["rings"] == "z64"
-    assert report["cosine_vs_plaintext"] > 0.99
-    # The fixed-point executor follows the same rings: the secure run stays within truncation units.
-    assert report["max_abs_vs_fixed_point"] < 0.01
+    assert report["cosine_vs_plaintext"] > 0.999
+    # The fixed-point executor follows the same rings: the secure run stays within truncation
+    # units of it (the tiny GPT-2's logits reach about 10).
+    assert report["max_abs_vs_fixed_point"] < 0.1
     with pytest.raises(ValueError, match="rings must be"):
         model.run_private("Hi there.", rings="z32")
 

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use veil_mosformer::Security;
+use veil_mosformer::{Mode, Rings, Security};
 use veil_mpc::harness::{SimConfig, simulate_with};
 use veil_nn::bert::{Activation, BertConfig, Model, Pooling, bert_graph};
 use veil_nn::graph::GeluForm;
@@ -177,6 +177,32 @@ fn a_small_bert_matches_the_float_reference_in_both_modes() {
         assert!(offline.bytes_sent > 0 && server.phases[1].bytes_sent > 0);
         assert!(server.per_op.iter().any(|o| o.op == "attention" && o.count == 2));
     }
+}
+
+/// Without modulus conversion (every gate in Z_2^64 at 16 fractional bits), malicious: closer
+/// to the float model than the mixed rings, and within truncation units of the fixed-point
+/// executor run in the same rings.
+#[test]
+fn a_small_bert_without_modulus_conversion_matches_the_float_reference() {
+    let model = tiny(2, 7);
+    let ids = [1u32, 5, 19, 0, 7];
+    let mode = Mode { security: Security::Malicious, rings: Rings::Z64 };
+    let parties: Vec<InferenceParty> = simulate_with(PARTIES, SimConfig::new(3), |ctx| {
+        let mine = (ctx.party() == DATA_OWNER).then_some(ids.as_slice());
+        inference_party(ctx, &model, mine, mode, Material::OnDemand)
+    })
+    .into_iter()
+    .collect::<veil_mpc::Result<_>>()
+    .unwrap();
+    let r = report(&model, "", &ids, mode, "memory", parties).unwrap();
+    eprintln!(
+        "z64: cosine {}, |private − float| ≤ {}, |private − fixed| ≤ {}",
+        r.cosine_vs_plaintext, r.max_abs_error, r.max_abs_vs_fixed_point
+    );
+    assert_eq!((r.rings.as_str(), r.security.as_str()), ("z64", "malicious"));
+    assert!(r.cosine_vs_plaintext > 0.9995, "cosine {}", r.cosine_vs_plaintext);
+    assert!(r.max_abs_vs_fixed_point < 0.005, "{}", r.max_abs_vs_fixed_point);
+    assert!(r.overflows.is_empty(), "{:?}", r.overflows);
 }
 
 #[test]
