@@ -40,8 +40,8 @@ use veil_nn::graph::Graph;
 use crate::PhaseReport;
 use crate::inference::{CHUNK, graph_digest, security_name};
 
-/// The file format's version.
-pub const FORMAT: u32 = 1;
+/// The file format's version (2: gate outputs and MACs in Z_2^128, and the gates' rings).
+pub const FORMAT: u32 = 2;
 const MAGIC: &[u8] = b"veil-material\n";
 const DIGEST_PURPOSE: &str = "veil/material-file";
 /// Largest header accepted (it is a few hundred bytes).
