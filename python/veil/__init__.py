@@ -208,16 +208,18 @@ class Model:
         *,
         security: Literal["malicious", "semi-honest"] = "malicious",
         link: Literal["memory", "tls"] = "memory",
+        rings: Literal["mixed", "z64"] = "mixed",
     ) -> list[dict]:
         """The servers' offline phase of a later :meth:`run_private` on a text of ``tokens``
         tokens (a public count), made now: each server writes its material to
         ``server-N.material`` in ``out``. Pass ``material=out`` to ``run_private`` to use it,
-        once. Returns one report per server (``file_bytes``, ``gates``, ``offline`` bytes,
-        rounds and seconds). The GIL is released meanwhile.
+        once, with the same ``security`` and ``rings``. Returns one report per server
+        (``file_bytes``, ``gates``, ``offline`` bytes, rounds and seconds). The GIL is released
+        meanwhile.
         """
         if self.takes_images:
             raise ValueError("stored material serves text models")
-        return json.loads(_native.prepare_material(self.path, tokens, str(out), security, link))
+        return json.loads(_native.prepare_material(self.path, tokens, str(out), security, link, rings))
 
     def run_plaintext(self, x: Any) -> list[list[float]]:
         """The float reference's output on ``x`` (rows of the output matrix: one embedding, or

@@ -25,6 +25,7 @@ def prepare_material(
     out: str,
     security: str = "malicious",
     link: str = "memory",
+    rings: str = "mixed",
 ) -> str: ...
 def plaintext_inference(model_dir: str, text: str) -> tuple[list[float], int, int]: ...
 def private_classification(

@@ -166,6 +166,9 @@ enum Command {
         /// `malicious` or `semi-honest` (the later session must run the same).
         #[arg(long, default_value = "malicious")]
         security: String,
+        /// The gates' working rings, `mixed` or `z64` (the later session must run the same).
+        #[arg(long, default_value = "mixed")]
+        rings: String,
         /// Folder to write the servers' files to (created if missing).
         #[arg(long)]
         out: PathBuf,
@@ -354,8 +357,12 @@ fn main() -> ExitCode {
             job::party(&config, id, args, json)
         }
         Command::Graph { model, out } => public_graph(&model, &out),
-        Command::Prepare { model, tokens, security, out, link, json } => bench::parse_security(&security)
-            .and_then(|s| prepare::prepare(model, tokens, s, &out, &link, json)),
+        Command::Prepare { model, tokens, security, rings, out, link, json } => {
+            bench::parse_security(&security).and_then(|s| {
+                let mode = veil_mosformer::Mode { security: s, rings: run::parse_rings(&rings)? };
+                prepare::prepare(model, tokens, mode, &out, &link, json)
+            })
+        }
         Command::Run {
             input: ModelInput { model, family, images, batch },
             text,
@@ -375,9 +382,6 @@ fn main() -> ExitCode {
                 }),
                 model => match family.as_deref() {
                     None | Some("mosformer") => {
-                        if matches!(material, veil_runtime::inference::Material::Stored(_)) {
-                            run::mixed_only(rings, "material stored by `veil prepare`")?;
-                        }
                         let mode = veil_mosformer::Mode { security: s, rings };
                         run::run(model, &text, mode, material, &link, json)
                     }

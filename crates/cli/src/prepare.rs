@@ -6,14 +6,14 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::bail;
-use veil_mosformer::Security;
+use veil_mosformer::Mode;
 use veil_runtime::stored::{PreparedServer, prepare_material};
 
 /// Makes and stores the material, then prints what each server wrote.
 pub fn prepare(
     model: Option<PathBuf>,
     tokens: usize,
-    security: Security,
+    mode: Mode,
     out: &Path,
     link: &str,
     json: bool,
@@ -23,7 +23,7 @@ pub fn prepare(
     let loaded = veil_nn::bert::load_hf(&dir, false)?;
     check_tokens(tokens, loaded.max_positions)?;
     let bar = crate::progress::Bar::follow(0, "offline phase");
-    let servers = prepare_material(&loaded.graph, tokens, security, out, link)?;
+    let servers = prepare_material(&loaded.graph, tokens, mode, out, link)?;
     drop(bar);
     print_prepared(&loaded.name, tokens, &servers, json)
 }

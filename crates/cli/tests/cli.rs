@@ -263,8 +263,6 @@ fn run_and_eval_classify_digits_privately_under_aegis() {
     assert!(stderr(&o).contains("--rings must be 'mixed' or 'z64'"), "{}", stderr(&o));
     let o = veil(&["run", "--model", m, "--rings", "z64"]);
     assert!(stderr(&o).contains("not available for image models"), "{}", stderr(&o));
-    let o = veil(&["run", "--rings", "z64", "--material", "/nonexistent"]);
-    assert!(stderr(&o).contains("not available for material stored"), "{}", stderr(&o));
 }
 
 #[test]

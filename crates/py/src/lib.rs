@@ -44,6 +44,14 @@ fn make_certs(py: Python<'_>, parties: usize, out: std::path::PathBuf, name: &st
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
+fn parse_rings(rings: &str) -> PyResult<veil_mosformer::Rings> {
+    match rings {
+        "mixed" => Ok(veil_mosformer::Rings::Mixed),
+        "z64" => Ok(veil_mosformer::Rings::Z64),
+        other => Err(PyValueError::new_err(format!("rings must be 'mixed' or 'z64', not {other:?}"))),
+    }
+}
+
 fn parse_link(link: &str) -> PyResult<Link> {
     match link {
         "memory" => Ok(Link::Memory),
@@ -68,13 +76,7 @@ fn private_inference(
     material: Option<std::path::PathBuf>,
     rings: &str,
 ) -> PyResult<String> {
-    let rings = match rings {
-        "mixed" => veil_mosformer::Rings::Mixed,
-        "z64" if material.is_none() => veil_mosformer::Rings::Z64,
-        "z64" => return Err(PyValueError::new_err("stored material is made for the mixed rings")),
-        other => return Err(PyValueError::new_err(format!("rings must be 'mixed' or 'z64', not {other:?}"))),
-    };
-    let mode = veil_mosformer::Mode { security: parse_security(security)?, rings };
+    let mode = veil_mosformer::Mode { security: parse_security(security)?, rings: parse_rings(rings)? };
     let link = parse_link(link)?;
     let material = match material {
         Some(dir) => veil_runtime::inference::Material::Stored(dir),
@@ -91,7 +93,7 @@ fn private_inference(
 /// `server-N.material` in `out`; returns their reports as JSON text (one object per server).
 /// The GIL is released meanwhile.
 #[pyfunction]
-#[pyo3(signature = (model_dir, tokens, out, security = "malicious", link = "memory"))]
+#[pyo3(signature = (model_dir, tokens, out, security = "malicious", link = "memory", rings = "mixed"))]
 fn prepare_material(
     py: Python<'_>,
     model_dir: std::path::PathBuf,
@@ -99,8 +101,9 @@ fn prepare_material(
     out: std::path::PathBuf,
     security: &str,
     link: &str,
+    rings: &str,
 ) -> PyResult<String> {
-    let security = parse_security(security)?;
+    let mode = veil_mosformer::Mode { security: parse_security(security)?, rings: parse_rings(rings)? };
     let link = parse_link(link)?;
     let model =
         veil_nn::bert::load_hf(&model_dir, false).map_err(|e| PyValueError::new_err(e.to_string()))?;
@@ -111,7 +114,7 @@ fn prepare_material(
         )));
     }
     let servers = py
-        .detach(|| veil_runtime::stored::prepare_material(&model.graph, tokens, security, &out, link))
+        .detach(|| veil_runtime::stored::prepare_material(&model.graph, tokens, mode, &out, link))
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     serde_json::to_string(&servers).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }

@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use veil_crypto::{Digest, Hasher};
 use veil_mosformer::offline::Offline;
 use veil_mosformer::stored::StoredMaterial;
-use veil_mosformer::{Mosformer, Security};
+use veil_mosformer::{Mode, Mosformer};
 use veil_mpc::phase::{OFFLINE_PHASE, in_offline_phase};
 use veil_mpc::{Ctx, MpcError, PartyId};
 use veil_nn::graph::Graph;
@@ -62,6 +62,8 @@ pub struct MaterialHeader {
     pub family: String,
     /// `malicious` or `semi-honest`.
     pub security: String,
+    /// The gates' working rings (`mixed` or `z64`).
+    pub rings: String,
     /// The server that holds it.
     pub party: PartyId,
     /// The public graph's digest ([`graph_digest`]), hex.
@@ -76,18 +78,13 @@ pub struct MaterialHeader {
 
 impl MaterialHeader {
     /// The header of server `party`'s material for a session of `graph` on `size` tokens or
-    /// images in mode `security`.
-    fn new(
-        graph: &Graph,
-        size: usize,
-        security: Security,
-        party: PartyId,
-        id: &Digest,
-    ) -> Result<Self, MpcError> {
+    /// images in `mode`.
+    fn new(graph: &Graph, size: usize, mode: Mode, party: PartyId, id: &Digest) -> Result<Self, MpcError> {
         Ok(MaterialHeader {
             format: FORMAT,
             family: "mosformer".into(),
-            security: security_name(security).into(),
+            security: security_name(mode.security).into(),
+            rings: mode.rings.name().into(),
             party,
             graph: hex::encode(graph_digest(graph)?.as_bytes()),
             size,
@@ -115,6 +112,9 @@ impl MaterialHeader {
         }
         if self.security != want.security {
             return differ("mode", &self.security, &want.security);
+        }
+        if self.rings != want.rings {
+            return differ("the rings", &self.rings, &want.rings);
         }
         if self.chunk != want.chunk {
             return differ("gate calls of", &self.chunk, &want.chunk);
@@ -267,9 +267,11 @@ pub fn prepare_server(
     ctx: &mut Ctx,
     graph: &Graph,
     size: usize,
-    security: Security,
+    mode: impl Into<Mode>,
     dir: &Path,
 ) -> Result<PreparedServer, MpcError> {
+    let mode = mode.into();
+    let security = mode.security;
     let me = ctx.party();
     if me >= 3 {
         return Err(MpcError::Invalid(format!(
@@ -285,13 +287,15 @@ pub fn prepare_server(
                 crate::ahead::AHEAD_LIMIT
             ))
         })?;
-        let mut family = Mosformer::new(security, Offline::for_security(security)).with_chunk(CHUNK);
+        let mut family = Mosformer::new(security, Offline::for_security(security))
+            .with_chunk(CHUNK)
+            .with_rings(mode.rings);
         family.prepare_all(ctx, &plan)?;
         let id = draw_id(ctx)?;
         Ok((family.take_material(), id))
     })?;
     let offline_s = start.elapsed().as_secs_f64();
-    let header = MaterialHeader::new(graph, size, security, me, &id)?;
+    let header = MaterialHeader::new(graph, size, mode, me, &id)?;
     let path = material_path(dir, me);
     let written = Instant::now();
     let file_bytes = write_material(&path, &header, &material)?;
@@ -332,7 +336,8 @@ pub fn load_server(
     let path = material_path(dir, me);
     // Reading counts as this session's offline phase (its seconds; it sends nothing).
     let (header, material) = in_offline_phase(ctx, |_| read_material(&path))?;
-    let want = MaterialHeader::new(graph, size, family.security(), me, &Digest([0; 32]))?;
+    let mode = Mode { security: family.security(), rings: family.rings() };
+    let want = MaterialHeader::new(graph, size, mode, me, &Digest([0; 32]))?;
     if let Some(why) = header.mismatch(&want) {
         return Err(MpcError::Invalid(format!(
             "the material file {} does not serve this session: {why}",
@@ -371,16 +376,17 @@ pub fn load_server(
 pub fn prepare_material(
     graph: &Graph,
     size: usize,
-    security: Security,
+    mode: impl Into<Mode>,
     dir: &Path,
     link: crate::Link,
 ) -> Result<Vec<PreparedServer>, MpcError> {
+    let mode = mode.into();
     use veil_mpc::harness::{SimConfig, simulate_tcp_with, simulate_with};
     std::fs::create_dir_all(dir).map_err(|e| io_error(dir, "cannot create the folder", e))?;
     let timeout = std::time::Duration::from_secs(crate::inference::OWNER_WAIT_S);
     // Fresh private seeds: the material must be new each time.
     let cfg = SimConfig { seed: crate::inference::rand_seed(), timeout };
-    let job = |ctx: &mut Ctx| prepare_server(ctx, graph, size, security, dir);
+    let job = |ctx: &mut Ctx| prepare_server(ctx, graph, size, mode, dir);
     let results = match link {
         crate::Link::Memory => simulate_with(3, cfg, job),
         crate::Link::Tls => simulate_tcp_with(3, cfg, job),

@@ -61,9 +61,13 @@ fn run(
 /// The five parties of a session with the servers' material stored in `dir`: their reports, or
 /// every party's error (the first to fail makes the others see it leave).
 fn run_stored(model: &Model, ids: &[u32], dir: &Path) -> Result<Vec<InferenceParty>, String> {
+    run_stored_in(model, ids, dir, Security::Malicious.into())
+}
+
+fn run_stored_in(model: &Model, ids: &[u32], dir: &Path, mode: Mode) -> Result<Vec<InferenceParty>, String> {
     let results = simulate_with(PARTIES, SimConfig::new(3), |ctx| {
         let mine = (ctx.party() == DATA_OWNER).then_some(ids);
-        inference_party(ctx, model, mine, Security::Malicious, Material::Stored(dir.to_path_buf()))
+        inference_party(ctx, model, mine, mode, Material::Stored(dir.to_path_buf()))
     });
     let errors: Vec<String> =
         results.iter().filter_map(|r| r.as_ref().err()).map(|e| e.to_string()).collect();
@@ -101,6 +105,15 @@ fn stored_material_serves_one_later_session_and_is_then_gone() {
     assert!((0..3).all(|p| !material_path(dir.path(), p).exists()), "used material was kept");
     let err = run_stored(&model, &ids, dir.path()).unwrap_err();
     assert!(err.contains("no material file at") && err.contains("serves one session"), "{err}");
+
+    // Material of the Z_2^64 rings serves a session in those rings, and no other.
+    let z64 = Mode { security: Security::Malicious, rings: Rings::Z64 };
+    prepare_material(&model.graph, ids.len(), z64, dir.path(), Link::Memory).unwrap();
+    let err = run_stored(&model, &ids, dir.path()).unwrap_err();
+    assert!(err.contains("made for the rings z64, this session has mixed"), "{err}");
+    let parties = run_stored_in(&model, &ids, dir.path(), z64).unwrap();
+    let r = report(&model, "", &ids, z64, "memory", parties).unwrap();
+    assert!(r.cosine_vs_plaintext > 0.9995, "cosine {}", r.cosine_vs_plaintext);
 
     // Another input size.
     prepare(&model, 4, dir.path());
