@@ -18,6 +18,7 @@
 //! offline = "ahead"        # or "on-demand", or "stored" (optional; every server must use
 //!                          # the same; "stored": each server passes --material DIR, where
 //!                          # `veil party --prepare` wrote its file)
+//! rings = "mixed"          # or "z64": the gates without modulus conversion (optional)
 //! ```
 //!
 //! or `kind = "classify"` (private classification with an ONNX CNN, 5 parties, `family` `aegis`
@@ -101,6 +102,9 @@ pub enum Job {
         /// `stored` by `veil party --prepare` (each server passes `--material DIR`).
         #[serde(default = "default_offline")]
         offline: String,
+        /// The gates' working rings: `mixed` (modulus conversion) or `z64`.
+        #[serde(default = "default_rings")]
+        rings: String,
     },
     /// Private classification with an ONNX CNN: servers 0, 1, 2, data owner 3 (passes
     /// `--images`), model owner 4 (passes the `.onnx` file); the others pass the public model.
@@ -117,6 +121,10 @@ pub enum Job {
 
 fn default_offline() -> String {
     "ahead".into()
+}
+
+fn default_rings() -> String {
+    "mixed".into()
 }
 
 /// `offline`: `ahead`, `on-demand` or `stored`.
@@ -169,11 +177,12 @@ impl Config {
                     );
                 }
             }
-            Job::Embed { family, security, offline } => {
+            Job::Embed { family, security, offline, rings } => {
                 if family != "mosformer" {
                     bail!("job: family {family:?} cannot run models yet (use \"mosformer\")");
                 }
                 crate::bench::parse_security(security)?;
+                crate::run::parse_rings(rings)?;
                 check_offline(offline)?;
                 if self.party.len() != veil_runtime::inference::PARTIES {
                     bail!(

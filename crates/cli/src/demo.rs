@@ -107,7 +107,12 @@ pub fn run_embed(
         None => Some(tempfile::tempdir().context("cannot create a temporary folder")?),
     };
     let dir: &Path = workdir.as_deref().or(temp.as_ref().map(|t| t.path())).context("no work folder")?;
-    let job = Job::Embed { family: "mosformer".into(), security: security.into(), offline: offline.into() };
+    let job = Job::Embed {
+        family: "mosformer".into(),
+        security: security.into(),
+        offline: offline.into(),
+        rings: "mixed".into(),
+    };
     let config = prepare_config(dir, PARTIES, job, veil_runtime::inference::OWNER_WAIT_S)?;
     let exe = std::env::current_exe().context("cannot find the veil executable")?;
     let commands = (0..PARTIES)

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use veil_crypto::{Seed, SessionId};
+use veil_mosformer::Mode;
 use veil_net::certs::Identity;
 use veil_net::tcp::{TcpConfig, TcpTransport};
 use veil_runtime::inference::Material;
@@ -118,10 +119,11 @@ pub fn run_embed_party(
 ) -> anyhow::Result<()> {
     use veil_runtime::inference::{DATA_OWNER, MODEL_OWNER, inference_party, role};
     let cfg = Config::load(config)?;
-    let Job::Embed { security, offline, .. } = &cfg.job else {
+    let Job::Embed { security, offline, rings, .. } = &cfg.job else {
         bail!("the config's job is not `embed`; pass --input for `demo-mul`");
     };
-    let security = crate::bench::parse_security(security)?;
+    let mode =
+        Mode { security: crate::bench::parse_security(security)?, rings: crate::run::parse_rings(rings)? };
     let material = party_material(offline, stored, id)?;
     if id >= cfg.party.len() {
         bail!("party {id} is not in the config ({} parties)", cfg.party.len());
@@ -135,8 +137,7 @@ pub fn run_embed_party(
         (false, None) => None,
     };
     let bar = crate::progress::for_party(id);
-    let report =
-        join_and_run(&cfg, id, |ctx| inference_party(ctx, &loaded, ids.as_deref(), security, material))?;
+    let report = join_and_run(&cfg, id, |ctx| inference_party(ctx, &loaded, ids.as_deref(), mode, material))?;
     drop(bar);
     print_party(&report, json)?;
     if let (false, Some(out)) = (json, &report.output) {
@@ -177,8 +178,9 @@ fn prepare_party(
     json: bool,
 ) -> anyhow::Result<()> {
     let cfg = Config::load(config)?;
-    let Job::Embed { security, .. } = &cfg.job else { bail!("--prepare is for `embed` jobs") };
-    let security = crate::bench::parse_security(security)?;
+    let Job::Embed { security, rings, .. } = &cfg.job else { bail!("--prepare is for `embed` jobs") };
+    let mode =
+        Mode { security: crate::bench::parse_security(security)?, rings: crate::run::parse_rings(rings)? };
     if id >= 3 {
         bail!("party {id} is not a server: only servers 0, 1 and 2 make material");
     }
@@ -191,7 +193,7 @@ fn prepare_party(
     servers.session = hex::encode(&session.as_bytes()[..16]);
     let bar = crate::progress::for_party(id);
     let report = join_and_run(&servers, id, |ctx| {
-        veil_runtime::stored::prepare_server(ctx, &loaded.graph, tokens, security, dir)
+        veil_runtime::stored::prepare_server(ctx, &loaded.graph, tokens, mode, dir)
     })?;
     drop(bar);
     crate::prepare::print_prepared(&loaded.name, tokens, std::slice::from_ref(&report), json)

@@ -130,8 +130,12 @@ fn workload(model: &str, family: &str, security: &str, batch: usize, dir: &Path)
             a.extend(["--model".to_string(), folder.clone()]);
         }
         args[DATA_OWNER].extend(["--text".into(), "The quick brown fox jumps over the lazy dog.".into()]);
-        let job =
-            Job::Embed { family: family.into(), security: security.into(), offline: "on-demand".into() };
+        let job = Job::Embed {
+            family: family.into(),
+            security: security.into(),
+            offline: "on-demand".into(),
+            rings: "mixed".into(),
+        };
         return Ok(Workload { name: "all-MiniLM-L6-v2 (one sentence, 12 tokens)".into(), job, args });
     }
     let path = PathBuf::from(model);
