@@ -526,6 +526,12 @@ def report(results: Path, out: Path, command: str) -> Path:
         "Records: `veil bench ops --family mosformer --json` (malicious; `--security semi-honest` "
         "for the other mode), `veil bench layer --family mosformer --tokens T --layers 1 --json`, "
         "`veil bench model --family mosformer --model bert-base --seq 128 --json`.\n",
+        "**Stale records.** The records below were taken before the gates' outputs and MACs moved "
+        "from Z_2^64 to Z_2^128 (so that every bit of the 64-bit values is authenticated). Online, "
+        "each MAC'd gate output now costs 16 more bytes per party (value and MAC reshared in "
+        "16-byte words): measured at n = 1000, LUT 34 B/el (was 18), GELU 176 (112), Exp 248 "
+        "(200), Inv 392 (312), Rsqrt 425 (328), with one more round for Exp; offline bytes are "
+        "within 1%. They are to be re-run.\n",
         img("mosformer-ops.png", "mosformer per-op bytes and time against n"),
         img("mosformer-network.png", "mosformer against network profile"),
         "### Every op\n",
