@@ -59,6 +59,34 @@ fn gelu_and_max_gates_equal_their_clear_arithmetic() {
     assert_eq!(signed(&out[0].1), max_rows::<Z32>(&scores, rows, k));
 }
 
+/// The same in the Z_2^64 rings: GELU's comparisons and Max's tournament read Z_2^64 (GELU on
+/// an input at 6 bits, where it truncates nothing, so it is exact too).
+#[test]
+fn z64_gelu_and_max_gates_equal_their_clear_arithmetic() {
+    let mut raw: Vec<i64> = (-300..=300).step_by(3).collect();
+    raw.extend([255, 256, 257, -256, -257, 1 << 40, -(1 << 40), 40_000, -40_000]);
+    let (rows, k) = (5, 6);
+    let scores = random(8, rows * k, 1 << 45);
+    let out = all_ok(simulate(3, 9, |ctx| {
+        let n = raw.len();
+        let x = share_input(ctx, 0, (ctx.party() == 0).then(|| ring(&raw, &[n])).as_ref(), &[n])?;
+        let s =
+            share_input(ctx, 1, (ctx.party() == 1).then(|| ring(&scores, &[rows, k])).as_ref(), &[rows, k])?;
+        let one = random_one::<Z128>(ctx)?;
+        let alpha = mac_key::<Z128>(ctx)?;
+        let mut batch = MacBatch::new();
+        let keys = gelu::setup::<Z64, Z128>(ctx, n)?;
+        let g = gelu::gelu(ctx, keys, &mut Offline::new(), &x, 6, &one, &alpha, &mut batch)?;
+        let keys = max_setup::<Z64, Z128>(ctx, rows, k)?;
+        let m = max(ctx, keys, &s, &alpha, &mut batch)?;
+        batch.check(ctx, &alpha, 64, "clear")?;
+        Ok((open_all(ctx, &g)?, open_all(ctx, &m)?))
+    }))
+    .unwrap();
+    assert_eq!(signed(&out[0].0), veil_mosformer::clear::gelu::<Z64>(&raw, 6));
+    assert_eq!(signed(&out[0].1), max_rows::<Z64>(&scores, rows, k));
+}
+
 /// Largest difference in units of `2^-16`.
 fn ulps(a: &[i64], b: &[i64]) -> i64 {
     assert_eq!(a.len(), b.len());
