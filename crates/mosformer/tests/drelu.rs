@@ -9,7 +9,7 @@ use veil_mosformer::mac::MacBatch;
 use veil_mosformer::open::open_all;
 use veil_mpc::harness::simulate;
 use veil_mpc::{MpcError, Result};
-use veil_ring::{Ring, Z2k, Z16, Z32, Z64};
+use veil_ring::{Ring, Z2k, Z16, Z32, Z64, Z128};
 use veil_tensor::Tensor;
 
 fn inputs<R: Z2k>(seed: u64, n: usize) -> Vec<R> {
@@ -34,18 +34,28 @@ fn run<R: veil_mosformer::triples::Sacrifice>(
     xs: &[R],
     tamper: impl Fn(usize, &mut Tensor<Z64>) + Sync,
 ) -> Vec<Result<Vec<Z64>>> {
+    run_in::<R, Z64>(seed, xs, 32, tamper)
+}
+
+/// [`run`] with outputs and MACs in `M`, checked with `s` bits.
+fn run_in<R: veil_mosformer::triples::Sacrifice, M: Z2k>(
+    seed: u64,
+    xs: &[R],
+    s_bits: u32,
+    tamper: impl Fn(usize, &mut Tensor<M>) + Sync,
+) -> Vec<Result<Vec<M>>> {
     simulate(3, seed, |ctx| {
         let n = xs.len();
         let x = Tensor::new(vec![n], xs.to_vec())?;
         let s = share_input(ctx, 1, (ctx.party() == 1).then_some(&x), &[n])?;
-        let one = random_one::<Z64>(ctx)?;
-        let alpha = mac_key::<Z64>(ctx)?;
-        let keys = drelu::setup::<R, Z64>(ctx, n)?;
+        let one = random_one::<M>(ctx)?;
+        let alpha = mac_key::<M>(ctx)?;
+        let keys = drelu::setup::<R, M>(ctx, n)?;
         let mut batch = MacBatch::new();
         let (mut v, m) = drelu_terms(ctx, &keys, &s, &one, &alpha)?;
         tamper(ctx.party(), &mut v);
         let out = lookup_finish(ctx, v, m, &mut batch)?;
-        batch.check(ctx, &alpha, 32, "drelu")?;
+        batch.check(ctx, &alpha, s_bits, "drelu")?;
         Ok(open_all(ctx, &out)?.into_data())
     })
 }
@@ -88,6 +98,33 @@ fn an_online_error_is_caught_by_the_mac() {
             res.iter()
                 .all(|r| matches!(r, Err(MpcError::Abort { check, .. }) if check.contains("MAC check"))),
             "cheater {cheater}: {res:?}"
+        );
+    }
+}
+
+/// Without modulus conversion: comparisons in Z_2^64, outputs and MACs in Z_2^128 (s = 64).
+#[test]
+fn drelu_in_z64_with_macs_in_z128_and_errors_caught() {
+    let xs = inputs::<Z64>(4, 40);
+    for r in run_in::<Z64, Z128>(4, &xs, 64, |_, _| ()) {
+        let got = r.unwrap();
+        for (k, x) in xs.iter().enumerate() {
+            assert_eq!(got[k], Z128(u128::from(!x.msb())), "DReLU({:?})", x.to_signed());
+        }
+    }
+    // An evaluator's error in the low bit, or in the top bit of the 64-bit value.
+    for (cheater, e) in [(0usize, 1u128), (1, 1 << 63), (2, (1 << 63) + 1)] {
+        let res = run_in::<Z64, Z128>(40 + cheater as u64, &xs, 64, |p, v| {
+            if p == cheater {
+                let mut d = v.data().to_vec();
+                d[5] += Z128(e);
+                *v = Tensor::new(v.shape().to_vec(), d).unwrap();
+            }
+        });
+        assert!(
+            res.iter()
+                .all(|r| matches!(r, Err(MpcError::Abort { check, .. }) if check.contains("MAC check"))),
+            "cheater {cheater}, error {e:#x}: {res:?}"
         );
     }
 }
