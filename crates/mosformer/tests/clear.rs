@@ -12,6 +12,7 @@ use veil_mosformer::max::{max, max_setup};
 use veil_mosformer::offline::Offline;
 use veil_mosformer::open::open_all;
 use veil_mosformer::ops::Rings;
+use veil_mosformer::triples::Sacrifice;
 use veil_mosformer::{Mosformer, Security};
 use veil_mpc::harness::{all_ok, simulate};
 use veil_mpc::reference::FixedReference;
@@ -37,26 +38,10 @@ fn signed(t: &Tensor<Z64>) -> Vec<i64> {
 fn gelu_and_max_gates_equal_their_clear_arithmetic() {
     let mut raw: Vec<i64> = (-300..=300).collect();
     raw.extend([255, 256, 257, -256, -257, 4000, -4000, 16383, -16384]);
-    let (rows, k) = (7, 5);
-    let scores = random(3, rows * k, 1 << 20);
-    let out = all_ok(simulate(3, 2, |ctx| {
-        let n = raw.len();
-        let x = share_input(ctx, 0, (ctx.party() == 0).then(|| ring(&raw, &[n])).as_ref(), &[n])?;
-        let s =
-            share_input(ctx, 1, (ctx.party() == 1).then(|| ring(&scores, &[rows, k])).as_ref(), &[rows, k])?;
-        let one = random_one::<Z128>(ctx)?;
-        let alpha = mac_key::<Z128>(ctx)?;
-        let mut batch = MacBatch::new();
-        let keys = gelu::setup::<Z16, Z128>(ctx, n)?;
-        let g = gelu::gelu(ctx, keys, &mut Offline::new(), &x, 6, &one, &alpha, &mut batch)?;
-        let keys = max_setup::<Z32, Z128>(ctx, rows, k)?;
-        let m = max(ctx, keys, &s, &alpha, &mut batch)?;
-        batch.check(ctx, &alpha, 64, "clear")?;
-        Ok((open_all(ctx, &g)?, open_all(ctx, &m)?))
-    }))
-    .unwrap();
-    assert_eq!(signed(&out[0].0), gelu_6(&raw));
-    assert_eq!(signed(&out[0].1), max_rows::<Z32>(&scores, rows, k));
+    let scores = random(3, 7 * 5, 1 << 20);
+    let (g, m) = gelu_and_max::<Z16, Z32>(&raw, &scores, (7, 5), 2);
+    assert_eq!(g, gelu_6(&raw));
+    assert_eq!(m, max_rows::<Z32>(&scores, 7, 5));
 }
 
 /// The same in the Z_2^64 rings: GELU's comparisons and Max's tournament read Z_2^64 (GELU on
@@ -65,26 +50,37 @@ fn gelu_and_max_gates_equal_their_clear_arithmetic() {
 fn z64_gelu_and_max_gates_equal_their_clear_arithmetic() {
     let mut raw: Vec<i64> = (-300..=300).step_by(3).collect();
     raw.extend([255, 256, 257, -256, -257, 1 << 40, -(1 << 40), 40_000, -40_000]);
-    let (rows, k) = (5, 6);
-    let scores = random(8, rows * k, 1 << 45);
-    let out = all_ok(simulate(3, 9, |ctx| {
+    let scores = random(8, 5 * 6, 1 << 45);
+    let (g, m) = gelu_and_max::<Z64, Z64>(&raw, &scores, (5, 6), 9);
+    assert_eq!(g, veil_mosformer::clear::gelu::<Z64>(&raw, 6));
+    assert_eq!(m, max_rows::<Z64>(&scores, 5, 6));
+}
+
+/// The secure GELU (comparisons in `G`, input at 6 bits) of `raw` and the row maxima
+/// (comparisons in `X`) of `scores` as `[rows, k]`, opened, with MACs in Z_2^128.
+fn gelu_and_max<G: Sacrifice, X: Sacrifice>(
+    raw: &[i64],
+    scores: &[i64],
+    (rows, k): (usize, usize),
+    seed: u64,
+) -> (Vec<i64>, Vec<i64>) {
+    let out = all_ok(simulate(3, seed, |ctx| {
         let n = raw.len();
-        let x = share_input(ctx, 0, (ctx.party() == 0).then(|| ring(&raw, &[n])).as_ref(), &[n])?;
+        let x = share_input(ctx, 0, (ctx.party() == 0).then(|| ring(raw, &[n])).as_ref(), &[n])?;
         let s =
-            share_input(ctx, 1, (ctx.party() == 1).then(|| ring(&scores, &[rows, k])).as_ref(), &[rows, k])?;
+            share_input(ctx, 1, (ctx.party() == 1).then(|| ring(scores, &[rows, k])).as_ref(), &[rows, k])?;
         let one = random_one::<Z128>(ctx)?;
         let alpha = mac_key::<Z128>(ctx)?;
         let mut batch = MacBatch::new();
-        let keys = gelu::setup::<Z64, Z128>(ctx, n)?;
+        let keys = gelu::setup::<G, Z128>(ctx, n)?;
         let g = gelu::gelu(ctx, keys, &mut Offline::new(), &x, 6, &one, &alpha, &mut batch)?;
-        let keys = max_setup::<Z64, Z128>(ctx, rows, k)?;
+        let keys = max_setup::<X, Z128>(ctx, rows, k)?;
         let m = max(ctx, keys, &s, &alpha, &mut batch)?;
         batch.check(ctx, &alpha, 64, "clear")?;
         Ok((open_all(ctx, &g)?, open_all(ctx, &m)?))
     }))
     .unwrap();
-    assert_eq!(signed(&out[0].0), veil_mosformer::clear::gelu::<Z64>(&raw, 6));
-    assert_eq!(signed(&out[0].1), max_rows::<Z64>(&scores, rows, k));
+    (signed(&out[0].0), signed(&out[0].1))
 }
 
 /// Largest difference in units of `2^-16`.
