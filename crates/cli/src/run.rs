@@ -27,10 +27,9 @@ pub fn model_dir(model: Option<PathBuf>) -> anyhow::Result<PathBuf> {
 
 /// `--rings`' value.
 pub fn parse_rings(s: &str) -> anyhow::Result<Rings> {
-    match s {
-        "mixed" => Ok(Rings::Mixed),
-        "z64" => Ok(Rings::Z64),
-        other => bail!("--rings must be 'mixed' or 'z64', not '{other}'"),
+    match Rings::parse(s) {
+        Some(r) => Ok(r),
+        None => bail!("--rings must be 'mixed' or 'z64', not '{s}'"),
     }
 }
 

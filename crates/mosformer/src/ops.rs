@@ -82,6 +82,11 @@ impl Rings {
         }
     }
 
+    /// The rings of a name [`Rings::name`] gives; `None` for any other.
+    pub fn parse(name: &str) -> Option<Self> {
+        [Rings::Mixed, Rings::Z64].into_iter().find(|r| r.name() == name)
+    }
+
     /// Fractional bits of softmax and of Rsqrt.
     pub fn softmax_bits(self) -> u32 {
         match self {

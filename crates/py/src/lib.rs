@@ -45,11 +45,8 @@ fn make_certs(py: Python<'_>, parties: usize, out: std::path::PathBuf, name: &st
 }
 
 fn parse_rings(rings: &str) -> PyResult<veil_mosformer::Rings> {
-    match rings {
-        "mixed" => Ok(veil_mosformer::Rings::Mixed),
-        "z64" => Ok(veil_mosformer::Rings::Z64),
-        other => Err(PyValueError::new_err(format!("rings must be 'mixed' or 'z64', not {other:?}"))),
-    }
+    veil_mosformer::Rings::parse(rings)
+        .ok_or_else(|| PyValueError::new_err(format!("rings must be 'mixed' or 'z64', not {rings:?}")))
 }
 
 fn parse_link(link: &str) -> PyResult<Link> {
