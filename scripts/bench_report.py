@@ -330,10 +330,10 @@ def network_section(shaped: list[dict]) -> str:
     for s in shaped:
         n = s["net"]
         rows.append([s["model"], s["family"], n["name"], f"{n['bandwidth_bps'] / 1e6:g} Mbps / {n['rtt_ms']:g} ms",
-                     fmt(s["seconds_unshaped"]), fmt(s["seconds_shaped"]), fmt(s["seconds_projected_as_shaped"]),
-                     f"{100 * s['relative_gap']:+.1f} %", fmt(s["seconds_on_profile"]), n["latency"]])
+                     fmt(s["seconds_unshaped"]), fmt(s["seconds_shaped"]), fmt(s["seconds_projected"]),
+                     f"{100 * s['relative_gap']:+.1f} %", n["latency"]])
     return table(["workload", "family", "profile", "bandwidth / RTT", "unshaped s", "shaped s", "projected s", "gap",
-                  "on profile s", "latency"], rows)
+                  "latency"], rows)
 
 
 def scaling_section(layers: list[dict], models: list[dict]) -> str:
@@ -437,8 +437,8 @@ def plot_network(family: str, ops: list[dict], shaped: list[dict], path: Path) -
     runs = [s for s in shaped if s["family"] == family]
     labels = [f"{s['net']['name']}\n{s['model'][:22]}" for s in runs]
     x = range(len(runs))
-    for off, key, lab in ((-0.27, "seconds_unshaped", "unshaped"), (0.0, "seconds_shaped", "shaped (kernel)"),
-                          (0.27, "seconds_projected_as_shaped", "projected")):
+    for off, key, lab in ((-0.27, "seconds_unshaped", "unshaped"), (0.0, "seconds_shaped", "shaped"),
+                          (0.27, "seconds_projected", "projected")):
         b.bar([i + off for i in x], [s[key] for s in runs], width=0.27, label=lab)
     b.set_xticks(list(x), labels, fontsize=7)
     b.set(ylabel="seconds (whole run)", title=f"{family}: shaped runs against their projection")
@@ -547,8 +547,10 @@ def report(results: Path, out: Path, command: str) -> Path:
         ops_section("aegis", r.ops),
         aegis_tables(r.ops, r.models),
         "\n## Real network shaping\n",
-        "Every party in its own network namespace, links shaped by the kernel (`docs/network.md`); "
-        "records: `veil bench model --family F --model M --net PROFILE --json`.\n",
+        "Every party in its own network namespace, the links' bandwidth shaped by the kernel and their latency "
+        "shaped by the kernel (`netem`) or, where the kernel lacks it, emulated by the receiving parties "
+        "(`docs/network.md`); the projection adds `rounds x RTT + bytes / bandwidth` to the unshaped run. "
+        "Records: `veil bench model --family F --model M --net PROFILE --json`.\n",
         network_section(r.shaped),
         "\n## Scaling\n",
         img("bert-scaling.png", "BERT-base layer against sequence length"),

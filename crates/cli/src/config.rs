@@ -5,6 +5,7 @@
 //! ca = "certs/ca.pem"
 //! connect_timeout_s = 30
 //! recv_timeout_s = 60
+//! link_delay_us = 0        # benchmarks only: emulated one-way latency (see below)
 //!
 //! [[party]]                # one per party, in id order
 //! address = "127.0.0.1:7000"
@@ -32,6 +33,10 @@
 //! data owner `--images FILE.safetensors` (with `--batch N`); in `demo-mul`, parties 0 and 1
 //! pass `--input FILE` (a JSON array of numbers). Relative paths are relative to the config
 //! file's folder.
+//!
+//! `link_delay_us` makes every party hold each frame it receives for that long after its last
+//! byte arrived: the latency of a link, emulated where the kernel cannot delay packets (no
+//! `netem`; `veil bench model --net` uses it then). It is 0 in deployments.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -53,6 +58,9 @@ pub struct Config {
     /// Seconds a receive waits.
     #[serde(default = "default_recv")]
     pub recv_timeout_s: u64,
+    /// Emulated one-way latency in microseconds, added by each receiver (benchmarks).
+    #[serde(default)]
+    pub link_delay_us: u64,
     /// The parties, in id order.
     pub party: Vec<PartyEntry>,
     /// What to compute.

@@ -180,6 +180,7 @@ pub(crate) fn prepare_config_at(
         ca: PathBuf::from("certs/ca.pem"),
         connect_timeout_s: 30,
         recv_timeout_s,
+        link_delay_us: 0,
         party,
         job,
     };

@@ -95,6 +95,7 @@ pub fn run_party_from_config(
     let addrs = cfg.party.iter().map(|p| p.address).collect();
     let mut tcp = TcpConfig::new(id, addrs, cfg.session_id()?, identity);
     tcp.connect_timeout = Duration::from_secs(cfg.connect_timeout_s);
+    tcp.delay = Duration::from_micros(cfg.link_delay_us);
     let report = run(&cfg, tcp, values)?;
     if json {
         println!("{}", serde_json::to_string(&report)?);
@@ -280,6 +281,7 @@ fn join_and_run<T>(
     let addrs = cfg.party.iter().map(|p| p.address).collect();
     let mut tcp = TcpConfig::new(id, addrs, cfg.session_id()?, identity);
     tcp.connect_timeout = Duration::from_secs(cfg.connect_timeout_s);
+    tcp.delay = Duration::from_micros(cfg.link_delay_us);
     let transport =
         TcpTransport::connect(&tcp).with_context(|| format!("party {id} could not join the deployment"))?;
     let private = Seed::from_rng(&mut rand::rngs::OsRng);

@@ -4,9 +4,11 @@
 //! shaped time beside the projection from the unshaped run (measured time + rounds × RTT +
 //! bytes / bandwidth), and how far apart they are.
 //!
-//! Where the kernel has no `netem`, only the bandwidth is shaped (`tbf`); the shaped run is
-//! then compared with the bandwidth-only projection, and the profile's time is reported as the
-//! shaped time plus the projected latency, labelled so.
+//! Where the kernel has no `netem`, the kernel shapes the bandwidth only (`tbf`) and the
+//! latency is emulated by the parties: every receiver holds each frame for half the profile's
+//! round trip after its last byte arrived (the config's `link_delay_us`, see
+//! `veil_net::tcp`), and the record says so. Either way the shaped run is compared with the
+//! full projection (measured time + rounds × RTT + bytes / bandwidth).
 //!
 //! Jobs: `minilm` (a sentence embedding, `mosformer`) and any `.onnx` CNN (classification of
 //! the first `--batch` images of `test.safetensors` beside it, `aegis` or `mosformer`).
@@ -74,16 +76,11 @@ struct ShapedRecord {
     seconds_unshaped: f64,
     /// Wall-clock seconds on the shaped links.
     seconds_shaped: f64,
-    /// The projection of the shaped run from the unshaped one (the latency term only if the
-    /// latency was shaped).
-    seconds_projected_as_shaped: f64,
-    /// `seconds_shaped / seconds_projected_as_shaped - 1`.
-    relative_gap: f64,
-    /// The profile's time: `seconds_shaped`, plus `rounds × RTT` where the latency was not
-    /// shaped.
-    seconds_on_profile: f64,
-    /// The full projection from the unshaped run.
+    /// The projection of the shaped run from the unshaped one: measured time + rounds × RTT +
+    /// bytes / bandwidth.
     seconds_projected: f64,
+    /// `seconds_shaped / seconds_projected - 1`.
+    relative_gap: f64,
     traffic: Vec<PartyTraffic>,
 }
 
@@ -108,7 +105,8 @@ pub fn bench(
     eprintln!("bench: the same on links shaped to `{}` ...", profile.name);
     let mesh = Mesh::create(PARTIES, Some(profile))?;
     let latency_shaped = mesh.latency_shaped();
-    let shaped = run_in(&mesh, &config, &work)?;
+    let shaped_config = if latency_shaped { config.clone() } else { with_link_delay(&config, profile)? };
+    let shaped = run_in(&mesh, &shaped_config, &work)?;
     mesh.remove()?;
     let record = record(&work, family, security, profile, latency_shaped, &plain, &shaped);
     if json {
@@ -158,6 +156,17 @@ fn workload(model: &str, family: &str, security: &str, batch: usize, dir: &Path)
     Ok(Workload { name: format!("{} ({batch} images)", loaded.name), job, args })
 }
 
+/// A copy of the deployment config whose parties emulate the profile's latency: each holds
+/// every frame it receives for half the round trip.
+fn with_link_delay(config: &Path, profile: Profile) -> anyhow::Result<PathBuf> {
+    let text = std::fs::read_to_string(config).context("cannot read the benchmark's config")?;
+    let mut cfg: crate::config::Config = toml::from_str(&text).context("the benchmark's config")?;
+    cfg.link_delay_us = (profile.rtt_ms * 500.0).round() as u64;
+    let path = config.with_file_name("deployment-delayed.toml");
+    std::fs::write(&path, toml::to_string(&cfg)?).context("cannot write the delayed config")?;
+    Ok(path)
+}
+
 fn run_in(mesh: &Mesh, config: &Path, work: &Workload) -> anyhow::Result<Run> {
     let exe = std::env::current_exe().context("cannot find the veil executable")?;
     let commands: Vec<Command> = (0..PARTIES)
@@ -190,8 +199,7 @@ fn record(
     shaped: &Run,
 ) -> ShapedRecord {
     let traffic: Vec<Traffic> = plain.parties.iter().map(traffic).collect();
-    let as_shaped = project(plain.seconds, &traffic, &profile, latency_shaped);
-    let latency = traffic.iter().map(|t| t.rounds as f64 * profile.rtt_ms / 1000.0).fold(0.0, f64::max);
+    let projected = project(plain.seconds, &traffic, &profile, true);
     ShapedRecord {
         model: work.name.clone(),
         family: family.into(),
@@ -202,14 +210,16 @@ fn record(
             bandwidth_bps: profile.bandwidth_bps,
             rtt_ms: profile.rtt_ms,
             shaped: true,
-            latency: if latency_shaped { "shaped (netem)" } else { "projected (no netem in this kernel)" },
+            latency: if latency_shaped {
+                "shaped by the kernel (netem)"
+            } else {
+                "emulated by the receivers (no netem in this kernel)"
+            },
         },
         seconds_unshaped: plain.seconds,
         seconds_shaped: shaped.seconds,
-        seconds_projected_as_shaped: as_shaped,
-        relative_gap: shaped.seconds / as_shaped - 1.0,
-        seconds_on_profile: if latency_shaped { shaped.seconds } else { shaped.seconds + latency },
-        seconds_projected: project(plain.seconds, &traffic, &profile, true),
+        seconds_projected: projected,
+        relative_gap: shaped.seconds / projected - 1.0,
         traffic: plain
             .parties
             .iter()
@@ -239,13 +249,9 @@ fn print(r: &ShapedRecord) {
     println!("  unshaped links:         {:>9.2} s", r.seconds_unshaped);
     println!("  shaped links:           {:>9.2} s", r.seconds_shaped);
     println!(
-        "  projection of that:     {:>9.2} s  (gap {:+.1}%)",
-        r.seconds_projected_as_shaped,
+        "  projection:             {:>9.2} s  (gap {:+.1}%)",
+        r.seconds_projected,
         100.0 * r.relative_gap
-    );
-    println!(
-        "  on the profile:         {:>9.2} s  (full projection {:.2} s)",
-        r.seconds_on_profile, r.seconds_projected
     );
     println!("  party  role          MiB sent    rounds");
     for t in &r.traffic {

@@ -448,6 +448,17 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> NonLinear<Z64> for Mosformer<D
     }
 }
 
+impl<D: TripleSource<Z64> + TruncPairSource<Z64>> Mosformer<D> {
+    /// `x` flattened, and truncated by `shift` fractional bits unless `shift` is 0 (a gate that
+    /// reads fewer fractional bits than the linear layers keep).
+    fn flat_shifted(&mut self, ctx: &mut Ctx, x: &Rss<Z64>, shift: u32) -> Result<Rss<Z64>> {
+        match shift {
+            0 => flat(x),
+            s => trunc(ctx, &mut self.triples, &flat(x)?, 1 << s),
+        }
+    }
+}
+
 impl<D: TripleSource<Z64> + TruncPairSource<Z64>> TransformerOps<Z64> for Mosformer<D> {
     fn gelu(&mut self, ctx: &mut Ctx, x: &Rss<Z64>) -> Result<Rss<Z64>> {
         let (one, alpha) = self.mac_keys(ctx)?;
@@ -456,10 +467,7 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> TransformerOps<Z64> for Mosfor
             Rings::Mixed => FRAC_BITS - gelu::F_IN,
             Rings::Z64 => 0,
         };
-        let xs = match shift {
-            0 => flat(x)?,
-            s => trunc(ctx, &mut self.triples, &flat(x)?, 1 << s)?,
-        };
+        let xs = self.flat_shifted(ctx, x, shift)?;
         let f = FRAC_BITS - shift;
         let mut out = Vec::new();
         for (lo, n) in chunks(x.len(), self.gates.chunk) {
@@ -493,10 +501,7 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> TransformerOps<Z64> for Mosfor
         if x.len() != rows * k || mask.is_some_and(|m| m.len() != rows * k) {
             return Err(MpcError::Invalid(format!("softmax of {} values as [{rows}, {k}]", x.len())));
         }
-        let xf = match FRAC_BITS - f {
-            0 => flat(x)?,
-            s => trunc(ctx, &mut self.triples, &flat(x)?, 1 << s)?,
-        };
+        let xf = self.flat_shifted(ctx, x, FRAC_BITS - f)?;
         let per = (self.gates.chunk / k.max(1)).max(1);
         let mut out = Vec::new();
         for (row, r) in chunks(rows, per) {

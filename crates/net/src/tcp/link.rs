@@ -5,7 +5,7 @@ use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, unbounded};
 use rustls::Connection;
@@ -32,7 +32,8 @@ enum Out {
 
 pub(super) struct Link {
     out: Option<Sender<Out>>,
-    pub(super) incoming: Receiver<Result<Frame, NetError>>,
+    /// Received frames, each with the moment its last byte was read.
+    pub(super) incoming: Receiver<Result<(Instant, Frame), NetError>>,
     sock: TcpStream,
     writer: Option<JoinHandle<()>>,
     reader: Option<JoinHandle<()>>,
@@ -147,7 +148,7 @@ fn read_loop(
     peer: PartyId,
     mut sock: TcpStream,
     conn: Shared,
-    frames: Sender<Result<Frame, NetError>>,
+    frames: Sender<Result<(Instant, Frame), NetError>>,
     flush: Sender<Out>,
     max_frame: usize,
 ) {
@@ -213,8 +214,9 @@ fn split_frames(
     peer: PartyId,
     plain: &mut Vec<u8>,
     max_frame: usize,
-    frames: &Sender<Result<Frame, NetError>>,
+    frames: &Sender<Result<(Instant, Frame), NetError>>,
 ) -> Result<(), NetError> {
+    let now = Instant::now();
     let mut start = 0;
     while plain.len() - start >= HEADER_BYTES {
         let h = &plain[start..start + HEADER_BYTES];
@@ -229,7 +231,7 @@ fn split_frames(
         }
         let payload = plain[start + HEADER_BYTES..start + HEADER_BYTES + len].to_vec();
         start += HEADER_BYTES + len;
-        if frames.send(Ok(Frame { depth, payload })).is_err() {
+        if frames.send(Ok((now, Frame { depth, payload }))).is_err() {
             break; // the transport is gone
         }
     }

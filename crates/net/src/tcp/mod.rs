@@ -17,6 +17,13 @@
 //! and splits frames, refusing any frame over the size limit. The rustls connection state is
 //! shared under a mutex that is never held across a blocking socket call, and only the writer
 //! thread writes to the socket, so TLS records go out in the order they were sealed.
+//!
+//! **Emulated latency** ([`TcpConfig::delay`], benchmarks only). Where the kernel cannot delay
+//! packets (no `netem`), a receiver can hold every frame until `delay` after its last byte was
+//! read. For a frame that is what a link with one-way latency `delay` would show: its last byte
+//! arrives `delay` later than on the undelayed link. Unlike `netem`, TCP acknowledgements are not
+//! delayed, so congestion and flow control see a short round trip (the emulation is optimistic
+//! where a real window would limit throughput).
 
 mod handshake;
 mod link;
@@ -46,6 +53,9 @@ pub struct TcpConfig {
     pub connect_timeout: Duration,
     /// Largest frame payload accepted from a peer.
     pub max_frame: usize,
+    /// Emulated one-way latency: each received frame is handed over this long after it
+    /// arrived (zero in deployments; see the module docs).
+    pub delay: Duration,
 }
 
 impl TcpConfig {
@@ -58,6 +68,7 @@ impl TcpConfig {
             identity,
             connect_timeout: Duration::from_secs(30),
             max_frame: DEFAULT_MAX_FRAME,
+            delay: Duration::ZERO,
         }
     }
 }
@@ -67,6 +78,7 @@ pub struct TcpTransport {
     me: PartyId,
     links: Vec<Option<Link>>,
     max_frame: usize,
+    delay: Duration,
 }
 
 impl TcpTransport {
@@ -100,7 +112,7 @@ impl TcpTransport {
         for (peer, conn) in dialed?.into_iter().chain(accepted?) {
             links[peer] = Some(Link::start(peer, conn, cfg.max_frame)?);
         }
-        Ok(TcpTransport { me: cfg.party, links, max_frame: cfg.max_frame })
+        Ok(TcpTransport { me: cfg.party, links, max_frame: cfg.max_frame, delay: cfg.delay })
     }
 }
 
@@ -127,7 +139,14 @@ impl Transport for TcpTransport {
         check_peer(self.me, from, self.parties())?;
         let link = self.links[from].as_ref().ok_or(NetError::Disconnected { peer: from })?;
         match link.incoming.recv_timeout(timeout) {
-            Ok(result) => result,
+            Ok(Ok((arrived, frame))) => {
+                let ready = arrived + self.delay;
+                if let Some(wait) = ready.checked_duration_since(Instant::now()) {
+                    std::thread::sleep(wait);
+                }
+                Ok(frame)
+            }
+            Ok(Err(e)) => Err(e),
             Err(RecvTimeoutError::Timeout) => Err(NetError::Timeout { peer: from, after: timeout }),
             Err(RecvTimeoutError::Disconnected) => Err(NetError::Disconnected { peer: from }),
         }

@@ -160,3 +160,40 @@ fn missing_peer_times_out_with_a_clear_error() {
     let err = TcpTransport::connect_with_listener(&cfg, l).err().unwrap().to_string();
     assert!(err.contains("parties 1 did not connect in time"), "{err}");
 }
+
+#[test]
+fn emulated_delay_holds_every_frame_for_the_one_way_latency() {
+    let delay = Duration::from_millis(30);
+    let d = Deployment::generate("t", 2).unwrap();
+    let setup = listeners(2);
+    let cfgs = (0..2)
+        .map(|i| {
+            let mut c = config(&d, i, &setup.addrs);
+            c.delay = delay;
+            c
+        })
+        .collect();
+    let mut nets: Vec<Net> = connect_all(cfgs, setup)
+        .into_iter()
+        .map(|t| Net::new(Box::new(t.unwrap()), Duration::from_secs(10)))
+        .collect();
+    // Four ping-pongs: eight dependent one-way trips, each held for `delay` at its receiver.
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        let (a, b) = nets.split_at_mut(1);
+        let (a, b) = (&mut a[0], &mut b[0]);
+        s.spawn(move || {
+            for k in 0..4u8 {
+                a.send(1, vec![k]).unwrap();
+                assert_eq!(a.recv(1).unwrap(), vec![k, k]);
+            }
+        });
+        s.spawn(move || {
+            for k in 0..4u8 {
+                assert_eq!(b.recv(0).unwrap(), vec![k]);
+                b.send(0, vec![k, k]).unwrap();
+            }
+        });
+    });
+    assert!(start.elapsed() >= 8 * delay, "took {:?}", start.elapsed());
+}
