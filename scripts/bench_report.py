@@ -13,7 +13,7 @@ conventions are those of `veil bench`, see `docs/network.md` and the papers' not
 - shaped runs (`veil bench model --net P --json`): `seconds_shaped`, `traffic`, `net`.
 
 Times on other networks are *projected* from a measured record as
-`measured seconds + rounds x RTT + 8 x bytes / bandwidth` (the formula of `veil-shaping`) and
+`measured seconds + rounds x RTT/2 + 8 x bytes / bandwidth` (the formula of `veil-shaping`) and
 every such figure says so. Nothing here measures: regenerate the records with the commands in
 the report, then rerun this script.
 """
@@ -43,9 +43,15 @@ PROFILES = {
 }
 
 
+def network_seconds(bytes_sent: float, rounds: float, bandwidth: float, rtt: float) -> float:
+    """`rounds` one-way hops (half a round trip each: rounds are the longest chain of dependent
+    messages) and `bytes_sent` bytes at `bandwidth`: the formula of `veil-shaping`."""
+    return rounds * rtt / 2 + 8.0 * bytes_sent / bandwidth
+
+
 def project(seconds: float, bytes_sent: float, rounds: float, bandwidth: float, rtt: float) -> float:
-    """Measured compute plus the network time of `rounds` round trips and `bytes_sent` bytes."""
-    return seconds + rounds * rtt + 8.0 * bytes_sent / bandwidth
+    """Measured compute plus the network time of `rounds` and `bytes_sent` bytes."""
+    return seconds + network_seconds(bytes_sent, rounds, bandwidth, rtt)
 
 
 @dataclass
@@ -351,12 +357,12 @@ def scaling_section(layers: list[dict], models: list[dict]) -> str:
         out.append(table(["tokens", "online MiB", "rounds", "online s", "online s on wan (proj.)", "offline MiB",
                           "offline rounds", "offline s", "peak MiB (3 servers)"], rows))
         out.append("\n### Where a layer's time goes (per block kind; compute = measured on loopback, "
-                   "network = rounds x RTT + bytes / bandwidth on `wan`)\n")
+                   "network = rounds x RTT/2 + bytes / bandwidth on `wan`)\n")
         rows = []
         for r in bert:
             for b in r["blocks"]:
                 on = b["online"]
-                net = on["rounds"] * rtt + 8 * on["bytes_per_party"] / bw
+                net = network_seconds(on["bytes_per_party"], on["rounds"], bw, rtt)
                 rows.append([str(r["shape"]["tokens"]), b["block"], fmt(on["bytes_per_party"] / MIB), str(on["rounds"]),
                              fmt(on["seconds"]), fmt(net), fmt(b["offline"]["bytes_per_party"] / MIB),
                              fmt(b["offline"]["seconds"])])
@@ -479,7 +485,7 @@ def plot_scaling(layers: list[dict], path: Path) -> bool:
             vals.append(0.0 if blk is None else blk["online"]["seconds"] + blk["offline"]["seconds"])
         b.bar([str(x) for x in t], vals, bottom=bottom, label=f"{kind} (compute, offline + online)")
         bottom = [x + y for x, y in zip(bottom, vals)]
-    net = [r["online"]["rounds"] * rtt + 8 * r["online"]["bytes_per_party"] / bw for r in bert]
+    net = [network_seconds(r["online"]["bytes_per_party"], r["online"]["rounds"], bw, rtt) for r in bert]
     b.bar([str(x) for x in t], net, bottom=bottom, label="online network on wan (projected)", hatch="//",
           color="white", edgecolor="gray")
     b.set(xlabel="tokens", ylabel="seconds", title="BERT-base layer: where the time goes")
@@ -517,7 +523,7 @@ def report(results: Path, out: Path, command: str) -> Path:
         "parties unless said otherwise); MiB = 2^20 bytes; `rounds` is the longest chain of "
         "dependent messages, `msgs` the sends per party (what Mosformer calls rounds). Seconds are "
         "measured on one 2-core machine with every party as a thread (or process) of it, on "
-        "loopback unless a network is named; *projected* times add `rounds x RTT + 8 x bytes / "
+        "loopback unless a network is named; *projected* times add `rounds x RTT/2 + 8 x bytes / "
         "bandwidth` of a profile (with the rounds of one batch where an op ran in pieces; `lan` 1 Gbps/0.5 ms, `lan10` 10 Gbps/0.1 ms, `wan` 400 Mbps/4 ms, "
         "`wan40` 400 Mbps/40 ms, `wan100` 100 Mbps/80 ms) to the measured seconds. The papers ran "
         "on 16-thread servers; compare bytes and rounds exactly and seconds only as orders of "
@@ -549,7 +555,7 @@ def report(results: Path, out: Path, command: str) -> Path:
         "\n## Real network shaping\n",
         "Every party in its own network namespace, the links' bandwidth shaped by the kernel and their latency "
         "shaped by the kernel (`netem`) or, where the kernel lacks it, emulated by the receiving parties "
-        "(`docs/network.md`); the projection adds `rounds x RTT + bytes / bandwidth` to the unshaped run. "
+        "(`docs/network.md`); the projection adds `rounds x RTT/2 + bytes / bandwidth` to the unshaped run. "
         "Records: `veil bench model --family F --model M --net PROFILE --json`.\n",
         network_section(r.shaped),
         "\n## Scaling\n",

@@ -1,14 +1,14 @@
 //! `veil bench model --net PROFILE`: a model job with every party as its own `veil party`
 //! process in its own network namespace, the links between them shaped by the kernel
 //! (`veil-shaping`), run twice: on unshaped links, then on shaped ones. The record gives the
-//! shaped time beside the projection from the unshaped run (measured time + rounds × RTT +
-//! bytes / bandwidth), and how far apart they are.
+//! shaped time beside the projection from the unshaped run (measured time + rounds × RTT/2
+//! + bytes / bandwidth), and how far apart they are.
 //!
 //! Where the kernel has no `netem`, the kernel shapes the bandwidth only (`tbf`) and the
 //! latency is emulated by the parties: every receiver holds each frame for half the profile's
 //! round trip after its last byte arrived (the config's `link_delay_us`, see
 //! `veil_net::tcp`), and the record says so. Either way the shaped run is compared with the
-//! full projection (measured time + rounds × RTT + bytes / bandwidth).
+//! full projection (measured time + rounds × RTT/2 + bytes / bandwidth).
 //!
 //! Jobs: `minilm` (a sentence embedding, `mosformer`) and any `.onnx` CNN (classification of
 //! the first `--batch` images of `test.safetensors` beside it, `aegis` or `mosformer`).
@@ -76,8 +76,8 @@ struct ShapedRecord {
     seconds_unshaped: f64,
     /// Wall-clock seconds on the shaped links.
     seconds_shaped: f64,
-    /// The projection of the shaped run from the unshaped one: measured time + rounds × RTT +
-    /// bytes / bandwidth.
+    /// The projection of the shaped run from the unshaped one: measured time + rounds × RTT/2
+    /// + bytes / bandwidth.
     seconds_projected: f64,
     /// `seconds_shaped / seconds_projected - 1`.
     relative_gap: f64,

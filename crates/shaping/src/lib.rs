@@ -5,10 +5,10 @@
 //! network namespace ([`Mesh`]), one veth pair per pair of parties, each end's egress shaped
 //! with `tc` to the profile's bandwidth (`tbf`, or `netem`'s rate) and half its round-trip
 //! latency (`netem`). Where the kernel lacks `netem`, the bandwidth is still shaped and the
-//! latency is added by projection (`rounds × RTT`), and the record says so.
+//! caller emulates the latency in the parties' transport ([`Mesh::latency_shaped`] says which).
 //!
 //! The projection ([`project`]) is the same formula every record uses when nothing is shaped:
-//! measured time + rounds × RTT + bytes / bandwidth, per party, the slowest party's total.
+//! measured time + rounds × RTT/2 + bytes / bandwidth, per party, the slowest party's total.
 
 mod mesh;
 mod profile;

@@ -6,7 +6,7 @@
 //! address. Nothing else is routed: the parties can
 //! only reach the addresses this mesh created. Each veth end gets a root qdisc:
 //! `netem delay RTT/2 rate B` where the kernel has `netem`, else `tbf rate B` (bandwidth only;
-//! [`Mesh::latency_shaped`] is then false and the caller projects the latency).
+//! [`Mesh::latency_shaped`] is then false and the caller adds the latency itself).
 //!
 //! **Cleanup.** [`Mesh`] removes its namespaces (and kills what still runs in them) when
 //! dropped. A process killed before that leaves namespaces whose `pid` no longer exists;

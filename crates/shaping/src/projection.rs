@@ -1,4 +1,9 @@
-//! Time on a network from time measured without one: `measured + rounds × RTT + bytes / B`.
+//! Time on a network from time measured without one: `measured + rounds × RTT/2 + bytes / B`.
+//!
+//! A round is one hop of the longest chain of dependent messages (`veil_net`'s logical clock),
+//! and one message waits for the one-way latency, half the round trip: a ping-pong is two
+//! rounds and one RTT. Shaped runs agree (`docs/network.md`): charging a whole RTT per round
+//! doubled the latency term.
 //!
 //! Per party, `bytes` is what it sent and `rounds` the longest chain of dependent messages it
 //! took part in; the run's projected time is the measured time plus the largest party's
@@ -18,10 +23,10 @@ pub struct Traffic {
     pub rounds: u64,
 }
 
-/// `rounds × RTT + 8·bytes / bandwidth` for one party, in seconds (with `latency = false`,
+/// `rounds × RTT/2 + 8·bytes / bandwidth` for one party, in seconds (with `latency = false`,
 /// the bandwidth term only).
 pub fn network_seconds(t: &Traffic, p: &Profile, latency: bool) -> f64 {
-    let rtt = if latency { t.rounds as f64 * p.rtt_ms / 1000.0 } else { 0.0 };
+    let rtt = if latency { t.rounds as f64 * p.rtt_ms / 2000.0 } else { 0.0 };
     rtt + 8.0 * t.bytes_sent as f64 / p.bandwidth_bps as f64
 }
 
@@ -38,8 +43,8 @@ mod tests {
     #[test]
     fn projection_adds_the_slowest_party() {
         let wan = profile("wan").unwrap_or_else(|e| panic!("{e}"));
-        // 50 MB at 400 Mbps = 1 s, plus 250 rounds × 4 ms = 1 s.
-        let a = Traffic { bytes_sent: 50_000_000, rounds: 250 };
+        // 50 MB at 400 Mbps = 1 s, plus 500 rounds × 2 ms (half of the 4 ms round trip) = 1 s.
+        let a = Traffic { bytes_sent: 50_000_000, rounds: 500 };
         let b = Traffic { bytes_sent: 1, rounds: 1 };
         assert!((network_seconds(&a, &wan, true) - 2.0).abs() < 1e-9);
         assert!((network_seconds(&a, &wan, false) - 1.0).abs() < 1e-9);
