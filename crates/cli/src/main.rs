@@ -16,6 +16,7 @@ mod bench;
 mod classify;
 mod config;
 mod demo;
+mod eval_text;
 mod job;
 mod plain;
 mod prepare;
@@ -213,7 +214,11 @@ enum Command {
         /// conversion: every gate in Z_2^64 at 16 fractional bits).
         #[arg(long, default_value = "mixed")]
         rings: String,
-
+        /// Text: keep the records in this JSON Lines file, each appended as soon as its
+        /// sentence is done, and skip the sentences it already has (so a long eval can be
+        /// stopped and resumed); the summary covers every sentence of the list.
+        #[arg(long, value_name = "FILE")]
+        resume: Option<PathBuf>,
         /// One JSON object per line, then a summary object.
         #[arg(long)]
         json: bool,
@@ -401,15 +406,22 @@ fn main() -> ExitCode {
             limit,
             security,
             rings,
+            resume,
             json,
         } => bench::parse_security(&security).and_then(|s| {
             let rings = run::parse_rings(&rings)?;
             match model {
                 Some(m) if classify::is_image_model(Some(&m)) => {
                     run::mixed_only(rings, "image models")?;
+                    if resume.is_some() {
+                        anyhow::bail!("--resume is for text evals");
+                    }
                     classify::eval(&m, family.as_deref(), s, images, batch, limit, json)
                 }
-                model => run::eval(model, &sentences, veil_mosformer::Mode { security: s, rings }, json),
+                model => {
+                    let mode = veil_mosformer::Mode { security: s, rings };
+                    eval_text::eval(model, &sentences, mode, resume.as_deref(), json)
+                }
             }
         }),
         Command::Demo { job, model, text, security, offline, parties, json, workdir } => match job.as_str() {

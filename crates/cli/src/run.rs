@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use veil_mosformer::{Mode, Rings};
 use veil_runtime::Link;
-use veil_runtime::inference::{
-    InferenceReport, Material, private_inference, private_inference_of, security_name,
-};
+use veil_runtime::inference::{InferenceReport, Material, private_inference};
 
 /// The model folder: the given one, or all-MiniLM-L6-v2 as `scripts/setup.sh` installs it.
 pub fn model_dir(model: Option<PathBuf>) -> anyhow::Result<PathBuf> {
@@ -165,81 +163,5 @@ pub fn print_report(r: &InferenceReport, json: bool) -> anyhow::Result<()> {
     }
     println!("  offline = the servers' preprocessing (triples, gate keys; see their material above);");
     println!("  bytes are payload bytes sent; rounds = longest chain of dependent messages");
-    Ok(())
-}
-
-/// One sentence's accuracy.
-#[derive(serde::Serialize)]
-struct EvalRow {
-    text: String,
-    tokens: usize,
-    cosine_vs_plaintext: f64,
-    max_abs_error: f64,
-    offline_mib_per_server: f64,
-    online_mib_per_server: f64,
-    seconds: f64,
-}
-
-/// `veil eval`: private embeddings of every line of a file (parties as threads, in-memory
-/// links: accuracy does not depend on the link), each compared with the float reference;
-/// prints one row per sentence and min / mean / max cosine similarity.
-pub fn eval(model: Option<PathBuf>, sentences: &Path, mode: Mode, json: bool) -> anyhow::Result<()> {
-    let security = mode.security;
-    let text =
-        std::fs::read_to_string(sentences).with_context(|| format!("cannot read {}", sentences.display()))?;
-    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-    if lines.is_empty() {
-        bail!("{} has no sentences", sentences.display());
-    }
-    let loaded = veil_nn::bert::load_hf(&model_dir(model)?, true)?;
-    let mut rows = Vec::with_capacity(lines.len());
-    for (i, line) in lines.iter().enumerate() {
-        let start = std::time::Instant::now();
-        let bar = crate::progress::Bar::follow(0, "secure run");
-        let r = private_inference_of(&loaded, line, mode, Material::OnDemand, Link::Memory)?;
-        drop(bar);
-        let mib = |k: usize| r.per_party[0].phases[k].bytes_sent as f64 / f64::from(1u32 << 20);
-        let row = EvalRow {
-            text: line.to_string(),
-            tokens: r.tokens,
-            cosine_vs_plaintext: r.cosine_vs_plaintext,
-            max_abs_error: r.max_abs_error,
-            offline_mib_per_server: mib(0),
-            online_mib_per_server: mib(1),
-            seconds: start.elapsed().as_secs_f64(),
-        };
-        if json {
-            println!("{}", serde_json::to_string(&row)?);
-        } else {
-            println!(
-                "{:>3} {:>3} tokens  cosine {:.5}  max|err| {:.4}  {:>6.1} s  {}",
-                i + 1,
-                row.tokens,
-                row.cosine_vs_plaintext,
-                row.max_abs_error,
-                row.seconds,
-                row.text
-            );
-        }
-        rows.push(row);
-    }
-    let cos: Vec<f64> = rows.iter().map(|r| r.cosine_vs_plaintext).collect();
-    let (min, max) = cos.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &c| (a.min(c), b.max(c)));
-    let mean = cos.iter().sum::<f64>() / cos.len() as f64;
-    let summary = serde_json::json!({
-        "summary": true, "model": loaded.name, "family": "mosformer", "security": security_name(security),
-        "rings": mode.rings.name(),
-        "sentences": cos.len(), "cosine_min": min, "cosine_mean": mean, "cosine_max": max,
-    });
-    if json {
-        println!("{summary}");
-    } else {
-        let sec = security_name(security);
-        println!(
-            "{} sentences, {sec}, {} rings: cosine vs plaintext min {min:.5} mean {mean:.5} max {max:.5}",
-            cos.len(),
-            mode.rings.name()
-        );
-    }
     Ok(())
 }
