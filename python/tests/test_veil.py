@@ -128,6 +128,12 @@ def test_fixed_point_executor_follows_the_family_without_mpc():
     assert loud["overflows"][0]["op"] == "conv2d" and loud["overflows"][0]["what"] == "product"
     with pytest.raises(ValueError, match="does not fit"):
         cnn.run_fixed_point([[[[1e15] * 8 for _ in range(8)]]])
+    # mosformer's arithmetic without modulus conversion: ReLU compares all 64 bits.
+    z64 = cnn.run_fixed_point([bar], family="mosformer", rings="z64")
+    assert z64["family"] == "mosformer" and z64["rings"] == "z64"
+    assert z64["fixed_point"] == pytest.approx(z64["float"], abs=0.01)
+    with pytest.raises(ValueError, match="mosformer option"):
+        cnn.run_fixed_point([bar], rings="z64")
 
 
 def test_a_vit_folder_classifies_one_image_privately_under_mosformer():

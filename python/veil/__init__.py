@@ -175,9 +175,9 @@ class Model:
         (planned by a dry run) or ``on-demand`` before each gate call (bounded memory, for
         BERT-base-sized models). ``material``: text models only, the folder where
         :meth:`prepare` stored the servers' material for a session of this many tokens; it is
-        used once (each server deletes its file before the online phase). ``rings``: text
-        models under ``mosformer``, the gates' working rings, ``mixed`` (the paper's modulus
-        conversion) or ``z64`` (every gate in Z_2^64 at 16 fractional bits).
+        used once (each server deletes its file before the online phase). ``rings``: under
+        ``mosformer``, the gates' working rings, ``mixed`` (the paper's modulus conversion) or
+        ``z64`` (every gate in Z_2^64 at 16 fractional bits).
 
         Returns the report as a dict. Text: ``output``, ``plaintext``, ``cosine_vs_plaintext``,
         ``max_abs_error``, ``tokens``; CNN: ``output`` (logits), ``predictions``,
@@ -186,13 +186,11 @@ class Model:
         ``RuntimeError`` if the run fails (a missing file, a failed check, ...).
         """
         if self.takes_images:
-            if rings != "mixed":
-                raise ValueError("image models run in the mixed rings")
             if material is not None:
                 raise ValueError("stored material serves text models")
             data, shape = _images(x)
             return json.loads(
-                _native.private_classification(self.path, data, shape, family, security, link, offline)
+                _native.private_classification(self.path, data, shape, family, security, link, offline, rings)
             )
         if family not in (None, "mosformer"):
             raise ValueError(f"family {family!r} has no transformer layers (use 'mosformer')")
@@ -232,11 +230,16 @@ class Model:
         return [out[r * cols : (r + 1) * cols] for r in range(rows)]
 
     def run_fixed_point(
-        self, x: Any, *, family: Literal["mosformer", "aegis"] | None = None
+        self,
+        x: Any,
+        *,
+        family: Literal["mosformer", "aegis"] | None = None,
+        rings: Literal["mixed", "z64"] = "mixed",
     ) -> dict:
         """Run the model on ``x`` in the clear, no MPC, with the plaintext fixed-point executor:
         what ``family``'s secure run computes (its rings, tables and precision plan; exact
         truncations where the protocols' are probabilistic), to debug numerics quickly.
+        ``rings``: under ``mosformer``, as in :meth:`run_private`.
 
         Returns a dict: ``float`` and ``fixed_point`` (row-major outputs), ``shape``,
         ``max_abs_fixed_vs_float``, and ``overflows``: the layers (``node``, ``op``,
@@ -246,9 +249,9 @@ class Model:
         """
         if self.takes_images:
             data, shape = _images(x)
-            raw = _native.fixed_point_inference(self.path, None, data, shape, family)
+            raw = _native.fixed_point_inference(self.path, None, data, shape, family, rings)
         else:
             if not isinstance(x, str):
                 raise ValueError("this model's input is text")
-            raw = _native.fixed_point_inference(self.path, x, None, None, family)
+            raw = _native.fixed_point_inference(self.path, x, None, None, family, rings)
         return json.loads(raw)

@@ -36,6 +36,7 @@ def private_classification(
     security: str = "malicious",
     link: str = "memory",
     offline: str = "ahead",
+    rings: str = "mixed",
 ) -> str: ...
 def plaintext_classification(
     model_path: str, data: list[float], shape: list[int]
@@ -47,4 +48,5 @@ def fixed_point_inference(
     data: list[float] | None = None,
     shape: list[int] | None = None,
     family: str | None = None,
+    rings: str = "mixed",
 ) -> str: ...

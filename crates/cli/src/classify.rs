@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use veil_mosformer::Security;
+use veil_mosformer::Mode;
 use veil_nn::image::ImageModel;
 use veil_runtime::Link;
 use veil_runtime::classify::{
@@ -45,7 +45,7 @@ pub(crate) fn image_set(model: &Path, images: Option<PathBuf>) -> anyhow::Result
 pub fn run(
     model: &Path,
     family: Option<&str>,
-    (security, material): (Security, Material),
+    (mode, material): (Mode, Material),
     link: Link,
     images: Option<PathBuf>,
     batch: Option<usize>,
@@ -53,7 +53,8 @@ pub fn run(
 ) -> anyhow::Result<()> {
     let loaded = ImageModel::load(model)?;
     let batch = batch_or(&loaded, batch, 8);
-    let family = CnnFamily::for_model(&loaded, family, security)?;
+    let security = mode.security;
+    let family = CnnFamily::for_model(&loaded, family, security)?.with_rings(mode.rings)?;
     let (all, labels) = load_image_set(&image_set(model, images)?)?;
     let x = image_range(&all, 0, batch)?;
     let bar = crate::progress::Bar::follow(0, "secure run");
@@ -69,7 +70,8 @@ pub fn run(
 }
 
 fn print(r: &ClassifyReport) {
-    println!("Veil: private classification with {} under {} ({})", r.model, r.family, r.security);
+    let rings = r.rings.as_deref().map(|x| format!(", {x} rings")).unwrap_or_default();
+    println!("Veil: private classification with {} under {} ({}{rings})", r.model, r.family, r.security);
     println!("  parties: servers 0, 1, 2; data owner 3; model owner 4 — {}", r.transport);
     println!("  input: {} images (only their number is public)", r.images);
     println!("  private predictions:   {:?}", r.predictions);
@@ -130,7 +132,7 @@ struct BatchRow {
 pub fn eval(
     model: &Path,
     family: Option<&str>,
-    security: Security,
+    mode: Mode,
     images: Option<PathBuf>,
     batch: Option<usize>,
     limit: Option<usize>,
@@ -138,7 +140,8 @@ pub fn eval(
 ) -> anyhow::Result<()> {
     let loaded = ImageModel::load(model)?;
     let batch = batch_or(&loaded, batch, 30);
-    let family = CnnFamily::for_model(&loaded, family, security)?;
+    let security = mode.security;
+    let family = CnnFamily::for_model(&loaded, family, security)?.with_rings(mode.rings)?;
     let (all, labels) = load_image_set(&image_set(model, images)?)?;
     let total = limit.unwrap_or(labels.len()).min(labels.len());
     if batch == 0 || total == 0 {
@@ -197,7 +200,8 @@ pub fn eval(
     let pct = |c: usize| 100.0 * c as f64 / total as f64;
     let summary = serde_json::json!({
         "summary": true, "model": loaded.name, "family": family.name(),
-        "security": veil_runtime::inference::security_name(security), "images": total,
+        "security": veil_runtime::inference::security_name(security),
+        "rings": family.rings().map(|r| r.name()), "images": total,
         "private_accuracy": pct(private) / 100.0, "float_accuracy": pct(float) / 100.0,
         "agreement": pct(agree) / 100.0, "max_abs_error": worst,
     });

@@ -23,7 +23,7 @@
 //! ```
 //!
 //! or `kind = "classify"` (private classification with an ONNX CNN, 5 parties, `family` `aegis`
-//! or `mosformer`), or `kind = "demo-mul"` with `length` and `output` (a product of two secret
+//! or `mosformer`, the latter with `rings` as above), or `kind = "demo-mul"` with `length` and `output` (a product of two secret
 //! vectors with an insecure test dealer, kept to exercise deployments quickly).
 //!
 //! Secret inputs are not in this file (every party reads it): in `embed`, the data owner
@@ -124,6 +124,9 @@ pub enum Job {
         /// The servers' offline material under `mosformer`: `ahead`, `on-demand` or `stored`.
         #[serde(default = "default_offline")]
         offline: String,
+        /// Under `mosformer`, the gates' working rings: `mixed` or `z64`.
+        #[serde(default = "default_rings")]
+        rings: String,
     },
 }
 
@@ -174,8 +177,9 @@ impl Config {
                     bail!("job: output party {output} does not exist");
                 }
             }
-            Job::Classify { family, security, offline } => {
-                veil_runtime::classify::CnnFamily::parse(family, crate::bench::parse_security(security)?)?;
+            Job::Classify { family, security, offline, rings } => {
+                veil_runtime::classify::CnnFamily::parse(family, crate::bench::parse_security(security)?)?
+                    .with_rings(crate::run::parse_rings(rings)?)?;
                 check_offline(offline)?;
                 if self.party.len() != veil_runtime::inference::PARTIES {
                     bail!(

@@ -215,12 +215,12 @@ fn run_classify_party(
     use veil_runtime::classify::{CnnFamily, cnn_party, image_range, load_image_set};
     use veil_runtime::inference::{DATA_OWNER, MODEL_OWNER, role};
     let cfg = Config::load(config)?;
-    let Job::Classify { family, security, offline } = &cfg.job else {
+    let Job::Classify { family, security, offline, rings } = &cfg.job else {
         bail!("the config's job is not `classify`")
     };
     let security = crate::bench::parse_security(security)?;
     let material = party_material(offline, stored, id)?;
-    let family = CnnFamily::parse(family, security)?;
+    let family = CnnFamily::parse(family, security)?.with_rings(crate::run::parse_rings(rings)?)?;
     if id >= cfg.party.len() {
         bail!("party {id} is not in the config ({} parties)", cfg.party.len());
     }

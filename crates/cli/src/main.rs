@@ -133,7 +133,7 @@ enum Command {
         /// `malicious` or `semi-honest`.
         #[arg(long, default_value = "malicious")]
         security: String,
-        /// Transformers: the gates' working rings, `mixed` (the paper's modulus conversion:
+        /// Under mosformer: the gates' working rings, `mixed` (the paper's modulus conversion:
         /// activations in Z_2^16, softmax and Rsqrt in Z_2^32) or `z64` (no modulus
         /// conversion: every gate in Z_2^64 at 16 fractional bits).
         #[arg(long, default_value = "mixed")]
@@ -189,7 +189,7 @@ enum Command {
         /// The text (transformers).
         #[arg(long, default_value = "Secure inference keeps both the model and the data private.")]
         text: String,
-        /// Transformers under mosformer: the gates' working rings, `mixed` or `z64` (see `run`).
+        /// Under mosformer: the gates' working rings, `mixed` or `z64` (see `run`).
         #[arg(long, default_value = "mixed")]
         rings: String,
         /// Print the report as JSON.
@@ -209,7 +209,7 @@ enum Command {
         /// `malicious` or `semi-honest`.
         #[arg(long, default_value = "malicious")]
         security: String,
-        /// Transformers: the gates' working rings, `mixed` (the paper's modulus conversion:
+        /// Under mosformer: the gates' working rings, `mixed` (the paper's modulus conversion:
         /// activations in Z_2^16, softmax and Rsqrt in Z_2^32) or `z64` (no modulus
         /// conversion: every gate in Z_2^64 at 16 fractional bits).
         #[arg(long, default_value = "mixed")]
@@ -382,8 +382,8 @@ fn main() -> ExitCode {
             let rings = run::parse_rings(&rings)?;
             match model {
                 Some(m) if classify::is_image_model(Some(&m)) => run::parse_link(&link).and_then(|l| {
-                    run::mixed_only(rings, "image models")?;
-                    classify::run(&m, family.as_deref(), (s, material), l, images, batch, json)
+                    let mode = veil_mosformer::Mode { security: s, rings };
+                    classify::run(&m, family.as_deref(), (mode, material), l, images, batch, json)
                 }),
                 model => match family.as_deref() {
                     None | Some("mosformer") => {
@@ -412,11 +412,11 @@ fn main() -> ExitCode {
             let rings = run::parse_rings(&rings)?;
             match model {
                 Some(m) if classify::is_image_model(Some(&m)) => {
-                    run::mixed_only(rings, "image models")?;
                     if resume.is_some() {
                         anyhow::bail!("--resume is for text evals");
                     }
-                    classify::eval(&m, family.as_deref(), s, images, batch, limit, json)
+                    let mode = veil_mosformer::Mode { security: s, rings };
+                    classify::eval(&m, family.as_deref(), mode, images, batch, limit, json)
                 }
                 model => {
                     let mode = veil_mosformer::Mode { security: s, rings };

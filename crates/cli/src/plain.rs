@@ -22,15 +22,15 @@ pub fn run(
     json: bool,
 ) -> anyhow::Result<()> {
     let r = if is_image_model(model.as_deref()) {
-        crate::run::mixed_only(rings, "image models")?;
         let path = model.unwrap_or_default();
         let loaded = veil_nn::image::ImageModel::load(&path)?;
-        let family = CnnFamily::for_model(&loaded, family, Security::Malicious)?;
+        let family = CnnFamily::for_model(&loaded, family, Security::Malicious)?.with_rings(rings)?;
         let (all, _) = load_image_set(&image_set(&path, images)?)?;
         plain_images(&loaded, &image_range(&all, 0, batch_or(&loaded, batch, 4))?, family)?
     } else {
-        let family = CnnFamily::parse(family.unwrap_or("mosformer"), Security::Malicious)?;
-        plain_text(&model_dir(model)?, text, family, rings)?
+        let family =
+            CnnFamily::parse(family.unwrap_or("mosformer"), Security::Malicious)?.with_rings(rings)?;
+        plain_text(&model_dir(model)?, text, family)?
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&r)?);

@@ -31,14 +31,6 @@ pub fn parse_rings(s: &str) -> anyhow::Result<Rings> {
     }
 }
 
-/// Refuses `--rings z64` where only the mixed rings exist yet.
-pub fn mixed_only(rings: Rings, what: &str) -> anyhow::Result<()> {
-    if rings != Rings::Mixed {
-        bail!("--rings {} is not available for {what} yet (use --rings mixed)", rings.name());
-    }
-    Ok(())
-}
-
 /// Runs and prints.
 pub fn run(
     model: Option<PathBuf>,

@@ -152,7 +152,12 @@ fn workload(model: &str, family: &str, security: &str, batch: usize, dir: &Path)
         a.extend(["--model".to_string(), m.display().to_string(), "--batch".into(), batch.to_string()]);
     }
     args[DATA_OWNER].extend(["--images".to_string(), images.display().to_string()]);
-    let job = Job::Classify { family: family.into(), security: security.into(), offline: "on-demand".into() };
+    let job = Job::Classify {
+        family: family.into(),
+        security: security.into(),
+        offline: "on-demand".into(),
+        rings: "mixed".into(),
+    };
     Ok(Workload { name: format!("{} ({batch} images)", loaded.name), job, args })
 }
 

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use veil_aegis::Aegis;
-use veil_mosformer::{Mosformer, Security, offline::Offline};
+use veil_mosformer::{Mosformer, Rings, Security, offline::Offline};
 use veil_mpc::harness::{SimConfig, simulate_with};
 use veil_nn::fixed::{ExactCnn, run_fixed};
 use veil_nn::float::{Mat, run_float_on};
@@ -221,6 +221,18 @@ fn private_cnn_under_mosformer_matches_the_float_reference() {
         // ReLU's condition is read at 6 fractional bits (error below 2^-5 near 0).
         assert_close(&out, &float, 0.25);
     }
+    // Without modulus conversion ReLU and MaxPool compare all 64 bits: only the truncations'
+    // rounding is left.
+    let out = private(
+        &model,
+        &batch,
+        || {
+            Mosformer::new(Security::Malicious, Offline::for_security(Security::Malicious))
+                .with_rings(Rings::Z64)
+        },
+        |b, ctx, mine| run_secure(b, ctx, &model.graph, 2, ROLES, mine),
+    );
+    assert_close(&out, &float, 0.01);
 }
 
 #[test]

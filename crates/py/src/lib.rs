@@ -168,7 +168,7 @@ fn is_image_model(model_path: std::path::PathBuf) -> bool {
 /// `mosformer`; default: `mosformer` for a ViT, `aegis` for a CNN); returns the report as JSON
 /// text. The GIL is released while the parties run.
 #[pyfunction]
-#[pyo3(signature = (model_path, data, shape, family = None, security = "malicious", link = "memory", offline = "ahead"))]
+#[pyo3(signature = (model_path, data, shape, family = None, security = "malicious", link = "memory", offline = "ahead", rings = "mixed"))]
 #[allow(clippy::too_many_arguments)]
 fn private_classification(
     py: Python<'_>,
@@ -179,11 +179,14 @@ fn private_classification(
     security: &str,
     link: &str,
     offline: &str,
+    rings: &str,
 ) -> PyResult<String> {
     let security = parse_security(security)?;
     let material = parse_offline(offline)?;
+    let rings = parse_rings(rings)?;
     let model = image_model(&model_path)?;
     let family = veil_runtime::classify::CnnFamily::for_model(&model, family.as_deref(), security)
+        .and_then(|f| f.with_rings(rings))
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let link = parse_link(link)?;
     let x = images(data, shape)?;
@@ -223,7 +226,7 @@ fn plaintext_classification(
 /// the report (both outputs, their largest difference, the layers whose values left their
 /// range) as JSON text.
 #[pyfunction]
-#[pyo3(signature = (model_path, text = None, data = None, shape = None, family = None))]
+#[pyo3(signature = (model_path, text = None, data = None, shape = None, family = None, rings = "mixed"))]
 fn fixed_point_inference(
     py: Python<'_>,
     model_path: std::path::PathBuf,
@@ -231,7 +234,9 @@ fn fixed_point_inference(
     data: Option<Vec<f64>>,
     shape: Option<Vec<usize>>,
     family: Option<String>,
+    rings: &str,
 ) -> PyResult<String> {
+    let rings = parse_rings(rings)?;
     use veil_runtime::classify::CnnFamily;
     let malicious = veil_mosformer::Security::Malicious;
     let model =
@@ -240,6 +245,7 @@ fn fixed_point_inference(
         Some(m) => CnnFamily::for_model(m, family.as_deref(), malicious),
         None => CnnFamily::parse(family.as_deref().unwrap_or("mosformer"), malicious),
     }
+    .and_then(|f| f.with_rings(rings))
     .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let x = match (&model, data, shape, &text) {
         (Some(_), Some(d), Some(s), None) => Some(images(d, s)?),
@@ -253,12 +259,7 @@ fn fixed_point_inference(
     let report = py
         .detach(|| match (&model, x) {
             (Some(m), Some(x)) => veil_runtime::plain::plain_images(m, &x, family),
-            _ => veil_runtime::plain::plain_text(
-                &model_path,
-                text.as_deref().unwrap_or_default(),
-                family,
-                veil_mosformer::Rings::Mixed,
-            ),
+            _ => veil_runtime::plain::plain_text(&model_path, text.as_deref().unwrap_or_default(), family),
         })
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use veil_aegis::Aegis;
-use veil_mosformer::Security;
+use veil_mosformer::{Mode, Rings, Security};
 use veil_mpc::{Ctx, MpcError};
 use veil_nn::Input;
 use veil_nn::float::run_float_on;
@@ -30,19 +30,20 @@ pub const MAX_BATCH: usize = 4096;
 pub enum CnnFamily {
     /// `aegis`: masked sharing, 2-round sign-bit extraction, one final verification.
     Aegis,
-    /// `mosformer`: replicated sharing, DPF-based comparisons.
-    Mosformer,
+    /// `mosformer`: replicated sharing, DPF-based comparisons, its gates in the given rings.
+    Mosformer(Rings),
 }
 
 impl CnnFamily {
-    /// Parses a family name; `aegis` is malicious only (the paper has no semi-honest mode).
+    /// Parses a family name; `aegis` is malicious only (the paper has no semi-honest mode), and
+    /// `mosformer` starts in its mixed rings ([`CnnFamily::with_rings`]).
     pub fn parse(name: &str, security: Security) -> Result<Self, MpcError> {
         match (name, security) {
             ("aegis", Security::Malicious) => Ok(CnnFamily::Aegis),
             ("aegis", Security::SemiHonest) => {
                 Err(MpcError::Invalid("aegis runs only with --security malicious".into()))
             }
-            ("mosformer", _) => Ok(CnnFamily::Mosformer),
+            ("mosformer", _) => Ok(CnnFamily::Mosformer(Rings::Mixed)),
             (other, _) => {
                 Err(MpcError::Invalid(format!("family {other} does not run CNNs; use aegis or mosformer")))
             }
@@ -57,11 +58,26 @@ impl CnnFamily {
         Self::parse(name.unwrap_or(default), security)
     }
 
+    /// The family with `mosformer`'s gates in `rings` (`aegis` has one ring plan: `mixed`
+    /// leaves it as it is, `z64` is refused).
+    pub fn with_rings(self, rings: Rings) -> Result<Self, MpcError> {
+        match (self, rings) {
+            (CnnFamily::Mosformer(_), r) => Ok(CnnFamily::Mosformer(r)),
+            (CnnFamily::Aegis, Rings::Mixed) => Ok(CnnFamily::Aegis),
+            (CnnFamily::Aegis, r) => Err(MpcError::Invalid(format!(
+                "--rings {} is a mosformer option (aegis computes in its own ring)",
+                r.name()
+            ))),
+        }
+    }
+
     /// The family's arithmetic in the clear, for the fixed-point executor.
     pub fn reference(self) -> &'static dyn veil_mpc::reference::FixedReference {
+        use veil_mosformer::clear::MosformerReference;
         match self {
             CnnFamily::Aegis => &veil_nn::fixed::ExactCnn(16),
-            CnnFamily::Mosformer => &veil_mosformer::clear::MosformerReference::MIXED,
+            CnnFamily::Mosformer(Rings::Mixed) => &MosformerReference::MIXED,
+            CnnFamily::Mosformer(Rings::Z64) => &MosformerReference::Z64,
         }
     }
 
@@ -69,7 +85,15 @@ impl CnnFamily {
     pub fn name(self) -> &'static str {
         match self {
             CnnFamily::Aegis => "aegis",
-            CnnFamily::Mosformer => "mosformer",
+            CnnFamily::Mosformer(_) => "mosformer",
+        }
+    }
+
+    /// `mosformer`'s rings, none for `aegis`.
+    pub fn rings(self) -> Option<Rings> {
+        match self {
+            CnnFamily::Aegis => None,
+            CnnFamily::Mosformer(r) => Some(r),
         }
     }
 }
@@ -113,8 +137,9 @@ pub fn cnn_party(
                     .map_err(nn_error)?;
                 Ok((run, Some(Material::OnDemand)))
             }
-            CnnFamily::Mosformer => {
-                let (mut m, used) = mosformer_session(ctx, &model.graph, n, security, material)?;
+            CnnFamily::Mosformer(rings) => {
+                let mode = Mode { security, rings };
+                let (mut m, used) = mosformer_session(ctx, &model.graph, n, mode, material)?;
                 let run = run_secure(&mut m, ctx, &model.graph, n, ROLES, mine).map_err(nn_error)?;
                 Ok((run, Some(used)))
             }
@@ -131,6 +156,8 @@ pub struct ClassifyReport {
     pub family: String,
     /// `malicious` or `semi-honest`.
     pub security: String,
+    /// `mosformer`'s rings (`mixed` or `z64`); none under `aegis`.
+    pub rings: Option<String>,
     /// How the parties were linked.
     pub transport: String,
     /// Images in the batch (public).
@@ -198,6 +225,7 @@ pub fn private_classification(
         model: model.name.clone(),
         family: family.name().into(),
         security: security_name(security).into(),
+        rings: family.rings().map(|r| r.name().into()),
         transport: transport.into(),
         images: plain.rows,
         predictions: argmax_rows(&output, plain.cols),

@@ -14,9 +14,6 @@ use veil_nn::graph::Graph;
 use veil_nn::image::ImageModel;
 use veil_nn::weights::{FloatTensor, Weights};
 
-use veil_mosformer::Rings;
-use veil_mosformer::clear::MosformerReference;
-
 use crate::classify::CnnFamily;
 use crate::inference::nn_error;
 
@@ -43,29 +40,23 @@ pub struct PlainReport {
     pub overflows: Vec<Overflow>,
 }
 
-/// Both executors on `input`, the fixed-point one with `family`'s arithmetic (in `rings`, for
-/// `mosformer`).
+/// Both executors on `input`, the fixed-point one with `family`'s arithmetic (in its rings,
+/// for `mosformer`).
 pub fn plain_run(
     name: &str,
     graph: &Graph,
     weights: &Weights,
     input: Input<'_>,
     family: CnnFamily,
-    rings: Rings,
 ) -> Result<PlainReport, MpcError> {
     let float = run_float_on(graph, weights, input).map_err(nn_error)?;
-    let mosformer = MosformerReference { rings };
-    let reference = match family {
-        CnnFamily::Mosformer => &mosformer,
-        CnnFamily::Aegis => family.reference(),
-    };
-    let fixed = run_fixed(graph, weights, input, reference).map_err(nn_error)?;
+    let fixed = run_fixed(graph, weights, input, family.reference()).map_err(nn_error)?;
     let max_abs_fixed_vs_float =
         fixed.output.data.iter().zip(&float.data).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
     Ok(PlainReport {
         model: name.into(),
         family: family.name().into(),
-        rings: rings.name().into(),
+        rings: family.rings().unwrap_or_default().name().into(),
         cosine_fixed_vs_float: crate::inference::cosine(&fixed.output.data, &float.data),
         shape: [float.rows, float.cols],
         float: float.data,
@@ -76,12 +67,12 @@ pub fn plain_run(
 }
 
 /// [`plain_run`] of the Hugging Face text model in `dir` (BERT family or GPT-2) on `text`.
-pub fn plain_text(dir: &Path, text: &str, family: CnnFamily, rings: Rings) -> Result<PlainReport, MpcError> {
+pub fn plain_text(dir: &Path, text: &str, family: CnnFamily) -> Result<PlainReport, MpcError> {
     let model = veil_nn::bert::load_hf(dir, true).map_err(nn_error)?;
     let ids = veil_nn::bert::tokenize(&model, text).map_err(nn_error)?;
     let weights =
         model.weights.as_ref().ok_or_else(|| MpcError::Invalid("the model has no weights".into()))?;
-    plain_run(&model.name, &model.graph, weights, Input::Tokens(&ids), family, rings)
+    plain_run(&model.name, &model.graph, weights, Input::Tokens(&ids), family)
 }
 
 /// [`plain_run`] of an image model (an `.onnx` CNN or a ViT) on `images` (`[N, C, H, W]`,
@@ -92,5 +83,5 @@ pub fn plain_images(
     family: CnnFamily,
 ) -> Result<PlainReport, MpcError> {
     let pixels = model.pixel_values(images).map_err(nn_error)?;
-    plain_run(&model.name, &model.graph, &model.weights, Input::Images(&pixels), family, Rings::Mixed)
+    plain_run(&model.name, &model.graph, &model.weights, Input::Images(&pixels), family)
 }

@@ -269,7 +269,11 @@ fn a_tiny_vit_classifies_an_image_privately() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../nn/tests/data/tiny-vit");
     let model = veil_nn::image::ImageModel::load(&dir).unwrap();
     let family = CnnFamily::for_model(&model, None, Security::Malicious).unwrap();
-    assert_eq!(family, CnnFamily::Mosformer, "a ViT runs under mosformer by default");
+    assert_eq!(
+        family,
+        CnnFamily::Mosformer(veil_mosformer::Rings::Mixed),
+        "a ViT runs under mosformer by default"
+    );
     let (all, labels) = load_image_set(&dir.join("test.safetensors")).unwrap();
     for i in 0..2 {
         let x = image_range(&all, i, 1).unwrap();
