@@ -455,3 +455,31 @@ fn stored_material_made_by_the_servers_serves_one_embed_session() {
     let o = veil(&["run", "--model", model, "--material", ms, "--offline", "ahead"]);
     assert!(stderr(&o).contains("does not go with --offline ahead"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_deployment_with_link_delay_holds_every_frame_for_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(dir.path(), 2, |i| i, "00112233445566778899aabbccddeeff");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        text.replace("recv_timeout_s = 5\n", "recv_timeout_s = 5\nlink_delay_us = 150000\n"),
+    )
+    .unwrap();
+    let input = dir.path().join("in.json");
+    let args = |id: &str| {
+        ["party", "--config", cfg.to_str().unwrap(), "--id", id, "--input", input.to_str().unwrap(), "--json"]
+            .map(String::from)
+    };
+    let other = spawn_veil(&args("1"));
+    let o = veil(&args("0").iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(other.wait_with_output().unwrap().status.success());
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["output"], serde_json::json!([1.0, 4.0]));
+    // Each of the online phase's rounds is a frame held 150 ms at its receiver.
+    let online = &r["phases"][1];
+    let rounds = online["rounds"].as_f64().unwrap();
+    assert!(rounds >= 1.0);
+    assert!(online["seconds"].as_f64().unwrap() >= 0.15 * rounds, "{online}");
+}
