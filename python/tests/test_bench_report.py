@@ -23,12 +23,15 @@ def phase(bytes_per_party, rounds, messages=1.0):
             "messages_per_party": messages}
 
 
-def op_record(family, op, n, online_bytes, rounds, pieces=1):
-    return {"family": family, "security": "malicious", "op": op, "ring_bits": 32, "frac_bits": 12, "n": n,
+def op_record(family, op, n, online_bytes, rounds, pieces=1, mac_bits=128):
+    rec = {"family": family, "security": "malicious", "op": op, "ring_bits": 32, "frac_bits": 12, "n": n,
             "parties": 3, "online": phase(online_bytes, rounds, 2.0 * pieces), "offline": phase(100.0 * n, 4),
             "seconds": {"online": 0.5, "offline": 2.0}, "net": "none", "online_bytes_per_element": online_bytes / n,
             "paper": {"source": "paper table", "value": 120.0, "unit": "bytes per element per party",
                       "convention": "sent per party"}, "pieces": pieces, "peak_rss_mib": 10.0, "verify": None}
+    if family == "mosformer" and mac_bits is not None:
+        rec["mac_bits"] = mac_bits
+    return rec
 
 
 def layer_record(tokens):
@@ -39,7 +42,7 @@ def layer_record(tokens):
             "material": "on demand", "offline": {"bytes_per_party": 2e8 * tokens, "rounds": 40, "seconds": 2.0 * tokens},
             "online": {"bytes_per_party": 2e6 * tokens, "rounds": 20, "seconds": 0.2 * tokens},
             "blocks": [dict(block, block="softmax"), dict(block, block="gelu")], "made_online": 0,
-            "peak_rss_mib": 100.0, "net": "none"}
+            "peak_rss_mib": 100.0, "net": "none", "mac_bits": 128}
 
 
 def write(folder, name, records):
@@ -110,3 +113,22 @@ def test_a_measured_twelve_layer_run_is_preferred_and_gpt2_is_kept_apart():
     totals, source = report.model_totals([one, whole, gpt2], "gpt2", 64, "malicious")
     assert source == "12 x 1 layer" and totals["online_rounds"] == 12 * gpt2["online"]["rounds"]
     assert report.model_totals([one], "gpt2", 64, "malicious") is None
+
+
+def test_a_fresh_record_replaces_a_stale_one_and_stale_figures_are_marked(tmp_path):
+    m = load_script()
+    results = tmp_path / "results"
+    results.mkdir()
+    # A stale DReLU at 10^4 read after the fresh one, and a stale LUT nothing replaces.
+    write(results, "a.jsonl", [op_record("mosformer", "drelu", 10**4, 1.2e6, 8)])
+    write(results, "b.jsonl", [op_record("mosformer", "drelu", 10**4, 0.6e6, 8, mac_bits=None),
+                               op_record("mosformer", "lut", 10**4, 0.2e6, 6, mac_bits=None)])
+    r = m.load(results)
+    assert len(r.ops) == 2
+    drelu = next(o for o in r.ops if o["op"] == "drelu")
+    assert drelu["online"]["bytes_per_party"] == 1.2e6 and not m.stale(drelu)
+    text = m.report(results, tmp_path / "out", "bench_report.py").read_text()
+    assert "Stale records (†, 1 of them)" in text
+    assert any(line.startswith("| lut † |") for line in text.splitlines())
+    assert any(line.startswith("| drelu | 10,000 |") and "| 1.144 |" in line for line in text.splitlines())
+

@@ -103,6 +103,15 @@ pub struct OpRecord {
     pub peak_rss_mib: Option<f64>,
     /// The family's final verification of this run, where it has a separate one (aegis).
     pub verify: Option<PhaseCost>,
+    /// Width of the ring of the family's MACs (`mosformer`: 128; absent where the family has
+    /// none). Records without it predate the Z_2^128 MACs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mac_bits: Option<u32>,
+}
+
+/// [`OpRecord::mac_bits`] and its kin: the width of `family`'s MAC ring, if it has MACs.
+pub fn mac_bits(family: &str) -> Option<u32> {
+    (family == "mosformer").then_some(veil_mosformer::ops::MacRing::BITS)
 }
 
 /// One party's counters of a phase, over one or more pieces run one after the other.
@@ -574,5 +583,6 @@ pub fn mosformer_op(op: &str, malicious: bool, n: usize, ring_bits: Option<u32>)
         pieces: sizes.len(),
         peak_rss_mib,
         verify: None,
+        mac_bits: mac_bits("mosformer"),
     })
 }

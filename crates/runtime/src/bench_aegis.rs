@@ -169,6 +169,7 @@ fn aegis_op_in_pieces(op: &str, n: usize, unit: usize) -> Result<OpRecord> {
         pieces: pieces(op, n, unit).len(),
         peak_rss_mib: crate::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20)),
         verify: Some(phase_cost(&ver)),
+        mac_bits: None,
     })
 }
 

@@ -67,6 +67,10 @@ pub struct ModelRecord {
     pub peak_rss_mib: Option<f64>,
     /// The paper's figures for the same model and batch.
     pub paper: Vec<PaperFigure>,
+    /// Width of the ring of the family's MACs (`mosformer`: 128; absent where the family has
+    /// none). Records without it predate the Z_2^128 MACs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mac_bits: Option<u32>,
 }
 
 /// Sums a phase over the three servers.
@@ -233,5 +237,6 @@ fn record(
         mean_abs_error: errors.iter().sum::<f64>() / errors.len().max(1) as f64,
         peak_rss_mib,
         paper,
+        mac_bits: crate::bench::mac_bits(family),
     }
 }

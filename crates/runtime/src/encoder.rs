@@ -278,6 +278,10 @@ pub struct LayerRecord {
     pub peak_rss_mib: Option<f64>,
     /// Network profile (`none`: in-memory).
     pub net: &'static str,
+    /// Width of the ring of the family's MACs (`mosformer`: 128; absent where the family has
+    /// none). Records without it predate the Z_2^128 MACs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mac_bits: Option<u32>,
 }
 
 /// One server's result: the measured layer's offline and online phases, material made online,
@@ -443,6 +447,7 @@ pub fn bench_layer(
         made_online: runs.iter().map(|r| r.2).max().unwrap_or(0),
         peak_rss_mib: crate::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20)),
         net: "none",
+        mac_bits: crate::bench::mac_bits("mosformer"),
     })
 }
 
