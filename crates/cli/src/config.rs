@@ -67,6 +67,9 @@ pub struct Config {
     pub job: Job,
 }
 
+/// The largest emulated one-way latency accepted.
+const MAX_LINK_DELAY_US: u64 = 10_000_000;
+
 fn default_connect() -> u64 {
     30
 }
@@ -165,6 +168,12 @@ impl Config {
 
     fn check(&self) -> anyhow::Result<()> {
         self.session_id()?;
+        if self.link_delay_us > MAX_LINK_DELAY_US {
+            bail!(
+                "link_delay_us = {} is more than {MAX_LINK_DELAY_US} (10 s): an emulated latency, not a timeout",
+                self.link_delay_us
+            );
+        }
         if self.party.len() < 2 {
             bail!("the config lists {} parties; at least 2 are needed", self.party.len());
         }

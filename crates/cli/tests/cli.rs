@@ -176,6 +176,14 @@ fn party_errors_are_clear() {
     assert!(stderr(&o).contains("party 5 is not in the config"), "{}", stderr(&o));
     let o = veil(&["party", "--config", cfg.to_str().unwrap(), "--id", "0"]);
     assert!(stderr(&o).contains("pass it with --input"), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        text.replace("recv_timeout_s = 5\n", "recv_timeout_s = 5\nlink_delay_us = 60000000\n"),
+    )
+    .unwrap();
+    let o = veil(&["party", "--config", cfg.to_str().unwrap(), "--id", "0"]);
+    assert!(stderr(&o).contains("link_delay_us = 60000000 is more than"), "{}", stderr(&o));
 }
 
 #[test]
