@@ -82,8 +82,8 @@ def load(folder: Path) -> Results:
             elif "model" in rec and "online" in rec:
                 r.models.append(rec)
     r.ops = newest(r.ops, lambda o: (o["family"], o["security"], o["op"], o["ring_bits"], o["n"]))
-    r.layers = newest(r.layers, lambda x: (x["family"], x["security"], json.dumps(x["shape"], sort_keys=True),
-                                           x.get("layers"), x.get("material")))
+    r.layers = newest(r.layers, lambda x: (x["family"], x["security"], layer_model(x), x["shape"]["tokens"],
+                                           x["shape"]["hidden"], x.get("layers"), x.get("material")))
     r.models = newest(r.models, lambda m: (m["family"], m["security"], m["model"], m.get("batch"), m.get("seq"),
                                            m.get("images_per_check")))
     return r

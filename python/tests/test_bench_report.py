@@ -123,8 +123,15 @@ def test_a_fresh_record_replaces_a_stale_one_and_stale_figures_are_marked(tmp_pa
     write(results, "a.jsonl", [op_record("mosformer", "drelu", 10**4, 1.2e6, 8)])
     write(results, "b.jsonl", [op_record("mosformer", "drelu", 10**4, 0.6e6, 8, mac_bits=None),
                                op_record("mosformer", "lut", 10**4, 0.2e6, 6, mac_bits=None)])
+    # A layer recorded before shapes said `causal`, and its fresh run.
+    old_layer = layer_record(16)
+    del old_layer["mac_bits"]
+    new_layer = layer_record(16)
+    new_layer["shape"]["causal"] = False
+    write(results, "c.jsonl", [old_layer, new_layer])
     r = m.load(results)
     assert len(r.ops) == 2
+    assert r.layers == [new_layer]
     drelu = next(o for o in r.ops if o["op"] == "drelu")
     assert drelu["online"]["bytes_per_party"] == 1.2e6 and not m.stale(drelu)
     text = m.report(results, tmp_path / "out", "bench_report.py").read_text()
