@@ -266,11 +266,11 @@ fn run_and_eval_classify_digits_privately_under_aegis() {
     assert!(stderr(&o).contains("does not run transformers"), "{}", stderr(&o));
     let o = veil(&["run", "--model", m, "--images", "/nonexistent.safetensors"]);
     assert!(stderr(&o).contains("no images at"), "{}", stderr(&o));
-    // The rings: a bad name, and the Z_2^64 rings where they do not exist yet.
+    // The rings: a bad name, and the Z_2^64 rings, which are mosformer's, under aegis.
     let o = veil(&["run", "--rings", "z32", "--text", "hi"]);
     assert!(stderr(&o).contains("--rings must be 'mixed' or 'z64'"), "{}", stderr(&o));
     let o = veil(&["run", "--model", m, "--rings", "z64"]);
-    assert!(stderr(&o).contains("not available for image models"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--rings z64 is a mosformer option"), "{}", stderr(&o));
 }
 
 #[test]
