@@ -241,11 +241,11 @@ class Model:
         truncations where the protocols' are probabilistic), to debug numerics quickly.
         ``rings``: under ``mosformer``, as in :meth:`run_private`.
 
-        Returns a dict: ``float`` and ``fixed_point`` (row-major outputs), ``shape``,
-        ``max_abs_fixed_vs_float``, and ``overflows``: the layers (``node``, ``op``,
-        ``scope``, ``what``, ``max_abs``, ``limit``) where a value left the ring's safe range
-        or a layer's input left the range its approximation holds on. Raises ``ValueError``
-        for a bad argument or model file.
+        Returns a dict: ``family``, ``rings`` (``None`` under ``aegis``), ``float`` and
+        ``fixed_point`` (row-major outputs), ``shape``, ``max_abs_fixed_vs_float``, and
+        ``overflows``: the layers (``node``, ``op``, ``scope``, ``what``, ``max_abs``,
+        ``limit``) where a value left the ring's safe range or a layer's input left the range
+        its approximation holds on. Raises ``ValueError`` for a bad argument or model file.
         """
         if self.takes_images:
             data, shape = _images(x)

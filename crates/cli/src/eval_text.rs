@@ -87,13 +87,15 @@ pub fn eval(
     let loaded = veil_nn::bert::load_hf(&model_dir(model)?, true)?;
     let mut rows = Vec::with_capacity(lines.len());
     for (i, line) in lines.iter().enumerate() {
-        let row = match earlier.remove(*line) {
-            Some(row) => row,
+        // A sentence listed twice is run once: its record is reused for the repeat.
+        let row = match earlier.get(*line) {
+            Some(row) => row.clone(),
             None => {
                 let row = embed(&loaded, line, mode)?;
                 if let Some(path) = resume {
                     append(path, &row)?;
                 }
+                earlier.insert(row.text.clone(), row.clone());
                 row
             }
         };

@@ -41,10 +41,8 @@ pub fn run(
 }
 
 fn print(r: &PlainReport) {
-    println!(
-        "Veil: {} in the clear, fixed point with {}'s arithmetic ({} rings)",
-        r.model, r.family, r.rings
-    );
+    let rings = r.rings.as_deref().map(|x| format!(" ({x} rings)")).unwrap_or_default();
+    println!("Veil: {} in the clear, fixed point with {}'s arithmetic{rings}", r.model, r.family);
     let head = |v: &[f64]| v.iter().take(6).map(|x| format!("{x:+.4}")).collect::<Vec<_>>().join(" ");
     println!("  output: {} × {}", r.shape[0], r.shape[1]);
     println!("  float:        [{} …]", head(&r.float));

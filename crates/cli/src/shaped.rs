@@ -204,7 +204,7 @@ fn record(
     shaped: &Run,
 ) -> ShapedRecord {
     let traffic: Vec<Traffic> = plain.parties.iter().map(traffic).collect();
-    let projected = project(plain.seconds, &traffic, &profile, true);
+    let projected = project(plain.seconds, &traffic, &profile);
     ShapedRecord {
         model: work.name.clone(),
         family: family.into(),

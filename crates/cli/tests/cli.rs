@@ -491,3 +491,39 @@ fn a_deployment_with_link_delay_holds_every_frame_for_it() {
     assert!(rounds >= 1.0);
     assert!(online["seconds"].as_f64().unwrap() >= 0.15 * rounds, "{online}");
 }
+
+/// `veil eval --resume` keeps one record per sentence: a sentence listed twice is run once, and
+/// a second eval over the same list runs nothing and reports the same rows.
+#[test]
+fn a_resumed_text_eval_runs_each_sentence_once() {
+    let tiny = Path::new(env!("CARGO_MANIFEST_DIR")).join("../nn/tests/data/tiny-gpt2");
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("sentences.txt");
+    std::fs::write(&list, "Hello there.\nA cat sat.\nHello there.\n").unwrap();
+    let records = dir.path().join("records.jsonl");
+    let args = [
+        "eval",
+        "--model",
+        tiny.to_str().unwrap(),
+        "--sentences",
+        list.to_str().unwrap(),
+        "--security",
+        "semi-honest",
+        "--resume",
+        records.to_str().unwrap(),
+        "--json",
+    ];
+    let first = veil(&args);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let kept = std::fs::read_to_string(&records).unwrap();
+    assert_eq!(kept.lines().count(), 2, "one record per distinct sentence: {kept}");
+    let rows = |o: &Output| -> Vec<serde_json::Value> {
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+    let (a, b) = (rows(&first), rows(&veil(&args)));
+    assert_eq!(a.len(), 4, "three rows and a summary");
+    assert_eq!(a[0], a[2], "the repeat reuses the first record");
+    assert_eq!(a, b, "the resumed eval ran nothing new");
+    assert_eq!(std::fs::read_to_string(&records).unwrap(), kept);
+}

@@ -24,8 +24,9 @@ pub struct PlainReport {
     pub model: String,
     /// The family whose arithmetic the fixed-point executor follows.
     pub family: String,
-    /// Under `mosformer`, the gates' working rings (`mixed` or `z64`).
-    pub rings: String,
+    /// Under `mosformer`, the gates' working rings (`mixed` or `z64`); none under `aegis`,
+    /// whose single ring has no choice.
+    pub rings: Option<String>,
     /// Rows and columns of the output.
     pub shape: [usize; 2],
     /// The float executor's output, row-major.
@@ -56,7 +57,7 @@ pub fn plain_run(
     Ok(PlainReport {
         model: name.into(),
         family: family.name().into(),
-        rings: family.rings().unwrap_or_default().name().into(),
+        rings: family.rings().map(|r| r.name().to_string()),
         cosine_fixed_vs_float: crate::inference::cosine(&fixed.output.data, &float.data),
         shape: [float.rows, float.cols],
         float: float.data,

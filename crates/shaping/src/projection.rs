@@ -23,16 +23,14 @@ pub struct Traffic {
     pub rounds: u64,
 }
 
-/// `rounds × RTT/2 + 8·bytes / bandwidth` for one party, in seconds (with `latency = false`,
-/// the bandwidth term only).
-pub fn network_seconds(t: &Traffic, p: &Profile, latency: bool) -> f64 {
-    let rtt = if latency { t.rounds as f64 * p.rtt_ms / 2000.0 } else { 0.0 };
-    rtt + 8.0 * t.bytes_sent as f64 / p.bandwidth_bps as f64
+/// `rounds × RTT/2 + 8·bytes / bandwidth` for one party, in seconds.
+pub fn network_seconds(t: &Traffic, p: &Profile) -> f64 {
+    t.rounds as f64 * p.rtt_ms / 2000.0 + 8.0 * t.bytes_sent as f64 / p.bandwidth_bps as f64
 }
 
 /// `measured_s` plus the slowest party's [`network_seconds`].
-pub fn project(measured_s: f64, parties: &[Traffic], p: &Profile, latency: bool) -> f64 {
-    measured_s + parties.iter().map(|t| network_seconds(t, p, latency)).fold(0.0, f64::max)
+pub fn project(measured_s: f64, parties: &[Traffic], p: &Profile) -> f64 {
+    measured_s + parties.iter().map(|t| network_seconds(t, p)).fold(0.0, f64::max)
 }
 
 #[cfg(test)]
@@ -46,9 +44,10 @@ mod tests {
         // 50 MB at 400 Mbps = 1 s, plus 500 rounds × 2 ms (half of the 4 ms round trip) = 1 s.
         let a = Traffic { bytes_sent: 50_000_000, rounds: 500 };
         let b = Traffic { bytes_sent: 1, rounds: 1 };
-        assert!((network_seconds(&a, &wan, true) - 2.0).abs() < 1e-9);
-        assert!((network_seconds(&a, &wan, false) - 1.0).abs() < 1e-9);
-        assert!((project(3.0, &[b, a], &wan, true) - 5.0).abs() < 1e-9);
-        assert_eq!(project(3.0, &[], &wan, true), 3.0);
+        assert!((network_seconds(&a, &wan) - 2.0).abs() < 1e-9);
+        let no_rounds = Traffic { rounds: 0, ..a };
+        assert!((network_seconds(&no_rounds, &wan) - 1.0).abs() < 1e-9);
+        assert!((project(3.0, &[b, a], &wan) - 5.0).abs() < 1e-9);
+        assert_eq!(project(3.0, &[], &wan), 3.0);
     }
 }
