@@ -392,6 +392,12 @@ def scaling_section(layers: list[dict], models: list[dict]) -> str:
                  fmt(r.get("peak_rss_mib"))] for r in bert]
         out.append(table(["tokens", "online MiB", "rounds", "online s", "online s on wan (proj.)", "offline MiB",
                           "offline rounds", "offline s", "peak MiB (3 servers)"], rows))
+        out.append("\nRounds grow faster than the work from 64 tokens on: a gate call over more than 16,384 "
+                   "elements (`ON_DEMAND_CHUNK`) runs in chunks one after the other, so that a server holds one "
+                   "chunk's material at a time. At 512 tokens the softmax (12 x 512 x 512 entries) is 192 chunks of "
+                   "about 89 rounds, GELU 96 chunks of 13. Running the chunks' rounds together would keep a layer "
+                   "at a few hundred rounds (206 at 16 tokens; the softmax's max tournament adds a level per "
+                   "doubling of the row), at the cost of holding a whole call's material at once.\n")
         out.append("\n### Where a layer's time goes (per block kind; compute = measured on loopback, "
                    "network = rounds x RTT/2 + bytes / bandwidth on `wan`)\n")
         rows = []
