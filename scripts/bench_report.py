@@ -378,6 +378,24 @@ def network_section(shaped: list[dict]) -> str:
                   "latency"], rows)
 
 
+ON_DEMAND_CHUNK = 16_384  # elements per gate call, `veil_runtime::encoder::ON_DEMAND_CHUNK`
+
+
+def chunked_rounds_note(r: dict) -> str:
+    """Why a long layer's rounds grow faster than its depth, with the chunk counts of record `r`."""
+    sh, blocks = r["shape"], {b["block"]: b["online"]["rounds"] for b in r["blocks"]}
+    parts = []
+    for block, elements in (("softmax", sh["heads"] * sh["tokens"] ** 2), ("gelu", sh["tokens"] * sh["ffn"])):
+        chunks = -(-elements // ON_DEMAND_CHUNK)
+        if block in blocks:
+            parts.append(f"{block} {chunks} chunks of about {blocks[block] / chunks:.0f} rounds")
+    return (f"\nRounds grow faster than the work: a gate call over more than {ON_DEMAND_CHUNK:,} elements "
+            "(`ON_DEMAND_CHUNK`) runs in chunks one after the other, so that a server holds one chunk's material "
+            f"at a time. At {sh['tokens']} tokens: {', '.join(parts)}. Running the chunks' rounds together would "
+            "keep a layer near the rounds of a one-chunk layer (16 tokens), at the cost of holding a whole call's "
+            "material at once.\n")
+
+
 def scaling_section(layers: list[dict], models: list[dict]) -> str:
     out = []
     bert = sorted((r for r in layers if r["shape"]["hidden"] == 768 and r["security"] == "malicious"
@@ -392,12 +410,7 @@ def scaling_section(layers: list[dict], models: list[dict]) -> str:
                  fmt(r.get("peak_rss_mib"))] for r in bert]
         out.append(table(["tokens", "online MiB", "rounds", "online s", "online s on wan (proj.)", "offline MiB",
                           "offline rounds", "offline s", "peak MiB (3 servers)"], rows))
-        out.append("\nRounds grow faster than the work from 64 tokens on: a gate call over more than 16,384 "
-                   "elements (`ON_DEMAND_CHUNK`) runs in chunks one after the other, so that a server holds one "
-                   "chunk's material at a time. At 512 tokens the softmax (12 x 512 x 512 entries) is 192 chunks of "
-                   "about 89 rounds, GELU 96 chunks of 13. Running the chunks' rounds together would keep a layer "
-                   "at a few hundred rounds (206 at 16 tokens; the softmax's max tournament adds a level per "
-                   "doubling of the row), at the cost of holding a whole call's material at once.\n")
+        out.append(chunked_rounds_note(bert[-1]))
         out.append("\n### Where a layer's time goes (per block kind; compute = measured on loopback, "
                    "network = rounds x RTT/2 + bytes / bandwidth on `wan`)\n")
         rows = []
