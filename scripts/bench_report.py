@@ -24,7 +24,7 @@ import argparse
 import json
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -60,6 +60,9 @@ class Results:
     models: list[dict]
     layers: list[dict]
     shaped: list[dict]
+    # Layer records with another chunk size than the default (`--chunk`): a trade-off shown on
+    # its own, kept out of the scaling and whole-model tables.
+    chunk_trials: list[dict] = field(default_factory=list)
 
 
 def load(folder: Path) -> Results:
@@ -83,7 +86,9 @@ def load(folder: Path) -> Results:
                 r.models.append(rec)
     r.ops = newest(r.ops, lambda o: (o["family"], o["security"], o["op"], o["ring_bits"], o["n"]))
     r.layers = newest(r.layers, lambda x: (x["family"], x["security"], layer_model(x), x["shape"]["tokens"],
-                                           x["shape"]["hidden"], x.get("layers"), x.get("material")))
+                                           x["shape"]["hidden"], x.get("layers"), x.get("material"), chunk(x)))
+    r.chunk_trials = [x for x in r.layers if chunk(x) != ON_DEMAND_CHUNK]
+    r.layers = [x for x in r.layers if chunk(x) == ON_DEMAND_CHUNK]
     r.models = newest(r.models, lambda m: (m["family"], m["security"], m["model"], m.get("batch"), m.get("seq"),
                                            m.get("images_per_check")))
     return r
@@ -381,6 +386,31 @@ def network_section(shaped: list[dict]) -> str:
 ON_DEMAND_CHUNK = 16_384  # elements per gate call, `veil_runtime::encoder::ON_DEMAND_CHUNK`
 
 
+def chunk(rec: dict) -> int:
+    """Most elements per gate call in a layer record (records before `--chunk` used the default)."""
+    return rec.get("chunk", ON_DEMAND_CHUNK)
+
+
+def chunk_trials_table(trials: list[dict], layers: list[dict]) -> str:
+    """Each `--chunk` trial beside the default-chunk record of the same layer."""
+    rows = []
+    for t in sorted(trials, key=lambda t: (layer_model(t), t["shape"]["tokens"], chunk(t))):
+        base = next((b for b in layers if layer_model(b) == layer_model(t) and b["security"] == t["security"]
+                     and b["shape"]["tokens"] == t["shape"]["tokens"] and one_layer(b) == one_layer(t)), None)
+        for r in ([base] if base else []) + [t]:
+            rows.append([layer_model(r), str(r["shape"]["tokens"]), f"{chunk(r):,}", str(r["online"]["rounds"]),
+                         fmt(r["online"]["bytes_per_party"] / MIB), fmt(r["offline"]["seconds"]),
+                         fmt(r.get("peak_rss_mib"))])
+    if not rows:
+        return ""
+    return ("\n### Chunk size: rounds against memory (`veil bench layer --chunk N`, malicious, one layer)\n\n"
+            "A bigger chunk runs a gate call in fewer pieces, so fewer rounds, but every server holds the material "
+            "of a whole chunk at once (the LUT's expanded one-hot tables over Z_2^128 dominate it). Offline seconds "
+            "of a trial run beside other jobs are not comparable.\n\n"
+            + table(["model", "tokens", "chunk", "online rounds", "online MiB", "offline s",
+                     "peak MiB (3 servers)"], rows))
+
+
 def chunked_rounds_note(r: dict) -> str:
     """Why a long layer's rounds grow faster than its depth, with the chunk counts of record `r`."""
     sh, blocks = r["shape"], {b["block"]: b["online"]["rounds"] for b in r["blocks"]}
@@ -391,12 +421,11 @@ def chunked_rounds_note(r: dict) -> str:
             parts.append(f"{block} {chunks} chunks of about {blocks[block] / chunks:.0f} rounds")
     return (f"\nRounds grow faster than the work: a gate call over more than {ON_DEMAND_CHUNK:,} elements "
             "(`ON_DEMAND_CHUNK`) runs in chunks one after the other, so that a server holds one chunk's material "
-            f"at a time. At {sh['tokens']} tokens: {', '.join(parts)}. Running the chunks' rounds together would "
-            "keep a layer near the rounds of a one-chunk layer (16 tokens), at the cost of holding a whole call's "
-            "material at once.\n")
+            f"at a time. At {sh['tokens']} tokens: {', '.join(parts)}. Bigger chunks keep a layer nearer the rounds "
+            "of a one-chunk layer (16 tokens), at the cost of holding a whole chunk's material at once (below).\n")
 
 
-def scaling_section(layers: list[dict], models: list[dict]) -> str:
+def scaling_section(layers: list[dict], models: list[dict], trials: list[dict]) -> str:
     out = []
     bert = sorted((r for r in layers if r["shape"]["hidden"] == 768 and r["security"] == "malicious"
                    and layer_model(r) == "bert-base" and one_layer(r)), key=lambda r: r["shape"]["tokens"])
@@ -411,6 +440,7 @@ def scaling_section(layers: list[dict], models: list[dict]) -> str:
         out.append(table(["tokens", "online MiB", "rounds", "online s", "online s on wan (proj.)", "offline MiB",
                           "offline rounds", "offline s", "peak MiB (3 servers)"], rows))
         out.append(chunked_rounds_note(bert[-1]))
+        out.append(chunk_trials_table(trials, layers))
         out.append("\n### Where a layer's time goes (per block kind; compute = measured on loopback, "
                    "network = rounds x RTT/2 + bytes / bandwidth on `wan`)\n")
         rows = []
@@ -624,7 +654,7 @@ def report(results: Path, out: Path, command: str) -> Path:
         network_section(r.shaped),
         "\n## Scaling\n",
         img("bert-scaling.png", "BERT-base layer against sequence length"),
-        scaling_section(r.layers, r.models),
+        scaling_section(r.layers, r.models, r.chunk_trials),
     ]
     path = out / "benchmarks.md"
     path.write_text("\n".join(s for s in md if s))

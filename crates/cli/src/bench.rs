@@ -30,7 +30,8 @@ pub fn model(
 ) -> anyhow::Result<()> {
     if model == "bert-base" || model == "gpt2" {
         // Random weights of the real shapes, all 12 layers, material made on demand.
-        return layer(family, security, model, seq, 12, "on-demand", json);
+        let size = (seq, 12, veil_runtime::encoder::ON_DEMAND_CHUNK);
+        return layer(family, security, model, size, "on-demand", json);
     }
     let security = parse_security(security)?;
     let r = if model == "minilm" {
@@ -70,13 +71,13 @@ pub fn model(
     Ok(())
 }
 
-/// `veil bench layer`: measured BERT-base encoder layers.
+/// `veil bench layer`: measured BERT-base encoder layers (`tokens`, `layers` of them, gate
+/// calls in chunks of at most `chunk` elements).
 pub fn layer(
     family: &str,
     security: &str,
     model: &str,
-    tokens: usize,
-    layers: usize,
+    (tokens, layers, chunk): (usize, usize, usize),
     material: &str,
     json: bool,
 ) -> anyhow::Result<()> {
@@ -97,7 +98,7 @@ pub fn layer(
     };
     let name = shape.model_name();
     eprintln!("bench: {layers} {name} layers at {tokens} tokens ...");
-    let r = veil_runtime::encoder::bench_layer(shape, layers, material.clone(), security)?;
+    let r = veil_runtime::encoder::bench_layer(shape, layers, material.clone(), security, chunk)?;
     if json {
         println!("{}", serde_json::to_string(&r)?);
         return Ok(());
@@ -106,7 +107,7 @@ pub fn layer(
     let scope =
         if material == Material::Ahead { "the last layer".into() } else { format!("all {layers} layers") };
     println!(
-        "mosformer {} {name}, {layers} layers at {tokens} tokens, material {} ({scope}, per server):",
+        "mosformer {} {name}, {layers} layers at {tokens} tokens, material {} ({scope}, per server), gate calls in chunks of {chunk} elements:",
         r.security, r.material
     );
     println!(

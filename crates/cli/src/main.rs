@@ -343,6 +343,10 @@ enum BenchCommand {
         /// runs (needs --layers 2 or more).
         #[arg(long, default_value = "on-demand")]
         material: String,
+        /// Most elements one gate call takes at once; larger calls run in chunks one after the
+        /// other (fewer rounds with bigger chunks, more memory held at once).
+        #[arg(long, default_value_t = veil_runtime::encoder::ON_DEMAND_CHUNK)]
+        chunk: usize,
         /// One JSON object.
         #[arg(long)]
         json: bool,
@@ -449,8 +453,8 @@ fn main() -> ExitCode {
                 BenchCommand::Model { family, model, security, batch, images_per_check, seq, net: None, json },
         } => bench::model(&family, &model, &security, (batch, images_per_check), seq, json),
         Command::Bench {
-            what: BenchCommand::Layer { family, security, model, tokens, layers, material, json },
-        } => bench::layer(&family, &security, &model, tokens, layers, &material, json),
+            what: BenchCommand::Layer { family, security, model, tokens, layers, material, chunk, json },
+        } => bench::layer(&family, &security, &model, (tokens, layers, chunk), &material, json),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

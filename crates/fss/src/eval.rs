@@ -116,7 +116,7 @@ impl Leaves {
 
     /// Appends `H(x ‖ s^(d)[x])` of every leaf to `out` (64 bytes each).
     pub(crate) fn hashes(&mut self, aes: &FixedAes, out: &mut Vec<u8>) {
-        aes.leaf_hashes(0, &self.seeds, (&mut self.words, &mut self.blocks), out);
+        aes.leaf_hashes(0, &self.seeds, &mut self.blocks, out);
     }
 
     /// Output shares of all leaves, with `Convert` batched.

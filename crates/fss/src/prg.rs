@@ -66,32 +66,32 @@ impl FixedAes {
     }
 
     /// Appends `H(x ‖ seeds[k])` for `x = first + k` to `out`, 64 bytes each, all blocks in one
-    /// pipelined `encrypt_blocks` call; `inputs` and `blocks` are scratch space.
-    pub(crate) fn leaf_hashes(
-        &self,
-        first: u64,
-        seeds: &[u128],
-        (inputs, blocks): (&mut Vec<u128>, &mut Vec<Block>),
-        out: &mut Vec<u8>,
-    ) {
-        inputs.clear();
-        for (x, &s) in (first..).zip(seeds) {
-            let tweaked = s ^ (u128::from(x) << 64);
-            inputs.extend((0..4u128).map(|i| tweaked ^ (i << 1)));
+    /// pipelined `encrypt_blocks` call; `blocks` is scratch space.
+    pub(crate) fn leaf_hashes(&self, first: u64, seeds: &[u128], blocks: &mut Vec<Block>, out: &mut Vec<u8>) {
+        // Block 4k + i is the input `s_k ⊕ τ(x, i)`; `leaf_input` rebuilds it for the feed-forward.
+        let leaf_input = |x: u64, s: u128, i: u128| s ^ (u128::from(x) << 64) ^ (i << 1);
+        blocks.resize(4 * seeds.len(), Block::default());
+        for (four, (x, &s)) in blocks.chunks_exact_mut(4).zip((first..).zip(seeds)) {
+            for (b, i) in four.iter_mut().zip(0..4u128) {
+                *b = Block::from(leaf_input(x, s, i).to_le_bytes());
+            }
         }
-        blocks.clear();
-        blocks.extend(inputs.iter().map(|v| Block::from(v.to_le_bytes())));
         self.leaf.encrypt_blocks(blocks);
-        out.reserve(LEAF_HASH_BYTES * seeds.len());
-        for (b, v) in blocks.iter().zip(inputs.iter()) {
-            out.extend_from_slice(&(u128::from_le_bytes((*b).into()) ^ v).to_le_bytes());
+        let start = out.len();
+        out.resize(start + LEAF_HASH_BYTES * seeds.len(), 0);
+        let hashes = out[start..].chunks_exact_mut(LEAF_HASH_BYTES);
+        for ((hash, four), (x, &s)) in hashes.zip(blocks.chunks_exact(4)).zip((first..).zip(seeds)) {
+            for ((word, b), i) in hash.chunks_exact_mut(16).zip(four).zip(0..4u128) {
+                let v = u128::from_le_bytes((*b).into()) ^ leaf_input(x, s, i);
+                word.copy_from_slice(&v.to_le_bytes());
+            }
         }
     }
 
     /// `H(x ‖ s)` for one leaf.
     pub(crate) fn leaf_hash(&self, x: u64, s: u128) -> [u8; LEAF_HASH_BYTES] {
         let mut out = Vec::with_capacity(LEAF_HASH_BYTES);
-        self.leaf_hashes(x, &[s], (&mut Vec::new(), &mut Vec::new()), &mut out);
+        self.leaf_hashes(x, &[s], &mut Vec::new(), &mut out);
         let mut h = [0u8; LEAF_HASH_BYTES];
         h.copy_from_slice(&out);
         h
@@ -179,6 +179,7 @@ impl ConvertRng<'_> {
 }
 
 impl rand_core::RngCore for ConvertRng<'_> {
+    #[inline]
     fn next_u32(&mut self) -> u32 {
         let mut b = [0u8; 4];
         if let Some(bytes) = self.block.get(self.pos..self.pos + 4) {
@@ -191,6 +192,7 @@ impl rand_core::RngCore for ConvertRng<'_> {
         u32::from_le_bytes(b)
     }
 
+    #[inline]
     fn next_u64(&mut self) -> u64 {
         let mut b = [0u8; 8];
         if let Some(bytes) = self.block.get(self.pos..self.pos + 8) {
@@ -243,7 +245,7 @@ mod tests {
         let aes = FixedAes::new();
         let seeds = [2u128, 2, 1 << 100];
         let mut batch = Vec::new();
-        aes.leaf_hashes(5, &seeds, (&mut Vec::new(), &mut Vec::new()), &mut batch);
+        aes.leaf_hashes(5, &seeds, &mut Vec::new(), &mut batch);
         let singles: Vec<[u8; 64]> = (5u64..).zip(&seeds).map(|(x, &s)| aes.leaf_hash(x, s)).collect();
         for (k, h) in singles.iter().enumerate() {
             assert_eq!(&batch[64 * k..64 * (k + 1)], h);

@@ -266,6 +266,9 @@ pub struct LayerRecord {
     /// gives the totals over all `layers`) or `ahead, per layer` (the record gives the last
     /// layer alone, the first having planned its offline phase).
     pub material: &'static str,
+    /// Most elements one gate call takes at once (larger calls run in chunks one after the
+    /// other, each with its own material): what bounds a server's memory, at a cost in rounds.
+    pub chunk: usize,
     /// Offline phase of the measured layers.
     pub offline: LayerPhase,
     /// Online phase of the measured layers (with the MAC check at the end of the encoder).
@@ -342,12 +345,16 @@ pub fn bench_layer(
     layers: usize,
     material: Material,
     security: Security,
+    chunk: usize,
 ) -> Result<LayerRecord> {
     if let Material::Stored(_) = material {
         return Err(MpcError::Invalid("layer benchmarks make their own material: on demand or ahead".into()));
     }
     if material == Material::Ahead && layers < 2 {
         return Err(MpcError::Invalid("material made ahead needs ≥ 2 layers (the first plans it)".into()));
+    }
+    if chunk == 0 {
+        return Err(MpcError::Invalid("a gate call needs chunks of at least 1 element".into()));
     }
     if layers == 0 || s.heads == 0 || !s.hidden.is_multiple_of(s.heads) || s.tokens == 0 {
         return Err(MpcError::Invalid(format!(
@@ -362,8 +369,7 @@ pub fn bench_layer(
         let shape = [s.tokens, s.hidden];
         let x0 = if ctx.party() == 0 { Some(encoded(ctx.rng(), &shape, 0.0, 1.0)?) } else { None };
         ctx.set_phase("input");
-        let instance =
-            || Mosformer::new(security, Offline::for_security(security)).with_chunk(ON_DEMAND_CHUNK);
+        let instance = || Mosformer::new(security, Offline::for_security(security)).with_chunk(chunk);
         let mut p = instance();
         let mut x = p.share_input(ctx, 0, x0.as_ref(), &shape)?;
         if material == Material::OnDemand {
@@ -441,6 +447,7 @@ pub fn bench_layer(
         shape: s,
         layers,
         material: record_name(&material),
+        chunk,
         offline: phase(&|r| r.0),
         online: phase(&|r| r.1),
         blocks,
@@ -458,13 +465,13 @@ mod tests {
     #[test]
     fn a_small_layer_runs_with_its_material_made_ahead() {
         let s = LayerShape { tokens: 2, hidden: 8, heads: 2, ffn: 16, causal: false };
-        let r = bench_layer(s, 2, Material::Ahead, Security::Malicious).unwrap();
+        let r = bench_layer(s, 2, Material::Ahead, Security::Malicious, ON_DEMAND_CHUNK).unwrap();
         assert_eq!(r.made_online, 0);
         assert!(r.offline.bytes_per_party > 0.0 && r.online.bytes_per_party > 0.0);
-        let r = bench_layer(s, 1, Material::OnDemand, Security::SemiHonest).unwrap();
+        let r = bench_layer(s, 1, Material::OnDemand, Security::SemiHonest, ON_DEMAND_CHUNK).unwrap();
         assert!(r.offline.bytes_per_party > 0.0 && r.online.bytes_per_party > 0.0);
         assert_blocks_add_up(&r);
-        assert!(bench_layer(s, 0, Material::OnDemand, Security::Malicious).is_err());
+        assert!(bench_layer(s, 0, Material::OnDemand, Security::Malicious, ON_DEMAND_CHUNK).is_err());
     }
 
     /// The blocks cover every byte the layer sends (residual adds are local).
@@ -483,7 +490,7 @@ mod tests {
     #[test]
     fn a_malicious_layer_reports_its_cost_per_block_kind() {
         let s = LayerShape { tokens: 3, hidden: 8, heads: 2, ffn: 16, causal: false };
-        let r = bench_layer(s, 1, Material::OnDemand, Security::Malicious).unwrap();
+        let r = bench_layer(s, 1, Material::OnDemand, Security::Malicious, ON_DEMAND_CHUNK).unwrap();
         assert_blocks_add_up(&r);
         let check = r.blocks.iter().find(|b| b.block == CHECK).unwrap();
         assert!(check.online.bytes_per_party > 0.0, "the malicious MAC check opens values");
@@ -492,8 +499,8 @@ mod tests {
     #[test]
     fn layers_on_demand_add_up_to_the_encoder() {
         let s = LayerShape { tokens: 2, hidden: 8, heads: 2, ffn: 16, causal: false };
-        let one = bench_layer(s, 1, Material::OnDemand, Security::Malicious).unwrap();
-        let two = bench_layer(s, 2, Material::OnDemand, Security::Malicious).unwrap();
+        let one = bench_layer(s, 1, Material::OnDemand, Security::Malicious, ON_DEMAND_CHUNK).unwrap();
+        let two = bench_layer(s, 2, Material::OnDemand, Security::Malicious, ON_DEMAND_CHUNK).unwrap();
         assert_eq!(two.layers, 2);
         assert_blocks_add_up(&two);
         let check =
@@ -502,18 +509,38 @@ mod tests {
         let per_layer = one.online.bytes_per_party - check(&one);
         assert!((two.online.bytes_per_party - check(&two) - 2.0 * per_layer).abs() < 1e-6);
         assert!(two.offline.bytes_per_party > 1.5 * one.offline.bytes_per_party);
-        assert!(bench_layer(s, 1, Material::Ahead, Security::Malicious).is_err());
+        assert!(bench_layer(s, 1, Material::Ahead, Security::Malicious, ON_DEMAND_CHUNK).is_err());
+    }
+
+    #[test]
+    fn smaller_chunks_cost_rounds_not_results() {
+        // GELU runs on tokens·ffn = 32 elements: 4 chunks of 8, or one call.
+        let s = LayerShape { tokens: 2, hidden: 8, heads: 2, ffn: 16, causal: false };
+        let whole = bench_layer(s, 1, Material::OnDemand, Security::Malicious, ON_DEMAND_CHUNK).unwrap();
+        let cut = bench_layer(s, 1, Material::OnDemand, Security::Malicious, 8).unwrap();
+        assert_eq!((whole.chunk, cut.chunk), (ON_DEMAND_CHUNK, 8));
+        let gelu = |r: &LayerRecord| r.blocks.iter().find(|b| b.block == GELU).unwrap().online.rounds;
+        assert!(gelu(&cut) > 3 * gelu(&whole), "{} against {}", gelu(&cut), gelu(&whole));
+        assert!(cut.online.rounds > whole.online.rounds);
+        let err = bench_layer(s, 1, Material::OnDemand, Security::Malicious, 0).unwrap_err();
+        assert!(err.to_string().contains("at least 1 element"), "{err}");
     }
 
     #[test]
     fn a_gpt2_block_runs_with_causal_attention() {
         let s = LayerShape { tokens: 3, hidden: 8, heads: 2, ffn: 16, causal: true };
-        let r = bench_layer(s, 2, Material::OnDemand, Security::Malicious).unwrap();
+        let r = bench_layer(s, 2, Material::OnDemand, Security::Malicious, ON_DEMAND_CHUNK).unwrap();
         assert_blocks_add_up(&r);
         assert_eq!(s.model_name(), "GPT-2 base");
         // Pre-LN: two LayerNorms per block, as in the encoder (post-LN), so the same kinds.
-        let bert = bench_layer(LayerShape { causal: false, ..s }, 2, Material::OnDemand, Security::Malicious)
-            .unwrap();
+        let bert = bench_layer(
+            LayerShape { causal: false, ..s },
+            2,
+            Material::OnDemand,
+            Security::Malicious,
+            ON_DEMAND_CHUNK,
+        )
+        .unwrap();
         let ln =
             |r: &LayerRecord| r.blocks.iter().find(|b| b.block == LAYERNORM).unwrap().online.bytes_per_party;
         assert!((ln(&r) - ln(&bert)).abs() < 1e-6);
