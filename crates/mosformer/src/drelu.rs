@@ -37,7 +37,7 @@ use crate::convert::reduce;
 use veil_tensor::Tensor;
 
 use crate::family::Security;
-use crate::mac::MacBatch;
+use crate::mac::Macs;
 use crate::open::{open_all, reveal_batch};
 use crate::rss::{Rss, next, prev};
 use crate::stored::{Shape, Word};
@@ -329,17 +329,15 @@ fn group_sum<R: Ring>(t: &Tensor<R>, g: usize) -> Result<Tensor<R>> {
     Ok(Tensor::new(vec![v.len()], v)?)
 }
 
-/// `⟨DReLU(x)⟩` in the MAC ring, its MAC queued in `batch`; consumes the keys.
+/// `⟨DReLU(x)⟩` in the MAC ring, its MAC queued in `macs.batch`; consumes the keys.
 pub fn drelu<R: Z2k, M: Z2k>(
     ctx: &mut Ctx,
     keys: DreluKeys<R, M>,
     x: &Rss<R>,
-    one: &Rss<M>,
-    alpha: &Rss<M>,
-    batch: &mut MacBatch<M>,
+    macs: &mut Macs<'_, M>,
 ) -> Result<Rss<M>> {
-    let (res, mac) = drelu_terms(ctx, &keys, x, one, alpha)?;
-    crate::lut::lookup_finish(ctx, res, mac, batch)
+    let (res, mac) = drelu_terms(ctx, &keys, x, macs.one, macs.alpha)?;
+    crate::lut::lookup_finish(ctx, res, mac, macs.batch)
 }
 
 /// Steps 1-3 at this party: its 2-of-2 shares over `M` of `DReLU(x) = 1 - θ` in its two pairs,
@@ -448,7 +446,7 @@ pub fn drelu_terms<R: Z2k, M: Z2k>(
     Ok((weigh(&d, one)?, weigh(&d, alpha)?))
 }
 
-/// Π_Select (paper Algorithm 4): `⟨DReLU(x) · y⟩` in the MAC ring, its MAC queued in `batch`.
+/// Π_Select (paper Algorithm 4): `⟨DReLU(x) · y⟩` in the MAC ring, its MAC queued in `macs.batch`.
 /// The pair shares are weighted by the components of `⟨y⟩` and `⟨α·y⟩` instead of `⟨1⟩` and
 /// `⟨α⟩`; `⟨α·y⟩` comes from a semi-honest product, whose errors the MAC check catches.
 pub fn select<R: Z2k, M: Z2k>(
@@ -456,23 +454,22 @@ pub fn select<R: Z2k, M: Z2k>(
     keys: DreluKeys<R, M>,
     x: &Rss<R>,
     y: &Rss<M>,
-    alpha: &Rss<M>,
-    batch: &mut MacBatch<M>,
+    macs: &mut Macs<'_, M>,
 ) -> Result<Rss<M>> {
-    let n = x.len();
+    let (n, alpha) = (x.len(), macs.alpha);
     if y.len() != n || alpha.len() != 1 {
         return Err(MpcError::Invalid(format!("select of {n} conditions and {} values", y.len())));
     }
     let y = y.reshape(&[n])?;
     let d = pair_shares(ctx, &keys, x)?;
-    if !batch.wants_macs() {
+    if !macs.batch.wants_macs() {
         let res = weigh(&d, &y)?;
-        return crate::lut::lookup_finish(ctx, res.clone(), res, batch);
+        return crate::lut::lookup_finish(ctx, res.clone(), res, macs.batch);
     }
     let spread = |v: M| Tensor::new(vec![n], vec![v; n]);
     let alphas = Rss::new(spread(alpha.first.data()[0])?, spread(alpha.second.data()[0])?)?;
     let my = crate::mul::mul_semi_honest(ctx, &y, &alphas)?;
-    crate::lut::lookup_finish(ctx, weigh(&d, &y)?, weigh(&d, &my)?, batch)
+    crate::lut::lookup_finish(ctx, weigh(&d, &y)?, weigh(&d, &my)?, macs.batch)
 }
 
 #[cfg(test)]

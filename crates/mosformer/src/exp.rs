@@ -39,7 +39,7 @@ use crate::drelu::{DreluKeys, select};
 use crate::family::Security;
 use crate::lut::setup_with as lut_setup_with;
 use crate::lut::{LutKeys, lookup};
-use crate::mac::MacBatch;
+use crate::mac::Macs;
 use crate::recip::Sources;
 use crate::rss::{Rss, constant};
 use crate::stored::{Shape, Word};
@@ -126,19 +126,13 @@ pub fn setup_with<R: Sacrifice, M: Z2k>(
 
 /// `⟨exp(x)⟩` with `f` fractional bits, for `x ≤ 0` with `f` fractional bits, both in the value
 /// ring Z_2^64 (the comparison runs in the working ring `R`, the gates in the MAC ring `M`).
-#[allow(
-    clippy::too_many_arguments,
-    reason = "the protocol's inputs: keys, sources, value, the two shared keys, the batch"
-)]
 pub fn exp<R: Z2k, M: Z2k>(
     ctx: &mut Ctx,
     keys: ExpKeys<R, M>,
     sources: &mut impl Sources,
     x: &Rss<Z64>,
     f: u32,
-    one: &Rss<M>,
-    alpha: &Rss<M>,
-    batch: &mut MacBatch<M>,
+    macs: &mut Macs<'_, M>,
 ) -> Result<Rss<Z64>> {
     let n = x.len();
     let b = ctx.party();
@@ -167,10 +161,10 @@ pub fn exp<R: Z2k, M: Z2k>(
     let top = i64::from(f) + 2;
     let cond = reduce::<Z64, R>(&z)?.add_public(b, &constant(n, -top))?;
     let room = z.neg().add_public(b, &constant(n, top))?;
-    let z_clip = reduce(&select(ctx, keys.clip, &cond, &lift(&room)?, alpha, batch)?)?.add(&z)?;
+    let z_clip = reduce(&select(ctx, keys.clip, &cond, &lift(&room)?, macs)?)?.add(&z)?;
     // 4. 2^{-z'} with f + 2 fractional bits from the table (index z' mod its size).
     let idx: Rss<R> = reduce(&z_clip)?;
-    let e_z = reduce(&lookup(ctx, keys.table, &idx, &table, one, alpha, batch)?)?;
+    let e_z = reduce(&lookup(ctx, keys.table, &idx, &table, macs)?)?;
     // 5. exp(p)·2^{-z'}, from 2f + 2 fractional bits to f.
     let v = verified::mul(ctx, sources, &e_p, &e_z)?;
     trunc(ctx, sources, &v, 1 << (f + 2))

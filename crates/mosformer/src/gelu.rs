@@ -25,7 +25,7 @@ use crate::drelu::{DreluKeys, select};
 use crate::family::Security;
 use crate::lut::setup_with as lut_setup_with;
 use crate::lut::{LutKeys, lookup};
-use crate::mac::MacBatch;
+use crate::mac::Macs;
 use crate::recip::Sources;
 use crate::rss::Rss;
 use crate::stored::{Shape, Word};
@@ -104,21 +104,15 @@ pub fn setup_with<R: Sacrifice, M: Z2k>(
 /// With `f = F_IN` (the mixed-ring plan) every step is at 6 bits. With `f > F_IN` (no modulus
 /// conversion) `ReLU(x)` keeps all `f` bits and only the table index is truncated to 6 bits
 /// (one truncation more), so the result is off GELU by at most the table's resolution.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "the protocol's inputs: keys, sources, value and its scale, the two shared keys, the batch"
-)]
 pub fn gelu<R: Z2k, M: Z2k>(
     ctx: &mut Ctx,
     keys: GeluKeys<R, M>,
     sources: &mut impl Sources,
     x: &Rss<Z64>,
     f: u32,
-    one: &Rss<M>,
-    alpha: &Rss<M>,
-    batch: &mut MacBatch<M>,
+    macs: &mut Macs<'_, M>,
 ) -> Result<Rss<Z64>> {
-    if !(F_IN..=24).contains(&f) || one.len() != 1 {
+    if !(F_IN..=24).contains(&f) || macs.one.len() != 1 {
         return Err(MpcError::Invalid(format!(
             "GELU at {f} fractional bits (needs 6..=24) or ⟨1⟩ not single"
         )));
@@ -127,14 +121,14 @@ pub fn gelu<R: Z2k, M: Z2k>(
     let x = x.reshape(&[n])?;
     let b = ctx.party();
     // 1-2. p = ReLU(x), a = |x|.
-    let p = reduce(&select(ctx, keys.relu, &reduce::<Z64, R>(&x)?, &lift(&x)?, alpha, batch)?)?;
+    let p = reduce(&select(ctx, keys.relu, &reduce::<Z64, R>(&x)?, &lift(&x)?, macs)?)?;
     let a = p.scale(Z64(2)).sub(&x)?;
     // 3. i = |x| at 6 bits when below 4, else 0.
     let a6 = if f > F_IN { trunc(ctx, sources, &a, 1 << (f - F_IN))? } else { a };
     let room = a6.neg().add_public(b, &Tensor::full(&[n], Z64(256)))?;
-    let i = reduce(&select(ctx, keys.clip, &reduce::<Z64, R>(&room)?, &lift(&a6)?, alpha, batch)?)?;
+    let i = reduce(&select(ctx, keys.clip, &reduce::<Z64, R>(&room)?, &lift(&a6)?, macs)?)?;
     // 4. p - δ(i).
     let table: Vec<M> = gelu_table(f).into_iter().map(M::from_i64).collect();
-    let d = reduce(&lookup(ctx, keys.lut, &reduce::<Z64, R>(&i)?, &table, one, alpha, batch)?)?;
+    let d = reduce(&lookup(ctx, keys.lut, &reduce::<Z64, R>(&i)?, &table, macs)?)?;
     p.sub(&d)
 }

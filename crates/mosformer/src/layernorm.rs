@@ -20,7 +20,7 @@ use veil_ring::{Z2k, Z64};
 use veil_tensor::Tensor;
 
 use crate::family::Security;
-use crate::mac::MacBatch;
+use crate::mac::Macs;
 use crate::recip::{self, Kind, RecipKeys, Sources};
 use crate::rss::Rss;
 use crate::stored::{Shape, Word};
@@ -87,21 +87,14 @@ fn mul_trunc(ctx: &mut Ctx, sources: &mut impl Sources, a: &Rss<Z64>, b: &Rss<Z6
 
 /// `⟨LayerNorm(x)⟩` for `x: [rows, k]` with `γ, β: [k]` (secret, from the model owner), all in
 /// Z_2^64 with 16 fractional bits; Rsqrt runs at `f_rsqrt ≤ 16` fractional bits.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "the protocol's inputs: keys, sources, value, γ, β, Rsqrt's scale, the two shared keys, the batch"
-)]
 pub fn layernorm<R: Z2k, M: Z2k>(
     ctx: &mut Ctx,
     keys: LayerNormKeys<R, M>,
     sources: &mut impl Sources,
     x: &Rss<Z64>,
-    gamma: &Rss<Z64>,
-    beta: &Rss<Z64>,
+    (gamma, beta): (&Rss<Z64>, &Rss<Z64>),
     f_rsqrt: u32,
-    one: &Rss<M>,
-    alpha: &Rss<M>,
-    batch: &mut MacBatch<M>,
+    macs: &mut Macs<'_, M>,
 ) -> Result<Rss<Z64>> {
     let (rows, k) = (keys.rows, keys.k);
     if x.len() != rows * k || gamma.len() != k || beta.len() != k || f_rsqrt > F_LIN {
@@ -123,7 +116,7 @@ pub fn layernorm<R: Z2k, M: Z2k>(
     let z = x.sub(&mean.spread_rows(k)?)?;
     let sq = mul_trunc(ctx, sources, &z, &z)?;
     let var = trunc(ctx, sources, &sq.row_sums(k)?, (k as u64) << (F_LIN - f_rsqrt))?;
-    let rs = recip::evaluate(ctx, keys.rsqrt, sources, &var, f_rsqrt, one, alpha, batch)?;
+    let rs = recip::evaluate(ctx, keys.rsqrt, sources, &var, f_rsqrt, macs)?;
     let rs = rs.scale(Z64(1 << (F_LIN - f_rsqrt)));
     let normed = mul_trunc(ctx, sources, &z, &rs.spread_rows(k)?)?;
     let scaled = mul_trunc(ctx, sources, &normed, &tile(gamma)?)?;

@@ -35,7 +35,7 @@ use veil_tensor::Tensor;
 
 use crate::deal::{Dealt, PointKeys, deal_with};
 use crate::family::Security;
-use crate::mac::MacBatch;
+use crate::mac::{MacBatch, Macs};
 use crate::open::reveal_batch_packed;
 use crate::reshare::reshare;
 use crate::rss::{Rss, next, prev};
@@ -216,16 +216,14 @@ pub fn lookup_finish<M: Z2k>(
     Ok(res)
 }
 
-/// `⟨T[x]⟩` in the MAC ring, its MAC queued in `batch`; consumes the keys (one use only).
+/// `⟨T[x]⟩` in the MAC ring, its MAC queued in `macs.batch`; consumes the keys (one use only).
 pub fn lookup<R: Z2k, M: Z2k>(
     ctx: &mut Ctx,
     keys: LutKeys<R, M>,
     x: &Rss<R>,
     table: &[M],
-    one: &Rss<M>,
-    alpha: &Rss<M>,
-    batch: &mut MacBatch<M>,
+    macs: &mut Macs<'_, M>,
 ) -> Result<Rss<M>> {
-    let (res, mac) = lookup_terms(ctx, &keys, x, table, one, alpha)?;
-    lookup_finish(ctx, res, mac, batch)
+    let (res, mac) = lookup_terms(ctx, &keys, x, table, macs.one, macs.alpha)?;
+    lookup_finish(ctx, res, mac, macs.batch)
 }

@@ -52,6 +52,18 @@ use crate::rss::{Rss, next, prev};
 /// What each party sends the next one before the challenge ([`MacBatch::check`]).
 const READY: &[u8] = b"veil/mosformer/mac-check/ready";
 
+/// What a gate needs to MAC its outputs: `⟨1⟩` (its components weight each pair's terms, see
+/// [`crate::keys`]), the MAC key `⟨α⟩`, and the batch each output and its MAC join for the
+/// deferred check.
+pub struct Macs<'a, M> {
+    /// A random sharing of one.
+    pub one: &'a Rss<M>,
+    /// The MAC key.
+    pub alpha: &'a Rss<M>,
+    /// Outputs waiting for the check.
+    pub batch: &'a mut MacBatch<M>,
+}
+
 /// Values with MACs waiting for one batched check.
 #[derive(Clone, Debug)]
 pub struct MacBatch<R> {

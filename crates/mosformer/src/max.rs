@@ -17,7 +17,7 @@ use veil_ring::{Z2k, Z64};
 use crate::convert::{lift, reduce};
 use crate::drelu::{DreluKeys, select};
 use crate::family::Security;
-use crate::mac::MacBatch;
+use crate::mac::Macs;
 use crate::rss::Rss;
 use crate::stored::{Shape, Word};
 use crate::triples::Sacrifice;
@@ -28,10 +28,9 @@ pub fn relu<R: Z2k, M: Z2k>(
     keys: DreluKeys<R, M>,
     x: &Rss<R>,
     x_m: &Rss<M>,
-    alpha: &Rss<M>,
-    batch: &mut MacBatch<M>,
+    macs: &mut Macs<'_, M>,
 ) -> Result<Rss<M>> {
-    select(ctx, keys, x, x_m, alpha, batch)
+    select(ctx, keys, x, x_m, macs)
 }
 
 /// Verified DReLU material for every level of a `[rows, k]` maximum.
@@ -97,8 +96,7 @@ pub fn max<R: Z2k, M: Z2k>(
     ctx: &mut Ctx,
     keys: MaxKeys<R, M>,
     x: &Rss<Z64>,
-    alpha: &Rss<M>,
-    batch: &mut MacBatch<M>,
+    macs: &mut Macs<'_, M>,
 ) -> Result<Rss<Z64>> {
     if x.shape() != [keys.rows, keys.k] {
         return Err(MpcError::Invalid(format!(
@@ -116,7 +114,7 @@ pub fn max<R: Z2k, M: Z2k>(
         let a = cur.slice(1, 0..p)?;
         let b = cur.slice(1, p..2 * p)?;
         let diff = a.sub(&b)?.reshape(&[rows * p])?;
-        let chosen = reduce(&select(ctx, level, &reduce::<Z64, R>(&diff)?, &lift(&diff)?, alpha, batch)?)?;
+        let chosen = reduce(&select(ctx, level, &reduce::<Z64, R>(&diff)?, &lift(&diff)?, macs)?)?;
         let best = chosen.reshape(&[rows, p])?.add(&b)?;
         cur =
             if width % 2 == 1 { Rss::concat_axis(&[&best, &cur.slice(1, 2 * p..width)?], 1)? } else { best };

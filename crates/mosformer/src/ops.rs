@@ -43,7 +43,7 @@ use crate::family::{Mosformer, Security};
 use crate::gelu::{self, GeluKeys};
 use crate::keys::{mac_key, random_one};
 use crate::layernorm::{self, LayerNormKeys};
-use crate::mac::MacBatch;
+use crate::mac::{MacBatch, Macs};
 use crate::mul::{matmul_semi_honest, mul_semi_honest};
 use crate::offline::in_offline_phase;
 use crate::rss::Rss;
@@ -398,18 +398,20 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> FixedPoint<Z64> for Mosformer<
 
 impl<D: TripleSource<Z64> + TruncPairSource<Z64>> NonLinear<Z64> for Mosformer<D> {
     fn relu(&mut self, ctx: &mut Ctx, x: &Rss<Z64>) -> Result<Rss<Z64>> {
-        let (_, alpha) = self.mac_keys(ctx)?;
+        let (one, alpha) = self.mac_keys(ctx)?;
         let x_flat = flat(x)?;
         let mut out = Vec::new();
         for (lo, n) in chunks(x.len(), self.gates.chunk) {
             let part = x_flat.range(lo, n)?;
             let value = lift::<Z64, MacRing>(&part)?;
-            let y = match self.gate_keys(ctx, GateRequest::Relu { n })? {
+            let keys = self.gate_keys(ctx, GateRequest::Relu { n })?;
+            let macs = &mut Macs { one: &one, alpha: &alpha, batch: &mut self.gates.batch };
+            let y = match keys {
                 GateKeys::Relu(keys) => {
                     let cond: Rss<Z16> = downcast(&part, FRAC_BITS - gelu::F_IN)?;
-                    select(ctx, *keys, &cond, &value, &alpha, &mut self.gates.batch)?
+                    select(ctx, *keys, &cond, &value, macs)?
                 }
-                GateKeys::Relu64(keys) => select(ctx, *keys, &part, &value, &alpha, &mut self.gates.batch)?,
+                GateKeys::Relu64(keys) => select(ctx, *keys, &part, &value, macs)?,
                 _ => return Err(MpcError::Invalid("ReLU material expected".into())),
             };
             out.push(reduce(&y)?);
@@ -473,14 +475,10 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> TransformerOps<Z64> for Mosfor
         for (lo, n) in chunks(x.len(), self.gates.chunk) {
             let part = xs.range(lo, n)?;
             let keys = self.gate_keys(ctx, GateRequest::Gelu { n })?;
-            let batch = &mut self.gates.batch;
+            let macs = &mut Macs { one: &one, alpha: &alpha, batch: &mut self.gates.batch };
             out.push(match keys {
-                GateKeys::Gelu(keys) => {
-                    gelu::gelu(ctx, *keys, &mut self.triples, &part, f, &one, &alpha, batch)?
-                }
-                GateKeys::Gelu64(keys) => {
-                    gelu::gelu(ctx, *keys, &mut self.triples, &part, f, &one, &alpha, batch)?
-                }
+                GateKeys::Gelu(keys) => gelu::gelu(ctx, *keys, &mut self.triples, &part, f, macs)?,
+                GateKeys::Gelu64(keys) => gelu::gelu(ctx, *keys, &mut self.triples, &part, f, macs)?,
                 _ => return Err(MpcError::Invalid("GELU material expected".into())),
             });
         }
@@ -508,14 +506,11 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> TransformerOps<Z64> for Mosfor
             let part = xf.range(row * k, r * k)?;
             let part_mask = mask.map(|m| &m[row * k..(row + r) * k]);
             let keys = self.gate_keys(ctx, GateRequest::Softmax { rows: r, k })?;
-            let (t, batch) = (&mut self.triples, &mut self.gates.batch);
+            let t = &mut self.triples;
+            let macs = &mut Macs { one: &one, alpha: &alpha, batch: &mut self.gates.batch };
             out.push(match keys {
-                GateKeys::Softmax(keys) => {
-                    softmax::softmax(ctx, *keys, t, &part, part_mask, f, &one, &alpha, batch)?
-                }
-                GateKeys::Softmax64(keys) => {
-                    softmax::softmax(ctx, *keys, t, &part, part_mask, f, &one, &alpha, batch)?
-                }
+                GateKeys::Softmax(keys) => softmax::softmax(ctx, *keys, t, &part, part_mask, f, macs)?,
+                GateKeys::Softmax64(keys) => softmax::softmax(ctx, *keys, t, &part, part_mask, f, macs)?,
                 _ => return Err(MpcError::Invalid("softmax material expected".into())),
             });
         }
@@ -535,14 +530,11 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> TransformerOps<Z64> for Mosfor
         let f = self.gates.rings.softmax_bits();
         let (one, alpha) = self.mac_keys(ctx)?;
         let keys = self.gate_keys(ctx, GateRequest::LayerNorm { rows, k })?;
-        let (t, batch) = (&mut self.triples, &mut self.gates.batch);
+        let t = &mut self.triples;
+        let macs = &mut Macs { one: &one, alpha: &alpha, batch: &mut self.gates.batch };
         let y = match keys {
-            GateKeys::LayerNorm(keys) => {
-                layernorm::layernorm(ctx, *keys, t, x, gamma, beta, f, &one, &alpha, batch)?
-            }
-            GateKeys::LayerNorm64(keys) => {
-                layernorm::layernorm(ctx, *keys, t, x, gamma, beta, f, &one, &alpha, batch)?
-            }
+            GateKeys::LayerNorm(keys) => layernorm::layernorm(ctx, *keys, t, x, (gamma, beta), f, macs)?,
+            GateKeys::LayerNorm64(keys) => layernorm::layernorm(ctx, *keys, t, x, (gamma, beta), f, macs)?,
             _ => return Err(MpcError::Invalid("LayerNorm material expected".into())),
         };
         y.reshape(x.shape())

@@ -38,7 +38,7 @@ use crate::drelu::{DreluKeys, drelu};
 use crate::family::Security;
 use crate::lut::setup_with as lut_setup_with;
 use crate::lut::{LutKeys, lookup};
-use crate::mac::MacBatch;
+use crate::mac::Macs;
 use crate::rss::{Rss, constant};
 use crate::stored::{Shape, Word};
 use crate::triples::Sacrifice;
@@ -168,19 +168,13 @@ impl<T> Sources for T where T: TripleSource<Z64> + TruncPairSource<Z64> {}
 /// `⟨1/x⟩` or `⟨1/√x⟩` with `f` fractional bits, for `x` with `f` fractional bits, both in the
 /// value ring Z_2^64 (the comparisons read the working ring `R`, the gates compute in the MAC
 /// ring `M`).
-#[allow(
-    clippy::too_many_arguments,
-    reason = "the protocol's inputs: keys, sources, value, the two shared keys, the batch"
-)]
 pub fn evaluate<R: Z2k, M: Z2k>(
     ctx: &mut Ctx,
     keys: RecipKeys<R, M>,
     sources: &mut impl Sources,
     x: &Rss<Z64>,
     f: u32,
-    one: &Rss<M>,
-    alpha: &Rss<M>,
-    batch: &mut MacBatch<M>,
+    macs: &mut Macs<'_, M>,
 ) -> Result<Rss<Z64>> {
     let n = x.len();
     let b = ctx.party();
@@ -191,7 +185,7 @@ pub fn evaluate<R: Z2k, M: Z2k>(
     for (i, kd) in keys.compare.into_iter().enumerate() {
         let threshold = Tensor::full(&[n], R::from_u64(BASE.pow(i as u32 + 1)));
         let shifted = x.sub(&Rss::zeros(&[n]).add_public(b, &threshold)?)?;
-        let d = reduce(&drelu(ctx, kd, &shifted, one, alpha, batch)?)?;
+        let d = reduce(&drelu(ctx, kd, &shifted, macs)?)?;
         k = Some(match k {
             None => d,
             Some(acc) => acc.add(&d)?,
@@ -201,13 +195,13 @@ pub fn evaluate<R: Z2k, M: Z2k>(
     // t = T[k + 1].
     let k1: Rss<R> = reduce(&k.add_public(b, &constant(n, 1))?)?;
     let scales: Vec<M> = scale_table(keys.kind, f).into_iter().map(M::from_i64).collect();
-    let t_or_s = reduce(&lookup(ctx, keys.scale, &k1, &scales, one, alpha, batch)?)?;
+    let t_or_s = reduce(&lookup(ctx, keys.scale, &k1, &scales, macs)?)?;
     // For the inverse the same t scales x and the result; for rsqrt x is scaled by T_exp.
     let t = match keys.exp {
         None => t_or_s.clone(),
         Some(exp_keys) => {
             let exps: Vec<M> = scale_table(Kind::Inv, f).into_iter().map(M::from_i64).collect();
-            reduce(&lookup(ctx, exp_keys, &k1, &exps, one, alpha, batch)?)?
+            reduce(&lookup(ctx, exp_keys, &k1, &exps, macs)?)?
         }
     };
     // q = x·t / 2^f in [2^f/b, 2^f); index q - 2^f/b.
@@ -216,7 +210,7 @@ pub fn evaluate<R: Z2k, M: Z2k>(
     let offset = 1i64 << (f - BASE.trailing_zeros());
     let idx: Rss<R> = reduce(&q.add_public(b, &constant(n, -offset))?)?;
     let table: Vec<M> = main_table(keys.kind, f)?.into_iter().map(M::from_i64).collect();
-    let w = reduce(&lookup(ctx, keys.table, &idx, &table, one, alpha, batch)?)?;
+    let w = reduce(&lookup(ctx, keys.table, &idx, &table, macs)?)?;
     let tw = verified::mul(ctx, sources, &t_or_s, &w)?;
     trunc(ctx, sources, &tw, 1 << f)
 }

@@ -19,7 +19,7 @@ use veil_tensor::Tensor;
 
 use crate::exp::{ExpKeys, exp};
 use crate::family::Security;
-use crate::mac::MacBatch;
+use crate::mac::Macs;
 use crate::max::max_setup_with;
 use crate::max::{MaxKeys, max};
 use crate::recip::{self, Kind, RecipKeys, Sources};
@@ -91,10 +91,6 @@ pub fn setup_with<R: Sacrifice, M: Z2k>(
 }
 
 /// `⟨softmax(x)⟩` row by row; `mask[i·k + j] = true` leaves entry `(i, j)` out.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "the protocol's inputs: keys, sources, value, mask, the two shared keys, the batch"
-)]
 pub fn softmax<R: Z2k, M: Z2k>(
     ctx: &mut Ctx,
     keys: SoftmaxKeys<R, M>,
@@ -102,9 +98,7 @@ pub fn softmax<R: Z2k, M: Z2k>(
     x: &Rss<Z64>,
     mask: Option<&[bool]>,
     f: u32,
-    one: &Rss<M>,
-    alpha: &Rss<M>,
-    batch: &mut MacBatch<M>,
+    macs: &mut Macs<'_, M>,
 ) -> Result<Rss<Z64>> {
     let (rows, k) = (keys.rows, keys.k);
     if x.len() != rows * k || mask.is_some_and(|m| m.len() != rows * k) {
@@ -129,14 +123,14 @@ pub fn softmax<R: Z2k, M: Z2k>(
         let masked = keep.map(|&v| Z64::ONE - v);
         x_m = x_m.mul_public(keep)?.add(&first.spread_rows(k)?.mul_public(&masked)?)?;
     }
-    let m = max(ctx, keys.max, &x_m, alpha, batch)?;
+    let m = max(ctx, keys.max, &x_m, macs)?;
     let delta = x_m.sub(&m.spread_rows(k)?)?;
-    let mut e = exp(ctx, keys.exp, sources, &delta, f, one, alpha, batch)?;
+    let mut e = exp(ctx, keys.exp, sources, &delta, f, macs)?;
     e = e.reshape(&[rows, k])?;
     if let Some(keep) = &keep {
         e = e.mul_public(keep)?;
     }
-    let r = recip::evaluate(ctx, keys.inv, sources, &e.row_sums(k)?, f, one, alpha, batch)?;
+    let r = recip::evaluate(ctx, keys.inv, sources, &e.row_sums(k)?, f, macs)?;
     let z = verified::mul(ctx, sources, &e, &r.spread_rows(k)?)?;
     let z = trunc(ctx, sources, &z, 1 << f)?;
     // Masked outputs are exactly 0 (the truncation of 0 may read -1).

@@ -7,7 +7,7 @@ use veil_mosformer::clear::{MosformerReference, gelu_6, max_rows};
 use veil_mosformer::gelu;
 use veil_mosformer::input::share_input;
 use veil_mosformer::keys::{mac_key, random_one};
-use veil_mosformer::mac::MacBatch;
+use veil_mosformer::mac::{MacBatch, Macs};
 use veil_mosformer::max::{max, max_setup};
 use veil_mosformer::offline::Offline;
 use veil_mosformer::open::open_all;
@@ -73,9 +73,10 @@ fn gelu_and_max<G: Sacrifice, X: Sacrifice>(
         let alpha = mac_key::<Z128>(ctx)?;
         let mut batch = MacBatch::new();
         let keys = gelu::setup::<G, Z128>(ctx, n)?;
-        let g = gelu::gelu(ctx, keys, &mut Offline::new(), &x, 6, &one, &alpha, &mut batch)?;
+        let macs = &mut Macs { one: &one, alpha: &alpha, batch: &mut batch };
+        let g = gelu::gelu(ctx, keys, &mut Offline::new(), &x, 6, macs)?;
         let keys = max_setup::<X, Z128>(ctx, rows, k)?;
-        let m = max(ctx, keys, &s, &alpha, &mut batch)?;
+        let m = max(ctx, keys, &s, macs)?;
         batch.check(ctx, &alpha, 64, "clear")?;
         Ok((open_all(ctx, &g)?, open_all(ctx, &m)?))
     }))

@@ -4,7 +4,7 @@
 use veil_mosformer::exp::{self, pow2_table};
 use veil_mosformer::input::share_input;
 use veil_mosformer::keys::{mac_key, random_one};
-use veil_mosformer::mac::MacBatch;
+use veil_mosformer::mac::{MacBatch, Macs};
 use veil_mosformer::offline::Offline;
 use veil_mosformer::open::open_all;
 use veil_mosformer::triples::Sacrifice;
@@ -57,7 +57,8 @@ fn exp_in<R: Sacrifice>(f: u32, bound: f64) {
         let alpha = mac_key::<Z128>(ctx)?;
         let keys = exp::setup::<R, Z128>(ctx, n, f)?;
         let mut batch = MacBatch::new();
-        let e = exp::exp(ctx, keys, &mut Offline::new(), &s, f, &one, &alpha, &mut batch)?;
+        let macs = &mut Macs { one: &one, alpha: &alpha, batch: &mut batch };
+        let e = exp::exp(ctx, keys, &mut Offline::new(), &s, f, macs)?;
         batch.check(ctx, &alpha, 64, "exp")?;
         open_all(ctx, &e)
     }))

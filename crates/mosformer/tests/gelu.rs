@@ -4,7 +4,7 @@
 use veil_mosformer::gelu::{self, gelu_f64, gelu_table};
 use veil_mosformer::input::share_input;
 use veil_mosformer::keys::{mac_key, random_one};
-use veil_mosformer::mac::MacBatch;
+use veil_mosformer::mac::{MacBatch, Macs};
 use veil_mosformer::offline::Offline;
 use veil_mosformer::open::open_all;
 use veil_mosformer::triples::Sacrifice;
@@ -50,7 +50,8 @@ fn gelu_in<R: Sacrifice>(raw: &[i64], f: u32, bound: f64) {
         let alpha = mac_key::<Z128>(ctx)?;
         let keys = gelu::setup::<R, Z128>(ctx, n)?;
         let mut batch = MacBatch::new();
-        let z = gelu::gelu(ctx, keys, &mut Offline::new(), &xs, f, &one, &alpha, &mut batch)?;
+        let macs = &mut Macs { one: &one, alpha: &alpha, batch: &mut batch };
+        let z = gelu::gelu(ctx, keys, &mut Offline::new(), &xs, f, macs)?;
         batch.check(ctx, &alpha, 64, "gelu")?;
         open_all(ctx, &z)
     }))

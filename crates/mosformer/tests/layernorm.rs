@@ -4,7 +4,7 @@
 use veil_mosformer::input::share_input;
 use veil_mosformer::keys::{mac_key, random_one};
 use veil_mosformer::layernorm;
-use veil_mosformer::mac::MacBatch;
+use veil_mosformer::mac::{MacBatch, Macs};
 use veil_mosformer::offline::Offline;
 use veil_mosformer::open::open_all;
 use veil_mosformer::triples::Sacrifice;
@@ -44,18 +44,8 @@ fn layernorm_in<R: Sacrifice>(f: u32, tolerance: f64) {
         let alpha = mac_key::<Z128>(ctx)?;
         let keys = layernorm::setup::<R, Z128>(ctx, rows, k, f)?;
         let mut batch = MacBatch::new();
-        let y = layernorm::layernorm(
-            ctx,
-            keys,
-            &mut Offline::new(),
-            &xs_sh,
-            &g_sh,
-            &b_sh,
-            f,
-            &one,
-            &alpha,
-            &mut batch,
-        )?;
+        let macs = &mut Macs { one: &one, alpha: &alpha, batch: &mut batch };
+        let y = layernorm::layernorm(ctx, keys, &mut Offline::new(), &xs_sh, (&g_sh, &b_sh), f, macs)?;
         batch.check(ctx, &alpha, 64, "layernorm")?;
         open_all(ctx, &y)
     }))

@@ -4,7 +4,7 @@
 use veil_mosformer::input::share_input;
 use veil_mosformer::keys::{mac_key, random_one};
 use veil_mosformer::lut::{self, lookup, lookup_finish, lookup_terms, pad_table};
-use veil_mosformer::mac::MacBatch;
+use veil_mosformer::mac::{MacBatch, Macs};
 use veil_mosformer::open::open_all;
 use veil_mpc::cost::rounds_across;
 use veil_mpc::harness::simulate;
@@ -102,7 +102,8 @@ fn wrong_sizes_are_errors() {
         let alpha = mac_key::<Z64>(ctx)?;
         let keys = lut::setup::<Z32, Z64>(ctx, 4, 3)?;
         let mut batch = MacBatch::new();
-        lookup(ctx, keys, &xs, &[Z64::ONE; 8], &one, &alpha, &mut batch).map(|_| ())
+        let macs = &mut Macs { one: &one, alpha: &alpha, batch: &mut batch };
+        lookup(ctx, keys, &xs, &[Z64::ONE; 8], macs).map(|_| ())
     });
     assert!(res.iter().all(|r| r.as_ref().unwrap_err().to_string().contains("table of 8 entries")));
     assert!(pad_table::<Z64>(&[], 4).is_err());

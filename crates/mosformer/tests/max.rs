@@ -4,8 +4,8 @@
 use veil_mosformer::convert::upcast;
 use veil_mosformer::drelu::{select, setup};
 use veil_mosformer::input::share_input;
-use veil_mosformer::keys::mac_key;
-use veil_mosformer::mac::MacBatch;
+use veil_mosformer::keys::{mac_key, random_one};
+use veil_mosformer::mac::{MacBatch, Macs};
 use veil_mosformer::max::{max, max_setup, relu};
 use veil_mosformer::offline::Offline;
 use veil_mosformer::open::open_all;
@@ -31,14 +31,15 @@ fn select_and_relu_match_plaintext() {
         let y = Tensor::new(vec![n], ys.iter().map(|&v| Z64::from_i64(v)).collect())?;
         let xs_r = share_input(ctx, 0, (ctx.party() == 0).then_some(&x), &[n])?;
         let ys_m = share_input(ctx, 2, (ctx.party() == 2).then_some(&y), &[n])?;
-        let alpha = mac_key::<Z64>(ctx)?;
+        let (one, alpha) = (random_one::<Z64>(ctx)?, mac_key::<Z64>(ctx)?);
         let mut batch = MacBatch::new();
+        let macs = &mut Macs { one: &one, alpha: &alpha, batch: &mut batch };
         let k1 = setup::<Z16, Z64>(ctx, n)?;
-        let sel = select(ctx, k1, &xs_r, &ys_m, &alpha, &mut batch)?;
+        let sel = select(ctx, k1, &xs_r, &ys_m, macs)?;
         // ReLU: lift x to the MAC ring (|x| < 2^14 as upcast requires), then Select(x, x).
         let x_m = upcast::<Z16, Z64>(ctx, &mut Offline::new(), &xs_r, 0)?;
         let k2 = setup::<Z16, Z64>(ctx, n)?;
-        let r = relu(ctx, k2, &xs_r, &x_m, &alpha, &mut batch)?;
+        let r = relu(ctx, k2, &xs_r, &x_m, macs)?;
         batch.check(ctx, &alpha, 32, "select")?;
         Ok((open_all(ctx, &sel)?, open_all(ctx, &r)?))
     }))
@@ -61,10 +62,10 @@ fn max_over_rows_of_every_width() {
         let out = all_ok(simulate(3, seed, |ctx| {
             let t = Tensor::new(vec![rows, k], vals.iter().map(|&v| Z64::from_i64(v)).collect())?;
             let x = share_input(ctx, 1, (ctx.party() == 1).then_some(&t), &[rows, k])?;
-            let alpha = mac_key::<Z128>(ctx)?;
+            let (one, alpha) = (random_one::<Z128>(ctx)?, mac_key::<Z128>(ctx)?);
             let keys = max_setup::<Z16, Z128>(ctx, rows, k)?;
             let mut batch = MacBatch::new();
-            let m = max(ctx, keys, &x, &alpha, &mut batch)?;
+            let m = max(ctx, keys, &x, &mut Macs { one: &one, alpha: &alpha, batch: &mut batch })?;
             batch.check(ctx, &alpha, 64, "max")?;
             open_all(ctx, &m)
         }))

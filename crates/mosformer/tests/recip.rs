@@ -3,7 +3,7 @@
 
 use veil_mosformer::input::share_input;
 use veil_mosformer::keys::{mac_key, random_one};
-use veil_mosformer::mac::MacBatch;
+use veil_mosformer::mac::{MacBatch, Macs};
 use veil_mosformer::offline::Offline;
 use veil_mosformer::open::open_all;
 use veil_mosformer::recip::{self, Kind, main_table, scale_table};
@@ -51,7 +51,8 @@ fn run_in<R: Sacrifice>(kind: Kind, xs: &[f64], seed: u64, f: u32) -> Vec<f64> {
         let alpha = mac_key::<Z128>(ctx)?;
         let keys = recip::setup::<R, Z128>(ctx, kind, n, f)?;
         let mut batch = MacBatch::new();
-        let y = recip::evaluate(ctx, keys, &mut Offline::new(), &s, f, &one, &alpha, &mut batch)?;
+        let macs = &mut Macs { one: &one, alpha: &alpha, batch: &mut batch };
+        let y = recip::evaluate(ctx, keys, &mut Offline::new(), &s, f, macs)?;
         batch.check(ctx, &alpha, 64, "recip")?;
         open_all(ctx, &y)
     }))

@@ -5,7 +5,7 @@
 use veil_mosformer::Security;
 use veil_mosformer::input::share_input;
 use veil_mosformer::keys::{mac_key, random_one};
-use veil_mosformer::mac::MacBatch;
+use veil_mosformer::mac::{MacBatch, Macs};
 use veil_mosformer::offline::{OFFLINE_PHASE, Offline};
 use veil_mosformer::open::open_all;
 use veil_mosformer::recip::{self, Kind};
@@ -31,7 +31,8 @@ fn drelu_run(security: Security) -> (Vec<Z64>, Vec<i64>, u64, u64) {
         let offline = ctx.stats().current().since(&before).bytes_sent;
         let mut batch = MacBatch::for_security(security);
         let before = ctx.stats().current();
-        let d = drelu::drelu(ctx, keys, &s, &one, &alpha, &mut batch)?;
+        let macs = &mut Macs { one: &one, alpha: &alpha, batch: &mut batch };
+        let d = drelu::drelu(ctx, keys, &s, macs)?;
         batch.check(ctx, &alpha, 32, "drelu")?;
         let online = ctx.stats().current().since(&before).bytes_sent;
         Ok((open_all(ctx, &d)?, online, offline))
@@ -66,7 +67,8 @@ fn inverse_without_verification_matches_plaintext() {
         let keys = recip::setup_with::<Z32, Z128>(ctx, Kind::Inv, raw.len(), 12, Security::SemiHonest)?;
         let mut offline = Offline::semi_honest();
         let mut batch = MacBatch::semi_honest();
-        let y = recip::evaluate(ctx, keys, &mut offline, &s, 12, &one, &alpha, &mut batch)?;
+        let macs = &mut Macs { one: &one, alpha: &alpha, batch: &mut batch };
+        let y = recip::evaluate(ctx, keys, &mut offline, &s, 12, macs)?;
         batch.check(ctx, &alpha, 64, "inv")?;
         // No triple was made: the offline phase never ran.
         assert_eq!(ctx.stats().get(OFFLINE_PHASE).bytes_sent, 0);

@@ -3,7 +3,7 @@
 
 use veil_mosformer::input::share_input;
 use veil_mosformer::keys::{mac_key, random_one};
-use veil_mosformer::mac::MacBatch;
+use veil_mosformer::mac::{MacBatch, Macs};
 use veil_mosformer::offline::Offline;
 use veil_mosformer::open::open_all;
 use veil_mosformer::softmax;
@@ -36,17 +36,8 @@ fn run_in<R: Sacrifice>(
         let alpha = mac_key::<Z128>(ctx)?;
         let keys = softmax::setup::<R, Z128>(ctx, rows, k, f)?;
         let mut batch = MacBatch::new();
-        let z = softmax::softmax(
-            ctx,
-            keys,
-            &mut Offline::new(),
-            &s,
-            mask.as_deref(),
-            f,
-            &one,
-            &alpha,
-            &mut batch,
-        )?;
+        let macs = &mut Macs { one: &one, alpha: &alpha, batch: &mut batch };
+        let z = softmax::softmax(ctx, keys, &mut Offline::new(), &s, mask.as_deref(), f, macs)?;
         batch.check(ctx, &alpha, 64, "softmax")?;
         open_all(ctx, &z)
     }))

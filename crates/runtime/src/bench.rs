@@ -14,7 +14,7 @@ use std::time::Instant;
 use serde::Serialize;
 use veil_mosformer::convert::{downcast, upcast};
 use veil_mosformer::input::share_input;
-use veil_mosformer::mac::MacBatch;
+use veil_mosformer::mac::{MacBatch, Macs};
 use veil_mosformer::mul::mul_semi_honest;
 use veil_mosformer::offline::{Offline, OfflineRing, Plan, Request};
 use veil_mosformer::ops::MacRing;
@@ -301,12 +301,6 @@ fn bench_trunc<R: Z2k>(
     Ok((off, on))
 }
 
-/// The shared keys of a MAC'd gate: `⟨1⟩` and `⟨α⟩` in the MAC ring.
-struct MacKeys {
-    one: Rss<MacRing>,
-    alpha: Rss<MacRing>,
-}
-
 /// Benchmarks a gate whose outputs are MAC'd in the MAC ring (Z_2^128): the offline phase
 /// makes `⟨1⟩`, `⟨α⟩`, the gate's keys (`setup`) and the planned triples and tuples; the online
 /// phase runs the gate (`run`) and the batch's MAC check, which is part of the online time and
@@ -317,21 +311,19 @@ fn bench_mac_gate<K, T>(
     offline: &mut Offline,
     plan: &Plan,
     setup: impl FnOnce(&mut Ctx) -> Result<K>,
-    run: impl FnOnce(&mut Ctx, K, &MacKeys, &mut Offline, &mut MacBatch<MacRing>) -> Result<T>,
+    run: impl FnOnce(&mut Ctx, K, &mut Offline, &mut Macs<'_, MacRing>) -> Result<T>,
 ) -> Result<Run> {
-    let ((keys, mk), off) = measure(ctx, "offline", |c| {
-        let mk = MacKeys {
-            one: veil_mosformer::keys::random_one::<MacRing>(c)?,
-            alpha: veil_mosformer::keys::mac_key::<MacRing>(c)?,
-        };
+    let ((keys, one, alpha), off) = measure(ctx, "offline", |c| {
+        let one = veil_mosformer::keys::random_one::<MacRing>(c)?;
+        let alpha = veil_mosformer::keys::mac_key::<MacRing>(c)?;
         let keys = setup(c)?;
         offline.produce(c, plan)?;
-        Ok((keys, mk))
+        Ok((keys, one, alpha))
     })?;
     let (_, on) = measure(ctx, "online", |c| {
         let mut batch = MacBatch::for_security(security(malicious));
-        run(c, keys, &mk, offline, &mut batch)?;
-        batch.check(c, &mk.alpha, 64, "bench")
+        run(c, keys, offline, &mut Macs { one: &one, alpha: &alpha, batch: &mut batch })?;
+        batch.check(c, &alpha, 64, "bench")
     })?;
     Ok((off, on))
 }
@@ -347,7 +339,7 @@ fn bench_lut(ctx: &mut Ctx, n: usize, malicious: bool) -> Result<Run> {
         &mut Offline::new(),
         &Vec::new(),
         |c| veil_mosformer::lut::setup_with::<Z32, MacRing>(c, 8, n, security(malicious)),
-        |c, keys, mk, _, batch| veil_mosformer::lut::lookup(c, keys, &x, &table, &mk.one, &mk.alpha, batch),
+        |c, keys, _, macs| veil_mosformer::lut::lookup(c, keys, &x, &table, macs),
     )
 }
 
@@ -360,7 +352,7 @@ fn bench_drelu<R: Sacrifice>(ctx: &mut Ctx, n: usize, malicious: bool) -> Result
         &mut Offline::new(),
         &Vec::new(),
         |c| veil_mosformer::drelu::setup_with::<R, MacRing>(c, n, security(malicious)),
-        |c, keys, mk, _, batch| veil_mosformer::drelu::drelu(c, keys, &x, &mk.one, &mk.alpha, batch),
+        |c, keys, _, macs| veil_mosformer::drelu::drelu(c, keys, &x, macs),
     )
 }
 
@@ -381,7 +373,7 @@ fn bench_gelu<R: Sacrifice>(
         offline,
         plan,
         |c| veil_mosformer::gelu::setup_with::<R, MacRing>(c, n, security(malicious)),
-        |c, keys, mk, o, batch| veil_mosformer::gelu::gelu(c, keys, o, &x, f, &mk.one, &mk.alpha, batch),
+        |c, keys, o, macs| veil_mosformer::gelu::gelu(c, keys, o, &x, f, macs),
     )
 }
 
@@ -404,7 +396,7 @@ fn bench_exp<R: Sacrifice>(
         offline,
         plan,
         |c| veil_mosformer::exp::setup_with::<R, MacRing>(c, n, f, security(malicious)),
-        |c, keys, mk, o, batch| veil_mosformer::exp::exp(c, keys, o, &x, f, &mk.one, &mk.alpha, batch),
+        |c, keys, o, macs| veil_mosformer::exp::exp(c, keys, o, &x, f, macs),
     )
 }
 
@@ -428,7 +420,7 @@ fn bench_recip<R: Sacrifice>(
         offline,
         plan,
         |c| veil_mosformer::recip::setup_with::<R, MacRing>(c, kind, n, f, security(malicious)),
-        |c, keys, mk, o, batch| veil_mosformer::recip::evaluate(c, keys, o, &x, f, &mk.one, &mk.alpha, batch),
+        |c, keys, o, macs| veil_mosformer::recip::evaluate(c, keys, o, &x, f, macs),
     )
 }
 
