@@ -42,7 +42,7 @@ def layer_record(tokens):
             "material": "on demand", "offline": {"bytes_per_party": 2e8 * tokens, "rounds": 40, "seconds": 2.0 * tokens},
             "online": {"bytes_per_party": 2e6 * tokens, "rounds": 20, "seconds": 0.2 * tokens},
             "blocks": [dict(block, block="softmax"), dict(block, block="gelu")], "made_online": 0,
-            "peak_rss_mib": 100.0, "net": "none", "mac_bits": 128}
+            "peak_rss_mib": 100.0, "net": "none", "mac_bits": 128, "offline_steps_synced": True}
 
 
 def write(folder, name, records):
@@ -136,6 +136,13 @@ def test_a_fresh_record_replaces_a_stale_one_and_stale_figures_are_marked(tmp_pa
     assert drelu["online"]["bytes_per_party"] == 1.2e6 and not m.stale(drelu)
     text = m.report(results, tmp_path / "out", "bench_report.py").read_text()
     assert "Stale records (†, 1 of them)" in text
+    # A layer whose online time still counted waits for a peer's offline work is stale too.
+    unsynced = layer_record(32)
+    del unsynced["offline_steps_synced"]
+    assert m.stale(unsynced) and not m.stale(layer_record(32))
+    write(results, "d.jsonl", [unsynced])
+    text = m.report(results, tmp_path / "out", "bench_report.py").read_text()
+    assert "Stale records (†, 2 of them)" in text and "1 layer or model records carry it" in text
     assert any(line.startswith("| lut † |") for line in text.splitlines())
     assert any(line.startswith("| drelu | 10,000 |") and "| 1.144 |" in line for line in text.splitlines())
 

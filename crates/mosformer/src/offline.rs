@@ -37,6 +37,28 @@ use crate::rss::Rss;
 use crate::triples::{Sacrifice, Triple, TripleSource, generate_matmul, generate_mul};
 use crate::trunc::{TruncPair, TruncPairSource, pair_known_pair};
 
+/// What each server sends the other two when it leaves an on-demand offline step.
+const DONE: &[u8] = b"veil/mosformer/offline/done";
+
+/// Ends material made on demand inside another phase: each server tells the other two it is
+/// done and waits for both (one short message each way, one round, counted offline). Dealing is
+/// uneven (the dealer of a batch finishes before its evaluators have checked it), so without
+/// this a server that finished early would wait for the others in the first online message
+/// that follows, and that wait would be reported as online time.
+pub(crate) fn leave_offline_together(ctx: &mut Ctx) -> Result<()> {
+    let b = ctx.party();
+    let peers = [crate::rss::next(b), crate::rss::prev(b)];
+    for p in peers {
+        ctx.net().send(p, DONE.to_vec())?;
+    }
+    for p in peers {
+        if ctx.net().recv(p)? != DONE {
+            return Err(MpcError::Malformed { from: p, what: "end of an offline step".into() });
+        }
+    }
+    Ok(())
+}
+
 /// Upcast tuples made per batch (bounds the bits and triples held while making them).
 pub const UPCAST_BATCH: usize = 4096;
 

@@ -45,7 +45,7 @@ use crate::keys::{mac_key, random_one};
 use crate::layernorm::{self, LayerNormKeys};
 use crate::mac::{MacBatch, Macs};
 use crate::mul::{matmul_semi_honest, mul_semi_honest};
-use crate::offline::in_offline_phase;
+use crate::offline::{in_offline_phase, leave_offline_together};
 use crate::rss::Rss;
 use crate::softmax::{self, SoftmaxKeys};
 use crate::stored::Shape;
@@ -326,7 +326,12 @@ impl<D> Mosformer<D> {
             }
             None => {
                 self.gates.made_on_demand += 1;
-                make(ctx, &req, self.security, self.gates.rings)
+                let (security, rings) = (self.security, self.gates.rings);
+                in_offline_phase(ctx, |ctx| {
+                    let keys = make(ctx, &req, security, rings)?;
+                    leave_offline_together(ctx)?;
+                    Ok(keys)
+                })
             }
         }
     }

@@ -71,6 +71,11 @@ pub struct ModelRecord {
     /// none). Records without it predate the Z_2^128 MACs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mac_bits: Option<u32>,
+    /// True where material made on demand ends each offline step with the servers waiting for
+    /// one another, so that a wait for a peer's offline work counts as offline time. Records
+    /// without it (`mosformer` only) counted those waits as online time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offline_steps_synced: Option<bool>,
 }
 
 /// Sums a phase over the three servers.
@@ -238,5 +243,6 @@ fn record(
         peak_rss_mib,
         paper,
         mac_bits: crate::bench::mac_bits(family),
+        offline_steps_synced: (family == "mosformer").then_some(true),
     }
 }

@@ -285,6 +285,11 @@ pub struct LayerRecord {
     /// none). Records without it predate the Z_2^128 MACs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mac_bits: Option<u32>,
+    /// True where material made on demand ends each offline step with the servers waiting for
+    /// one another, so that a wait for a peer's offline work counts as offline time. Records
+    /// without it (`mosformer` only) counted those waits as online time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offline_steps_synced: Option<bool>,
 }
 
 /// One server's result: the measured layer's offline and online phases, material made online,
@@ -455,6 +460,7 @@ pub fn bench_layer(
         peak_rss_mib: crate::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20)),
         net: "none",
         mac_bits: crate::bench::mac_bits("mosformer"),
+        offline_steps_synced: Some(true),
     })
 }
 
@@ -510,6 +516,17 @@ mod tests {
         assert!((two.online.bytes_per_party - check(&two) - 2.0 * per_layer).abs() < 1e-6);
         assert!(two.offline.bytes_per_party > 1.5 * one.offline.bytes_per_party);
         assert!(bench_layer(s, 1, Material::Ahead, Security::Malicious, ON_DEMAND_CHUNK).is_err());
+    }
+
+    #[test]
+    fn material_made_on_demand_leaves_the_online_rounds_as_made_ahead() {
+        // The servers leave each on-demand offline step together, so no offline message is
+        // counted in the online chain: the online rounds are the online protocol's alone.
+        let s = LayerShape { tokens: 2, hidden: 8, heads: 2, ffn: 16, causal: false };
+        let ahead = bench_layer(s, 2, Material::Ahead, Security::Malicious, ON_DEMAND_CHUNK).unwrap();
+        let on_demand = bench_layer(s, 1, Material::OnDemand, Security::Malicious, ON_DEMAND_CHUNK).unwrap();
+        assert_eq!(on_demand.online.rounds, ahead.online.rounds);
+        assert_eq!(on_demand.offline_steps_synced, Some(true));
     }
 
     #[test]
