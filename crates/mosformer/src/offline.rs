@@ -19,7 +19,9 @@
 //! (requests depend on shapes only, never on data, so one run of a computation plans every
 //! later run). If the online phase asks for more than was produced, the missing part is made
 //! on the spot (still counted as offline, but its rounds then delay the online phase);
-//! [`Offline::made_on_demand`] says how much, so benchmarks can check it is zero.
+//! [`Offline::made_on_demand`] says how much, so benchmarks can check it is zero. Gate material
+//! made on demand ends with `leave_offline_together` (one round), so the online phase's rounds and time
+//! stay its own.
 //!
 //! **Memory.** Material is held until used and then dropped, so producing it per layer (or per
 //! batch of gates) bounds what a party holds at once to one piece.
