@@ -403,15 +403,14 @@ def chunk_trials_table(trials: list[dict], layers: list[dict]) -> str:
                      and b["shape"]["tokens"] == t["shape"]["tokens"] and one_layer(b) == one_layer(t)), None)
         for r in ([base] if base else []) + [t]:
             rows.append([layer_model(r), str(r["shape"]["tokens"]), f"{chunk(r):,}", str(r["online"]["rounds"]),
-                         fmt(r["online"]["bytes_per_party"] / MIB), fmt(r["offline"]["seconds"]),
-                         fmt(r.get("peak_rss_mib"))])
+                         fmt(r["online"]["bytes_per_party"] / MIB), fmt(r["online"]["seconds"]),
+                         fmt(r["offline"]["seconds"]), fmt(r.get("peak_rss_mib"))])
     if not rows:
         return ""
     return ("\n### Chunk size: rounds against memory (`veil bench layer --chunk N`, malicious, one layer)\n\n"
             "A bigger chunk runs a gate call in fewer pieces, so fewer rounds, but every server holds the material "
-            "of a whole chunk at once (the LUT's expanded one-hot tables over Z_2^128 dominate it). Offline seconds "
-            "of a trial run beside other jobs are not comparable.\n\n"
-            + table(["model", "tokens", "chunk", "online rounds", "online MiB", "offline s",
+            "of a whole chunk at once (the LUT's expanded one-hot tables over Z_2^128 dominate it).\n\n"
+            + table(["model", "tokens", "chunk", "online rounds", "online MiB", "online s", "offline s",
                      "peak MiB (3 servers)"], rows))
 
 
