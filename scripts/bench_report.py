@@ -407,7 +407,7 @@ def chunk_trials_table(trials: list[dict], layers: list[dict]) -> str:
                          fmt(r["offline"]["seconds"]), fmt(r.get("peak_rss_mib"))])
     if not rows:
         return ""
-    return ("\n### Chunk size: rounds against memory (`veil bench layer --chunk N`, malicious, one layer)\n\n"
+    return ("\n### Chunk size: rounds against memory (`veil bench layer --chunk N`, one layer)\n\n"
             "A bigger chunk runs a gate call in fewer pieces, so fewer rounds, but every server holds the material "
             "of a whole chunk at once (the LUT's expanded one-hot tables over Z_2^128 dominate it).\n\n"
             + table(["model", "tokens", "chunk", "online rounds", "online MiB", "online s", "offline s",
