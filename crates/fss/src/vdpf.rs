@@ -100,8 +100,11 @@ impl VdpfHash {
 /// `π_b = H'(H_0(k_1) ‖ π̃(k_1) ‖ … ‖ H_0(k_K) ‖ π̃(k_K))`. The two evaluators' batch proofs
 /// agree exactly when every key's proof would (a mismatch in any key changes the hashed input;
 /// equal proofs from different inputs are a collision of `H'`), so comparing one batch proof is
-/// the check of every key. Hashing one long input lets BLAKE3 compress its chunks side by side
-/// (SIMD), where a proof per key hashes a few chunks at a time.
+/// the check of every key. The input goes to the streaming hash in pieces of at least
+/// [`PROOF_FEED_BYTES`]: long enough for BLAKE3 to compress its 1 KiB chunks side by side
+/// (SIMD), where a proof per key hashes a few chunks at a time. The pieces are gathered in a
+/// buffer each thread keeps from batch to batch: a fresh buffer of the whole batch's leaves was
+/// grown, copied and page-faulted anew for every batch, most of the page faults of a long run.
 ///
 /// # Errors
 /// As [`eval_full_verified`], for the first key that fails.
@@ -111,24 +114,45 @@ pub fn eval_full_verified_batch<R: Ring>(
 ) -> Result<(Vec<Vec<R>>, Proof), FssError> {
     let hash = VdpfHash::get();
     let aes = FixedAes::new();
-    let mut buffer = Vec::new();
     let mut tables = Vec::with_capacity(keys.len());
     let mut leaves = Leaves::default();
-    for key in keys {
-        if b > 1 {
-            return Err(FssError::InvalidParty(b));
-        }
-        if b != key.party {
-            return Err(FssError::PartyMismatch { key: key.party, requested: b });
-        }
-        leaves.expand(key, &aes)?;
-        buffer.extend_from_slice(&hash.init(key));
-        append_pi_tildes(&aes, key, &mut leaves, &mut buffer);
-        tables.push(leaves.outputs(key, &aes));
-    }
     let mut proof = blake3::Hasher::new_keyed(&hash.step);
-    proof.update(&buffer);
+    PROOF_INPUT.with_borrow_mut(|buffer| {
+        buffer.clear();
+        for key in keys {
+            if b > 1 {
+                return Err(FssError::InvalidParty(b));
+            }
+            if b != key.party {
+                return Err(FssError::PartyMismatch { key: key.party, requested: b });
+            }
+            leaves.expand(key, &aes)?;
+            buffer.extend_from_slice(&hash.init(key));
+            append_pi_tildes(&aes, key, &mut leaves, buffer);
+            tables.push(leaves.outputs(key, &aes));
+            if buffer.len() >= PROOF_FEED_BYTES {
+                // Whole 1 KiB chunks only: the rest waits, so no chunk is split between pieces.
+                let whole = buffer.len() / 1024 * 1024;
+                proof.update(&buffer[..whole]);
+                buffer.drain(..whole);
+            }
+        }
+        proof.update(buffer);
+        // A key over a large domain can grow the buffer far past a piece; do not keep that.
+        if buffer.capacity() > 4 * PROOF_FEED_BYTES {
+            *buffer = Vec::new();
+        }
+        Ok(())
+    })?;
     Ok((tables, Proof(*proof.finalize().as_bytes())))
+}
+
+/// Bytes of proof input [`eval_full_verified_batch`] gathers before it updates the hash.
+const PROOF_FEED_BYTES: usize = 1 << 20;
+
+thread_local! {
+    /// [`eval_full_verified_batch`]'s proof input, kept by each thread between batches.
+    static PROOF_INPUT: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// `BVEval(b, k_b, {0, …, 2^d − 1})`: party `b`'s shares of the whole truth table (as

@@ -70,9 +70,13 @@ pub fn evaluators(dealer: PartyId) -> (PartyId, PartyId) {
     (prev(dealer), next(dealer))
 }
 
-/// The dealer's message to one evaluator: `α`-shares, then the serialized keys.
+/// The dealer's message to one evaluator: `α`-shares, then the serialized keys. Sized up front:
+/// a dealing's message runs to hundreds of MiB, and growing it by doubling copied and
+/// page-faulted it several times over.
 pub fn dealer_message<O: Ring, A: Ring>(alpha: &[A], keys: &[DpfKey<O>]) -> Vec<u8> {
-    let mut m = encode_slice(alpha);
+    let key_len = keys.first().map_or(0, |k| key_bytes::<O>(k.domain_bits()));
+    let mut m = Vec::with_capacity(alpha.len() * A::BYTES + keys.len() * key_len);
+    m.extend_from_slice(&encode_slice(alpha));
     for k in keys {
         m.extend_from_slice(&k.to_bytes());
     }
