@@ -249,9 +249,17 @@ def layer_totals(rec: dict, layers: int) -> dict:
                              (f"{phase}_seconds", "seconds"))}
 
 
+# Layers of each model `veil bench model` runs with random weights of the real shapes.
+MODEL_DEPTH = {"bert-base": 12, "bert-large": 24, "gpt2": 12}
+
+
 def layer_model(rec: dict) -> str:
-    """`gpt2` for GPT-2 decoder blocks, `bert-base` for BERT encoder layers (of width 768)."""
-    return "gpt2" if rec["shape"].get("causal") else "bert-base"
+    """`gpt2` for GPT-2 decoder blocks; `bert-base` or `bert-large` for BERT encoder layers of
+    width 768 or 1024 (`encoder-W` for any other width W)."""
+    shape = rec["shape"]
+    if shape.get("causal"):
+        return "gpt2"
+    return {768: "bert-base", 1024: "bert-large"}.get(shape["hidden"], f"encoder-{shape['hidden']}")
 
 
 def one_layer(rec: dict) -> bool:
@@ -260,16 +268,42 @@ def one_layer(rec: dict) -> bool:
 
 
 def model_totals(layers: list[dict], model: str, tokens: int, security: str) -> tuple[dict, str] | None:
-    """A 12-layer model's cost: measured whole when a 12-layer record exists, else 12 x one layer."""
+    """A whole model's cost (`MODEL_DEPTH` layers): measured whole when a record of all its layers
+    exists, else that many times one layer."""
+    depth = MODEL_DEPTH[model]
     same = [r for r in layers if layer_model(r) == model and r["shape"]["tokens"] == tokens
-            and r["shape"]["hidden"] == 768 and r["security"] == security]
-    # A fresh record before a stale one, then a whole stack before 12 times one layer.
+            and r["security"] == security]
+    # A fresh record before a stale one, then a whole stack before `depth` times one layer.
     same.sort(key=stale)
-    whole = next((r for r in same if not one_layer(r) and r["layers"] == 12), None)
+    whole = next((r for r in same if not one_layer(r) and r["layers"] == depth), None)
     single = next((r for r in same if one_layer(r)), None)
     if whole is not None and (single is None or not stale(whole) or stale(single)):
-        return layer_totals(whole, 1), mark("12 layers measured", whole)
-    return (layer_totals(single, 12), mark("12 x 1 layer", single)) if single is not None else None
+        return layer_totals(whole, 1), mark(f"{depth} layers measured", whole)
+    return (layer_totals(single, depth), mark(f"{depth} x 1 layer", single)) if single is not None else None
+
+
+def unreported_models(layers: list[dict]) -> str:
+    """Models no paper reports (BERT-large): our whole-model figures, projected onto Mosformer's
+    LAN and WAN."""
+    keys = sorted({(layer_model(r), r["shape"]["tokens"], r["security"]) for r in layers
+                   if layer_model(r) == "bert-large"})
+    rows = []
+    for model, tokens, security in keys:
+        found = model_totals(layers, model, tokens, security)
+        if found is None:
+            continue
+        t, source = found
+        on = [fmt(project(t["online_seconds"], t["online_bytes"], t["online_rounds"], *PROFILES[net]))
+              for net in ("lan", "wan")]
+        rows.append([model, str(tokens), security, source, fmt(t["online_bytes"] / 2**30, 3),
+                     fmt(t["offline_bytes"] / 2**30, 3), str(t["online_rounds"]), fmt(t["online_seconds"]),
+                     *on, fmt(t["offline_seconds"])])
+    if not rows:
+        return ""
+    return ("\nModels no paper reports (`veil bench model --model bert-large`: 24 layers of width 1024, "
+            "16 heads, feed-forward 4096; random weights; GB = 2^30 bytes per party):\n\n"
+            + table(["model", "tokens", "security", "from", "GB on", "GB off", "online rounds", "online s",
+                     "LAN on (proj.)", "WAN on (proj.)", "offline s"], rows))
 
 
 def mosformer_models(layers: list[dict], models: list[dict]) -> str:
@@ -295,6 +329,9 @@ def mosformer_models(layers: list[dict], models: list[dict]) -> str:
                      fmt(wan_on), ours[2], fmt(wan_off), ours[3], fmt(gb_on), ours[4], fmt(gb_off), ours[5]])
     out.append(table(["table", "model", "tokens", "security", "from", "LAN on", "ours", "LAN off", "ours", "WAN on",
                       "ours", "WAN off", "ours", "GB on", "ours", "GB off", "ours"], rows))
+    other = unreported_models(layers)
+    if other:
+        out.append(other)
     real = [m for m in models if m["family"] == "mosformer"]
     if real:
         out.append("\nReal checkpoints (`veil bench model --family mosformer`):\n")
@@ -638,8 +675,8 @@ def report(results: Path, out: Path, command: str) -> Path:
         "magnitude.\n",
         "## mosformer\n",
         "Records: `veil bench ops --family mosformer --json` (malicious; `--security semi-honest` "
-        "for the other mode), `veil bench layer --family mosformer --tokens T --layers 1 --json`, "
-        "`veil bench model --family mosformer --model bert-base --seq 128 --json`.\n",
+        "for the other mode), `veil bench layer --family mosformer [--model bert-base|bert-large|gpt2] "
+        "--tokens T --layers 1 --json`, `veil bench model --family mosformer --model bert-base --seq 128 --json`.\n",
         stale_note(r),
         img("mosformer-ops.png", "mosformer per-op bytes and time against n"),
         img("mosformer-network.png", "mosformer against network profile"),

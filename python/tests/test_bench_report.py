@@ -115,6 +115,20 @@ def test_a_measured_twelve_layer_run_is_preferred_and_gpt2_is_kept_apart():
     assert report.model_totals([one], "gpt2", 64, "malicious") is None
 
 
+def test_bert_large_counts_24_layers_and_is_listed_apart_from_the_papers_tables():
+    report = load_script()
+    base = layer_record(128)
+    large = layer_record(128)
+    large["shape"] = {"tokens": 128, "hidden": 1024, "heads": 16, "ffn": 4096}
+    totals, source = report.model_totals([base, large], "bert-large", 128, "malicious")
+    assert source == "24 x 1 layer" and totals["offline_bytes"] == 24 * large["offline"]["bytes_per_party"]
+    totals, _ = report.model_totals([base, large], "bert-base", 128, "malicious")
+    assert totals["offline_bytes"] == 12 * base["offline"]["bytes_per_party"]
+    section = report.unreported_models([base, large])
+    assert "bert-large" in section and "24 x 1 layer" in section and "bert-base" not in section
+    assert report.unreported_models([base]) == ""
+
+
 def test_a_fresh_record_replaces_a_stale_one_and_stale_figures_are_marked(tmp_path):
     m = load_script()
     results = tmp_path / "results"

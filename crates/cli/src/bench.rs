@@ -28,9 +28,9 @@ pub fn model(
     seq: usize,
     json: bool,
 ) -> anyhow::Result<()> {
-    if model == "bert-base" || model == "gpt2" {
-        // Random weights of the real shapes, all 12 layers, material made on demand.
-        let size = (seq, 12, veil_runtime::encoder::ON_DEMAND_CHUNK);
+    if let Some((_, depth)) = veil_runtime::encoder::named_model(model, seq) {
+        // Random weights of the real shapes, every layer, material made on demand.
+        let size = (seq, depth, veil_runtime::encoder::ON_DEMAND_CHUNK);
         return layer(family, security, model, size, "on-demand", json);
     }
     let security = parse_security(security)?;
@@ -91,10 +91,8 @@ pub fn layer(
         "ahead" => Material::Ahead,
         m => bail!("unknown --material '{m}' (on-demand or ahead)"),
     };
-    let shape = match model {
-        "bert-base" => veil_runtime::encoder::LayerShape::bert_base(tokens),
-        "gpt2" => veil_runtime::encoder::LayerShape::gpt2_base(tokens),
-        m => bail!("no layer shape for model '{m}' (bert-base or gpt2)"),
+    let Some((shape, _)) = veil_runtime::encoder::named_model(model, tokens) else {
+        bail!("no layer shape for model '{model}' ({})", veil_runtime::encoder::NAMED_MODELS);
     };
     let name = shape.model_name();
     eprintln!("bench: {layers} {name} layers at {tokens} tokens ...");

@@ -282,16 +282,16 @@ enum BenchCommand {
         json: bool,
     },
     /// A whole model: the aegis paper's CNNs (`snn`, `lenet`, `vgg16`; random weights) on a
-    /// batch of random images, `minilm` (real weights, mosformer) on `--seq` tokens, or the
-    /// 12 layers of `bert-base` or `gpt2` (random weights of the real shapes, mosformer, as
-    /// `veil bench layer --layers 12`) on `--seq` tokens. With
+    /// batch of random images, `minilm` (real weights, mosformer) on `--seq` tokens, or every
+    /// layer of `bert-base`, `bert-large` or `gpt2` (random weights of the real shapes,
+    /// mosformer, as `veil bench layer --layers 12`, or 24 for BERT-large) on `--seq` tokens. With
     /// `--net`, `minilm` or an `.onnx` CNN with every party a process in its own network
     /// namespace, on unshaped then shaped links (root only).
     Model {
         /// Protocol family: `aegis` or `mosformer`.
         #[arg(long)]
         family: String,
-        /// `snn`, `lenet`, `vgg16`, `minilm`, `bert-base` or `gpt2` (with `--net`: `minilm` or
+        /// `snn`, `lenet`, `vgg16`, `minilm`, `bert-base`, `bert-large` or `gpt2` (with `--net`: `minilm` or
         /// a path to an `.onnx` CNN).
         #[arg(long)]
         model: String,
@@ -309,7 +309,7 @@ enum BenchCommand {
         /// revealed before the last check.
         #[arg(long)]
         images_per_check: Option<usize>,
-        /// Tokens (minilm, bert-base, gpt2; the papers run BERT-base at 128, GPT-2 at 64).
+        /// Tokens (minilm, bert-base, bert-large, gpt2; the papers run BERT-base at 128, GPT-2 at 64).
         #[arg(long, default_value_t = 16)]
         seq: usize,
         /// One JSON object.
@@ -319,8 +319,8 @@ enum BenchCommand {
     /// Removes the network namespaces (and the processes in them) that an interrupted
     /// `--net` benchmark left behind.
     Cleanup,
-    /// BERT-base encoder layers (random weights) among three servers: offline and online cost,
-    /// per block kind, and peak memory.
+    /// Transformer layers of BERT-base, BERT-large or GPT-2 (random weights) among three
+    /// servers: offline and online cost, per block kind, and peak memory.
     Layer {
         /// Protocol family.
         #[arg(long)]
@@ -328,13 +328,14 @@ enum BenchCommand {
         /// `malicious` or `semi-honest`.
         #[arg(long, default_value = "malicious")]
         security: String,
-        /// `bert-base` (encoder layers) or `gpt2` (GPT-2 base decoder blocks: causal, pre-LN).
+        /// `bert-base` or `bert-large` (encoder layers), or `gpt2` (GPT-2 base decoder blocks:
+        /// causal, pre-LN).
         #[arg(long, default_value = "bert-base")]
         model: String,
         /// Tokens (BERT-base runs 128; every gate's material grows with it).
         #[arg(long, default_value_t = 8)]
         tokens: usize,
-        /// Layers to run (BERT-base and GPT-2 base have 12).
+        /// Layers to run (BERT-base and GPT-2 base have 12, BERT-large 24).
         #[arg(long, default_value_t = 1)]
         layers: usize,
         /// `on-demand`: every layer makes its material gate call by gate call (bounded memory)

@@ -232,6 +232,9 @@ fn bench_ops_prints_json_lines_with_paper_figures() {
     assert!(stderr(&bad).contains("no op 'teleport'"));
     let other = veil(&["bench", "ops", "--family", "nope"]);
     assert!(stderr(&other).contains("no benchmarks for family 'nope'"));
+    let model = veil(&["bench", "layer", "--family", "mosformer", "--model", "bert-huge"]);
+    assert!(!model.status.success());
+    assert!(stderr(&model).contains("(bert-base, bert-large or gpt2)"), "{}", stderr(&model));
 }
 
 #[test]

@@ -43,16 +43,40 @@ impl LayerShape {
         LayerShape { tokens, hidden: 768, heads: 12, ffn: 3072, causal: false }
     }
 
+    /// BERT-large with `tokens` tokens.
+    pub fn bert_large(tokens: usize) -> Self {
+        LayerShape { tokens, hidden: 1024, heads: 16, ffn: 4096, causal: false }
+    }
+
     /// GPT-2 base (124M) with `tokens` tokens: the same widths as BERT-base, causal, pre-LN.
     pub fn gpt2_base(tokens: usize) -> Self {
         LayerShape { causal: true, ..Self::bert_base(tokens) }
     }
 
-    /// The model a stack of these layers is: `BERT-base` or `GPT-2 base`.
+    /// The model a stack of these layers is: `GPT-2 base`, `BERT-large` (width 1024) or
+    /// `BERT-base`.
     pub fn model_name(&self) -> &'static str {
-        if self.causal { "GPT-2 base" } else { "BERT-base" }
+        match (self.causal, self.hidden) {
+            (true, _) => "GPT-2 base",
+            (false, 1024) => "BERT-large",
+            _ => "BERT-base",
+        }
     }
 }
+
+/// The models `veil bench layer` and `veil bench model` run with random weights of the real
+/// shapes: the layer shape at `tokens` and the number of layers, by command-line name.
+pub fn named_model(name: &str, tokens: usize) -> Option<(LayerShape, usize)> {
+    match name {
+        "bert-base" => Some((LayerShape::bert_base(tokens), 12)),
+        "bert-large" => Some((LayerShape::bert_large(tokens), 24)),
+        "gpt2" => Some((LayerShape::gpt2_base(tokens), 12)),
+        _ => None,
+    }
+}
+
+/// The names [`named_model`] knows.
+pub const NAMED_MODELS: &str = "bert-base, bert-large or gpt2";
 
 /// One layer's secret weights.
 struct Weights {
@@ -549,6 +573,12 @@ mod tests {
         let r = bench_layer(s, 2, Material::OnDemand, Security::Malicious, ON_DEMAND_CHUNK).unwrap();
         assert_blocks_add_up(&r);
         assert_eq!(s.model_name(), "GPT-2 base");
+        let (large, depth) = named_model("bert-large", 128).unwrap();
+        assert_eq!(
+            (large.model_name(), large.hidden / large.heads, large.ffn, depth),
+            ("BERT-large", 64, 4096, 24)
+        );
+        assert!(named_model("bert-huge", 128).is_none());
         // Pre-LN: two LayerNorms per block, as in the encoder (post-LN), so the same kinds.
         let bert = bench_layer(
             LayerShape { causal: false, ..s },
