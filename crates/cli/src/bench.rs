@@ -138,6 +138,9 @@ pub fn layer(
         println!("  material the online phase still had to make: {}", r.made_online);
     }
     println!("  peak memory of the process (all three servers): {peak}");
+    for p in &r.paper {
+        println!("  paper: {} = {} {} ({})", p.source, p.value, p.unit, p.convention);
+    }
     Ok(())
 }
 

@@ -10,6 +10,7 @@
 
 use std::time::Instant;
 
+use crate::bench::PaperFigure;
 use serde::Serialize;
 use veil_crypto::Prg;
 use veil_mosformer::offline::{OFFLINE_PHASE, Offline, nested_offline_seconds};
@@ -90,12 +91,16 @@ struct Weights {
     beta: Rss<Z64>,
 }
 
+/// Fractional bits of the layers' values (in Z_2^64).
+const INPUT_FRAC_BITS: u32 = 16;
+
 fn encoded(g: &mut Prg, shape: &[usize], center: f64, spread: f64) -> Result<Tensor<Z64>> {
     let n: usize = shape.iter().product();
     let v = (0..n)
         .map(|_| {
             let u = (g.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-            Z64::from_i64(((center + spread * (2.0 * u - 1.0)) * 65536.0).round() as i64)
+            let scale = f64::from(1u32 << INPUT_FRAC_BITS);
+            Z64::from_i64(((center + spread * (2.0 * u - 1.0)) * scale).round() as i64)
         })
         .collect();
     Ok(Tensor::new(shape.to_vec(), v)?)
@@ -246,8 +251,8 @@ impl Meter {
             }
         };
         let s = &mut self.kinds[i].1;
-        s.online.add(on.bytes_sent, on.rounds, total - nested);
-        s.offline.add(off.bytes_sent, off.rounds, nested);
+        s.online.add(&on, total - nested);
+        s.offline.add(&off, nested);
         Ok(out)
     }
 }
@@ -269,8 +274,12 @@ pub struct BlockCost {
 pub struct LayerPhase {
     /// Mean bytes sent per server.
     pub bytes_per_party: f64,
+    /// Most bytes sent by one server.
+    pub bytes_max_party: u64,
     /// Latency rounds (the slowest server's count).
     pub rounds: u64,
+    /// Mean messages sent per server.
+    pub messages_per_party: f64,
     /// Wall-clock seconds (slowest server).
     pub seconds: f64,
 }
@@ -282,6 +291,16 @@ pub struct LayerRecord {
     pub family: &'static str,
     /// `malicious` or `semi-honest`.
     pub security: &'static str,
+    /// The model the layers are of ([`LayerShape::model_name`]).
+    pub model: &'static str,
+    /// Tokens.
+    pub seq: usize,
+    /// Ring of the layers' values (the gates' working rings follow the precision plan).
+    pub ring_bits: u32,
+    /// Fractional bits of the layers' values.
+    pub frac_bits: u32,
+    /// Computing parties.
+    pub parties: usize,
     /// The layer's shape.
     pub shape: LayerShape,
     /// Layers run.
@@ -297,6 +316,8 @@ pub struct LayerRecord {
     pub offline: LayerPhase,
     /// Online phase of the measured layers (with the MAC check at the end of the encoder).
     pub online: LayerPhase,
+    /// The phases' seconds, as every benchmark record gives them.
+    pub seconds: crate::bench::Seconds,
     /// The measured layers' cost per block kind (the scaling view's "where the time goes").
     pub blocks: Vec<BlockCost>,
     /// Material the online phase of measured layers still had to make (must be 0).
@@ -305,6 +326,9 @@ pub struct LayerRecord {
     pub peak_rss_mib: Option<f64>,
     /// Network profile (`none`: in-memory).
     pub net: &'static str,
+    /// Mosformer's Table 8 figures where the record is one of its workloads (all 12 layers of
+    /// BERT-base at 128 tokens or GPT-2 base at 64).
+    pub paper: Vec<PaperFigure>,
     /// Width of the ring of the family's MACs (`mosformer`: 128; absent where the family has
     /// none). Records without it predate the Z_2^128 MACs.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -324,22 +348,26 @@ type Server = (Measured, Measured, u64, Vec<(&'static str, Spent)>);
 #[derive(Clone, Copy, Default)]
 struct Measured {
     bytes: u64,
+    messages: u64,
     rounds: u64,
     seconds: f64,
 }
 
 impl Measured {
-    fn add(&mut self, bytes: u64, rounds: u64, seconds: f64) {
-        self.bytes += bytes;
-        self.rounds += rounds;
+    /// Adds what a phase's counters moved by (`spent`: a difference of two snapshots).
+    fn add(&mut self, spent: &veil_net::PhaseStats, seconds: f64) {
+        self.bytes += spent.bytes_sent;
+        self.messages += spent.messages_sent;
+        self.rounds += spent.rounds;
         self.seconds += seconds;
     }
 }
 
 fn measured(ctx: &Ctx, phase: &str, before: veil_net::PhaseStats, t0: u64, start: Instant) -> Measured {
-    let now = ctx.stats().get(phase);
+    let spent = ctx.stats().get(phase).since(&before);
     Measured {
-        bytes: now.bytes_sent - before.bytes_sent,
+        bytes: spent.bytes_sent,
+        messages: spent.messages_sent,
         rounds: ctx.stats().time() - t0,
         seconds: start.elapsed().as_secs_f64(),
     }
@@ -361,6 +389,26 @@ fn record_name(material: &Material) -> &'static str {
         Material::Ahead => "ahead, per layer",
         Material::Stored(_) => "stored",
     }
+}
+
+/// Mosformer's Table 8 (LAN: 1 Gbps, 0.5 ms) for a whole BERT-base at 128 tokens or GPT-2
+/// base at 64: online seconds, online and offline GB per party.
+fn paper_table8(s: &LayerShape, layers: usize, security: &str) -> Vec<PaperFigure> {
+    const CONV: &str = "12 layers, LAN 1 Gbps / 0.5 ms, 16 threads; GB = 2^30 bytes sent per party; \
+                        offline figures derived by the authors, not measured end to end";
+    let row = match (s.model_name(), s.tokens, s.hidden, layers, security) {
+        ("BERT-base", 128, 768, 12, "malicious") => (59.47, 4.60, 67.35),
+        ("BERT-base", 128, 768, 12, _) => (20.09, 1.15, 40.42),
+        ("GPT-2 base", 64, 768, 12, "malicious") => (39.26, 3.07, 33.67),
+        ("GPT-2 base", 64, 768, 12, _) => (9.70, 0.45, 20.18),
+        _ => return Vec::new(),
+    };
+    let figure = |source, value, unit| PaperFigure { source, value, unit, convention: CONV };
+    vec![
+        figure("mosformer Table 8: LAN online time", row.0, "s"),
+        figure("mosformer Table 8: online communication", row.1, "GB"),
+        figure("mosformer Table 8: offline communication", row.2, "GB"),
+    ]
 }
 
 /// Runs `layers` encoder layers of shape `s` among three servers on threads. With
@@ -416,13 +464,12 @@ pub fn bench_layer(
                 let total = start.elapsed().as_secs_f64();
                 let nested = nested_offline_seconds() - nested0;
                 let (off1, on1) = (ctx.stats().get(OFFLINE_PHASE), ctx.stats().get("online"));
-                off.add(off1.bytes_sent - off0.bytes_sent, off1.rounds - off0.rounds, nested);
-                on.add(on1.bytes_sent - on0.bytes_sent, on1.rounds - on0.rounds, total - nested);
+                off.add(&off1.since(&off0), nested);
+                on.add(&on1.since(&on0), total - nested);
             }
             let (on0, start) = (ctx.stats().get("online"), Instant::now());
             m.run(CHECK, ctx, |ctx| p.check(ctx))?;
-            let on1 = ctx.stats().get("online");
-            on.add(on1.bytes_sent - on0.bytes_sent, on1.rounds - on0.rounds, start.elapsed().as_secs_f64());
+            on.add(&ctx.stats().get("online").since(&on0), start.elapsed().as_secs_f64());
             return Ok((off, on, 0, m.kinds));
         }
         // Layer 0 makes its material on demand and records the plan of every later layer.
@@ -456,7 +503,9 @@ pub fn bench_layer(
     }))?;
     let phase = |pick: &dyn Fn(&Server) -> Measured| LayerPhase {
         bytes_per_party: runs.iter().map(|r| pick(r).bytes as f64).sum::<f64>() / 3.0,
+        bytes_max_party: runs.iter().map(|r| pick(r).bytes).max().unwrap_or(0),
         rounds: runs.iter().map(|r| pick(r).rounds).max().unwrap_or(0),
+        messages_per_party: runs.iter().map(|r| pick(r).messages as f64).sum::<f64>() / 3.0,
         seconds: runs.iter().map(|r| pick(r).seconds).fold(0.0, f64::max),
     };
     let spent =
@@ -470,16 +519,25 @@ pub fn bench_layer(
             offline: phase(&|r| spent(r, kind).offline),
         })
         .collect();
+    let (offline, online) = (phase(&|r| r.0), phase(&|r| r.1));
+    let security = if security == Security::Malicious { "malicious" } else { "semi-honest" };
     Ok(LayerRecord {
         family: "mosformer",
-        security: if security == Security::Malicious { "malicious" } else { "semi-honest" },
+        security,
+        model: s.model_name(),
+        seq: s.tokens,
+        ring_bits: Z64::BITS,
+        frac_bits: INPUT_FRAC_BITS,
+        parties: 3,
         shape: s,
         layers,
         material: record_name(&material),
         chunk,
-        offline: phase(&|r| r.0),
-        online: phase(&|r| r.1),
+        seconds: crate::bench::Seconds { online: online.seconds, offline: offline.seconds },
+        offline,
+        online,
         blocks,
+        paper: paper_table8(&s, layers, security),
         made_online: runs.iter().map(|r| r.2).max().unwrap_or(0),
         peak_rss_mib: crate::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20)),
         net: "none",
@@ -498,6 +556,12 @@ mod tests {
         let r = bench_layer(s, 2, Material::Ahead, Security::Malicious, ON_DEMAND_CHUNK).unwrap();
         assert_eq!(r.made_online, 0);
         assert!(r.offline.bytes_per_party > 0.0 && r.online.bytes_per_party > 0.0);
+        // The fields every benchmark record has.
+        assert_eq!((r.seq, r.ring_bits, r.frac_bits, r.parties), (2, 64, 16, 3));
+        assert_eq!((r.seconds.online, r.seconds.offline), (r.online.seconds, r.offline.seconds));
+        assert!(r.online.messages_per_party >= r.online.rounds as f64 / 2.0);
+        assert!(r.online.bytes_max_party as f64 >= r.online.bytes_per_party);
+        assert!(r.paper.is_empty(), "no paper reports a width-8 layer");
         let r = bench_layer(s, 1, Material::OnDemand, Security::SemiHonest, ON_DEMAND_CHUNK).unwrap();
         assert!(r.offline.bytes_per_party > 0.0 && r.online.bytes_per_party > 0.0);
         assert_blocks_add_up(&r);
@@ -573,6 +637,14 @@ mod tests {
         let r = bench_layer(s, 2, Material::OnDemand, Security::Malicious, ON_DEMAND_CHUNK).unwrap();
         assert_blocks_add_up(&r);
         assert_eq!(s.model_name(), "GPT-2 base");
+        let table8 = |model, tokens, layers, security| {
+            let (shape, _) = named_model(model, tokens).unwrap();
+            paper_table8(&shape, layers, security).iter().map(|f| f.value).collect::<Vec<_>>()
+        };
+        assert_eq!(table8("bert-base", 128, 12, "malicious"), [59.47, 4.60, 67.35]);
+        assert_eq!(table8("gpt2", 64, 12, "semi-honest"), [9.70, 0.45, 20.18]);
+        assert!(table8("bert-base", 128, 1, "malicious").is_empty(), "one layer is not the paper's model");
+        assert!(table8("bert-large", 128, 24, "malicious").is_empty());
         let (large, depth) = named_model("bert-large", 128).unwrap();
         assert_eq!(
             (large.model_name(), large.hidden / large.heads, large.ffn, depth),
