@@ -27,9 +27,29 @@ use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::{Ring, Z2k, Z8, Z16, Z32, Z64};
 use veil_tensor::Tensor;
 
+mod gates;
+
+pub use gates::{ATTENTION_ROW, HIDDEN_ROW};
+
 /// Operations `veil bench ops --family mosformer` knows.
-pub const MOSFORMER_OPS: &[&str] =
-    &["mul", "trunc", "downcast", "upcast", "compare", "lut", "drelu", "gelu", "exp", "inv", "rsqrt"];
+pub const MOSFORMER_OPS: &[&str] = &[
+    "mul",
+    "trunc",
+    "downcast",
+    "upcast",
+    "compare",
+    "lut",
+    "drelu",
+    "relu",
+    "select",
+    "max",
+    "gelu",
+    "exp",
+    "inv",
+    "rsqrt",
+    "softmax",
+    "layernorm",
+];
 
 /// Counters of one phase, over the parties.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -206,17 +226,28 @@ fn planned(
     malicious: bool,
     op: impl Fn(&mut Ctx, usize, &mut Offline, &Plan) -> Result<Run>,
 ) -> Result<Run> {
+    planned_by(ctx, n, PLAN_N, malicious, op)
+}
+
+/// [`planned`] with a dry run at `unit` elements (one row of a row-wise gate, whose requests
+/// are proportional to its rows).
+fn planned_by(
+    ctx: &mut Ctx,
+    n: usize,
+    unit: usize,
+    malicious: bool,
+    op: impl Fn(&mut Ctx, usize, &mut Offline, &Plan) -> Result<Run>,
+) -> Result<Run> {
     let store = || Offline::for_security(security(malicious));
     let mut dry = store();
-    op(ctx, PLAN_N, &mut dry, &Vec::new())?;
+    op(ctx, unit, &mut dry, &Vec::new())?;
+    let scale = n.div_ceil(unit);
     let plan: Plan = dry
         .plan()
         .iter()
         .map(|r| match *r {
-            Request::Mul { bits, count } => Ok(Request::Mul { bits, count: count * n.div_ceil(PLAN_N) }),
-            Request::Upcast { from, to, count } => {
-                Ok(Request::Upcast { from, to, count: count * n.div_ceil(PLAN_N) })
-            }
+            Request::Mul { bits, count } => Ok(Request::Mul { bits, count: count * scale }),
+            Request::Upcast { from, to, count } => Ok(Request::Upcast { from, to, count: count * scale }),
             Request::Matmul { .. } => Err(MpcError::Invalid("matrix triples in an elementwise op".into())),
         })
         .collect::<Result<_>>()?;
@@ -271,6 +302,24 @@ fn run_op(op: &str, malicious: bool, n: usize, ring_bits: u32, ctx: &mut Ctx) ->
         ("gelu", 64) => planned(ctx, n, malicious, |c, n, o, p| bench_gelu::<Z64>(c, n, o, p, malicious, 16)),
         ("exp", 32) => planned(ctx, n, malicious, |c, n, o, p| bench_exp::<Z32>(c, n, o, p, malicious, 12)),
         ("exp", 64) => planned(ctx, n, malicious, |c, n, o, p| bench_exp::<Z64>(c, n, o, p, malicious, 16)),
+        ("relu", 32) => gates::bench_relu::<Z32>(ctx, n, malicious),
+        ("relu", 64) => gates::bench_relu::<Z64>(ctx, n, malicious),
+        ("select", 32) => gates::bench_select::<Z32>(ctx, n, malicious),
+        ("select", 64) => gates::bench_select::<Z64>(ctx, n, malicious),
+        ("max", 32) => gates::bench_max::<Z32>(ctx, n, malicious),
+        ("max", 64) => gates::bench_max::<Z64>(ctx, n, malicious),
+        ("softmax", 32) => planned_by(ctx, n, ATTENTION_ROW, malicious, |c, n, o, p| {
+            gates::bench_softmax::<Z32>(c, n, (o, p), malicious, 12)
+        }),
+        ("softmax", 64) => planned_by(ctx, n, ATTENTION_ROW, malicious, |c, n, o, p| {
+            gates::bench_softmax::<Z64>(c, n, (o, p), malicious, 16)
+        }),
+        ("layernorm", 32) => planned_by(ctx, n, HIDDEN_ROW, malicious, |c, n, o, p| {
+            gates::bench_layernorm::<Z32>(c, n, (o, p), malicious, 12)
+        }),
+        ("layernorm", 64) => planned_by(ctx, n, HIDDEN_ROW, malicious, |c, n, o, p| {
+            gates::bench_layernorm::<Z64>(c, n, (o, p), malicious, 16)
+        }),
         ("inv" | "rsqrt", 32 | 64) => planned(ctx, n, malicious, |c, n, o, p| {
             let kind = if op == "inv" {
                 veil_mosformer::recip::Kind::Inv
@@ -508,8 +557,10 @@ fn op_facts(op: &str, malicious: bool, ring_bits: u32) -> (u32, Option<PaperFigu
                 "sent per party; its 38 rounds count sends",
             ),
         ),
-        // The paper reports Exp only inside Softmax.
-        "exp" => (12, None),
+        // The paper reports Exp only inside Softmax, and the other gates only inside models.
+        "exp" | "relu" | "select" | "max" | "softmax" | "layernorm" => {
+            (if ring_bits == 64 { 16 } else { 12 }, None)
+        }
         _ => (0, None),
     }
 }
@@ -520,17 +571,21 @@ pub const FSS_PIECE: usize = 10_000;
 
 /// Whether an op uses FSS material (and so runs in pieces of [`FSS_PIECE`]).
 fn uses_fss(op: &str) -> bool {
-    matches!(op, "compare" | "lut" | "drelu" | "gelu" | "exp" | "inv" | "rsqrt")
+    op != "mul" && op != "trunc" && op != "downcast" && op != "upcast"
 }
 
-/// Runs one op at `n` elements; `ring_bits` None picks the op's default ring.
+/// Runs one op at `n` elements; `ring_bits` None picks the op's default ring. Row-wise gates
+/// (Max, Softmax: rows of [`ATTENTION_ROW`]; LayerNorm: rows of [`HIDDEN_ROW`]) run `n`
+/// rounded down to whole rows (at least one), and the record gives the elements run.
 pub fn mosformer_op(op: &str, malicious: bool, n: usize, ring_bits: Option<u32>) -> Result<OpRecord> {
     let ring_bits = ring_bits.unwrap_or(match op {
         "trunc" | "downcast" => 64,
         "gelu" => 16,
         _ => 32,
     });
-    let piece = if uses_fss(op) { FSS_PIECE } else { n.max(1) };
+    let row = gates::row_len(op);
+    let n = (n / row).max(1) * row;
+    let piece = if uses_fss(op) { (FSS_PIECE / row).max(1) * row } else { n.max(1) };
     let sizes: Vec<usize> = (0..n.div_ceil(piece)).map(|i| piece.min(n - i * piece)).collect();
     crate::memory::reset_peak();
     // A party can wait minutes while another makes a large piece's keys on shared cores.

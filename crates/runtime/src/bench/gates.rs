@@ -1,0 +1,144 @@
+//! `veil bench ops` for the mosformer gates built on DReLU and the reciprocals (Mosformer §6-§9):
+//! ReLU, Select, Max, Softmax and LayerNorm. Their comparisons run in the working ring (Z_2^32
+//! at f = 12 by default, or Z_2^64 at f = 16), their values in Z_2^64 and their outputs' MACs
+//! in the MAC ring, as in a transformer layer. Max and Softmax work on rows of
+//! [`ATTENTION_ROW`] entries (one attention row of BERT-base at 128 tokens), LayerNorm on rows of
+//! [`HIDDEN_ROW`] (its width); their benchmarks take `n` rounded down to whole rows.
+
+use veil_mosformer::convert::{lift, reduce};
+use veil_mosformer::offline::{Offline, Plan};
+use veil_mosformer::ops::MacRing;
+use veil_mosformer::rss::Rss;
+use veil_mosformer::triples::Sacrifice;
+use veil_mosformer::{drelu, layernorm, max, softmax};
+use veil_mpc::{Ctx, Result};
+use veil_ring::{Z2k, Z64};
+
+use super::{Run, bench_mac_gate, security, small_input};
+
+/// Entries of a Max or Softmax row: the keys of one attention row at 128 tokens.
+pub const ATTENTION_ROW: usize = 128;
+
+/// Entries of a LayerNorm row: BERT-base's hidden width.
+pub const HIDDEN_ROW: usize = 768;
+
+/// The row length an op works on (1 for elementwise ops).
+pub(super) fn row_len(op: &str) -> usize {
+    match op {
+        "max" | "softmax" => ATTENTION_ROW,
+        "layernorm" => HIDDEN_ROW,
+        _ => 1,
+    }
+}
+
+/// `n` small values (|x| < 2^(bound-1)) in Z_2^64, as the working ring `R` reads them (a local
+/// reduction) and as the MAC ring holds them (a local lift; gate values count mod 2^64).
+fn values<R: Z2k>(ctx: &mut Ctx, n: usize, bound: u32) -> Result<(Rss<R>, Rss<MacRing>)> {
+    let x = small_input::<Z64>(ctx, n, bound)?;
+    Ok((reduce::<Z64, R>(&x)?, lift::<Z64, MacRing>(&x)?))
+}
+
+/// ReLU (Select of `x` by its own sign).
+pub(super) fn bench_relu<R: Sacrifice>(ctx: &mut Ctx, n: usize, malicious: bool) -> Result<Run> {
+    let (x, x_m) = values::<R>(ctx, n, 20)?;
+    bench_mac_gate(
+        ctx,
+        malicious,
+        &mut Offline::new(),
+        &Vec::new(),
+        |c| drelu::setup_with::<R, MacRing>(c, n, security(malicious)),
+        |c, keys, _, macs| max::relu(c, keys, &x, &x_m, macs),
+    )
+}
+
+/// Select (paper Algorithm 4): `DReLU(x)·y`.
+pub(super) fn bench_select<R: Sacrifice>(ctx: &mut Ctx, n: usize, malicious: bool) -> Result<Run> {
+    let (x, _) = values::<R>(ctx, n, 20)?;
+    let (_, y) = values::<R>(ctx, n, 20)?;
+    bench_mac_gate(
+        ctx,
+        malicious,
+        &mut Offline::new(),
+        &Vec::new(),
+        |c| drelu::setup_with::<R, MacRing>(c, n, security(malicious)),
+        |c, keys, _, macs| drelu::select(c, keys, &x, &y, macs),
+    )
+}
+
+/// Max of each row of [`ATTENTION_ROW`] values (a tree of DReLUs and Selects).
+pub(super) fn bench_max<R: Sacrifice>(ctx: &mut Ctx, n: usize, malicious: bool) -> Result<Run> {
+    let rows = n / ATTENTION_ROW;
+    let x = small_input::<Z64>(ctx, n, 20)?.reshape(&[rows, ATTENTION_ROW])?;
+    bench_mac_gate(
+        ctx,
+        malicious,
+        &mut Offline::new(),
+        &Vec::new(),
+        |c| max::max_setup_with::<R, MacRing>(c, rows, ATTENTION_ROW, security(malicious)),
+        |c, keys, _, macs| max::max(c, keys, &x, macs),
+    )
+}
+
+/// Softmax of each row of [`ATTENTION_ROW`] scores in (-8, 8) at `f` fractional bits.
+pub(super) fn bench_softmax<R: Sacrifice>(
+    ctx: &mut Ctx,
+    n: usize,
+    (offline, plan): (&mut Offline, &Plan),
+    malicious: bool,
+    f: u32,
+) -> Result<Run> {
+    let rows = n / ATTENTION_ROW;
+    let x = small_input::<Z64>(ctx, n, f + 4)?;
+    bench_mac_gate(
+        ctx,
+        malicious,
+        offline,
+        plan,
+        |c| softmax::setup_with::<R, MacRing>(c, rows, ATTENTION_ROW, f, security(malicious)),
+        |c, keys, o, macs| softmax::softmax(c, keys, o, &x, None, f, macs),
+    )
+}
+
+/// LayerNorm of each row of [`HIDDEN_ROW`] values in (-2, 2) at 16 fractional bits, secret
+/// `γ, β`, Rsqrt at `f` fractional bits.
+pub(super) fn bench_layernorm<R: Sacrifice>(
+    ctx: &mut Ctx,
+    n: usize,
+    (offline, plan): (&mut Offline, &Plan),
+    malicious: bool,
+    f: u32,
+) -> Result<Run> {
+    let rows = n / HIDDEN_ROW;
+    let x = small_input::<Z64>(ctx, n, 18)?;
+    let gamma = small_input::<Z64>(ctx, HIDDEN_ROW, 17)?;
+    let beta = small_input::<Z64>(ctx, HIDDEN_ROW, 15)?;
+    bench_mac_gate(
+        ctx,
+        malicious,
+        offline,
+        plan,
+        |c| layernorm::setup_with::<R, MacRing>(c, rows, HIDDEN_ROW, f, security(malicious)),
+        |c, keys, o, macs| layernorm::layernorm(c, keys, o, &x, (&gamma, &beta), f, macs),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::mosformer_op;
+
+    #[test]
+    fn the_gates_run_on_whole_rows_with_their_material_made_ahead() {
+        // A planned run fails if its online phase needed material the plan missed.
+        // 300 elements: two whole rows of Max or Softmax, and at least one row of LayerNorm.
+        for (op, n) in [("relu", 300), ("select", 300), ("max", 256), ("softmax", 256), ("layernorm", 768)] {
+            let r = mosformer_op(op, true, 300, None).unwrap();
+            assert_eq!((r.n, r.ring_bits, r.frac_bits), (n, 32, 12), "{op}");
+            assert!(r.online.bytes_per_party > 0.0 && r.offline.bytes_per_party > 0.0, "{op}");
+        }
+        let semi = mosformer_op("softmax", false, 128, Some(64)).unwrap();
+        let full = mosformer_op("softmax", true, 128, Some(64)).unwrap();
+        assert_eq!((semi.n, semi.frac_bits), (128, 16));
+        assert!(semi.offline.bytes_per_party < full.offline.bytes_per_party);
+        assert!(mosformer_op("max", true, 1000, Some(16)).is_err(), "no Z_2^16 Max benchmark");
+    }
+}
