@@ -34,6 +34,7 @@ pub use gates::{ATTENTION_ROW, HIDDEN_ROW};
 /// Operations `veil bench ops --family mosformer` knows.
 pub const MOSFORMER_OPS: &[&str] = &[
     "mul",
+    "matmul",
     "trunc",
     "downcast",
     "upcast",
@@ -302,6 +303,8 @@ fn run_op(op: &str, malicious: bool, n: usize, ring_bits: u32, ctx: &mut Ctx) ->
         ("gelu", 64) => planned(ctx, n, malicious, |c, n, o, p| bench_gelu::<Z64>(c, n, o, p, malicious, 16)),
         ("exp", 32) => planned(ctx, n, malicious, |c, n, o, p| bench_exp::<Z32>(c, n, o, p, malicious, 12)),
         ("exp", 64) => planned(ctx, n, malicious, |c, n, o, p| bench_exp::<Z64>(c, n, o, p, malicious, 16)),
+        ("matmul", 64) => gates::bench_matmul::<Z64>(ctx, n, malicious),
+        ("matmul", 32) => gates::bench_matmul::<Z32>(ctx, n, malicious),
         ("relu", 32) => gates::bench_relu::<Z32>(ctx, n, malicious),
         ("relu", 64) => gates::bench_relu::<Z64>(ctx, n, malicious),
         ("select", 32) => gates::bench_select::<Z32>(ctx, n, malicious),
@@ -558,7 +561,7 @@ fn op_facts(op: &str, malicious: bool, ring_bits: u32) -> (u32, Option<PaperFigu
             ),
         ),
         // The paper reports Exp only inside Softmax, and the other gates only inside models.
-        "exp" | "relu" | "select" | "max" | "softmax" | "layernorm" => {
+        "exp" | "relu" | "select" | "max" | "softmax" | "layernorm" | "matmul" => {
             (if ring_bits == 64 { 16 } else { 12 }, None)
         }
         _ => (0, None),
@@ -571,7 +574,7 @@ pub const FSS_PIECE: usize = 10_000;
 
 /// Whether an op uses FSS material (and so runs in pieces of [`FSS_PIECE`]).
 fn uses_fss(op: &str) -> bool {
-    op != "mul" && op != "trunc" && op != "downcast" && op != "upcast"
+    !matches!(op, "mul" | "matmul" | "trunc" | "downcast" | "upcast")
 }
 
 /// Runs one op at `n` elements; `ring_bits` None picks the op's default ring. Row-wise gates
@@ -579,7 +582,7 @@ fn uses_fss(op: &str) -> bool {
 /// rounded down to whole rows (at least one), and the record gives the elements run.
 pub fn mosformer_op(op: &str, malicious: bool, n: usize, ring_bits: Option<u32>) -> Result<OpRecord> {
     let ring_bits = ring_bits.unwrap_or(match op {
-        "trunc" | "downcast" => 64,
+        "trunc" | "downcast" | "matmul" => 64,
         "gelu" => 16,
         _ => 32,
     });

@@ -1,20 +1,22 @@
 //! `veil bench ops` for the mosformer gates built on DReLU and the reciprocals (Mosformer §6-§9):
-//! ReLU, Select, Max, Softmax and LayerNorm. Their comparisons run in the working ring (Z_2^32
-//! at f = 12 by default, or Z_2^64 at f = 16), their values in Z_2^64 and their outputs' MACs
-//! in the MAC ring, as in a transformer layer. Max and Softmax work on rows of
-//! [`ATTENTION_ROW`] entries (one attention row of BERT-base at 128 tokens), LayerNorm on rows of
-//! [`HIDDEN_ROW`] (its width); their benchmarks take `n` rounded down to whole rows.
+//! ReLU, Select, Max, Softmax and LayerNorm, and for the verified matrix product of a linear
+//! layer. The gates' comparisons run in the working ring (Z_2^32 at f = 12 by default, or
+//! Z_2^64 at f = 16), their values in Z_2^64 and their outputs' MACs in the MAC ring, as in a
+//! transformer layer. Max and Softmax work on rows of [`ATTENTION_ROW`] entries (one attention
+//! row of BERT-base at 128 tokens), LayerNorm and the product on rows of [`HIDDEN_ROW`] (its
+//! width; the product is `[rows, 768] × [768, 768]`, `n` its output entries); their benchmarks
+//! take `n` rounded down to whole rows.
 
 use veil_mosformer::convert::{lift, reduce};
-use veil_mosformer::offline::{Offline, Plan};
+use veil_mosformer::offline::{Offline, OfflineRing, Plan, Request};
 use veil_mosformer::ops::MacRing;
 use veil_mosformer::rss::Rss;
 use veil_mosformer::triples::Sacrifice;
-use veil_mosformer::{drelu, layernorm, max, softmax};
+use veil_mosformer::{drelu, layernorm, max, softmax, verified};
 use veil_mpc::{Ctx, Result};
 use veil_ring::{Z2k, Z64};
 
-use super::{Run, bench_mac_gate, security, small_input};
+use super::{Run, bench_mac_gate, measure, random_input, security, small_input};
 
 /// Entries of a Max or Softmax row: the keys of one attention row at 128 tokens.
 pub const ATTENTION_ROW: usize = 128;
@@ -26,7 +28,7 @@ pub const HIDDEN_ROW: usize = 768;
 pub(super) fn row_len(op: &str) -> usize {
     match op {
         "max" | "softmax" => ATTENTION_ROW,
-        "layernorm" => HIDDEN_ROW,
+        "layernorm" | "matmul" => HIDDEN_ROW,
         _ => 1,
     }
 }
@@ -122,6 +124,24 @@ pub(super) fn bench_layernorm<R: Sacrifice>(
     )
 }
 
+/// The product `X · W` of secret `X: [rows, 768]` and secret `W: [768, 768]` in `R` (a linear
+/// layer of BERT-base, before its truncation): malicious, verified with a matrix triple the
+/// servers make offline; semi-honest, a local product and a reshare, with nothing offline.
+pub(super) fn bench_matmul<R: OfflineRing>(ctx: &mut Ctx, n: usize, malicious: bool) -> Result<Run> {
+    let rows = n / HIDDEN_ROW;
+    let x = random_input::<R>(ctx, n)?.reshape(&[rows, HIDDEN_ROW])?;
+    let w = random_input::<R>(ctx, HIDDEN_ROW * HIDDEN_ROW)?.reshape(&[HIDDEN_ROW, HIDDEN_ROW])?;
+    let mut offline = Offline::for_security(security(malicious));
+    let triple = Request::Matmul { bits: R::BITS, dims: (rows, HIDDEN_ROW, HIDDEN_ROW) };
+    let plan = if malicious { vec![triple] } else { Vec::new() };
+    let (_, off) = measure(ctx, "offline", |c| offline.produce(c, &plan))?;
+    let (_, on) = measure(ctx, "online", |c| verified::matmul(c, &mut offline, &x, &w))?;
+    if offline.made_on_demand() > 0 {
+        return Err(veil_mpc::MpcError::Invalid("the product's triple was not made ahead".into()));
+    }
+    Ok((off, on))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::mosformer_op;
@@ -130,11 +150,25 @@ mod tests {
     fn the_gates_run_on_whole_rows_with_their_material_made_ahead() {
         // A planned run fails if its online phase needed material the plan missed.
         // 300 elements: two whole rows of Max or Softmax, and at least one row of LayerNorm.
-        for (op, n) in [("relu", 300), ("select", 300), ("max", 256), ("softmax", 256), ("layernorm", 768)] {
+        for (op, n) in [
+            ("relu", 300),
+            ("select", 300),
+            ("max", 256),
+            ("softmax", 256),
+            ("layernorm", 768),
+            ("matmul", 768),
+        ] {
             let r = mosformer_op(op, true, 300, None).unwrap();
-            assert_eq!((r.n, r.ring_bits, r.frac_bits), (n, 32, 12), "{op}");
+            let (bits, f) = if op == "matmul" { (64, 16) } else { (32, 12) };
+            assert_eq!((r.n, r.ring_bits, r.frac_bits), (n, bits, f), "{op}");
             assert!(r.online.bytes_per_party > 0.0 && r.offline.bytes_per_party > 0.0, "{op}");
         }
+        let semi = mosformer_op("matmul", false, 768, None).unwrap();
+        assert_eq!(
+            (semi.offline.bytes_per_party, semi.online.rounds),
+            (0.0, 1),
+            "a reshare, nothing offline"
+        );
         let semi = mosformer_op("softmax", false, 128, Some(64)).unwrap();
         let full = mosformer_op("softmax", true, 128, Some(64)).unwrap();
         assert_eq!((semi.n, semi.frac_bits), (128, 16));
