@@ -563,7 +563,7 @@ def plot_network(family: str, ops: list[dict], shaped: list[dict], path: Path) -
     # The largest size every op ran at, so that the lines compare (mosformer's row-wise gates run
     # the n asked for rounded down to whole rows: 9,984 of 10^4).
     def size(o: dict) -> int:
-        rows = family == "mosformer" and o["op"] in ("max", "softmax", "layernorm")
+        rows = family == "mosformer" and o["op"] in ("max", "softmax", "layernorm", "matmul")
         return 10 ** math.ceil(math.log10(o["n"])) if rows else o["n"]
 
     n = max(set.intersection(*({size(o) for o in mine if o["op"] == op} for op in ops_run)), default=None)
