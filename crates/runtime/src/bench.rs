@@ -305,10 +305,8 @@ fn run_op(op: &str, malicious: bool, n: usize, ring_bits: u32, ctx: &mut Ctx) ->
         ("exp", 64) => planned(ctx, n, malicious, |c, n, o, p| bench_exp::<Z64>(c, n, o, p, malicious, 16)),
         ("matmul", 64) => gates::bench_matmul::<Z64>(ctx, n, malicious),
         ("matmul", 32) => gates::bench_matmul::<Z32>(ctx, n, malicious),
-        ("relu", 32) => gates::bench_relu::<Z32>(ctx, n, malicious),
-        ("relu", 64) => gates::bench_relu::<Z64>(ctx, n, malicious),
-        ("select", 32) => gates::bench_select::<Z32>(ctx, n, malicious),
-        ("select", 64) => gates::bench_select::<Z64>(ctx, n, malicious),
+        ("relu" | "select", 32) => gates::bench_select::<Z32>(ctx, n, malicious, op == "relu"),
+        ("relu" | "select", 64) => gates::bench_select::<Z64>(ctx, n, malicious, op == "relu"),
         ("max", 32) => gates::bench_max::<Z32>(ctx, n, malicious),
         ("max", 64) => gates::bench_max::<Z64>(ctx, n, malicious),
         ("softmax", 32) => planned_by(ctx, n, ATTENTION_ROW, malicious, |c, n, o, p| {
@@ -577,9 +575,10 @@ fn uses_fss(op: &str) -> bool {
     !matches!(op, "mul" | "matmul" | "trunc" | "downcast" | "upcast")
 }
 
-/// Runs one op at `n` elements; `ring_bits` None picks the op's default ring. Row-wise gates
-/// (Max, Softmax: rows of [`ATTENTION_ROW`]; LayerNorm: rows of [`HIDDEN_ROW`]) run `n`
-/// rounded down to whole rows (at least one), and the record gives the elements run.
+/// Runs one op at `n` elements; `ring_bits` None picks the op's default ring. Row-wise ops
+/// (Max, Softmax: rows of [`ATTENTION_ROW`]; LayerNorm and the matrix product: rows of
+/// [`HIDDEN_ROW`]) run `n` rounded down to whole rows (at least one), and the record gives the
+/// elements run.
 pub fn mosformer_op(op: &str, malicious: bool, n: usize, ring_bits: Option<u32>) -> Result<OpRecord> {
     let ring_bits = ring_bits.unwrap_or(match op {
         "trunc" | "downcast" | "matmul" => 64,

@@ -10,7 +10,6 @@
 
 use std::time::Instant;
 
-use crate::bench::PaperFigure;
 use serde::Serialize;
 use veil_crypto::Prg;
 use veil_mosformer::offline::{OFFLINE_PHASE, Offline, nested_offline_seconds};
@@ -21,6 +20,8 @@ use veil_mpc::traits::{FixedPoint, Linear, NonLinear, Sharing, TransformerOps};
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::{Ring, Z64};
 use veil_tensor::Tensor;
+
+use crate::bench::PaperFigure;
 
 /// Shape of an encoder layer.
 #[derive(Clone, Copy, Debug, Serialize)]

@@ -21,7 +21,7 @@ use super::{Run, bench_mac_gate, measure, random_input, security, small_input};
 /// Entries of a Max or Softmax row: the keys of one attention row at 128 tokens.
 pub const ATTENTION_ROW: usize = 128;
 
-/// Entries of a LayerNorm row: BERT-base's hidden width.
+/// Entries of a LayerNorm row and of a row of the matrix product: BERT-base's hidden width.
 pub const HIDDEN_ROW: usize = 768;
 
 /// The row length an op works on (1 for elementwise ops).
@@ -40,23 +40,16 @@ fn values<R: Z2k>(ctx: &mut Ctx, n: usize, bound: u32) -> Result<(Rss<R>, Rss<Ma
     Ok((reduce::<Z64, R>(&x)?, lift::<Z64, MacRing>(&x)?))
 }
 
-/// ReLU (Select of `x` by its own sign).
-pub(super) fn bench_relu<R: Sacrifice>(ctx: &mut Ctx, n: usize, malicious: bool) -> Result<Run> {
+/// Select (paper Algorithm 4), `DReLU(x)·y`; with `relu`, ReLU: `x` selected by its own sign
+/// ([`max::relu`] is that Select).
+pub(super) fn bench_select<R: Sacrifice>(
+    ctx: &mut Ctx,
+    n: usize,
+    malicious: bool,
+    relu: bool,
+) -> Result<Run> {
     let (x, x_m) = values::<R>(ctx, n, 20)?;
-    bench_mac_gate(
-        ctx,
-        malicious,
-        &mut Offline::new(),
-        &Vec::new(),
-        |c| drelu::setup_with::<R, MacRing>(c, n, security(malicious)),
-        |c, keys, _, macs| max::relu(c, keys, &x, &x_m, macs),
-    )
-}
-
-/// Select (paper Algorithm 4): `DReLU(x)·y`.
-pub(super) fn bench_select<R: Sacrifice>(ctx: &mut Ctx, n: usize, malicious: bool) -> Result<Run> {
-    let (x, _) = values::<R>(ctx, n, 20)?;
-    let (_, y) = values::<R>(ctx, n, 20)?;
+    let y = if relu { x_m } else { values::<R>(ctx, n, 20)?.1 };
     bench_mac_gate(
         ctx,
         malicious,
