@@ -101,7 +101,7 @@ impl VdpfHash {
 /// agree exactly when every key's proof would (a mismatch in any key changes the hashed input;
 /// equal proofs from different inputs are a collision of `H'`), so comparing one batch proof is
 /// the check of every key. The input goes to the streaming hash in pieces of at least
-/// [`PROOF_FEED_BYTES`]: long enough for BLAKE3 to compress its 1 KiB chunks side by side
+/// `PROOF_FEED_BYTES` (1 MiB): long enough for BLAKE3 to compress its 1 KiB chunks side by side
 /// (SIMD), where a proof per key hashes a few chunks at a time. The pieces are gathered in a
 /// buffer each thread keeps from batch to batch: a fresh buffer of the whole batch's leaves was
 /// grown, copied and page-faulted anew for every batch, most of the page faults of a long run.
