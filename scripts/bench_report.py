@@ -641,18 +641,22 @@ def stale_note(r: Results) -> str:
     if not old:
         return ""
     unsynced = [x for x in old if "mac_bits" in x]
-    waits = (f" {len(unsynced)} layer or model records carry it for another reason: material made on demand "
+    one = len(unsynced) == 1
+    waits = (f" {len(unsynced)} layer or model record{'' if one else 's'} carr{'ies' if one else 'y'} it for another reason: material made on demand "
              "now ends each offline step with the servers waiting for one another, so that a server that finished "
              "its share of a dealing early waits in the offline phase; before, that wait fell into the next online "
              "step and was reported as online time (a BERT-base layer at 64 tokens: 6.59 s online before, 3.54 s "
              "now, GELU 4.21 s against 1.30 s; bytes are the same, offline rounds one more per gate call)." if unsynced else "")
-    return (f"**Stale records (†, {len(old)} of them).** Most were taken before the gates' outputs and MACs "
-            "moved from Z_2^64 to Z_2^128 (so that every bit of the 64-bit values is authenticated). "
-            "Online, each MAC'd gate output now costs 16 more bytes per party (value and MAC reshared "
-            "in 16-byte words): measured at n = 1000, LUT 34 B/el (was 18), GELU 176 (112), Exp 248 "
-            "(200), Inv 392 (312), Rsqrt 425 (328), with one more round for Exp; offline bytes are "
-            f"within 1%.{waits} A new run's record replaces its stale one here: rerun "
-            "the command and append its output to the records file.\n")
+    macs = len(old) - len(unsynced)
+    lead = "All were" if not unsynced else f"{macs} {'was' if macs == 1 else 'were'}"
+    mac_note = (f" {lead} taken before the gates' outputs and MACs "
+                "moved from Z_2^64 to Z_2^128 (so that every bit of the 64-bit values is authenticated). "
+                "Online, each MAC'd gate output now costs 16 more bytes per party (value and MAC reshared "
+                "in 16-byte words): measured at n = 1000, LUT 34 B/el (was 18), GELU 176 (112), Exp 248 "
+                "(200), Inv 392 (312), Rsqrt 425 (328), with one more round for Exp; offline bytes are "
+                "within 1%." if macs else "")
+    return (f"**Stale records (†, {len(old)} of them).**{mac_note}{waits} A new run's record replaces its "
+            "stale one here: rerun the command and append its output to the records file.\n")
 
 
 def report(results: Path, out: Path, command: str) -> Path:

@@ -156,7 +156,7 @@ def test_a_fresh_record_replaces_a_stale_one_and_stale_figures_are_marked(tmp_pa
     assert m.stale(unsynced) and not m.stale(layer_record(32))
     write(results, "d.jsonl", [unsynced])
     text = m.report(results, tmp_path / "out", "bench_report.py").read_text()
-    assert "Stale records (†, 2 of them)" in text and "1 layer or model records carry it" in text
+    assert "Stale records (†, 2 of them)" in text and "1 layer or model record carries it" in text
     assert any(line.startswith("| lut † |") for line in text.splitlines())
     assert any(line.startswith("| drelu | 10,000 |") and "| 1.144 |" in line for line in text.splitlines())
 
