@@ -641,8 +641,8 @@ def stale_note(r: Results) -> str:
     if not old:
         return ""
     unsynced = [x for x in old if "mac_bits" in x]
-    one = len(unsynced) == 1
-    waits = (f" {len(unsynced)} layer or model record{'' if one else 's'} carr{'ies' if one else 'y'} it for another reason: material made on demand "
+    records_carry = "record carries" if len(unsynced) == 1 else "records carry"
+    waits = (f" {len(unsynced)} layer or model {records_carry} it for another reason: material made on demand "
              "now ends each offline step with the servers waiting for one another, so that a server that finished "
              "its share of a dealing early waits in the offline phase; before, that wait fell into the next online "
              "step and was reported as online time (a BERT-base layer at 64 tokens: 6.59 s online before, 3.54 s "
