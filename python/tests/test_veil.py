@@ -166,3 +166,24 @@ def test_material_prepared_ahead_serves_one_private_run(tmp_path):
         gpt2.run_private("Hello there", material=tmp_path / "material")
     with pytest.raises(ValueError, match="tokens must be 1 to"):
         gpt2.prepare(0, tmp_path / "other")
+
+
+def test_families_and_the_additive_family_among_any_number_of_parties():
+    names = [f["name"] for f in veil.families()]
+    assert names == ["mosformer", "aegis", "additive"]
+    additive = veil.families()[2]
+    assert additive["parties"] == {"at_least": 2} and additive["owners"] == ["inside", "outside"]
+    assert "InsecureDealer" in additive["preprocessing"]
+    cnn = veil.Model(DIGITS)
+    bar = [[[1.0 if 3 <= c <= 4 else 0.0 for c in range(8)] for _ in range(8)]]
+    for parties, owners in [(2, "inside"), (4, "outside")]:
+        r = cnn.run_private([bar], family="additive", parties=parties, owners=owners)
+        assert r["predictions"] == r["plaintext_predictions"]
+        assert r["topology"]["computing"] == parties
+        assert len(r["per_party"]) == parties + (2 if owners == "outside" else 0)
+    with pytest.raises(ValueError, match="2 or more computing parties"):
+        cnn.run_private([bar], family="additive", parties=1)
+    with pytest.raises(ValueError, match="no family"):
+        cnn.run_private([bar], family="spdz")
+    with pytest.raises(ValueError, match="no transformer layers"):
+        veil.Model().run_private("Hi there.", family="additive")

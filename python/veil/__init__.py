@@ -25,12 +25,38 @@ from typing import Any, Literal, Sequence
 
 from . import _native
 
-__all__ = ["version", "Model", "default_model_path", "simulate_mul", "make_certs", "PartyReport", "PhaseReport"]
+__all__ = [
+    "version",
+    "families",
+    "Model",
+    "default_model_path",
+    "simulate_mul",
+    "make_certs",
+    "PartyReport",
+    "PhaseReport",
+]
 
 
 def version() -> str:
     """Version of the Rust core."""
     return _native.version()
+
+
+def families() -> list[dict]:
+    """Every protocol family as it describes itself: ``name``, ``summary``, ``paper``,
+    ``parties`` (``{"exactly": 3}`` or ``{"at_least": 2}`` computing parties), ``owners``
+    (where the data and model owners may sit: ``outside`` and/or ``inside`` the computing
+    parties), ``security``, ``rings``, ``arithmetic``, ``models`` (``transformer``, ``cnn``),
+    ``preprocessing`` and ``materials``; the first entry of each list is the default."""
+    return json.loads(_native.families())
+
+
+def _family(name: str) -> dict:
+    for f in families():
+        if f["name"] == name:
+            return f
+    names = ", ".join(f["name"] for f in families())
+    raise ValueError(f"there is no family {name!r}; the families are {names}")
 
 
 @dataclass(frozen=True)
@@ -160,17 +186,24 @@ class Model:
         self,
         x: Any,
         *,
-        family: Literal["mosformer", "aegis"] | None = None,
-        security: Literal["malicious", "semi-honest"] = "malicious",
+        family: str | None = None,
+        security: Literal["malicious", "semi-honest"] | None = None,
         link: Literal["memory", "tls"] = "memory",
-        offline: Literal["ahead", "on-demand"] = "ahead",
+        offline: Literal["ahead", "on-demand"] | None = None,
         material: str | PathLike[str] | None = None,
-        rings: Literal["mixed", "z64"] = "mixed",
+        rings: Literal["mixed", "z64"] | None = None,
+        parties: int | None = None,
+        owners: Literal["outside", "inside"] | None = None,
     ) -> dict:
-        """Run the model on ``x`` (text, or images for a CNN) among three servers, a data owner
-        (holds ``x``, alone gets the output) and a model owner (holds the weights), every party
-        a thread of this process (the GIL is released meanwhile). ``family`` defaults to
-        ``aegis`` for CNNs (malicious only) and ``mosformer`` for the others. ``offline``:
+        """Run the model on ``x`` (text, or images for a CNN) among the family's computing
+        parties, a data owner (holds ``x``, alone gets the output) and a model owner (holds the
+        weights), every party a thread of this process (the GIL is released meanwhile).
+        ``family`` (see :func:`families`) defaults to ``aegis`` for CNNs (malicious only) and
+        ``mosformer`` for the others; ``security`` to the family's strongest. ``parties`` and
+        ``owners``: how many parties compute and whether the owners sit ``outside`` them or
+        ``inside`` (party 0 the data owner, party 1 the model owner), for families that offer
+        a choice (``additive``, CNNs, any number of parties; a test family whose dealer is not
+        private). ``offline``:
         under ``mosformer`` the servers make all their material ``ahead`` of the online phase
         (planned by a dry run) or ``on-demand`` before each gate call (bounded memory, for
         BERT-base-sized models). ``material``: text models only, the folder where
@@ -190,14 +223,20 @@ class Model:
                 raise ValueError("stored material serves text models")
             data, shape = _images(x)
             return json.loads(
-                _native.private_classification(self.path, data, shape, family, security, link, offline, rings)
+                _native.private_classification(
+                    self.path, data, shape, family, security, link, offline, rings, parties, owners
+                )
             )
-        if family not in (None, "mosformer"):
+        if family is not None and "transformer" not in _family(family)["models"]:
             raise ValueError(f"family {family!r} has no transformer layers (use 'mosformer')")
+        if parties is not None or owners is not None:
+            raise ValueError("text models run under mosformer: three servers, the owners outside")
         if not isinstance(x, str):
             raise ValueError("this model's input is text")
         stored = str(material) if material is not None else None
-        return json.loads(_native.private_inference(self.path, x, security, link, offline, stored, rings))
+        return json.loads(
+            _native.private_inference(self.path, x, security, link, offline, stored, rings, family)
+        )
 
     def prepare(
         self,
@@ -233,8 +272,8 @@ class Model:
         self,
         x: Any,
         *,
-        family: Literal["mosformer", "aegis"] | None = None,
-        rings: Literal["mixed", "z64"] = "mixed",
+        family: str | None = None,
+        rings: Literal["mixed", "z64"] | None = None,
     ) -> dict:
         """Run the model on ``x`` in the clear, no MPC, with the plaintext fixed-point executor:
         what ``family``'s secure run computes (its rings, tables and precision plan; exact

@@ -1,6 +1,7 @@
 """Type stubs of the Rust extension module."""
 
 def version() -> str: ...
+def families() -> str: ...
 def simulate_mul(
     x: list[float],
     y: list[float],
@@ -13,11 +14,12 @@ def make_certs(parties: int, out: str, name: str = "veil") -> None: ...
 def private_inference(
     model_dir: str,
     text: str,
-    security: str = "malicious",
+    security: str | None = None,
     link: str = "memory",
-    offline: str = "ahead",
+    offline: str | None = None,
     material: str | None = None,
-    rings: str = "mixed",
+    rings: str | None = None,
+    family: str | None = None,
 ) -> str: ...
 def prepare_material(
     model_dir: str,
@@ -33,10 +35,12 @@ def private_classification(
     data: list[float],
     shape: list[int],
     family: str | None = None,
-    security: str = "malicious",
+    security: str | None = None,
     link: str = "memory",
-    offline: str = "ahead",
-    rings: str = "mixed",
+    offline: str | None = None,
+    rings: str | None = None,
+    parties: int | None = None,
+    owners: str | None = None,
 ) -> str: ...
 def plaintext_classification(
     model_path: str, data: list[float], shape: list[int]
@@ -48,5 +52,5 @@ def fixed_point_inference(
     data: list[float] | None = None,
     shape: list[int] | None = None,
     family: str | None = None,
-    rings: str = "mixed",
+    rings: str | None = None,
 ) -> str: ...

@@ -1,4 +1,5 @@
-//! n-party additive secret sharing over a ring, with Beaver multiplication.
+//! n-party additive secret sharing over a ring, with Beaver multiplication: the `additive`
+//! family, which runs CNNs among any number `n ≥ 2` of computing parties.
 //!
 //! A secret `x` is held as shares `x_0, ..., x_{n-1}` with `x = Σ x_i`. This is the first
 //! protocol through Veil's whole stack (ring, tensor, PRG and seeds, network, accounting,
@@ -19,9 +20,26 @@
 //! | `reveal_to(t)` | m·B at parties ≠ t, 0 at t | 1 / 0 | 1 |
 //! | `add`, `sub`, `add_public`, `mul_public` | 0 | 0 | 0 |
 //! | `mul` (Beaver) | 2·(n-1)·m·B | n-1 | 1 |
+//! | `truncate` (Z_2^64, [`fixed`]) | (n-1)·8m | n-1 | 1 |
+//! | `matmul` `[m,k]×[k,p]` ([`fixed`]) | (n-1)·8(mk+kp) | n-1 | 1 |
+//! | `drelu` ([`sign`]) | (n-1)·105m | 8(n-1) | 8 |
+//! | `relu` ([`sign`]) | (n-1)·121m | 9(n-1) | 9 |
+//!
+//! # Models
+//! Over `Z_2^64` with 16 fractional bits the family implements `veil-mpc`'s `FixedPoint`,
+//! `NonLinear`, `Layout` and `Owners` (no transformer layers), so the secure executor runs
+//! CNNs on it, with the data and model owners outside the computing parties or among them
+//! ([`owners`]). Its correlations come from a [`Correlations`] source; the only one today is
+//! the [`InsecureDealer`].
 
 mod dealer;
+pub mod fixed;
+pub mod owners;
 mod protocol;
+pub mod sign;
 
-pub use dealer::{InsecureDealer, TripleSource, Triples};
+pub use dealer::{
+    Correlations, InsecureDealer, LOW_63, MatrixTriple, PREFIX_STEPS, SignMaterial, TRUNC_MASK_BOUND,
+    TripleSource, Triples, TruncPairs,
+};
 pub use protocol::{Additive, Share};

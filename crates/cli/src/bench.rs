@@ -10,14 +10,7 @@ fn default_sizes(_op: &str) -> Vec<usize> {
     vec![10_000, 100_000, 1_000_000]
 }
 
-/// `--security`'s value.
-pub fn parse_security(s: &str) -> anyhow::Result<veil_mosformer::Security> {
-    match s {
-        "malicious" => Ok(veil_mosformer::Security::Malicious),
-        "semi-honest" => Ok(veil_mosformer::Security::SemiHonest),
-        other => bail!("--security must be 'malicious' or 'semi-honest', not '{other}'"),
-    }
-}
+pub use crate::family::parse_security;
 
 /// `veil bench model`: one whole model, per-phase costs per server, the paper beside.
 pub fn model(
@@ -41,9 +34,8 @@ pub fn model(
         eprintln!("bench: all-MiniLM-L6-v2 on {seq} tokens under mosformer ...");
         veil_runtime::bench_model::bench_minilm(&crate::run::model_dir(None)?, security, seq)?
     } else {
-        let fam = veil_runtime::classify::CnnFamily::parse(family, security)?;
         eprintln!("bench: {model} on {batch} random images under {family} ...");
-        veil_runtime::bench_model::bench_cnn(model, fam, security, batch, images_per_check)?
+        veil_runtime::bench_model::bench_cnn(model, family, security, batch, images_per_check)?
     };
     if json {
         println!("{}", serde_json::to_string(&r)?);
@@ -170,7 +162,7 @@ pub fn ops(
     if family != "mosformer" {
         bail!("no benchmarks for family '{family}' yet (available: mosformer, aegis)");
     }
-    let malicious = parse_security(security)? == veil_mosformer::Security::Malicious;
+    let malicious = parse_security(security)? == veil_runtime::Security::Malicious;
     let ops = select_ops("mosformer", MOSFORMER_OPS, op)?;
     if !json {
         println!(
@@ -247,7 +239,7 @@ fn aegis_ops(
     json: bool,
 ) -> anyhow::Result<()> {
     use veil_runtime::bench_aegis::{AEGIS_OPS, aegis_op};
-    if parse_security(security)? == veil_mosformer::Security::SemiHonest {
+    if parse_security(security)? == veil_runtime::Security::SemiHonest {
         eprintln!("note: aegis always runs its final verification; its cost is the 'verify' columns");
     }
     if ring.is_some_and(|r| r != 64) {

@@ -5,13 +5,13 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use veil_mosformer::Mode;
 use veil_nn::image::ImageModel;
 use veil_runtime::Link;
-use veil_runtime::classify::{
-    ClassifyReport, CnnFamily, image_range, load_image_set, private_classification,
-};
+use veil_runtime::classify::{ClassifyReport, image_range, load_image_set, private_classification};
+use veil_runtime::families::FamilyChoice;
 use veil_runtime::inference::Material;
+
+use crate::family::FamilyArgs;
 
 /// Whether `--model` names an image model: an `.onnx` CNN, a ViT folder, or a public model.
 pub fn is_image_model(model: Option<&Path>) -> bool {
@@ -44,22 +44,20 @@ pub(crate) fn image_set(model: &Path, images: Option<PathBuf>) -> anyhow::Result
 /// `veil run --model X.onnx|VIT_FOLDER`: the first `batch` images of the set, privately.
 pub fn run(
     model: &Path,
-    family: Option<&str>,
-    (mode, material): (Mode, Material),
-    link: Link,
+    args: &FamilyArgs,
+    (material, link): (Option<Material>, Link),
     images: Option<PathBuf>,
     batch: Option<usize>,
     json: bool,
 ) -> anyhow::Result<()> {
     let loaded = ImageModel::load(model)?;
     let batch = batch_or(&loaded, batch, 8);
-    let security = mode.security;
-    let family = CnnFamily::for_model(&loaded, family, security)?.with_rings(mode.rings)?;
+    let choice = FamilyChoice::for_graph(&loaded.graph, &args.request()?)?;
+    let material = material.unwrap_or_else(|| choice.default_material());
     let (all, labels) = load_image_set(&image_set(model, images)?)?;
     let x = image_range(&all, 0, batch)?;
     let bar = crate::progress::Bar::follow(0, "secure run");
-    let r =
-        private_classification(&loaded, &x, Some(&labels[..batch]), family, security, material, link, None)?;
+    let r = private_classification(&loaded, &x, Some(&labels[..batch]), &choice, material, link, None)?;
     drop(bar);
     if json {
         println!("{}", serde_json::to_string_pretty(&r)?);
@@ -72,7 +70,8 @@ pub fn run(
 fn print(r: &ClassifyReport) {
     let rings = r.rings.as_deref().map(|x| format!(", {x} rings")).unwrap_or_default();
     println!("Veil: private classification with {} under {} ({}{rings})", r.model, r.family, r.security);
-    println!("  parties: servers 0, 1, 2; data owner 3; model owner 4 — {}", r.transport);
+    println!("  parties: {} — {}", r.topology.describe(), r.transport);
+    println!("  preprocessing: {}", r.preprocessing);
     println!("  input: {} images (only their number is public)", r.images);
     println!("  private predictions:   {:?}", r.predictions);
     println!("  float predictions:     {:?}", r.plaintext_predictions);
@@ -131,8 +130,7 @@ struct BatchRow {
 /// batch (a session each, parties as threads in memory), beside the float reference's.
 pub fn eval(
     model: &Path,
-    family: Option<&str>,
-    mode: Mode,
+    args: &FamilyArgs,
     images: Option<PathBuf>,
     batch: Option<usize>,
     limit: Option<usize>,
@@ -140,8 +138,7 @@ pub fn eval(
 ) -> anyhow::Result<()> {
     let loaded = ImageModel::load(model)?;
     let batch = batch_or(&loaded, batch, 30);
-    let security = mode.security;
-    let family = CnnFamily::for_model(&loaded, family, security)?.with_rings(mode.rings)?;
+    let family = FamilyChoice::for_graph(&loaded.graph, &args.request()?)?;
     let (all, labels) = load_image_set(&image_set(model, images)?)?;
     let total = limit.unwrap_or(labels.len()).min(labels.len());
     if batch == 0 || total == 0 {
@@ -153,17 +150,8 @@ pub fn eval(
         let start = std::time::Instant::now();
         let x = image_range(&all, first, n)?;
         let bar = crate::progress::Bar::follow(0, "secure run");
-        let r = private_classification(
-            &loaded,
-            &x,
-            None,
-            family,
-            security,
-            Material::OnDemand,
-            Link::Memory,
-            None,
-        )
-        .with_context(|| format!("images {first}..{}", first + n))?;
+        let r = private_classification(&loaded, &x, None, &family, Material::OnDemand, Link::Memory, None)
+            .with_context(|| format!("images {first}..{}", first + n))?;
         drop(bar);
         let truth = &labels[first..first + n];
         let count = |p: &[usize]| p.iter().zip(truth).filter(|(a, b)| a == b).count();
@@ -200,8 +188,8 @@ pub fn eval(
     let pct = |c: usize| 100.0 * c as f64 / total as f64;
     let summary = serde_json::json!({
         "summary": true, "model": loaded.name, "family": family.name(),
-        "security": veil_runtime::inference::security_name(security),
-        "rings": family.rings().map(|r| r.name()), "images": total,
+        "security": family.security.name(), "parties": family.topology.computing,
+        "rings": family.rings_name(), "images": total,
         "private_accuracy": pct(private) / 100.0, "float_accuracy": pct(float) / 100.0,
         "agreement": pct(agree) / 100.0, "max_abs_error": worst,
     });

@@ -13,21 +13,30 @@
 //! key = "certs/party-0.key"
 //!
 //! [job]
-//! kind = "embed"           # private inference of a Hugging Face model (5 parties)
-//! family = "mosformer"
-//! security = "malicious"
-//! offline = "ahead"        # or "on-demand", or "stored" (optional; every server must use
-//!                          # the same; "stored": each server passes --material DIR, where
-//!                          # `veil party --prepare` wrote its file)
+//! kind = "embed"           # private inference of a Hugging Face model
+//! family = "mosformer"     # any family that runs transformers (`veil families`)
+//! security = "malicious"   # optional: the family's strongest by default
+//! offline = "ahead"        # or "on-demand", or "stored" (optional: the family's default;
+//!                          # every server must use the same; "stored": each server passes
+//!                          # --material DIR, where `veil party --prepare` wrote its file)
 //! rings = "mixed"          # or "z64": the gates without modulus conversion (optional)
+//! owners = "outside"       # or "inside" (optional: the family's default)
 //! ```
 //!
-//! or `kind = "classify"` (private classification with an ONNX CNN, 5 parties, `family` `aegis`
-//! or `mosformer`, the latter with `rings` as above), or `kind = "demo-mul"` with `length` and `output` (a product of two secret
-//! vectors with an insecure test dealer, kept to exercise deployments quickly).
+//! or `kind = "classify"` (private classification with an ONNX CNN under any family:
+//! `aegis`, `mosformer` with `rings` as above, `additive`), or `kind = "demo-mul"` with
+//! `length` and `output` (a product of two secret vectors with an insecure test dealer, kept
+//! to exercise deployments quickly).
+//!
+//! **Parties.** The `[[party]]` list is the whole session. With the owners `outside`, its
+//! last two entries are the data owner and the model owner and the others compute (the
+//! 3-party families: servers 0, 1, 2, data owner 3, model owner 4); with the owners `inside`,
+//! every entry computes, party 0 is the data owner and party 1 the model owner (`additive`
+//! among any number of parties, 2-party client/server families). The family must accept that
+//! many computing parties.
 //!
 //! Secret inputs are not in this file (every party reads it): in `embed`, the data owner
-//! (party 3) passes `--text`, the model owner (party 4) a `--model` folder with the weights,
+//! passes `--text`, the model owner a `--model` folder with the weights,
 //! and every party a `--model` folder with the public files; in `classify`, the model owner
 //! passes the `.onnx` file, the others the public model `veil graph` writes from it, and the
 //! data owner `--images FILE.safetensors` (with `--batch N`); in `demo-mul`, parties 0 and 1
@@ -43,6 +52,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
+use veil_runtime::Placement;
+use veil_runtime::families::FamilyChoice;
+
+use crate::family::FamilyArgs;
 
 /// A whole deployment.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -101,52 +114,116 @@ pub enum Job {
         /// The party that learns the result.
         output: usize,
     },
-    /// Private inference of a Hugging Face model: servers 0, 1, 2, data owner 3 (passes
-    /// `--text`), model owner 4 (its `--model` folder holds the weights). Every party passes
-    /// `--model` with at least the public files (`config.json`, `tokenizer.json`, pooling).
+    /// Private inference of a Hugging Face model: the data owner passes `--text`, the model
+    /// owner's `--model` folder holds the weights. Every party passes `--model` with at least
+    /// the public files (`config.json`, `tokenizer.json`, pooling).
     Embed {
-        /// Protocol family (`mosformer`).
+        /// Protocol family (`veil families`).
         family: String,
-        /// `malicious` or `semi-honest`.
-        security: String,
+        /// `malicious` or `semi-honest` (default: the family's strongest).
+        #[serde(default)]
+        security: Option<String>,
         /// The servers' offline material: `ahead` of the online phase, `on-demand`, or
-        /// `stored` by `veil party --prepare` (each server passes `--material DIR`).
-        #[serde(default = "default_offline")]
-        offline: String,
-        /// The gates' working rings: `mixed` (modulus conversion) or `z64`.
-        #[serde(default = "default_rings")]
-        rings: String,
+        /// `stored` by `veil party --prepare` (each server passes `--material DIR`); default:
+        /// the family's.
+        #[serde(default)]
+        offline: Option<String>,
+        /// The gates' working rings, `mixed` (modulus conversion) or `z64` (mosformer).
+        #[serde(default)]
+        rings: Option<String>,
+        /// Where the owners sit: `outside` or `inside` the computing parties (default: the
+        /// family's).
+        #[serde(default)]
+        owners: Option<String>,
     },
-    /// Private classification with an ONNX CNN: servers 0, 1, 2, data owner 3 (passes
-    /// `--images`), model owner 4 (passes the `.onnx` file); the others pass the public model.
+    /// Private classification with an ONNX CNN: the data owner passes `--images`, the model
+    /// owner the `.onnx` file, the others the public model.
     Classify {
-        /// Protocol family (`aegis` or `mosformer`).
+        /// Protocol family (`veil families`).
         family: String,
-        /// `malicious` or `semi-honest`.
-        security: String,
-        /// The servers' offline material under `mosformer`: `ahead`, `on-demand` or `stored`.
-        #[serde(default = "default_offline")]
-        offline: String,
-        /// Under `mosformer`, the gates' working rings: `mixed` or `z64`.
-        #[serde(default = "default_rings")]
-        rings: String,
+        /// `malicious` or `semi-honest` (default: the family's strongest).
+        #[serde(default)]
+        security: Option<String>,
+        /// The servers' offline material: `ahead` of the online phase, `on-demand`, or
+        /// `stored` by `veil party --prepare` (each server passes `--material DIR`); default:
+        /// the family's.
+        #[serde(default)]
+        offline: Option<String>,
+        /// The gates' working rings, `mixed` (modulus conversion) or `z64` (mosformer).
+        #[serde(default)]
+        rings: Option<String>,
+        /// Where the owners sit: `outside` or `inside` the computing parties (default: the
+        /// family's).
+        #[serde(default)]
+        owners: Option<String>,
     },
 }
 
-fn default_offline() -> String {
-    "ahead".into()
+/// A model job's family and its settings; what is left out takes the family's default.
+#[derive(Debug, Clone, Default)]
+pub struct FamilySettings {
+    /// Protocol family (`veil families`).
+    pub family: String,
+    /// `malicious` or `semi-honest`.
+    pub security: Option<String>,
+    /// The servers' offline material (`ahead`, `on-demand`, `stored`).
+    pub offline: Option<String>,
+    /// The gates' working rings (`mixed`, `z64`).
+    pub rings: Option<String>,
+    /// Where the owners sit (`outside`, `inside`).
+    pub owners: Option<String>,
 }
 
-fn default_rings() -> String {
-    "mixed".into()
-}
-
-/// `offline`: `ahead`, `on-demand` or `stored`.
-fn check_offline(offline: &str) -> anyhow::Result<()> {
-    if offline != "stored" {
-        crate::run::parse_offline(offline)?;
+impl Job {
+    /// A model job's family settings; `None` for `demo-mul`.
+    pub fn settings(&self) -> Option<FamilySettings> {
+        match self {
+            Job::Embed { family, security, offline, rings, owners }
+            | Job::Classify { family, security, offline, rings, owners } => Some(FamilySettings {
+                family: family.clone(),
+                security: security.clone(),
+                offline: offline.clone(),
+                rings: rings.clone(),
+                owners: owners.clone(),
+            }),
+            Job::DemoMul { .. } => None,
+        }
     }
-    Ok(())
+}
+
+impl FamilySettings {
+    /// The family with these settings among the config's `parties` (owners included).
+    pub fn choice(&self, parties: usize) -> anyhow::Result<FamilyChoice> {
+        let info = &veil_runtime::families::family(&self.family)?.info;
+        let placement = match &self.owners {
+            Some(o) => crate::family::parse_owners(o)?,
+            None => info.owners[0],
+        };
+        let computing = match placement {
+            Placement::Outside => parties.saturating_sub(2),
+            Placement::Inside => parties,
+        };
+        let args = FamilyArgs {
+            family: Some(self.family.clone()),
+            security: self.security.clone(),
+            rings: self.rings.clone(),
+            parties: Some(computing),
+            owners: Some(placement.name().into()),
+        };
+        let choice = FamilyChoice::new(&args.request()?, &self.family).with_context(|| {
+            format!(
+                "job: the config lists {parties} parties ({computing} computing, the owners {})",
+                placement.name()
+            )
+        })?;
+        match self.offline.as_deref() {
+            Some("stored") | None => {}
+            Some(other) => {
+                crate::run::parse_offline(other)?;
+            }
+        }
+        Ok(choice)
+    }
 }
 
 impl Config {
@@ -186,35 +263,25 @@ impl Config {
                     bail!("job: output party {output} does not exist");
                 }
             }
-            Job::Classify { family, security, offline, rings } => {
-                veil_runtime::classify::CnnFamily::parse(family, crate::bench::parse_security(security)?)?
-                    .with_rings(crate::run::parse_rings(rings)?)?;
-                check_offline(offline)?;
-                if self.party.len() != veil_runtime::inference::PARTIES {
-                    bail!(
-                        "job: a classify session has {} parties (3 servers, data owner, model owner), the config lists {}",
-                        veil_runtime::inference::PARTIES,
-                        self.party.len()
-                    );
-                }
+            Job::Classify { .. } => {
+                self.choice()?;
             }
-            Job::Embed { family, security, offline, rings } => {
-                if family != "mosformer" {
-                    bail!("job: family {family:?} cannot run models yet (use \"mosformer\")");
-                }
-                crate::bench::parse_security(security)?;
-                crate::run::parse_rings(rings)?;
-                check_offline(offline)?;
-                if self.party.len() != veil_runtime::inference::PARTIES {
+            Job::Embed { family, .. } => {
+                let (choice, _) = self.choice()?;
+                if !choice.family.info.runs_transformers() {
                     bail!(
-                        "job: an embed session has {} parties (3 servers, data owner, model owner), the config lists {}",
-                        veil_runtime::inference::PARTIES,
-                        self.party.len()
+                        "job: family {family:?} cannot run models yet that need transformer layers, as embed jobs do (use \"mosformer\")"
                     );
                 }
             }
         }
         Ok(())
+    }
+
+    /// The model job's family with its settings; an error for a `demo-mul` job.
+    pub fn choice(&self) -> anyhow::Result<(FamilyChoice, FamilySettings)> {
+        let settings = self.job.settings().context("the config's job is `demo-mul`, which has no family")?;
+        Ok((settings.choice(self.party.len())?, settings))
     }
 
     /// The session id as bytes.

@@ -96,9 +96,11 @@ pub fn run_embed(
     json: bool,
     workdir: Option<PathBuf>,
 ) -> anyhow::Result<()> {
-    use veil_runtime::inference::{DATA_OWNER, PARTIES, report};
+    use veil_runtime::inference::report;
     crate::run::parse_offline(offline)?;
     let sec = crate::bench::parse_security(security)?;
+    let choice = veil_runtime::families::FamilyChoice::mosformer(sec.into());
+    let (parties, data_owner) = (choice.topology.parties(), choice.topology.roles.data_owner);
     let dir_model = crate::run::model_dir(model)?;
     let loaded = veil_nn::bert::load_hf(&dir_model, true)?;
     let ids = veil_nn::bert::tokenize(&loaded, text)?;
@@ -109,18 +111,19 @@ pub fn run_embed(
     let dir: &Path = workdir.as_deref().or(temp.as_ref().map(|t| t.path())).context("no work folder")?;
     let job = Job::Embed {
         family: "mosformer".into(),
-        security: security.into(),
-        offline: offline.into(),
-        rings: "mixed".into(),
+        security: Some(security.into()),
+        offline: Some(offline.into()),
+        rings: Some("mixed".into()),
+        owners: None,
     };
-    let config = prepare_config(dir, PARTIES, job, veil_runtime::inference::OWNER_WAIT_S)?;
+    let config = prepare_config(dir, parties, job, veil_runtime::inference::OWNER_WAIT_S)?;
     let exe = std::env::current_exe().context("cannot find the veil executable")?;
-    let commands = (0..PARTIES)
+    let commands = (0..parties)
         .map(|id| {
             let mut cmd = Command::new(&exe);
             cmd.arg("party").arg("--config").arg(&config).arg("--id").arg(id.to_string()).arg("--json");
             cmd.arg("--model").arg(&dir_model);
-            if id == DATA_OWNER {
+            if id == data_owner {
                 cmd.arg("--text").arg(text);
             }
             cmd
@@ -128,7 +131,7 @@ pub fn run_embed(
         .collect();
     let per_party = launch_parties(commands, EMBED_LIMIT)?;
     let mut r =
-        report(&loaded, text, &ids, sec, "tcp+tls1.3 (mutual auth), one process per party", per_party)?;
+        report(&loaded, text, &ids, choice, "tcp+tls1.3 (mutual auth), one process per party", per_party)?;
     r.peak_rss_mib = None;
     crate::run::print_report(&r, json)
 }

@@ -13,9 +13,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
-use veil_mosformer::Mode;
-use veil_runtime::Link;
+use veil_runtime::families::FamilyChoice;
 use veil_runtime::inference::{Material, private_inference_of, security_name};
+use veil_runtime::{Link, Mode};
+
+use crate::family::FamilyArgs;
 
 use crate::run::model_dir;
 
@@ -70,10 +72,12 @@ fn earlier_rows(path: &Path, mode: Mode) -> anyhow::Result<HashMap<String, EvalR
 pub fn eval(
     model: Option<PathBuf>,
     sentences: &Path,
-    mode: Mode,
+    args: &FamilyArgs,
     resume: Option<&Path>,
     json: bool,
 ) -> anyhow::Result<()> {
+    let choice = crate::run::text_family(args)?;
+    let mode = choice.mode();
     let text =
         std::fs::read_to_string(sentences).with_context(|| format!("cannot read {}", sentences.display()))?;
     let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
@@ -91,7 +95,7 @@ pub fn eval(
         let row = match earlier.get(*line) {
             Some(row) => row.clone(),
             None => {
-                let row = embed(&loaded, line, mode)?;
+                let row = embed(&loaded, line, choice)?;
                 if let Some(path) = resume {
                     append(path, &row)?;
                 }
@@ -114,14 +118,15 @@ pub fn eval(
         }
         rows.push(row);
     }
-    summarize(&loaded.name, mode, &rows, json)
+    summarize(&loaded.name, &choice, &rows, json)
 }
 
 /// One sentence, privately, against the float reference.
-fn embed(loaded: &veil_nn::bert::Model, line: &str, mode: Mode) -> anyhow::Result<EvalRow> {
+fn embed(loaded: &veil_nn::bert::Model, line: &str, choice: FamilyChoice) -> anyhow::Result<EvalRow> {
     let start = std::time::Instant::now();
+    let mode = choice.mode();
     let bar = crate::progress::Bar::follow(0, "secure run");
-    let r = private_inference_of(loaded, line, mode, Material::OnDemand, Link::Memory)?;
+    let r = private_inference_of(loaded, line, choice, Material::OnDemand, Link::Memory)?;
     drop(bar);
     let mib = |k: usize| r.per_party[0].phases[k].bytes_sent as f64 / f64::from(1u32 << 20);
     Ok(EvalRow {
@@ -150,14 +155,15 @@ fn append(path: &Path, row: &EvalRow) -> anyhow::Result<()> {
 }
 
 /// Prints min / mean / max cosine similarity.
-fn summarize(model: &str, mode: Mode, rows: &[EvalRow], json: bool) -> anyhow::Result<()> {
+fn summarize(model: &str, choice: &FamilyChoice, rows: &[EvalRow], json: bool) -> anyhow::Result<()> {
+    let mode = choice.mode();
     let cos: Vec<f64> = rows.iter().map(|r| r.cosine_vs_plaintext).collect();
     let (min, max) = cos.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &c| (a.min(c), b.max(c)));
     let mean = cos.iter().sum::<f64>() / cos.len() as f64;
     let security = security_name(mode.security);
     if json {
         let summary = serde_json::json!({
-            "summary": true, "model": model, "family": "mosformer", "security": security,
+            "summary": true, "model": model, "family": choice.name(), "security": security,
             "rings": mode.rings.name(),
             "sentences": cos.len(), "cosine_min": min, "cosine_mean": mean, "cosine_max": max,
         });
@@ -177,7 +183,7 @@ mod tests {
     #![allow(clippy::unwrap_used, reason = "test code")]
 
     use super::*;
-    use veil_mosformer::{Rings, Security};
+    use veil_runtime::{Rings, Security};
 
     fn row(text: &str, rings: &str) -> String {
         format!(

@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use veil_crypto::{Seed, SessionId};
-use veil_mosformer::Mode;
 use veil_net::certs::Identity;
 use veil_net::tcp::{TcpConfig, TcpTransport};
+use veil_runtime::families::FamilyChoice;
 use veil_runtime::inference::Material;
 use veil_runtime::{PartyReport, demo_mul, phases};
 
@@ -118,27 +118,30 @@ pub fn run_embed_party(
     stored: Option<PathBuf>,
     json: bool,
 ) -> anyhow::Result<()> {
-    use veil_runtime::inference::{DATA_OWNER, MODEL_OWNER, inference_party, role};
+    use veil_runtime::inference::inference_party;
     let cfg = Config::load(config)?;
-    let Job::Embed { security, offline, rings, .. } = &cfg.job else {
+    if !matches!(cfg.job, Job::Embed { .. }) {
         bail!("the config's job is not `embed`; pass --input for `demo-mul`");
-    };
-    let mode =
-        Mode { security: crate::bench::parse_security(security)?, rings: crate::run::parse_rings(rings)? };
-    let material = party_material(offline, stored, id)?;
+    }
+    let (choice, settings) = cfg.choice()?;
+    let roles = choice.topology.roles;
+    let material = party_material(settings.offline.as_deref(), stored, id, &choice)?;
     if id >= cfg.party.len() {
         bail!("party {id} is not in the config ({} parties)", cfg.party.len());
     }
     let dir = crate::run::model_dir(model)?;
-    let loaded = veil_nn::bert::load_hf(&dir, id == MODEL_OWNER)?;
-    let ids = match (id == DATA_OWNER, text) {
+    let loaded = veil_nn::bert::load_hf(&dir, id == roles.model_owner)?;
+    let ids = match (id == roles.data_owner, text) {
         (true, Some(t)) => Some(veil_nn::bert::tokenize(&loaded, &t)?),
         (true, None) => bail!("party {id} is the data owner: pass its input with --text"),
-        (false, Some(_)) => bail!("party {id} ({}) has no text input; do not pass --text", role(id)),
+        (false, Some(_)) => {
+            bail!("party {id} ({}) has no text input; do not pass --text", choice.topology.role(id))
+        }
         (false, None) => None,
     };
     let bar = crate::progress::for_party(id);
-    let report = join_and_run(&cfg, id, |ctx| inference_party(ctx, &loaded, ids.as_deref(), mode, material))?;
+    let report =
+        join_and_run(&cfg, id, |ctx| inference_party(ctx, &loaded, ids.as_deref(), choice, material))?;
     drop(bar);
     print_party(&report, json)?;
     if let (false, Some(out)) = (json, &report.output) {
@@ -147,22 +150,30 @@ pub fn run_embed_party(
     Ok(())
 }
 
-/// The job's `offline` mode at party `id`: with `stored`, a server's `--material` folder (the
-/// owners take no material and pass none).
-fn party_material(offline: &str, stored: Option<PathBuf>, id: usize) -> anyhow::Result<Material> {
-    match (offline, stored, id < 3) {
-        ("stored", Some(dir), true) => Ok(Material::Stored(dir)),
-        ("stored", None, true) => {
+/// The job's `offline` mode at party `id` (the family's default when the job leaves it
+/// out): with `stored`, a server's `--material` folder (parties that do not compute take no
+/// material and pass none).
+fn party_material(
+    offline: Option<&str>,
+    stored: Option<PathBuf>,
+    id: usize,
+    choice: &FamilyChoice,
+) -> anyhow::Result<Material> {
+    match (offline, stored, choice.topology.is_computing(id)) {
+        (Some("stored"), Some(dir), true) => Ok(Material::Stored(dir)),
+        (Some("stored"), None, true) => {
             bail!("the job's material is stored: pass this server's folder with --material DIR")
         }
-        ("stored", None, false) => Ok(Material::OnDemand),
+        (Some("stored"), None, false) => Ok(Material::OnDemand),
         (_, Some(_), false) => {
             bail!("party {id} is not a server and holds no material; do not pass --material")
         }
         (other, Some(_), true) => {
-            bail!("--material is for jobs whose offline material is `stored`; this job's is `{other}`")
+            let name = other.unwrap_or(choice.family.info.materials[0]);
+            bail!("--material is for jobs whose offline material is `stored`; this job's is `{name}`")
         }
-        (other, None, _) => crate::run::parse_offline(other),
+        (Some(other), None, _) => crate::run::parse_offline(other),
+        (None, None, _) => Ok(choice.default_material()),
     }
 }
 
@@ -179,21 +190,27 @@ fn prepare_party(
     json: bool,
 ) -> anyhow::Result<()> {
     let cfg = Config::load(config)?;
-    let Job::Embed { security, rings, .. } = &cfg.job else { bail!("--prepare is for `embed` jobs") };
-    let mode =
-        Mode { security: crate::bench::parse_security(security)?, rings: crate::run::parse_rings(rings)? };
-    if id >= 3 {
-        bail!("party {id} is not a server: only servers 0, 1 and 2 make material");
+    if !matches!(cfg.job, Job::Embed { .. }) {
+        bail!("--prepare is for `embed` jobs");
+    }
+    let (choice, _) = cfg.choice()?;
+    if !choice.family.info.materials.contains(&"stored") {
+        bail!("{} makes no stored material ({})", choice.name(), choice.family.info.preprocessing);
+    }
+    let mode = choice.mode();
+    let servers = choice.topology.computing;
+    if id >= servers {
+        bail!("party {id} is not a server: only servers 0 to {} make material", servers - 1);
     }
     let loaded = veil_nn::bert::load_hf(&crate::run::model_dir(model)?, false)?;
     crate::prepare::check_tokens(tokens, loaded.max_positions)?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let mut servers = cfg.clone();
-    servers.party.truncate(3);
+    let mut linked = cfg.clone();
+    linked.party.truncate(servers);
     let session = veil_crypto::hash("veil/prepare-session", &cfg.session_id()?);
-    servers.session = hex::encode(&session.as_bytes()[..16]);
+    linked.session = hex::encode(&session.as_bytes()[..16]);
     let bar = crate::progress::for_party(id);
-    let report = join_and_run(&servers, id, |ctx| {
+    let report = join_and_run(&linked, id, |ctx| {
         veil_runtime::stored::prepare_server(ctx, &loaded.graph, tokens, mode, dir)
     })?;
     drop(bar);
@@ -212,15 +229,15 @@ fn run_classify_party(
     stored: Option<PathBuf>,
     json: bool,
 ) -> anyhow::Result<()> {
-    use veil_runtime::classify::{CnnFamily, cnn_party, image_range, load_image_set};
-    use veil_runtime::inference::{DATA_OWNER, MODEL_OWNER, role};
+    use veil_runtime::classify::{cnn_party, image_range, load_image_set};
     let cfg = Config::load(config)?;
-    let Job::Classify { family, security, offline, rings } = &cfg.job else {
+    if !matches!(cfg.job, Job::Classify { .. }) {
         bail!("the config's job is not `classify`")
-    };
-    let security = crate::bench::parse_security(security)?;
-    let material = party_material(offline, stored, id)?;
-    let family = CnnFamily::parse(family, security)?.with_rings(crate::run::parse_rings(rings)?)?;
+    }
+    let (choice, settings) = cfg.choice()?;
+    let material = party_material(settings.offline.as_deref(), stored, id, &choice)?;
+    let (data_owner, model_owner) = (choice.topology.roles.data_owner, choice.topology.roles.model_owner);
+    let role = |id: usize| choice.topology.role(id);
     if id >= cfg.party.len() {
         bail!("party {id} is not in the config ({} parties)", cfg.party.len());
     }
@@ -228,21 +245,20 @@ fn run_classify_party(
         model.context("pass --model: the .onnx file at the model owner, its public model elsewhere")?;
     let loaded = veil_nn::image::ImageModel::load(&path)?;
     let batch = crate::classify::batch_or(&loaded, batch, 8);
-    if id == MODEL_OWNER && loaded.weights.is_empty() {
+    if id == model_owner && loaded.weights.is_empty() {
         bail!("party {id} is the model owner: pass the .onnx file with the weights");
     }
-    if id != MODEL_OWNER && !loaded.weights.is_empty() {
+    if id != model_owner && !loaded.weights.is_empty() {
         bail!("party {id} ({}) must not hold the weights: pass the public model (`veil graph`)", role(id));
     }
-    let x = match (id == DATA_OWNER, images) {
+    let x = match (id == data_owner, images) {
         (true, Some(p)) => Some(image_range(&load_image_set(&p)?.0, 0, batch)?),
         (true, None) => bail!("party {id} is the data owner: pass its images with --images"),
         (false, Some(_)) => bail!("party {id} ({}) has no images; do not pass --images", role(id)),
         (false, None) => None,
     };
     let bar = crate::progress::for_party(id);
-    let report =
-        join_and_run(&cfg, id, |ctx| cnn_party(ctx, &loaded, x.as_ref(), family, security, material, None))?;
+    let report = join_and_run(&cfg, id, |ctx| cnn_party(ctx, &loaded, x.as_ref(), &choice, material, None))?;
     drop(bar);
     print_party(&report, json)?;
     if let (false, Some(out)) = (json, &report.output) {

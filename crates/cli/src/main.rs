@@ -1,6 +1,8 @@
 //! `veil`: the command line of Veil.
 //!
 //! - `veil version`: the version of this build.
+//! - `veil families`: the protocol families, with their party counts, roles, threat models,
+//!   rings, model kinds and preprocessing.
 //! - `veil certs --parties N --out DIR`: a CA and one certificate per party for a deployment.
 //! - `veil party --config FILE --id N`: runs one party of a deployment (TCP + mutual TLS).
 //! - `veil run`: a private inference of a Hugging Face model (or a CNN from ONNX), every party
@@ -17,6 +19,7 @@ mod classify;
 mod config;
 mod demo;
 mod eval_text;
+mod family;
 mod job;
 mod plain;
 mod prepare;
@@ -45,8 +48,9 @@ struct ModelInput {
     /// setup installs it), or an `.onnx` CNN.
     #[arg(long)]
     model: Option<PathBuf>,
-    /// Protocol family: `mosformer` (transformers, ViTs and CNNs; default for transformers and
-    /// ViTs) or `aegis` (CNNs; default for `.onnx` models).
+    /// Protocol family (`veil families` lists them): `mosformer` (transformers, ViTs and CNNs;
+    /// default for transformers and ViTs), `aegis` (CNNs; default for `.onnx` models) or
+    /// `additive` (CNNs among any number of parties; a test family, not private).
     #[arg(long)]
     family: Option<String>,
     /// Image models: the labelled images (default: `test.safetensors` beside the model).
@@ -58,10 +62,30 @@ struct ModelInput {
     batch: Option<usize>,
 }
 
+/// Who computes: the number of computing parties and where the owners sit.
+#[derive(clap::Args, Debug)]
+struct PartiesArgs {
+    /// Computing parties (default: the family's; `additive` takes 2 or more).
+    #[arg(long)]
+    parties: Option<usize>,
+    /// Where the data and model owners sit: `outside` the computing parties (parties of their
+    /// own after them) or `inside` (the data owner is party 0, the model owner party 1);
+    /// default: the family's.
+    #[arg(long)]
+    owners: Option<String>,
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Print the version of this build.
     Version,
+    /// List the protocol families: parties, where the owners may sit, threat models, rings,
+    /// model kinds and where their preprocessing comes from.
+    Families {
+        /// One JSON object per family.
+        #[arg(long)]
+        json: bool,
+    },
     /// Create a CA and a certificate per party (`party-<id>.pem`/`.key`, `ca.pem`) in a folder.
     Certs {
         /// Number of parties.
@@ -127,21 +151,23 @@ enum Command {
     Run {
         #[command(flatten)]
         input: ModelInput,
+        #[command(flatten)]
+        parties: PartiesArgs,
         /// The data owner's text.
         #[arg(long, default_value = "Secure inference keeps both the model and the data private.")]
         text: String,
-        /// `malicious` or `semi-honest`.
-        #[arg(long, default_value = "malicious")]
-        security: String,
+        /// `malicious` or `semi-honest` (default: the family's strongest).
+        #[arg(long)]
+        security: Option<String>,
         /// Under mosformer: the gates' working rings, `mixed` (the paper's modulus conversion:
-        /// activations in Z_2^16, softmax and Rsqrt in Z_2^32) or `z64` (no modulus
-        /// conversion: every gate in Z_2^64 at 16 fractional bits).
-        #[arg(long, default_value = "mixed")]
-        rings: String,
-        /// The servers' offline material (mosformer): `ahead` (planned by a dry run, made
-        /// before the online phase and held until used; the default), `on-demand` (made right
-        /// before each gate call, bounded memory: what BERT-base-sized models need) or `stored`
-        /// (see --material).
+        /// activations in Z_2^16, softmax and Rsqrt in Z_2^32; the default) or `z64` (no
+        /// modulus conversion: every gate in Z_2^64 at 16 fractional bits).
+        #[arg(long)]
+        rings: Option<String>,
+        /// The servers' offline material: `ahead` (mosformer's default: planned by a dry run,
+        /// made before the online phase and held until used), `on-demand` (made right before
+        /// each gate call, bounded memory: what BERT-base-sized models need; the default of
+        /// families that deal as they go) or `stored` (see --material).
         #[arg(long)]
         offline: Option<String>,
         /// Text models: use the material `veil prepare` stored in this folder (once: each
@@ -190,8 +216,8 @@ enum Command {
         #[arg(long, default_value = "Secure inference keeps both the model and the data private.")]
         text: String,
         /// Under mosformer: the gates' working rings, `mixed` or `z64` (see `run`).
-        #[arg(long, default_value = "mixed")]
-        rings: String,
+        #[arg(long)]
+        rings: Option<String>,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -203,17 +229,19 @@ enum Command {
         sentences: PathBuf,
         #[command(flatten)]
         input: ModelInput,
+        #[command(flatten)]
+        parties: PartiesArgs,
         /// CNNs: evaluate only the first N images.
         #[arg(long)]
         limit: Option<usize>,
-        /// `malicious` or `semi-honest`.
-        #[arg(long, default_value = "malicious")]
-        security: String,
+        /// `malicious` or `semi-honest` (default: the family's strongest).
+        #[arg(long)]
+        security: Option<String>,
         /// Under mosformer: the gates' working rings, `mixed` (the paper's modulus conversion:
-        /// activations in Z_2^16, softmax and Rsqrt in Z_2^32) or `z64` (no modulus
-        /// conversion: every gate in Z_2^64 at 16 fractional bits).
-        #[arg(long, default_value = "mixed")]
-        rings: String,
+        /// activations in Z_2^16, softmax and Rsqrt in Z_2^32; the default) or `z64` (no
+        /// modulus conversion: every gate in Z_2^64 at 16 fractional bits).
+        #[arg(long)]
+        rings: Option<String>,
         /// Text: keep the records in this JSON Lines file, each appended as soon as its
         /// sentence is done, and skip the sentences it already has (so a long eval can be
         /// stopped and resumed); the summary covers every sentence of the list.
@@ -367,14 +395,16 @@ fn main() -> ExitCode {
             job::party(&config, id, args, json)
         }
         Command::Graph { model, out } => public_graph(&model, &out),
+        Command::Families { json } => family::list(json),
         Command::Prepare { model, tokens, security, rings, out, link, json } => {
-            bench::parse_security(&security).and_then(|s| {
-                let mode = veil_mosformer::Mode { security: s, rings: run::parse_rings(&rings)? };
+            family::parse_security(&security).and_then(|s| {
+                let mode = veil_runtime::Mode { security: s, rings: family::parse_rings(&rings)? };
                 prepare::prepare(model, tokens, mode, &out, &link, json)
             })
         }
         Command::Run {
             input: ModelInput { model, family, images, batch },
+            parties: PartiesArgs { parties, owners },
             text,
             security,
             rings,
@@ -382,53 +412,44 @@ fn main() -> ExitCode {
             material,
             link,
             json,
-        } => bench::parse_security(&security).and_then(|s| {
-            let material = run::material_arg(offline.as_deref(), material)?;
-            let rings = run::parse_rings(&rings)?;
-            match model {
-                Some(m) if classify::is_image_model(Some(&m)) => run::parse_link(&link).and_then(|l| {
-                    let mode = veil_mosformer::Mode { security: s, rings };
-                    classify::run(&m, family.as_deref(), (mode, material), l, images, batch, json)
-                }),
-                model => match family.as_deref() {
-                    None | Some("mosformer") => {
-                        let mode = veil_mosformer::Mode { security: s, rings };
-                        run::run(model, &text, mode, material, &link, json)
+        } => {
+            let args = family::FamilyArgs { family, security, rings, parties, owners };
+            run::material_arg(offline.as_deref(), material).and_then(|material| {
+                let link = run::parse_link(&link)?;
+                match model {
+                    Some(m) if classify::is_image_model(Some(&m)) => {
+                        classify::run(&m, &args, (material, link), images, batch, json)
                     }
-                    Some(other) => {
-                        Err(anyhow::anyhow!("--family {other} does not run transformers; use mosformer"))
-                    }
-                },
-            }
-        }),
+                    model => run::run(model, &text, &args, material, link, json),
+                }
+            })
+        }
         Command::Plain { input: ModelInput { model, family, images, batch }, text, rings, json } => {
-            run::parse_rings(&rings)
-                .and_then(|r| plain::run(model, family.as_deref(), &text, images, batch, r, json))
+            let args = family::FamilyArgs { family, rings, ..family::FamilyArgs::default() };
+            plain::run(model, &args, &text, images, batch, json)
         }
         Command::Eval {
             sentences,
             input: ModelInput { model, family, images, batch },
+            parties: PartiesArgs { parties, owners },
             limit,
             security,
             rings,
             resume,
             json,
-        } => bench::parse_security(&security).and_then(|s| {
-            let rings = run::parse_rings(&rings)?;
+        } => {
+            let args = family::FamilyArgs { family, security, rings, parties, owners };
             match model {
                 Some(m) if classify::is_image_model(Some(&m)) => {
                     if resume.is_some() {
-                        anyhow::bail!("--resume is for text evals");
+                        Err(anyhow::anyhow!("--resume is for text evals"))
+                    } else {
+                        classify::eval(&m, &args, images, batch, limit, json)
                     }
-                    let mode = veil_mosformer::Mode { security: s, rings };
-                    classify::eval(&m, family.as_deref(), mode, images, batch, limit, json)
                 }
-                model => {
-                    let mode = veil_mosformer::Mode { security: s, rings };
-                    eval_text::eval(model, &sentences, mode, resume.as_deref(), json)
-                }
+                model => eval_text::eval(model, &sentences, &args, resume.as_deref(), json),
             }
-        }),
+        }
         Command::Demo { job, model, text, security, offline, parties, json, workdir } => match job.as_str() {
             "embed" => demo::run_embed(model, &text, &security, &offline, json, workdir),
             "mul" => demo::run(parties, json, workdir),

@@ -4,9 +4,11 @@
 
 use std::path::PathBuf;
 
-use veil_mosformer::Security;
-use veil_runtime::classify::{CnnFamily, image_range, load_image_set};
+use veil_runtime::classify::{image_range, load_image_set};
+use veil_runtime::families::FamilyChoice;
 use veil_runtime::plain::{PlainReport, plain_images, plain_text};
+
+use crate::family::FamilyArgs;
 
 use crate::classify::{batch_or, image_set, is_image_model};
 use crate::run::model_dir;
@@ -14,23 +16,21 @@ use crate::run::model_dir;
 /// Runs and prints.
 pub fn run(
     model: Option<PathBuf>,
-    family: Option<&str>,
+    args: &FamilyArgs,
     text: &str,
     images: Option<PathBuf>,
     batch: Option<usize>,
-    rings: veil_mosformer::Rings,
     json: bool,
 ) -> anyhow::Result<()> {
     let r = if is_image_model(model.as_deref()) {
         let path = model.unwrap_or_default();
         let loaded = veil_nn::image::ImageModel::load(&path)?;
-        let family = CnnFamily::for_model(&loaded, family, Security::Malicious)?.with_rings(rings)?;
+        let family = FamilyChoice::for_graph(&loaded.graph, &args.request()?)?;
         let (all, _) = load_image_set(&image_set(&path, images)?)?;
-        plain_images(&loaded, &image_range(&all, 0, batch_or(&loaded, batch, 4))?, family)?
+        plain_images(&loaded, &image_range(&all, 0, batch_or(&loaded, batch, 4))?, &family)?
     } else {
-        let family =
-            CnnFamily::parse(family.unwrap_or("mosformer"), Security::Malicious)?.with_rings(rings)?;
-        plain_text(&model_dir(model)?, text, family)?
+        let family = crate::run::text_family(args)?;
+        plain_text(&model_dir(model)?, text, &family)?
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&r)?);

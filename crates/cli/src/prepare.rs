@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::bail;
-use veil_mosformer::Mode;
+use veil_runtime::Mode;
 use veil_runtime::stored::{PreparedServer, prepare_material};
 
 /// Makes and stores the material, then prints what each server wrote.

@@ -5,9 +5,11 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use veil_mosformer::{Mode, Rings};
 use veil_runtime::Link;
+use veil_runtime::families::FamilyChoice;
 use veil_runtime::inference::{InferenceReport, Material, private_inference};
+
+use crate::family::FamilyArgs;
 
 /// The model folder: the given one, or all-MiniLM-L6-v2 as `scripts/setup.sh` installs it.
 pub fn model_dir(model: Option<PathBuf>) -> anyhow::Result<PathBuf> {
@@ -23,27 +25,38 @@ pub fn model_dir(model: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     }
 }
 
-/// `--rings`' value.
-pub fn parse_rings(s: &str) -> anyhow::Result<Rings> {
-    match Rings::parse(s) {
-        Some(r) => Ok(r),
-        None => bail!("--rings must be 'mixed' or 'z64', not '{s}'"),
+/// The family of a text model: `--family` (default `mosformer`), which must run transformers.
+pub fn text_family(args: &FamilyArgs) -> anyhow::Result<FamilyChoice> {
+    let choice = FamilyChoice::new(&args.request()?, "mosformer")?;
+    if !choice.family.info.runs_transformers() {
+        bail!(
+            "--family {} does not run transformers; use {}",
+            choice.name(),
+            veil_runtime::families::families()
+                .iter()
+                .filter(|f| f.runs_transformers())
+                .map(|f| f.name)
+                .collect::<Vec<_>>()
+                .join(" or ")
+        );
     }
+    Ok(choice)
 }
 
 /// Runs and prints.
 pub fn run(
     model: Option<PathBuf>,
     text: &str,
-    mode: Mode,
-    material: Material,
-    link: &str,
+    args: &FamilyArgs,
+    material: Option<Material>,
+    link: veil_runtime::Link,
     json: bool,
 ) -> anyhow::Result<()> {
-    let link = parse_link(link)?;
+    let choice = text_family(args)?;
+    let material = material.unwrap_or_else(|| choice.default_material());
     let dir = model_dir(model)?;
     let bar = crate::progress::Bar::follow(0, "secure run");
-    let report = private_inference(&dir, text, mode, material, link)?;
+    let report = private_inference(&dir, text, choice, material, link)?;
     drop(bar);
     print_report(&report, json)
 }
@@ -54,19 +67,20 @@ pub fn parse_offline(offline: &str) -> anyhow::Result<Material> {
     Material::parse(offline).map_err(|e| anyhow::anyhow!(e))
 }
 
-/// `--offline` and `--material` together: material `ahead` (the default), `on-demand`, or
-/// `stored` in the folder `--material` names (as `veil prepare` wrote it; `--material` alone
-/// means `stored`).
-pub fn material_arg(offline: Option<&str>, material: Option<PathBuf>) -> anyhow::Result<Material> {
+/// `--offline` and `--material` together: material `ahead`, `on-demand`, or `stored` in the
+/// folder `--material` names (as `veil prepare` wrote it; `--material` alone means `stored`);
+/// `None` when neither is given (the family's default).
+pub fn material_arg(offline: Option<&str>, material: Option<PathBuf>) -> anyhow::Result<Option<Material>> {
     match (offline, material) {
-        (None | Some("stored"), Some(dir)) => Ok(Material::Stored(dir)),
+        (None, None) => Ok(None),
+        (None | Some("stored"), Some(dir)) => Ok(Some(Material::Stored(dir))),
         (Some("stored"), None) => {
             bail!("--offline stored needs --material DIR (the folder `veil prepare` wrote)")
         }
         (Some(other), Some(_)) => {
             bail!("--material loads stored material; it does not go with --offline {other}")
         }
-        (offline, None) => parse_offline(offline.unwrap_or("ahead")),
+        (Some(offline), None) => parse_offline(offline).map(Some),
     }
 }
 
@@ -86,7 +100,8 @@ pub fn print_report(r: &InferenceReport, json: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     println!("Veil: private inference of {} under {} ({}, {} rings)", r.model, r.family, r.security, r.rings);
-    println!("  parties: servers 0, 1, 2; data owner 3; model owner 4 — {}", r.transport);
+    println!("  parties: {} — {}", r.topology.describe(), r.transport);
+    println!("  preprocessing: {}", r.preprocessing);
     println!("  input: {:?} ({} tokens, only their number is public)", r.text, r.tokens);
     let head = |v: &[f64]| v.iter().take(6).map(|x| format!("{x:+.4}")).collect::<Vec<_>>().join(" ");
     println!("  secure output (data owner):  [{} …] ({} values)", head(&r.output), r.output.len());

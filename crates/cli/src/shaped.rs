@@ -130,9 +130,10 @@ fn workload(model: &str, family: &str, security: &str, batch: usize, dir: &Path)
         args[DATA_OWNER].extend(["--text".into(), "The quick brown fox jumps over the lazy dog.".into()]);
         let job = Job::Embed {
             family: family.into(),
-            security: security.into(),
-            offline: "on-demand".into(),
-            rings: "mixed".into(),
+            security: Some(security.into()),
+            offline: Some("on-demand".into()),
+            rings: Some("mixed".into()),
+            owners: None,
         };
         return Ok(Workload { name: "all-MiniLM-L6-v2 (one sentence, 12 tokens)".into(), job, args });
     }
@@ -154,9 +155,10 @@ fn workload(model: &str, family: &str, security: &str, batch: usize, dir: &Path)
     args[DATA_OWNER].extend(["--images".to_string(), images.display().to_string()]);
     let job = Job::Classify {
         family: family.into(),
-        security: security.into(),
-        offline: "on-demand".into(),
-        rings: "mixed".into(),
+        security: Some(security.into()),
+        offline: Some("on-demand".into()),
+        rings: None,
+        owners: None,
     };
     Ok(Workload { name: format!("{} ({batch} images)", loaded.name), job, args })
 }

@@ -25,7 +25,12 @@ fn spawn_veil<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Child {
 /// A five-party deployment in `dir` running `job` (the lines of its `[job]` table), whose
 /// parties wait up to `recv_timeout_s` for a message.
 fn model_job_config(dir: &Path, job: &str, recv_timeout_s: u64) -> std::path::PathBuf {
-    let cfg = write_config(dir, 5, |i| i, "00112233445566778899aabbccddeeff");
+    model_job_config_of(dir, 5, job, recv_timeout_s)
+}
+
+/// [`model_job_config`] with `parties` parties.
+fn model_job_config_of(dir: &Path, parties: usize, job: &str, recv_timeout_s: u64) -> std::path::PathBuf {
+    let cfg = write_config(dir, parties, |i| i, "00112233445566778899aabbccddeeff");
     let text = std::fs::read_to_string(&cfg)
         .unwrap()
         .replace("[job]\nkind = \"demo-mul\"\nlength = 2\noutput = 0\n", &format!("[job]\n{job}"))
@@ -529,4 +534,98 @@ fn a_resumed_text_eval_runs_each_sentence_once() {
     assert_eq!(a[0], a[2], "the repeat reuses the first record");
     assert_eq!(a, b, "the resumed eval ran nothing new");
     assert_eq!(std::fs::read_to_string(&records).unwrap(), kept);
+}
+
+#[test]
+fn families_are_listed_and_additive_runs_the_digits_among_any_number_of_parties() {
+    let o = veil(&["families", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let listed: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&o.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let names: Vec<&str> = listed.iter().map(|f| f["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["mosformer", "aegis", "additive"]);
+    assert_eq!(listed[2]["parties"]["at_least"], 2);
+    assert_eq!(listed[0]["owners"], serde_json::json!(["outside"]));
+    let o = veil(&["families"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("InsecureDealer"));
+
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let onnx = root.join("models/digits-cnn/model.onnx");
+    let m = onnx.to_str().unwrap();
+    for n in ["2", "3", "5"] {
+        let o =
+            veil(&["run", "--model", m, "--family", "additive", "--parties", n, "--batch", "2", "--json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(r["per_party"].as_array().unwrap().len().to_string(), n);
+        assert_eq!(r["predictions"], r["plaintext_predictions"]);
+        assert!(r["preprocessing"].as_str().unwrap().contains("InsecureDealer"), "{r}");
+        assert_eq!(r["per_party"][0]["role"], "server, data owner");
+    }
+    let o = veil(&["run", "--model", m, "--family", "additive", "--parties", "2", "--owners", "outside"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("servers 0, 1; data owner 2; model owner 3") && text.contains("InsecureDealer"),
+        "{text}"
+    );
+    // Clear errors: a party count, a placement or a family the registry does not have.
+    let o = veil(&["run", "--model", m, "--family", "additive", "--parties", "1"]);
+    assert!(stderr(&o).contains("additive runs among 2 or more computing parties, not 1"), "{}", stderr(&o));
+    let o = veil(&["run", "--model", m, "--parties", "4"]);
+    assert!(stderr(&o).contains("aegis runs among 3 computing parties, not 4"), "{}", stderr(&o));
+    let o = veil(&["run", "--model", m, "--owners", "inside"]);
+    assert!(stderr(&o).contains("cannot place the data and model owners inside"), "{}", stderr(&o));
+    let o = veil(&["run", "--model", m, "--family", "spdz"]);
+    assert!(
+        stderr(&o).contains("no family `spdz`; the families are mosformer, aegis, additive"),
+        "{}",
+        stderr(&o)
+    );
+    let o = veil(&["run", "--family", "additive", "--text", "hi"]);
+    assert!(stderr(&o).contains("does not run transformers"), "{}", stderr(&o));
+}
+
+#[test]
+fn additive_deployment_runs_one_process_per_party_with_the_owners_among_them() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let onnx = root.join("models/digits-cnn/model.onnx");
+    let images = root.join("models/digits-cnn/test.safetensors");
+    let dir = tempfile::tempdir().unwrap();
+    let public = dir.path().join("digits.graph.json");
+    let o = veil(&["graph", "--model", onnx.to_str().unwrap(), "--out", public.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (pm, po, pi) = (public.to_str().unwrap(), onnx.to_str().unwrap(), images.to_str().unwrap());
+    // A family that takes 3 computing parties refuses a deployment of 4.
+    let aegis = model_job_config_of(dir.path(), 4, "kind = \"classify\"\nfamily = \"aegis\"\n", 60);
+    let o = veil(&["party", "--config", aegis.to_str().unwrap(), "--id", "0", "--model", pm]);
+    assert!(stderr(&o).contains("aegis runs among 3 computing parties, not 2"), "{}", stderr(&o));
+    let job = "kind = \"classify\"\nfamily = \"additive\"\nowners = \"inside\"\n";
+    let cfg = model_job_config_of(dir.path(), 3, job, 60);
+    let c = cfg.to_str().unwrap();
+    // Party 0 is the data owner (images, public model), party 1 the model owner (.onnx).
+    let o = veil(&["party", "--config", c, "--id", "2", "--model", pm, "--images", pi]);
+    assert!(stderr(&o).contains("has no images"), "{}", stderr(&o));
+    let children: Vec<_> = (0..3)
+        .map(|id| {
+            let id_s: &'static str = Box::leak(id.to_string().into_boxed_str());
+            let mut args = vec!["party", "--config", c, "--id", id_s, "--json"];
+            args.extend(["--model", if id == 1 { po } else { pm }]);
+            if id == 0 {
+                args.extend(["--images", pi, "--batch", "2"]);
+            }
+            spawn_veil(&args)
+        })
+        .collect();
+    let outs: Vec<Output> = children.into_iter().map(|c| c.wait_with_output().unwrap()).collect();
+    for (i, o) in outs.iter().enumerate() {
+        assert!(o.status.success(), "party {i}: {}", stderr(o));
+    }
+    let owner: serde_json::Value = serde_json::from_slice(&outs[0].stdout).unwrap();
+    assert_eq!(owner["role"], "server, data owner");
+    assert_eq!(owner["output"].as_array().unwrap().len(), 20);
+    for o in &outs[1..] {
+        let p: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(p["output"].is_null());
+    }
 }

@@ -262,7 +262,7 @@ impl FixedReference for MosformerReference {
 
     /// Truncated to softmax's fractional bits, Π_Softmax, scaled back.
     fn softmax(&self, x: &[i64], rows: usize, k: usize, mask: Option<&[bool]>) -> Option<Checked> {
-        let f = self.rings.softmax_bits();
+        let f = crate::ops::softmax_bits(self.rings);
         let shift = FRAC_BITS - f;
         let xf: Vec<i64> = x.iter().map(|&v| floor_div(v, 1 << shift)).collect();
         let s = match self.rings {
@@ -288,7 +288,7 @@ impl FixedReference for MosformerReference {
     }
 
     fn layernorm(&self, x: &[i64], gamma: &[i64], beta: &[i64], rows: usize, k: usize) -> Option<Checked> {
-        let f = self.rings.softmax_bits();
+        let f = crate::ops::softmax_bits(self.rings);
         let (values, var) = match self.rings {
             Rings::Mixed => layernorm_16::<Z32>(x, gamma, beta, rows, k, f)?,
             Rings::Z64 => layernorm_16::<Z64>(x, gamma, beta, rows, k, f)?,

@@ -15,30 +15,7 @@ use crate::rss::Rss;
 use crate::triples::TripleSource;
 use crate::verified;
 
-/// Security mode of the family.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Security {
-    /// Every product verified with a triple; checked openings; abort on any deviation.
-    Malicious,
-    /// No verification of products (openings stay checked: their redundancy is free).
-    SemiHonest,
-}
-
-/// The security mode and the gates' working rings: what a session of the family is run in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Mode {
-    /// Malicious or semi-honest.
-    pub security: Security,
-    /// With modulus conversion (mixed rings) or all in Z_2^64.
-    pub rings: crate::ops::Rings,
-}
-
-impl From<Security> for Mode {
-    /// The mode with the paper's default rings (modulus conversion).
-    fn from(security: Security) -> Self {
-        Mode { security, rings: crate::ops::Rings::Mixed }
-    }
-}
+pub use veil_mpc::mode::{Mode, Security};
 
 /// A `mosformer` protocol instance among the three servers.
 #[derive(Debug)]

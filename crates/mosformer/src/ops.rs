@@ -62,37 +62,14 @@ const MAC_S: u32 = 64;
 /// Fractional bits of softmax in the mixed-ring plan (Z_2^32).
 const F_SOFTMAX_MIXED: u32 = 12;
 
-/// The working rings of the gates' comparisons and table indices.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Rings {
-    /// With modulus conversion (the paper's plan): ReLU and GELU in Z_2^16 at 6 fractional
-    /// bits, softmax and Rsqrt in Z_2^32 at 12.
-    #[default]
-    Mixed,
-    /// Without modulus conversion: everything in Z_2^64 at 16 fractional bits.
-    Z64,
-}
+pub use veil_mpc::mode::Rings;
 
-impl Rings {
-    /// The name used in reports and on the command line (`mixed`, `z64`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Rings::Mixed => "mixed",
-            Rings::Z64 => "z64",
-        }
-    }
-
-    /// The rings of a name [`Rings::name`] gives; `None` for any other.
-    pub fn parse(name: &str) -> Option<Self> {
-        [Rings::Mixed, Rings::Z64].into_iter().find(|r| r.name() == name)
-    }
-
-    /// Fractional bits of softmax and of Rsqrt.
-    pub fn softmax_bits(self) -> u32 {
-        match self {
-            Rings::Mixed => F_SOFTMAX_MIXED,
-            Rings::Z64 => FRAC_BITS,
-        }
+/// Fractional bits of softmax and of Rsqrt in a ring plan: 12 in `Z_2^32` with modulus
+/// conversion, 16 in `Z_2^64` without.
+pub fn softmax_bits(rings: Rings) -> u32 {
+    match rings {
+        Rings::Mixed => F_SOFTMAX_MIXED,
+        Rings::Z64 => FRAC_BITS,
     }
 }
 
@@ -209,7 +186,7 @@ impl GateState {
 
 /// Zero material of a request's shapes (for a planner's dry run).
 pub(crate) fn placeholder(req: &GateRequest, rings: Rings) -> GateKeys {
-    let f = rings.softmax_bits();
+    let f = softmax_bits(rings);
     match (req.clone(), rings) {
         (GateRequest::Relu { n }, Rings::Mixed) => GateKeys::Relu(Box::new(DreluKeys::placeholder(n))),
         (GateRequest::Gelu { n }, Rings::Mixed) => GateKeys::Gelu(Box::new(GeluKeys::placeholder(n))),
@@ -231,7 +208,7 @@ pub(crate) fn placeholder(req: &GateRequest, rings: Rings) -> GateKeys {
 }
 
 fn make(ctx: &mut Ctx, req: &GateRequest, security: Security, rings: Rings) -> Result<GateKeys> {
-    let f = rings.softmax_bits();
+    let f = softmax_bits(rings);
     in_offline_phase(ctx, |ctx| {
         Ok(match (req.clone(), rings) {
             (GateRequest::Relu { n }, Rings::Mixed) => {
@@ -499,7 +476,7 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> TransformerOps<Z64> for Mosfor
         k: usize,
         mask: Option<&[bool]>,
     ) -> Result<Rss<Z64>> {
-        let f = self.gates.rings.softmax_bits();
+        let f = softmax_bits(self.gates.rings);
         let (one, alpha) = self.mac_keys(ctx)?;
         if x.len() != rows * k || mask.is_some_and(|m| m.len() != rows * k) {
             return Err(MpcError::Invalid(format!("softmax of {} values as [{rows}, {k}]", x.len())));
@@ -532,7 +509,7 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> TransformerOps<Z64> for Mosfor
         rows: usize,
         k: usize,
     ) -> Result<Rss<Z64>> {
-        let f = self.gates.rings.softmax_bits();
+        let f = softmax_bits(self.gates.rings);
         let (one, alpha) = self.mac_keys(ctx)?;
         let keys = self.gate_keys(ctx, GateRequest::LayerNorm { rows, k })?;
         let t = &mut self.triples;

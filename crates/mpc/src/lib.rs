@@ -13,15 +13,19 @@
 //! - [`prep`]: preprocessing requests as plain data, and usage counting.
 //! - [`reference`](mod@reference): a family's fixed-point non-linear layers in the clear.
 //! - [`cost`]: declared costs, compared with measured [`veil_net::PhaseStats`] in tests.
+//! - [`mode`]: the security mode and ring plan a session runs in, shared by every family.
+//! - [`roles`]: who computes and where the data and model owners sit.
 
 mod ctx;
 mod error;
 
 pub mod cost;
 pub mod harness;
+pub mod mode;
 pub mod phase;
 pub mod prep;
 pub mod reference;
+pub mod roles;
 pub mod seeds;
 pub mod traits;
 pub mod wire;

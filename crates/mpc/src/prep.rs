@@ -26,6 +26,12 @@ pub enum CorrelationRequest {
         /// Number of tuples.
         count: usize,
     },
+    /// `count` sign-bit correlations (a mask shared additively and bit by bit, AND triples
+    /// for a prefix-OR, a daBit).
+    SignBits {
+        /// Number of elements.
+        count: usize,
+    },
     /// One matrix triple (A: m×k, B: k×n, C = A·B) over Z_2^ring_bits.
     MatmulTriple {
         /// Ring width.
@@ -47,6 +53,7 @@ impl CorrelationRequest {
             CorrelationRequest::MatmulTriple { .. } => "matmul_triple",
             CorrelationRequest::TruncPairs { .. } => "trunc_pairs",
             CorrelationRequest::UpcastTuples { .. } => "upcast_tuples",
+            CorrelationRequest::SignBits { .. } => "sign_bits",
         }
     }
 
@@ -57,6 +64,8 @@ impl CorrelationRequest {
             CorrelationRequest::MatmulTriple { m, k, n, .. } => m * k + k * n + m * n,
             CorrelationRequest::TruncPairs { count } => 2 * count,
             CorrelationRequest::UpcastTuples { count } => 3 * count,
+            // r, its low bits, its top bit, 6 AND triples of 3 words, and a daBit of 2.
+            CorrelationRequest::SignBits { count } => 23 * count,
         }
     }
 }
@@ -73,9 +82,9 @@ impl PrepUsage {
         let units = match *req {
             CorrelationRequest::MulTriples { count, .. } => count as u64,
             CorrelationRequest::MatmulTriple { .. } => 1,
-            CorrelationRequest::TruncPairs { count } | CorrelationRequest::UpcastTuples { count } => {
-                count as u64
-            }
+            CorrelationRequest::TruncPairs { count }
+            | CorrelationRequest::UpcastTuples { count }
+            | CorrelationRequest::SignBits { count } => count as u64,
         };
         *self.counts.entry(req.kind()).or_insert(0) += units;
     }

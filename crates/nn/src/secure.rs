@@ -48,24 +48,42 @@ use crate::weights::{FloatTensor, Weights};
 pub trait SecureBackend: NonLinear<Z64> + Layout<Z64> + Owners<Z64> {}
 impl<T: NonLinear<Z64> + Layout<Z64> + Owners<Z64>> SecureBackend for T {}
 
-/// Who is who in a session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Roles {
-    /// Shares the input, alone receives the output.
-    pub data_owner: PartyId,
-    /// Shares the weights.
-    pub model_owner: PartyId,
-}
+pub use veil_mpc::roles::Roles;
 
 /// What this party brings.
 #[derive(Debug, Clone, Copy)]
 pub enum Contribution<'a> {
     /// A compute server: nothing but its work.
     Server,
-    /// The data owner's input.
+    /// The data owner's input, from outside the servers.
     Data(Input<'a>),
-    /// The model owner's weights (in the graph's layout).
+    /// The model owner's weights (in the graph's layout), from outside the servers.
     Model(&'a Weights),
+    /// A compute server that is also the data owner, the model owner or both (2-party
+    /// client/server sessions): its work, and what it owns.
+    Computing {
+        /// The input, at the data owner.
+        data: Option<Input<'a>>,
+        /// The weights, at the model owner.
+        model: Option<&'a Weights>,
+    },
+}
+
+impl<'a> Contribution<'a> {
+    /// The input and the weights this party brings.
+    fn owned(self) -> (Option<Input<'a>>, Option<&'a Weights>) {
+        match self {
+            Contribution::Server => (None, None),
+            Contribution::Data(input) => (Some(input), None),
+            Contribution::Model(weights) => (None, Some(weights)),
+            Contribution::Computing { data, model } => (data, model),
+        }
+    }
+
+    /// Whether this party computes.
+    fn computes(self) -> bool {
+        matches!(self, Contribution::Server | Contribution::Computing { .. })
+    }
 }
 
 /// Cost of one node at one party (a server), for per-layer reports.
@@ -225,28 +243,30 @@ fn run_with<B: SecureBackend, L: TransformerLayers<B>>(
     graph.validate()?;
     let me = ctx.party();
     let servers = b.servers();
-    let expected_role = match mine {
-        Contribution::Server => me < servers,
-        Contribution::Data(input) => {
-            input.check(graph)?;
-            if input.size() != n {
-                return Err(NnError::Invalid(format!(
-                    "an input of size {}, the session declares {n}",
-                    input.size()
-                )));
-            }
-            me == roles.data_owner
-        }
-        Contribution::Model(_) => me == roles.model_owner,
-    };
-    if !expected_role || roles.data_owner < servers || roles.model_owner < servers {
+    let (data, model) = mine.owned();
+    let role_fits = mine.computes() == (me < servers)
+        && data.is_some() == (me == roles.data_owner)
+        && model.is_some() == (me == roles.model_owner);
+    if !role_fits {
         return Err(NnError::Invalid(format!(
-            "party {me} cannot bring {mine:?} with roles {roles:?} and {servers} servers",
-            mine = std::mem::discriminant(&mine)
+            "party {me} cannot bring {} with roles {roles:?} and {servers} servers",
+            describe(mine)
         )));
+    }
+    if let Some(input) = data {
+        input.check(graph)?;
+        if input.size() != n {
+            return Err(NnError::Invalid(format!(
+                "an input of size {}, the session declares {n}",
+                input.size()
+            )));
+        }
     }
     if n == 0 && !matches!(mine, Contribution::Model(_)) {
         return Err(NnError::Invalid("an empty input".into()));
+    }
+    if let Some(weights) = model {
+        check_weights(graph, weights)?;
     }
     let f = b.frac_bits();
     let last = graph.output()?;
@@ -257,17 +277,15 @@ fn run_with<B: SecureBackend, L: TransformerLayers<B>>(
         run.client_side
             .push("L2 normalisation of the revealed output (the data owner learns its norm)".into());
     }
+    let received = |t: Option<Tensor<Z64>>| -> Result<Mat> {
+        let t = t.ok_or_else(|| NnError::Invalid("the data owner received no output".into()))?;
+        let out = decode(&t, f)?;
+        Ok(if normalize_at_client { l2_normalize(&out) } else { out })
+    };
     match mine {
         Contribution::Model(weights) => {
             for name in weights_in_order(graph) {
-                let t =
-                    weights.get(name).ok_or_else(|| NnError::Invalid(format!("weight {name} is missing")))?;
-                if t.shape != graph.weights[name] {
-                    return Err(NnError::Invalid(format!(
-                        "weight {name} has shape {:?}, the graph {:?}",
-                        t.shape, graph.weights[name]
-                    )));
-                }
+                let t = &weights[name];
                 b.share_from_owner(ctx, me, Some(&encode(t, f, name)?), &t.shape)?;
             }
             Ok(run)
@@ -276,36 +294,27 @@ fn run_with<B: SecureBackend, L: TransformerLayers<B>>(
             let shapes = graph.shapes(n)?;
             let (value, shape) = encode_input(graph, input, f)?;
             b.share_from_owner(ctx, me, Some(&value), &shape)?;
-            let t = b
-                .reveal_to_owner(ctx, None, me, &shapes[out_value])?
-                .ok_or_else(|| NnError::Invalid("the data owner received no output".into()))?;
-            let mut out = decode(&t, f)?;
-            if normalize_at_client {
-                out = l2_normalize(&out);
-            }
-            run.output = Some(out);
+            run.output = Some(received(b.reveal_to_owner(ctx, None, me, &shapes[out_value])?)?);
             Ok(run)
         }
-        Contribution::Server => {
+        Contribution::Server | Contribution::Computing { .. } => {
+            let own = Owned {
+                roles,
+                input: data.map(|i| encode_input(graph, i, f)).transpose()?.map(|(v, _)| v),
+                weights: model,
+            };
             let group = group.clamp(1, n.max(1));
             let batch_shapes = graph.shapes(n)?;
             let mut weights = WeightShares { shared: BTreeMap::new(), keep: group < n };
             // With groups, the images are shared once and each group is a slice of them.
-            let images = if group < n {
-                let shape = &batch_shapes[0];
-                Some(b.share_from_owner(ctx, roles.data_owner, None, shape)?.ok_or_else(|| {
-                    NnError::Invalid("a server got no share of the data owner's images".into())
-                })?)
-            } else {
-                None
-            };
+            let images = if group < n { Some(own.input_share(b, ctx, &batch_shapes[0])?) } else { None };
             let mut outputs = Vec::new();
             for start in (0..n.max(1)).step_by(group) {
                 let len = group.min(n - start);
                 let slice = images.as_ref().map(|x| b.slice(x, 0, start..start + len)).transpose()?;
                 let mut costs = Vec::new();
                 let out =
-                    serve(b, ctx, graph, len, roles, out_value, &mut costs, layers, &mut weights, slice)?;
+                    serve(b, ctx, graph, len, &own, out_value, &mut costs, layers, &mut weights, slice)?;
                 add_costs(&mut run.nodes, costs);
                 let (previous, began) = (ctx.stats().phase().to_string(), std::time::Instant::now());
                 ctx.set_phase(VERIFY_PHASE);
@@ -325,9 +334,86 @@ fn run_with<B: SecureBackend, L: TransformerLayers<B>>(
                     batch_shapes[out_value]
                 )));
             }
-            b.reveal_to_owner(ctx, Some(&out), roles.data_owner, &shape)?;
+            let revealed = b.reveal_to_owner(ctx, Some(&out), roles.data_owner, &shape)?;
+            if me == roles.data_owner {
+                run.output = Some(received(revealed)?);
+            }
             Ok(run)
         }
+    }
+}
+
+/// A contribution's kind, for errors (never its contents).
+fn describe(mine: Contribution<'_>) -> &'static str {
+    match mine {
+        Contribution::Server => "nothing but its work",
+        Contribution::Data(_) => "an input from outside the servers",
+        Contribution::Model(_) => "weights from outside the servers",
+        Contribution::Computing { data: Some(_), model: Some(_) } => "its work, an input and weights",
+        Contribution::Computing { data: Some(_), .. } => "its work and an input",
+        Contribution::Computing { model: Some(_), .. } => "its work and weights",
+        Contribution::Computing { .. } => "its work",
+    }
+}
+
+/// Every weight the graph uses is there with the graph's shape.
+fn check_weights(graph: &Graph, weights: &Weights) -> Result<()> {
+    for name in weights_in_order(graph) {
+        let t = weights.get(name).ok_or_else(|| NnError::Invalid(format!("weight {name} is missing")))?;
+        if t.shape != graph.weights[name] {
+            return Err(NnError::Invalid(format!(
+                "weight {name} has shape {:?}, the graph {:?}",
+                t.shape, graph.weights[name]
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What a computing party knows of the owners: their ids, and what it owns itself (the
+/// encoded input at the data owner, the weights at the model owner).
+struct Owned<'a> {
+    roles: Roles,
+    input: Option<Tensor<Z64>>,
+    weights: Option<&'a Weights>,
+}
+
+impl Owned<'_> {
+    /// This party's share of an owner's tensor; the owner, when it computes, passes the value.
+    fn share<B: SecureBackend>(
+        &self,
+        b: &mut B,
+        ctx: &mut Ctx,
+        owner: PartyId,
+        value: Option<&Tensor<Z64>>,
+        shape: &[usize],
+    ) -> Result<B::Share> {
+        let value = if ctx.party() == owner { value } else { None };
+        b.share_from_owner(ctx, owner, value, shape)?
+            .ok_or_else(|| NnError::Invalid("a server got no share of an owner's input".into()))
+    }
+
+    /// The data owner's input (images or one-hot tokens) of `shape`.
+    fn input_share<B: SecureBackend>(&self, b: &mut B, ctx: &mut Ctx, shape: &[usize]) -> Result<B::Share> {
+        self.share(b, ctx, self.roles.data_owner, self.input.as_ref(), shape)
+    }
+
+    /// The model owner's weight `name` of `shape`, encoded with `f` fractional bits.
+    fn weight_share<B: SecureBackend>(
+        &self,
+        b: &mut B,
+        ctx: &mut Ctx,
+        name: &str,
+        shape: &[usize],
+    ) -> Result<B::Share> {
+        let value = match self.weights.filter(|_| ctx.party() == self.roles.model_owner) {
+            Some(w) => {
+                let t = w.get(name).ok_or_else(|| NnError::Invalid(format!("weight {name} is missing")))?;
+                Some(encode(t, b.frac_bits(), name)?)
+            }
+            None => None,
+        };
+        self.share(b, ctx, self.roles.model_owner, value.as_ref(), shape)
     }
 }
 
@@ -387,7 +473,7 @@ fn serve<B: SecureBackend, L: TransformerLayers<B>>(
     ctx: &mut Ctx,
     graph: &Graph,
     n: usize,
-    roles: Roles,
+    own: &Owned<'_>,
     out: usize,
     costs: &mut Vec<NodeCost>,
     layers: &L,
@@ -423,17 +509,13 @@ fn serve<B: SecureBackend, L: TransformerLayers<B>>(
                 && last_use[i + 1] == i + 2
         })
         .collect();
-    let owner_input = |b: &mut B, ctx: &mut Ctx, owner: PartyId, shape: &[usize]| -> Result<B::Share> {
-        b.share_from_owner(ctx, owner, None, shape)?
-            .ok_or_else(|| NnError::Invalid("a server got no share of an owner's input".into()))
-    };
     let mut values: Vec<Option<B::Share>> = vec![None; graph.nodes.len()];
     let shared = &mut weights.shared;
     for (i, node) in graph.nodes.iter().enumerate().take(out + 1) {
         let (bytes0, start) = (ctx.stats().total().bytes_sent, std::time::Instant::now());
         for name in node.op.weights() {
             if !shared.contains_key(name) {
-                let s = owner_input(b, ctx, roles.model_owner, &graph.weights[name])?;
+                let s = own.weight_share(b, ctx, name, &graph.weights[name])?;
                 shared.insert(name.clone(), s);
             }
         }
@@ -447,11 +529,11 @@ fn serve<B: SecureBackend, L: TransformerLayers<B>>(
             Op::Tokens => None,
             Op::Image { .. } => match images.take() {
                 Some(x) => Some(x),
-                None => Some(owner_input(b, ctx, roles.data_owner, &shapes[0])?),
+                None => Some(own.input_share(b, ctx, &shapes[0])?),
             },
             Op::Embedding { table } => {
                 let rows = graph.weights[table][0];
-                let onehot = owner_input(b, ctx, roles.data_owner, &[n, rows])?;
+                let onehot = own.input_share(b, ctx, &[n, rows])?;
                 Some(b.matmul_fixed(ctx, &onehot, &w(table)?)?)
             }
             Op::Positions { table } => Some(b.slice(&w(table)?, 0, 0..shapes[i][0])?),

@@ -3,7 +3,8 @@
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use veil_runtime::{Link, simulate_demo};
+use veil_runtime::families::{FamilyChoice, Request};
+use veil_runtime::{Link, Placement, Rings, Security, simulate_demo};
 
 /// The version of the Rust core.
 #[pyfunction]
@@ -44,9 +45,42 @@ fn make_certs(py: Python<'_>, parties: usize, out: std::path::PathBuf, name: &st
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
-fn parse_rings(rings: &str) -> PyResult<veil_mosformer::Rings> {
-    veil_mosformer::Rings::parse(rings)
+fn parse_rings(rings: &str) -> PyResult<Rings> {
+    Rings::parse(rings)
         .ok_or_else(|| PyValueError::new_err(format!("rings must be 'mixed' or 'z64', not {rings:?}")))
+}
+
+fn parse_owners(owners: &str) -> PyResult<Placement> {
+    Placement::parse(owners)
+        .ok_or_else(|| PyValueError::new_err(format!("owners must be 'outside' or 'inside', not {owners:?}")))
+}
+
+/// The family and its settings, checked against the registry; what is `None` takes the
+/// family's default (`default` names the family when `family` is `None`).
+fn choice(
+    family: Option<&str>,
+    security: Option<&str>,
+    rings: Option<&str>,
+    parties: Option<usize>,
+    owners: Option<&str>,
+    default: &str,
+) -> PyResult<FamilyChoice> {
+    let request = Request {
+        family,
+        security: security.map(parse_security).transpose()?,
+        rings: rings.map(parse_rings).transpose()?,
+        parties,
+        owners: owners.map(parse_owners).transpose()?,
+    };
+    FamilyChoice::new(&request, default).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// Every protocol family as the registry describes it (JSON text: a list of objects with
+/// `name`, `parties`, `owners`, `security`, `rings`, `models`, `preprocessing`, ...).
+#[pyfunction]
+fn families() -> PyResult<String> {
+    serde_json::to_string(&veil_runtime::families::families())
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
 fn parse_link(link: &str) -> PyResult<Link> {
@@ -57,30 +91,32 @@ fn parse_link(link: &str) -> PyResult<Link> {
     }
 }
 
-/// Private inference of the Hugging Face model in `model_dir` on `text` under `mosformer`
-/// (three servers, data owner, model owner, all threads of this process); returns the report
-/// as JSON text. The GIL is released while the parties run.
+/// Private inference of the Hugging Face model in `model_dir` on `text` under `family`
+/// (default `mosformer`: three servers, data owner, model owner, all threads of this process);
+/// returns the report as JSON text. The GIL is released while the parties run.
 #[pyfunction]
-#[pyo3(signature = (model_dir, text, security = "malicious", link = "memory", offline = "ahead", material = None, rings = "mixed"))]
+#[pyo3(signature = (model_dir, text, security = None, link = "memory", offline = None, material = None, rings = None, family = None))]
 #[allow(clippy::too_many_arguments, reason = "the Python function's keyword arguments")]
 fn private_inference(
     py: Python<'_>,
     model_dir: std::path::PathBuf,
     text: &str,
-    security: &str,
+    security: Option<&str>,
     link: &str,
-    offline: &str,
+    offline: Option<&str>,
     material: Option<std::path::PathBuf>,
-    rings: &str,
+    rings: Option<&str>,
+    family: Option<&str>,
 ) -> PyResult<String> {
-    let mode = veil_mosformer::Mode { security: parse_security(security)?, rings: parse_rings(rings)? };
+    let choice = choice(family, security, rings, None, None, "mosformer")?;
     let link = parse_link(link)?;
-    let material = match material {
-        Some(dir) => veil_runtime::inference::Material::Stored(dir),
-        None => parse_offline(offline)?,
+    let material = match (material, offline) {
+        (Some(dir), _) => veil_runtime::inference::Material::Stored(dir),
+        (None, Some(offline)) => parse_offline(offline)?,
+        (None, None) => choice.default_material(),
     };
     let report = py
-        .detach(|| veil_runtime::inference::private_inference(&model_dir, text, mode, material, link))
+        .detach(|| veil_runtime::inference::private_inference(&model_dir, text, choice, material, link))
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
@@ -100,7 +136,7 @@ fn prepare_material(
     link: &str,
     rings: &str,
 ) -> PyResult<String> {
-    let mode = veil_mosformer::Mode { security: parse_security(security)?, rings: parse_rings(rings)? };
+    let mode = veil_runtime::Mode { security: parse_security(security)?, rings: parse_rings(rings)? };
     let link = parse_link(link)?;
     let model =
         veil_nn::bert::load_hf(&model_dir, false).map_err(|e| PyValueError::new_err(e.to_string()))?;
@@ -138,14 +174,10 @@ fn parse_offline(offline: &str) -> PyResult<veil_runtime::inference::Material> {
     veil_runtime::inference::Material::parse(offline).map_err(PyValueError::new_err)
 }
 
-fn parse_security(security: &str) -> PyResult<veil_mosformer::Security> {
-    match security {
-        "malicious" => Ok(veil_mosformer::Security::Malicious),
-        "semi-honest" => Ok(veil_mosformer::Security::SemiHonest),
-        other => Err(PyValueError::new_err(format!(
-            "security must be 'malicious' or 'semi-honest', not {other:?}"
-        ))),
-    }
+fn parse_security(security: &str) -> PyResult<Security> {
+    Security::parse(security).ok_or_else(|| {
+        PyValueError::new_err(format!("security must be 'malicious' or 'semi-honest', not {security:?}"))
+    })
 }
 
 fn images(data: Vec<f64>, shape: Vec<usize>) -> PyResult<veil_nn::weights::FloatTensor> {
@@ -164,37 +196,39 @@ fn is_image_model(model_path: std::path::PathBuf) -> bool {
 }
 
 /// Private classification of `images` (row-major `data` of `shape` `[N, C, H, W]`) with the
-/// image model at `model_path` (an ONNX CNN or a ViT folder) under `family` (`aegis` or
-/// `mosformer`; default: `mosformer` for a ViT, `aegis` for a CNN); returns the report as JSON
-/// text. The GIL is released while the parties run.
+/// image model at `model_path` (an ONNX CNN or a ViT folder) under `family` (any family that
+/// runs it, `veil.families()`; default: `mosformer` for a ViT, `aegis` for a CNN) among
+/// `parties` computing parties with the owners `outside` or `inside` them (defaults: the
+/// family's); returns the report as JSON text. The GIL is released while the parties run.
 #[pyfunction]
-#[pyo3(signature = (model_path, data, shape, family = None, security = "malicious", link = "memory", offline = "ahead", rings = "mixed"))]
+#[pyo3(signature = (model_path, data, shape, family = None, security = None, link = "memory", offline = None, rings = None, parties = None, owners = None))]
 #[allow(clippy::too_many_arguments)]
 fn private_classification(
     py: Python<'_>,
     model_path: std::path::PathBuf,
     data: Vec<f64>,
     shape: Vec<usize>,
-    family: Option<String>,
-    security: &str,
+    family: Option<&str>,
+    security: Option<&str>,
     link: &str,
-    offline: &str,
-    rings: &str,
+    offline: Option<&str>,
+    rings: Option<&str>,
+    parties: Option<usize>,
+    owners: Option<&str>,
 ) -> PyResult<String> {
-    let security = parse_security(security)?;
-    let material = parse_offline(offline)?;
-    let rings = parse_rings(rings)?;
     let model = image_model(&model_path)?;
-    let family = veil_runtime::classify::CnnFamily::for_model(&model, family.as_deref(), security)
-        .and_then(|f| f.with_rings(rings))
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let transformer = model.graph.nodes.iter().any(|n| n.op.needs_transformer_layers());
+    let default = if transformer { "mosformer" } else { "aegis" };
+    let choice = choice(family, security, rings, parties, owners, default)?;
+    let material = match offline {
+        Some(o) => parse_offline(o)?,
+        None => choice.default_material(),
+    };
     let link = parse_link(link)?;
     let x = images(data, shape)?;
     let report = py
         .detach(|| {
-            veil_runtime::classify::private_classification(
-                &model, &x, None, family, security, material, link, None,
-            )
+            veil_runtime::classify::private_classification(&model, &x, None, &choice, material, link, None)
         })
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
@@ -226,27 +260,21 @@ fn plaintext_classification(
 /// the report (both outputs, their largest difference, the layers whose values left their
 /// range) as JSON text.
 #[pyfunction]
-#[pyo3(signature = (model_path, text = None, data = None, shape = None, family = None, rings = "mixed"))]
+#[pyo3(signature = (model_path, text = None, data = None, shape = None, family = None, rings = None))]
 fn fixed_point_inference(
     py: Python<'_>,
     model_path: std::path::PathBuf,
     text: Option<String>,
     data: Option<Vec<f64>>,
     shape: Option<Vec<usize>>,
-    family: Option<String>,
-    rings: &str,
+    family: Option<&str>,
+    rings: Option<&str>,
 ) -> PyResult<String> {
-    let rings = parse_rings(rings)?;
-    use veil_runtime::classify::CnnFamily;
-    let malicious = veil_mosformer::Security::Malicious;
     let model =
         if veil_nn::image::is_image_model(&model_path) { Some(image_model(&model_path)?) } else { None };
-    let family = match &model {
-        Some(m) => CnnFamily::for_model(m, family.as_deref(), malicious),
-        None => CnnFamily::parse(family.as_deref().unwrap_or("mosformer"), malicious),
-    }
-    .and_then(|f| f.with_rings(rings))
-    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let transformer =
+        model.as_ref().is_none_or(|m| m.graph.nodes.iter().any(|n| n.op.needs_transformer_layers()));
+    let family = choice(family, None, rings, None, None, if transformer { "mosformer" } else { "aegis" })?;
     let x = match (&model, data, shape, &text) {
         (Some(_), Some(d), Some(s), None) => Some(images(d, s)?),
         (None, None, None, Some(_)) => None,
@@ -258,8 +286,8 @@ fn fixed_point_inference(
     };
     let report = py
         .detach(|| match (&model, x) {
-            (Some(m), Some(x)) => veil_runtime::plain::plain_images(m, &x, family),
-            _ => veil_runtime::plain::plain_text(&model_path, text.as_deref().unwrap_or_default(), family),
+            (Some(m), Some(x)) => veil_runtime::plain::plain_images(m, &x, &family),
+            _ => veil_runtime::plain::plain_text(&model_path, text.as_deref().unwrap_or_default(), &family),
         })
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
@@ -269,6 +297,7 @@ fn fixed_point_inference(
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(families, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_mul, m)?)?;
     m.add_function(wrap_pyfunction!(make_certs, m)?)?;
     m.add_function(wrap_pyfunction!(private_inference, m)?)?;

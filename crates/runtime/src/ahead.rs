@@ -25,7 +25,8 @@ use veil_nn::graph::{Graph, Op};
 use veil_nn::secure::{Contribution, run_secure};
 use veil_nn::weights::{FloatTensor, Weights};
 
-use crate::inference::{CHUNK, DATA_OWNER, MODEL_OWNER, PARTIES, ROLES, graph_digest, nn_error};
+use crate::families::THREE_SERVERS;
+use crate::inference::{CHUNK, DATA_OWNER, MODEL_OWNER, PARTIES, graph_digest, nn_error};
 
 /// Where a session's offline material comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,7 +122,7 @@ fn dry_run(
             _ => Contribution::Server,
         };
         let mut planner = Mosformer::planner_within(security, limit).with_chunk(CHUNK);
-        run_secure(&mut planner, ctx, graph, n, ROLES, mine).map_err(nn_error)?;
+        run_secure(&mut planner, ctx, graph, n, THREE_SERVERS.roles, mine).map_err(nn_error)?;
         Ok(planner.material_plan())
     });
     // The servers stop together at the same gate when the plan passes the limit (the owners

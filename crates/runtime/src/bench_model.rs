@@ -12,7 +12,8 @@ use veil_nn::zoo;
 
 use crate::Link;
 use crate::bench::{PaperFigure, PhaseCost};
-use crate::classify::{CnnFamily, private_classification};
+use crate::classify::private_classification;
+use crate::families::{FamilyChoice, Request};
 use crate::inference::{InferenceParty, Material, security_name};
 
 /// Seconds per phase at the slowest server.
@@ -145,7 +146,7 @@ fn aegis_table3(model: &str) -> Vec<PaperFigure> {
 /// (aegis; default once, after the batch).
 pub fn bench_cnn(
     model: &str,
-    family: CnnFamily,
+    family: &str,
     security: Security,
     batch: usize,
     images_per_check: Option<usize>,
@@ -153,21 +154,21 @@ pub fn bench_cnn(
     let (graph, weights, input) = zoo::cnn(model, 1).map_err(crate::inference::nn_error)?;
     let m = ImageModel { name: model.to_string(), graph, weights, input, preprocess: None };
     let images = zoo::random_images(batch, input, 2);
+    let choice = FamilyChoice::new(&Request { security: Some(security), ..Request::default() }, family)?;
     let r = private_classification(
         &m,
         &images,
         None,
-        family,
-        security,
+        &choice,
         Material::OnDemand,
         Link::Memory,
         images_per_check,
     )?;
     let plain = veil_nn::float::run_float_on(&m.graph, &m.weights, veil_nn::Input::Images(&images))
         .map_err(crate::inference::nn_error)?;
-    let paper = if family == CnnFamily::Aegis { aegis_table3(model) } else { vec![] };
+    let paper = if choice.name() == "aegis" { aegis_table3(model) } else { vec![] };
     let mut rec = record(
-        family.name(),
+        choice.name(),
         security,
         model,
         (Some(batch), None),

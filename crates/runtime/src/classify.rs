@@ -1,102 +1,26 @@
-//! Private image classification with a CNN imported from ONNX: three servers running `aegis`
-//! (the CNN family, malicious only) or `mosformer`, the data owner sharing a batch of images and
-//! alone receiving the logits, the model owner sharing the weights. The same session as the
-//! transformer inference ([`crate::inference`]): model-digest handshake, the batch size
+//! Private image classification with a CNN imported from ONNX (or a ViT): the computing
+//! parties of any family that runs the model (`aegis` by default for CNNs, `mosformer` for
+//! ViTs, `additive` among any number of parties), the data owner sharing a batch of images
+//! and alone receiving the logits, the model owner sharing the weights. The same session as
+//! the transformer inference ([`crate::inference`]): model-digest handshake, the batch size
 //! announced by the data owner (public), offline / online / verify phases per party.
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use veil_aegis::Aegis;
-use veil_mosformer::{Mode, Rings, Security};
+use veil_mpc::roles::Topology;
 use veil_mpc::{Ctx, MpcError};
 use veil_nn::Input;
 use veil_nn::float::run_float_on;
 use veil_nn::image::ImageModel;
-use veil_nn::secure::{run_secure, run_secure_cnn_in_groups};
 use veil_nn::weights::{FloatTensor, read_safetensors};
 
 use crate::Link;
-use crate::inference::{
-    DATA_OWNER, InferenceParty, Material, ROLES, contribution, mosformer_session, nn_error, security_name,
-    session_party,
-};
+use crate::families::{FamilyChoice, GraphJob};
+use crate::inference::{InferenceParty, Material, contribution, nn_error, session_party};
 
 /// Images per session at most (the servers refuse larger announced batches).
 pub const MAX_BATCH: usize = 4096;
-
-/// A protocol family that runs CNNs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum CnnFamily {
-    /// `aegis`: masked sharing, 2-round sign-bit extraction, one final verification.
-    Aegis,
-    /// `mosformer`: replicated sharing, DPF-based comparisons, its gates in the given rings.
-    Mosformer(Rings),
-}
-
-impl CnnFamily {
-    /// Parses a family name; `aegis` is malicious only (the paper has no semi-honest mode), and
-    /// `mosformer` starts in its mixed rings ([`CnnFamily::with_rings`]).
-    pub fn parse(name: &str, security: Security) -> Result<Self, MpcError> {
-        match (name, security) {
-            ("aegis", Security::Malicious) => Ok(CnnFamily::Aegis),
-            ("aegis", Security::SemiHonest) => {
-                Err(MpcError::Invalid("aegis runs only with --security malicious".into()))
-            }
-            ("mosformer", _) => Ok(CnnFamily::Mosformer(Rings::Mixed)),
-            (other, _) => {
-                Err(MpcError::Invalid(format!("family {other} does not run CNNs; use aegis or mosformer")))
-            }
-        }
-    }
-
-    /// `name`, or the model's default: `mosformer` when it has transformer layers (a ViT),
-    /// `aegis` for CNNs.
-    pub fn for_model(model: &ImageModel, name: Option<&str>, security: Security) -> Result<Self, MpcError> {
-        let transformer = model.graph.nodes.iter().any(|n| n.op.needs_transformer_layers());
-        let default = if transformer { "mosformer" } else { "aegis" };
-        Self::parse(name.unwrap_or(default), security)
-    }
-
-    /// The family with `mosformer`'s gates in `rings` (`aegis` has one ring plan: `mixed`
-    /// leaves it as it is, `z64` is refused).
-    pub fn with_rings(self, rings: Rings) -> Result<Self, MpcError> {
-        match (self, rings) {
-            (CnnFamily::Mosformer(_), r) => Ok(CnnFamily::Mosformer(r)),
-            (CnnFamily::Aegis, Rings::Mixed) => Ok(CnnFamily::Aegis),
-            (CnnFamily::Aegis, r) => Err(MpcError::Invalid(format!(
-                "--rings {} is a mosformer option (aegis computes in its own ring)",
-                r.name()
-            ))),
-        }
-    }
-
-    /// The family's arithmetic in the clear, for the fixed-point executor.
-    pub fn reference(self) -> &'static dyn veil_mpc::reference::FixedReference {
-        use veil_mosformer::clear::MosformerReference;
-        match self {
-            CnnFamily::Aegis => &veil_nn::fixed::ExactCnn(16),
-            CnnFamily::Mosformer(Rings::Mixed) => &MosformerReference::MIXED,
-            CnnFamily::Mosformer(Rings::Z64) => &MosformerReference::Z64,
-        }
-    }
-
-    /// The family's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            CnnFamily::Aegis => "aegis",
-            CnnFamily::Mosformer(_) => "mosformer",
-        }
-    }
-
-    /// `mosformer`'s rings, none for `aegis`.
-    pub fn rings(self) -> Option<Rings> {
-        match self {
-            CnnFamily::Aegis => None,
-            CnnFamily::Mosformer(r) => Some(r),
-        }
-    }
-}
 
 /// Runs one party of a classification session (`images` at the data owner, `[B, C, H, W]`, as
 /// [`ImageModel::pixel_values`] takes them; the weights in `model` at the model owner, which
@@ -107,43 +31,22 @@ pub fn cnn_party(
     ctx: &mut Ctx,
     model: &ImageModel,
     images: Option<&FloatTensor>,
-    family: CnnFamily,
-    security: Security,
+    choice: &FamilyChoice,
     material: Material,
     images_per_check: Option<usize>,
 ) -> Result<InferenceParty, MpcError> {
-    if images_per_check.is_some() && family != CnnFamily::Aegis {
-        return Err(MpcError::Invalid("checks per group of images are an aegis option".into()));
-    }
-    if family == CnnFamily::Aegis && matches!(material, Material::Stored(_)) {
-        return Err(MpcError::Invalid(
-            "aegis deals each operation's material right before it: stored material is a mosformer option"
-                .into(),
-        ));
-    }
+    choice.check_graph(&model.graph)?;
+    choice.check_options(&material, images_per_check)?;
     let pixels = images.map(|x| model.pixel_values(x)).transpose().map_err(nn_error)?;
     let images = pixels.as_ref();
     let size = images.map(|t| t.shape.first().copied().unwrap_or(0));
-    session_party(ctx, &model.graph, size, MAX_BATCH, "images", |ctx, n| {
+    let topology = choice.topology;
+    session_party(ctx, &topology, &model.graph, size, MAX_BATCH, "images", |ctx, n| {
         let weights = (!model.weights.is_empty()).then_some(&model.weights);
-        let mine = contribution(ctx.party(), images.map(Input::Images), weights)?;
-        match family {
-            // aegis deals each product's and comparison's material right before it.
-            CnnFamily::Aegis => {
-                let mut a = Aegis::new(64)?;
-                // The model owner does not know the batch (its `n` may be 0): one group unless set.
-                let group = images_per_check.unwrap_or(n.max(1));
-                let run = run_secure_cnn_in_groups(&mut a, ctx, &model.graph, n, ROLES, mine, group)
-                    .map_err(nn_error)?;
-                Ok((run, Some(Material::OnDemand)))
-            }
-            CnnFamily::Mosformer(rings) => {
-                let mode = Mode { security, rings };
-                let (mut m, used) = mosformer_session(ctx, &model.graph, n, mode, material)?;
-                let run = run_secure(&mut m, ctx, &model.graph, n, ROLES, mine).map_err(nn_error)?;
-                Ok((run, Some(used)))
-            }
-        }
+        let mine = contribution(ctx.party(), &topology, images.map(Input::Images), weights)?;
+        let job = GraphJob { graph: &model.graph, n, mine, material, images_per_check };
+        let (run, used) = choice.run(ctx, job)?;
+        Ok((run, Some(used)))
     })
 }
 
@@ -156,8 +59,12 @@ pub struct ClassifyReport {
     pub family: String,
     /// `malicious` or `semi-honest`.
     pub security: String,
-    /// `mosformer`'s rings (`mixed` or `z64`); none under `aegis`.
+    /// `mosformer`'s rings (`mixed` or `z64`); none for families without a choice.
     pub rings: Option<String>,
+    /// Who computed and where the owners sat.
+    pub topology: Topology,
+    /// Where the family's preprocessing came from (an insecure source says so).
+    pub preprocessing: String,
     /// How the parties were linked.
     pub transport: String,
     /// Images in the batch (public).
@@ -196,26 +103,28 @@ pub fn private_classification(
     model: &ImageModel,
     images: &FloatTensor,
     labels: Option<&[usize]>,
-    family: CnnFamily,
-    security: Security,
+    choice: &FamilyChoice,
     material: Material,
     link: Link,
     images_per_check: Option<usize>,
 ) -> Result<ClassifyReport, MpcError> {
+    choice.check_graph(&model.graph)?;
+    choice.check_options(&material, images_per_check)?;
     let pixels = model.pixel_values(images).map_err(nn_error)?;
     let plain = run_float_on(&model.graph, &model.weights, Input::Images(&pixels)).map_err(nn_error)?;
+    let data_owner = choice.topology.roles.data_owner;
     let job = |ctx: &mut Ctx| {
-        let mine = (ctx.party() == DATA_OWNER).then_some(images);
-        cnn_party(ctx, model, mine, family, security, material.clone(), images_per_check)
+        let mine = (ctx.party() == data_owner).then_some(images);
+        cnn_party(ctx, model, mine, choice, material.clone(), images_per_check)
     };
-    let (per_party, transport) = crate::inference::run_threads(link, job)?;
+    let (per_party, transport) = crate::inference::run_threads(link, choice.topology.parties(), job)?;
     let output = per_party
         .iter()
         .find_map(|p| p.output.clone())
         .ok_or_else(|| MpcError::Invalid("the data owner reported no output".into()))?;
     let max_abs_error = output.iter().zip(&plain.data).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
     let fixed =
-        veil_nn::fixed::run_fixed(&model.graph, &model.weights, Input::Images(&pixels), family.reference())
+        veil_nn::fixed::run_fixed(&model.graph, &model.weights, Input::Images(&pixels), choice.reference())
             .map_err(nn_error)?;
     let fixed_point_ulps =
         output.iter().zip(&fixed.output.data).map(|(a, b)| ((a - b) * 65536.0).abs()).fold(0.0, f64::max);
@@ -223,9 +132,11 @@ pub fn private_classification(
         fixed_point_ulps,
         overflows: fixed.overflows,
         model: model.name.clone(),
-        family: family.name().into(),
-        security: security_name(security).into(),
-        rings: family.rings().map(|r| r.name().into()),
+        family: choice.name().into(),
+        security: choice.security.name().into(),
+        rings: choice.rings_name().map(Into::into),
+        topology: choice.topology,
+        preprocessing: choice.family.info.preprocessing.into(),
         transport: transport.into(),
         images: plain.rows,
         predictions: argmax_rows(&output, plain.cols),

@@ -1,6 +1,8 @@
-//! Private inference of a real model: three servers, a data owner (party 3) who shares its
-//! input (token ids or images) and alone receives the output, and a model owner (party 4) who
-//! shares the weights. Transformers run on `mosformer`; CNNs on `aegis` or `mosformer`
+//! Private inference of a real model: the computing parties of a family, a data owner who
+//! shares its input (token ids or images) and alone receives the output, and a model owner who
+//! shares the weights, placed as the session's [`Topology`] says (outside the three servers of
+//! `mosformer` and `aegis`: parties 3 and 4; among the parties of `additive`: 0 and 1).
+//! Transformers run on the families that have transformer layers; CNNs on any
 //! ([`crate::classify`]). Used by `veil demo`, `veil run`, `veil eval`, `veil party` (one
 //! process per party) and the Python API.
 //!
@@ -14,26 +16,26 @@ use std::path::Path;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use veil_mosformer::clear::MosformerReference;
-use veil_mosformer::offline::Offline;
-use veil_mosformer::{Mode, Mosformer, Security};
 use veil_mpc::harness::{SimConfig, simulate_tcp_with, simulate_with};
+use veil_mpc::mode::Security;
 use veil_mpc::phase::{OFFLINE_PHASE, nested_offline_seconds};
+use veil_mpc::roles::Topology;
 use veil_mpc::{Ctx, MpcError, PartyId};
 use veil_nn::Input;
 use veil_nn::bert::{Model, load_hf, tokenize};
 use veil_nn::float::run_float;
 use veil_nn::graph::{Graph, Op};
-use veil_nn::secure::{Contribution, NodeCost, Roles, SecureRun, VERIFY_PHASE, run_secure};
+use veil_nn::secure::{Contribution, NodeCost, SecureRun, VERIFY_PHASE};
 
 pub use crate::ahead::Material;
+use crate::families::{FamilyChoice, GraphJob, THREE_SERVERS};
 use crate::{Link, PhaseReport};
 
-/// The data owner's party id.
-pub const DATA_OWNER: PartyId = 3;
-/// The model owner's party id.
-pub const MODEL_OWNER: PartyId = 4;
-/// Parties of an inference session.
+/// The data owner's party id in the 3-party families' deployments.
+pub const DATA_OWNER: PartyId = THREE_SERVERS.roles.data_owner;
+/// The model owner's party id in the 3-party families' deployments.
+pub const MODEL_OWNER: PartyId = THREE_SERVERS.roles.model_owner;
+/// Parties of a 3-party family's session (three servers and the two owners).
 pub const PARTIES: usize = 5;
 /// Receive timeout of an inference session, seconds: the data owner legitimately waits for the
 /// whole computation between sharing its input and receiving the output (minutes for MiniLM,
@@ -42,22 +44,12 @@ pub const OWNER_WAIT_S: u64 = 6 * 3600;
 /// Gate calls are cut into pieces of this many elements (bounds a server's offline material).
 pub const CHUNK: usize = 16_384;
 
-/// The role of a party id.
-pub fn role(party: PartyId) -> &'static str {
-    match party {
-        0..=2 => "server",
-        DATA_OWNER => "data owner",
-        MODEL_OWNER => "model owner",
-        _ => "none",
-    }
-}
-
 /// One party's report of an inference.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct InferenceParty {
     /// Party id.
     pub party: usize,
-    /// `server`, `data owner` or `model owner`.
+    /// `server`, `data owner`, `model owner`, or a server that is also an owner.
     pub role: String,
     /// The output (data owner only).
     pub output: Option<Vec<f64>>,
@@ -120,10 +112,11 @@ pub fn graph_digest(graph: &Graph) -> Result<veil_crypto::Digest, MpcError> {
 
 /// The session's start: every party sends every other the digest of its public model and
 /// checks theirs (a party with another model or config is named); then the data owner
-/// announces the size of its input (`size`: tokens or images, public) to the servers, who
-/// accept 1 to `max`. Returns that size (0 at the model owner).
+/// announces the size of its input (`size`: tokens or images, public) to the other
+/// computing parties, who accept 1 to `max`. Returns that size (0 at an outside model owner).
 pub(crate) fn handshake(
     ctx: &mut Ctx,
+    topology: &Topology,
     graph: &Graph,
     size: Option<usize>,
     max: usize,
@@ -137,25 +130,31 @@ pub(crate) fn handshake(
         if theirs.as_slice() != ours.as_bytes() {
             return Err(MpcError::Invalid(format!(
                 "party {peer} ({}) holds a different model: graph digest {}…, ours {}…",
-                role(peer),
+                topology.role(peer),
                 hex_prefix(&theirs),
                 hex_prefix(ours.as_bytes())
             )));
         }
     }
-    if me == DATA_OWNER {
+    let data_owner = topology.roles.data_owner;
+    if me == data_owner {
         let t = size.ok_or_else(|| MpcError::Invalid(format!("the data owner needs its {what}")))?;
-        for s in 0..3 {
+        // A data owner among the computing parties checks its own size (the others check it
+        // on receipt, as they do for an owner outside).
+        if topology.is_computing(me) && (t == 0 || t > max) {
+            return Err(MpcError::Invalid(format!("an input of {t} {what}; the model takes 1 to {max}")));
+        }
+        for s in (0..topology.computing).filter(|&s| s != me) {
             ctx.net().send(s, (t as u64).to_le_bytes().to_vec())?;
         }
         return Ok(t);
     }
-    if me < 3 {
-        let msg = ctx.net().recv(DATA_OWNER)?;
+    if topology.is_computing(me) {
+        let msg = ctx.net().recv(data_owner)?;
         let bytes: [u8; 8] = msg
             .as_slice()
             .try_into()
-            .map_err(|_| MpcError::Malformed { from: DATA_OWNER, what: format!("number of {what}") })?;
+            .map_err(|_| MpcError::Malformed { from: data_owner, what: format!("number of {what}") })?;
         let t = u64::from_le_bytes(bytes) as usize;
         if t == 0 || t > max {
             return Err(MpcError::Invalid(format!(
@@ -177,63 +176,53 @@ pub fn inference_party(
     ctx: &mut Ctx,
     model: &Model,
     ids: Option<&[u32]>,
-    mode: impl Into<Mode>,
+    choice: impl Into<FamilyChoice>,
     material: Material,
 ) -> Result<InferenceParty, MpcError> {
-    let mode = mode.into();
+    let choice = choice.into();
     let graph = &model.graph;
-    session_party(ctx, graph, ids.map(<[u32]>::len), model.max_positions, "tokens", |ctx, n| {
+    choice.check_graph(graph)?;
+    choice.check_options(&material, None)?;
+    let topology = choice.topology;
+    session_party(ctx, &topology, graph, ids.map(<[u32]>::len), model.max_positions, "tokens", |ctx, n| {
         let weights = model.weights.as_ref();
-        let mine = contribution(ctx.party(), ids.map(Input::Tokens), weights)?;
-        let (mut family, used) = mosformer_session(ctx, graph, n, mode, material)?;
-        let run = run_secure(&mut family, ctx, graph, n, ROLES, mine).map_err(nn_error)?;
+        let mine = contribution(ctx.party(), &topology, ids.map(Input::Tokens), weights)?;
+        let job = GraphJob { graph, n, mine, material, images_per_check: None };
+        let (run, used) = choice.run(ctx, job)?;
         Ok((run, Some(used)))
     })
 }
 
-/// This party's `mosformer` instance for a session, with the session's material made ahead
-/// when `material` says so and the plan is small enough (servers only); and where the
-/// material comes from.
-pub(crate) fn mosformer_session(
-    ctx: &mut Ctx,
-    graph: &Graph,
-    n: usize,
-    mode: impl Into<Mode>,
-    material: Material,
-) -> Result<(Mosformer<Offline>, Material), MpcError> {
-    let Mode { security, rings } = mode.into();
-    let mut family =
-        Mosformer::new(security, Offline::for_security(security)).with_chunk(CHUNK).with_rings(rings);
-    let used = match material {
-        Material::Ahead if ctx.party() < 3 => crate::ahead::prepare_session(&mut family, ctx, graph, n)?,
-        Material::Stored(dir) if ctx.party() < 3 => {
-            crate::stored::load_server(&mut family, ctx, graph, n, &dir)?;
-            Material::Stored(dir)
-        }
-        other => other,
-    };
-    Ok((family, used))
-}
-
-/// The session's roles.
-pub(crate) const ROLES: Roles = Roles { data_owner: DATA_OWNER, model_owner: MODEL_OWNER };
-
-/// What party `me` brings: its input at the data owner, the weights at the model owner.
+/// What party `me` brings: its input at the data owner, the weights at the model owner, its
+/// work at a computing party (which may be an owner too).
 pub(crate) fn contribution<'a>(
     me: PartyId,
+    topology: &Topology,
     input: Option<Input<'a>>,
     weights: Option<&'a veil_nn::weights::Weights>,
 ) -> Result<Contribution<'a>, MpcError> {
-    Ok(match me {
-        0..=2 => Contribution::Server,
-        DATA_OWNER => Contribution::Data(
-            input.ok_or_else(|| MpcError::Invalid("the data owner needs its input".into()))?,
-        ),
-        MODEL_OWNER => Contribution::Model(
-            weights.ok_or_else(|| MpcError::Invalid("the model owner needs the weights".into()))?,
-        ),
+    let roles = topology.roles;
+    let data = if me == roles.data_owner {
+        Some(input.ok_or_else(|| MpcError::Invalid("the data owner needs its input".into()))?)
+    } else {
+        None
+    };
+    let model = if me == roles.model_owner {
+        Some(weights.ok_or_else(|| MpcError::Invalid("the model owner needs the weights".into()))?)
+    } else {
+        None
+    };
+    Ok(match (topology.is_computing(me), data, model) {
+        (true, None, None) => Contribution::Server,
+        (true, data, model) => Contribution::Computing { data, model },
+        (false, Some(input), None) => Contribution::Data(input),
+        (false, None, Some(weights)) => Contribution::Model(weights),
         _ => {
-            return Err(MpcError::Invalid(format!("party {me}: an inference session has {PARTIES} parties")));
+            return Err(MpcError::Invalid(format!(
+                "party {me}: a session of {} parties ({}) has no such party",
+                topology.parties(),
+                topology.describe()
+            )));
         }
     })
 }
@@ -250,6 +239,7 @@ pub fn nn_error(e: veil_nn::NnError) -> MpcError {
 /// phase.
 pub(crate) fn session_party(
     ctx: &mut Ctx,
+    topology: &Topology,
     graph: &Graph,
     size: Option<usize>,
     max: usize,
@@ -257,14 +247,16 @@ pub(crate) fn session_party(
     run: impl FnOnce(&mut Ctx, usize) -> Result<(SecureRun, Option<Material>), MpcError>,
 ) -> Result<InferenceParty, MpcError> {
     let me = ctx.party();
-    if ctx.parties() != PARTIES {
+    if ctx.parties() != topology.parties() {
         return Err(MpcError::Invalid(format!(
-            "an inference session has {PARTIES} parties, not {}",
+            "this session has {} parties ({}), not {}",
+            topology.parties(),
+            topology.describe(),
             ctx.parties()
         )));
     }
     ctx.set_phase("setup");
-    let n = handshake(ctx, graph, size, max, what)?;
+    let n = handshake(ctx, topology, graph, size, max, what)?;
     ctx.set_phase("online");
     let (nested0, start) = (nested_offline_seconds(), Instant::now());
     let (run, material) = run(ctx, n)?;
@@ -283,7 +275,7 @@ pub(crate) fn session_party(
     };
     Ok(InferenceParty {
         party: me,
-        role: role(me).to_string(),
+        role: topology.role(me),
         output: run.output.map(|m| m.data),
         phases: vec![
             stat(OFFLINE_PHASE, offline_s),
@@ -294,7 +286,7 @@ pub(crate) fn session_party(
         per_layer: grouped(&run.nodes, |n| &n.scope),
         client_side: run.client_side,
         peak_rss_mib: crate::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20)),
-        material: material.filter(|_| me < 3).map(|m| m.name().to_string()),
+        material: material.filter(|_| topology.is_computing(me)).map(|m| m.name().to_string()),
     })
 }
 
@@ -307,8 +299,13 @@ pub struct InferenceReport {
     pub family: String,
     /// `malicious` or `semi-honest`.
     pub security: String,
-    /// The gates' working rings: `mixed` (modulus conversion) or `z64`.
+    /// The gates' working rings: `mixed` (modulus conversion) or `z64`; for a family without
+    /// a choice, what it computes in.
     pub rings: String,
+    /// Who computed and where the owners sat.
+    pub topology: Topology,
+    /// Where the family's preprocessing came from (an insecure source says so).
+    pub preprocessing: String,
     /// How the parties were linked.
     pub transport: String,
     /// The input text.
@@ -363,7 +360,7 @@ pub fn cosine(a: &[f64], b: &[f64]) -> f64 {
 
 /// The security mode's name.
 pub fn security_name(s: Security) -> &'static str {
-    if s == Security::Malicious { "malicious" } else { "semi-honest" }
+    s.name()
 }
 
 /// Builds the report from the parties' results and the float reference.
@@ -371,11 +368,11 @@ pub fn report(
     model: &Model,
     text: &str,
     ids: &[u32],
-    mode: impl Into<Mode>,
+    choice: impl Into<FamilyChoice>,
     transport: &str,
     per_party: Vec<InferenceParty>,
 ) -> Result<InferenceReport, MpcError> {
-    let Mode { security, rings } = mode.into();
+    let choice = choice.into();
     let output = per_party
         .iter()
         .find_map(|p| p.output.clone())
@@ -384,9 +381,8 @@ pub fn report(
         model.weights.as_ref().ok_or_else(|| MpcError::Invalid("the reference needs the weights".into()))?;
     let plaintext = run_float(&model.graph, weights, ids).map_err(|e| MpcError::Invalid(e.to_string()))?.data;
     let max_abs_error = output.iter().zip(&plaintext).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
-    let fixed =
-        veil_nn::fixed::run_fixed(&model.graph, weights, Input::Tokens(ids), &MosformerReference { rings })
-            .map_err(nn_error)?;
+    let fixed = veil_nn::fixed::run_fixed(&model.graph, weights, Input::Tokens(ids), choice.reference())
+        .map_err(nn_error)?;
     let max_abs_vs_fixed_point =
         output.iter().zip(&fixed.output.data).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
     Ok(InferenceReport {
@@ -396,9 +392,11 @@ pub fn report(
         max_abs_vs_fixed_point,
         overflows: fixed.overflows,
         model: model.name.clone(),
-        family: "mosformer".into(),
-        security: security_name(security).into(),
-        rings: rings.name().into(),
+        family: choice.name().into(),
+        security: choice.security.name().into(),
+        rings: choice.rings_name().unwrap_or(choice.family.info.arithmetic).into(),
+        topology: choice.topology,
+        preprocessing: choice.family.info.preprocessing.into(),
         transport: transport.into(),
         text: text.into(),
         tokens: ids.len(),
@@ -416,43 +414,50 @@ pub fn report(
 pub fn private_inference(
     dir: &Path,
     text: &str,
-    mode: impl Into<Mode>,
+    choice: impl Into<FamilyChoice>,
     material: Material,
     link: Link,
 ) -> Result<InferenceReport, MpcError> {
     let model = load_hf(dir, true).map_err(|e| MpcError::Invalid(e.to_string()))?;
-    private_inference_of(&model, text, mode, material, link)
+    private_inference_of(&model, text, choice, material, link)
 }
 
 /// [`private_inference`] of a loaded model (with its weights and tokenizer).
 pub fn private_inference_of(
     model: &Model,
     text: &str,
-    mode: impl Into<Mode>,
+    choice: impl Into<FamilyChoice>,
     material: Material,
     link: Link,
 ) -> Result<InferenceReport, MpcError> {
-    let mode = mode.into();
+    let choice = choice.into();
+    choice.check_graph(&model.graph)?;
+    choice.check_options(&material, None)?;
     let ids = tokenize(model, text).map_err(|e| MpcError::Invalid(e.to_string()))?;
+    let data_owner = choice.topology.roles.data_owner;
     let job = |ctx: &mut Ctx| {
-        let mine = (ctx.party() == DATA_OWNER).then_some(ids.as_slice());
-        inference_party(ctx, model, mine, mode, material.clone())
+        let mine = (ctx.party() == data_owner).then_some(ids.as_slice());
+        inference_party(ctx, model, mine, choice, material.clone())
     };
-    let (per_party, transport) = run_threads(link, job)?;
-    report(model, text, &ids, mode, transport, per_party)
+    let (per_party, transport) = run_threads(link, choice.topology.parties(), job)?;
+    report(model, text, &ids, choice, transport, per_party)
 }
 
-/// Runs the five parties of a session as threads of this process, linked as `link` says;
+/// Runs the `parties` parties of a session as threads of this process, linked as `link` says;
 /// returns their reports in party order and the link's description.
-pub(crate) fn run_threads<F>(link: Link, job: F) -> Result<(Vec<InferenceParty>, &'static str), MpcError>
+pub(crate) fn run_threads<F>(
+    link: Link,
+    parties: usize,
+    job: F,
+) -> Result<(Vec<InferenceParty>, &'static str), MpcError>
 where
     F: Fn(&mut Ctx) -> Result<InferenceParty, MpcError> + Sync,
 {
     let cfg = SimConfig { seed: rand_seed(), timeout: std::time::Duration::from_secs(OWNER_WAIT_S) };
     let (results, transport) = match link {
-        Link::Memory => (simulate_with(PARTIES, cfg, job), "in-memory channels, parties as threads"),
+        Link::Memory => (simulate_with(parties, cfg, job), "in-memory channels, parties as threads"),
         Link::Tls => (
-            simulate_tcp_with(PARTIES, cfg, job),
+            simulate_tcp_with(parties, cfg, job),
             "tcp+tls1.3 (mutual auth) on 127.0.0.1, parties as threads",
         ),
     };

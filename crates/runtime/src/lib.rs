@@ -1,5 +1,6 @@
 //! Veil's runtime: the jobs that parties run, and their reports, shared by the CLI and Python.
 //!
+//! - [`families`]: the family registry, the one place that knows every protocol family;
 //! - [`inference`]: private inference of a Hugging Face transformer (`mosformer`), the session
 //!   of three servers, a data owner and a model owner that every model job uses;
 //! - [`classify`]: private classification with an ONNX CNN (`aegis` or `mosformer`);
@@ -19,10 +20,14 @@ pub mod bench_aegis;
 pub mod bench_model;
 pub mod classify;
 pub mod encoder;
+pub mod families;
 pub mod inference;
 pub mod memory;
 pub mod plain;
 pub mod stored;
+
+pub use veil_mpc::mode::{Mode, Rings, Security};
+pub use veil_mpc::roles::{Placement, Topology};
 
 use serde::{Deserialize, Serialize};
 use veil_additive::{Additive, InsecureDealer};

@@ -14,7 +14,7 @@ use veil_nn::graph::Graph;
 use veil_nn::image::ImageModel;
 use veil_nn::weights::{FloatTensor, Weights};
 
-use crate::classify::CnnFamily;
+use crate::families::FamilyChoice;
 use crate::inference::nn_error;
 
 /// The two clear executors on one input.
@@ -24,8 +24,8 @@ pub struct PlainReport {
     pub model: String,
     /// The family whose arithmetic the fixed-point executor follows.
     pub family: String,
-    /// Under `mosformer`, the gates' working rings (`mixed` or `z64`); none under `aegis`,
-    /// whose single ring has no choice.
+    /// Under `mosformer`, the gates' working rings (`mixed` or `z64`); none for families
+    /// whose single ring plan leaves no choice.
     pub rings: Option<String>,
     /// Rows and columns of the output.
     pub shape: [usize; 2],
@@ -48,8 +48,9 @@ pub fn plain_run(
     graph: &Graph,
     weights: &Weights,
     input: Input<'_>,
-    family: CnnFamily,
+    family: &FamilyChoice,
 ) -> Result<PlainReport, MpcError> {
+    family.check_graph(graph)?;
     let float = run_float_on(graph, weights, input).map_err(nn_error)?;
     let fixed = run_fixed(graph, weights, input, family.reference()).map_err(nn_error)?;
     let max_abs_fixed_vs_float =
@@ -57,7 +58,7 @@ pub fn plain_run(
     Ok(PlainReport {
         model: name.into(),
         family: family.name().into(),
-        rings: family.rings().map(|r| r.name().to_string()),
+        rings: family.rings_name().map(Into::into),
         cosine_fixed_vs_float: crate::inference::cosine(&fixed.output.data, &float.data),
         shape: [float.rows, float.cols],
         float: float.data,
@@ -68,7 +69,7 @@ pub fn plain_run(
 }
 
 /// [`plain_run`] of the Hugging Face text model in `dir` (BERT family or GPT-2) on `text`.
-pub fn plain_text(dir: &Path, text: &str, family: CnnFamily) -> Result<PlainReport, MpcError> {
+pub fn plain_text(dir: &Path, text: &str, family: &FamilyChoice) -> Result<PlainReport, MpcError> {
     let model = veil_nn::bert::load_hf(dir, true).map_err(nn_error)?;
     let ids = veil_nn::bert::tokenize(&model, text).map_err(nn_error)?;
     let weights =
@@ -81,7 +82,7 @@ pub fn plain_text(dir: &Path, text: &str, family: CnnFamily) -> Result<PlainRepo
 pub fn plain_images(
     model: &ImageModel,
     images: &FloatTensor,
-    family: CnnFamily,
+    family: &FamilyChoice,
 ) -> Result<PlainReport, MpcError> {
     let pixels = model.pixel_values(images).map_err(nn_error)?;
     plain_run(&model.name, &model.graph, &model.weights, Input::Images(&pixels), family)

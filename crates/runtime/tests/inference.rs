@@ -265,13 +265,17 @@ fn a_tiny_gpt2_runs_privately_with_causal_attention_and_the_tied_head() {
 
 #[test]
 fn a_tiny_vit_classifies_an_image_privately() {
-    use veil_runtime::classify::{CnnFamily, image_range, load_image_set, private_classification};
+    use veil_runtime::classify::{image_range, load_image_set, private_classification};
+    use veil_runtime::families::{FamilyChoice, Request};
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../nn/tests/data/tiny-vit");
     let model = veil_nn::image::ImageModel::load(&dir).unwrap();
-    let family = CnnFamily::for_model(&model, None, Security::Malicious).unwrap();
+    let family = FamilyChoice::for_graph(&model.graph, &Request::default()).unwrap();
     assert_eq!(
         family,
-        CnnFamily::Mosformer(veil_mosformer::Rings::Mixed),
+        FamilyChoice::mosformer(veil_mosformer::Mode {
+            security: Security::Malicious,
+            rings: veil_mosformer::Rings::Mixed
+        }),
         "a ViT runs under mosformer by default"
     );
     let (all, labels) = load_image_set(&dir.join("test.safetensors")).unwrap();
@@ -281,8 +285,7 @@ fn a_tiny_vit_classifies_an_image_privately() {
             &model,
             &x,
             Some(&labels[i..=i]),
-            family,
-            Security::Malicious,
+            &family,
             Material::Ahead,
             Link::Memory,
             None,
@@ -302,8 +305,7 @@ fn a_tiny_vit_classifies_an_image_privately() {
         &model,
         &x,
         None,
-        CnnFamily::Aegis,
-        Security::Malicious,
+        &FamilyChoice::new(&Request { family: Some("aegis"), ..Request::default() }, "aegis").unwrap(),
         Material::Ahead,
         Link::Memory,
         None,

@@ -1,0 +1,82 @@
+//! `mosformer` in the registry: three servers with the owners outside, both threat models,
+//! both ring plans, transformers and CNNs, material made by the servers ahead, on demand or
+//! stored.
+
+use veil_mosformer::clear::MosformerReference;
+use veil_mosformer::offline::Offline;
+use veil_mosformer::{Mode, Mosformer};
+use veil_mpc::mode::{Rings, Security};
+use veil_mpc::reference::FixedReference;
+use veil_mpc::roles::{Placement, Topology};
+use veil_mpc::{Ctx, MpcError};
+use veil_nn::graph::Graph;
+use veil_nn::secure::{SecureRun, run_secure};
+
+use super::{FamilyChoice, FamilyInfo, GraphJob, ModelKind, PartyCount};
+use crate::ahead::Material;
+use crate::inference::{CHUNK, nn_error};
+
+pub(super) const INFO: FamilyInfo = FamilyInfo {
+    name: "mosformer",
+    summary: "3 servers, 2-of-3 replicated sharing, verifiable DPF gates, modulus conversion",
+    paper: "Mosformer: Maliciously Secure Three-Party Inference Framework for Large Transformers",
+    parties: PartyCount::Exactly(3),
+    owners: &[Placement::Outside],
+    security: &[Security::Malicious, Security::SemiHonest],
+    rings: &[Rings::Mixed, Rings::Z64],
+    arithmetic: "Z_2^64, comparisons in Z_2^16/Z_2^32 (mixed) or Z_2^64 (z64), MACs in Z_2^128",
+    models: &[ModelKind::Transformer, ModelKind::Cnn],
+    preprocessing: "made by the three servers in an offline phase (triples checked by sacrifice, verified DPF keys)",
+    materials: &["ahead", "on-demand", "stored"],
+    checks_per_group: false,
+};
+
+pub(super) struct Driver;
+
+impl super::Driver for Driver {
+    fn run(
+        &self,
+        ctx: &mut Ctx,
+        choice: &FamilyChoice,
+        job: GraphJob<'_>,
+    ) -> Result<(SecureRun, Material), MpcError> {
+        let (mut family, used) =
+            session(ctx, &choice.topology, job.graph, job.n, choice.mode(), job.material)?;
+        let run = run_secure(&mut family, ctx, job.graph, job.n, choice.topology.roles, job.mine)
+            .map_err(nn_error)?;
+        Ok((run, used))
+    }
+
+    fn reference(&self, choice: &FamilyChoice) -> &'static dyn FixedReference {
+        match choice.rings.unwrap_or_default() {
+            Rings::Mixed => &MosformerReference::MIXED,
+            Rings::Z64 => &MosformerReference::Z64,
+        }
+    }
+}
+
+/// This party's `mosformer` instance for a session, with the session's material made ahead
+/// when `material` says so and the plan is small enough (servers only); and where the
+/// material comes from.
+pub(crate) fn session(
+    ctx: &mut Ctx,
+    topology: &Topology,
+    graph: &Graph,
+    n: usize,
+    mode: Mode,
+    material: Material,
+) -> Result<(Mosformer<Offline>, Material), MpcError> {
+    let Mode { security, rings } = mode;
+    let mut family =
+        Mosformer::new(security, Offline::for_security(security)).with_chunk(CHUNK).with_rings(rings);
+    let server = topology.is_computing(ctx.party());
+    let used = match material {
+        Material::Ahead if server => crate::ahead::prepare_session(&mut family, ctx, graph, n)?,
+        Material::Stored(dir) if server => {
+            crate::stored::load_server(&mut family, ctx, graph, n, &dir)?;
+            Material::Stored(dir)
+        }
+        other => other,
+    };
+    Ok((family, used))
+}
