@@ -14,7 +14,8 @@
 //!
 //! **Ranges** (mixed rings; with [`Rings::Z64`] every bound is that of `Z_2^64` at 16 bits and
 //! the reciprocal's domain is `2^16`). Each layer reports an input outside its valid range:
-//! ReLU and GELU need `|x| < 512` (comparisons in `Z_2^16` at 6 fractional bits); softmax needs
+//! ReLU and GELU need `|x| < 512 − 2^-5` (comparisons in `Z_2^16` at 6 fractional bits, after a
+//! downcast that may lose two units); softmax needs
 //! differences from the row maximum below `2^19` (`Z_2^32` at 12 bits) and a row length below
 //! `2^12` (the reciprocal's domain); LayerNorm needs the variance below 4096, and is reported
 //! when a variance falls below `2^-8`: Rsqrt itself is accurate down to one unit (`2^-12`), but
@@ -29,8 +30,10 @@ use crate::layernorm::F_LIN;
 use crate::ops::{FRAC_BITS, Rings};
 use crate::recip::{BASE, Kind, THRESHOLDS, main_table, scale_bits, scale_table};
 
-/// Largest `|x|` the 16-bit comparisons of ReLU and GELU read right, in real terms.
-const ACTIVATION_LIMIT: f64 = 512.0;
+/// Largest `|x|` the 16-bit comparisons of ReLU and GELU read right, in real terms: `2^9`
+/// less two units at 6 fractional bits, since the local downcast to them may be two units low
+/// (an input just above `−512` would otherwise wrap to a positive 16-bit value).
+const ACTIVATION_LIMIT: f64 = 512.0 - 2.0 / 64.0;
 
 /// `⌊x / d⌋` (the exact truncation).
 fn floor_div(x: i64, d: u64) -> i64 {
@@ -308,7 +311,7 @@ impl FixedReference for MosformerReference {
 }
 
 impl MosformerReference {
-    /// Inputs past the comparisons' range: `|x| < 512` in `Z_2^16` at 6 bits (mixed rings),
+    /// Inputs past the comparisons' range: `|x| < 512 − 2^-5` in `Z_2^16` at 6 bits (mixed rings),
     /// `|x| < 2^47` in `Z_2^64` at 16 bits.
     fn activation_excess(&self, what: &str, x: &[i64]) -> Option<Excess> {
         let limit = match self.rings {

@@ -31,7 +31,7 @@ pub struct Checked {
 }
 
 /// The clear counterpart of a family's fixed-point non-linear layers.
-pub trait FixedReference {
+pub trait FixedReference: Send + Sync {
     /// Fractional bits of the values passed in and out.
     fn frac_bits(&self) -> u32;
 
