@@ -200,7 +200,7 @@ impl Correlations for InsecureDealer {
         let mut g = ctx.common_prg("veil/additive/insecure-dealer/matrix");
         let a = Tensor::new(vec![m, k], Z64::random_vec(&mut g, m * k))?;
         let b = Tensor::new(vec![k, n], Z64::random_vec(&mut g, k * n))?;
-        let c = a.matmul(&b)?;
+        let c = a.matmul_with(&b, &*ctx.device())?;
         let mut share = |t: &Tensor<Z64>| -> Result<Tensor<Z64>> {
             let mine = split(&mut g, parties, t.data()).into_iter().nth(me).unwrap_or_default();
             Ok(Tensor::new(t.shape().to_vec(), mine)?)

@@ -72,9 +72,10 @@ impl<D: Correlations> Additive<D> {
         let de = open_values(ctx, &peers, de)?;
         let d = Tensor::new(vec![m, k], de[..m * k].to_vec())?;
         let e = Tensor::new(vec![k, p], de[m * k..].to_vec())?;
-        let mut z = t.c.add(&d.matmul(&t.b)?)?.add(&t.a.matmul(&e)?)?;
+        let device = ctx.device();
+        let mut z = t.c.add(&d.matmul_with(&t.b, &*device)?)?.add(&t.a.matmul_with(&e, &*device)?)?;
         if ctx.party() == 0 {
-            z = z.add(&d.matmul(&e)?)?;
+            z = z.add(&d.matmul_with(&e, &*device)?)?;
         }
         Ok(Share(z))
     }

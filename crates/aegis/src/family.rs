@@ -94,7 +94,8 @@ impl Aegis {
         t: u32,
     ) -> Result<Masked> {
         let pair = self.prepare_trunc_pair(ctx, m * n, t)?;
-        let op = move |p: &[u64], q: &[u64]| crate::mul::matmul_u64(p, q, m, k, n);
+        let device = ctx.device();
+        let op = move |p: &[u64], q: &[u64]| crate::mul::matmul_u64(&*device, p, q, m, k, n);
         self.product_trunc(ctx, a, b, pair, crate::verify::Terms::Matmul { k, n }, &op)
     }
 }

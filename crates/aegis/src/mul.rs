@@ -12,6 +12,7 @@
 //! Correct up to additive errors (the paper's batch verification, to come, catches them).
 
 use veil_mpc::{Ctx, MpcError, Result};
+use veil_tensor::{Device, MatDims};
 
 use crate::share::{Aegis, Masked, Pair, from_bytes, to_bytes};
 use crate::verify::Recorded;
@@ -20,13 +21,27 @@ pub use crate::verify::Terms;
 /// Runs `f` with communication counted under the phase `offline` (its time kept apart).
 pub(crate) use veil_mpc::phase::in_offline_phase as offline;
 
-/// `C = A·B` over `Z_2^64` (wrapping), `A: [m, k]`, `B: [k, n]`, row-major.
-pub(crate) fn matmul_u64(a: &[u64], b: &[u64], m: usize, k: usize, n: usize) -> Vec<u64> {
+/// `C = A·B` over `Z_2^64` (wrapping), `A: [m, k]`, `B: [k, n]`, row-major, on the party's
+/// device (`veil-tensor`'s blocked, parallel kernels on the CPU). Should the device fail (or
+/// the callers' sizes disagree with `m, k, n`), the plain loop below gives the product on the
+/// CPU instead of a short result.
+pub(crate) fn matmul_u64(
+    device: &dyn Device,
+    a: &[u64],
+    b: &[u64],
+    m: usize,
+    k: usize,
+    n: usize,
+) -> Vec<u64> {
     let mut c = vec![0u64; m * n];
-    for i in 0..m {
+    if device.matmul_u64(a, b, &mut c, MatDims { m, k, n }).is_ok() {
+        return c;
+    }
+    c.fill(0);
+    for i in 0..m.min(a.len() / k.max(1)) {
         let row = &mut c[i * n..(i + 1) * n];
         for (t, &av) in a[i * k..(i + 1) * k].iter().enumerate() {
-            for (cv, &bv) in row.iter_mut().zip(&b[t * n..(t + 1) * n]) {
+            for (cv, &bv) in row.iter_mut().zip(b.get(t * n..(t + 1) * n).unwrap_or_default()) {
                 *cv = cv.wrapping_add(av.wrapping_mul(bv));
             }
         }
@@ -63,7 +78,8 @@ impl Aegis {
                 a.n, b.n
             )));
         }
-        self.product(ctx, a, b, m * n, Terms::Matmul { k, n }, |p, q| matmul_u64(p, q, m, k, n))
+        let device = ctx.device();
+        self.product(ctx, a, b, m * n, Terms::Matmul { k, n }, |p, q| matmul_u64(&*device, p, q, m, k, n))
     }
 
     /// Inner products of the rows of `x` and `y` (`[rows, len]` each): `⟨Σ_j x_ij·y_ij⟩`, of

@@ -302,7 +302,7 @@ fn join_and_run<T>(
         TcpTransport::connect(&tcp).with_context(|| format!("party {id} could not join the deployment"))?;
     let private = Seed::from_rng(&mut rand::rngs::OsRng);
     let timeout = Duration::from_secs(cfg.recv_timeout_s);
-    Ok(veil_mpc::harness::run_party(Box::new(transport), SessionId(tcp.session), private, timeout, job)?)
+    Ok(veil_mpc::runner::run_party(Box::new(transport), SessionId(tcp.session), private, timeout, job)?)
 }
 
 fn run(cfg: &Config, tcp: TcpConfig, input: Option<Vec<f64>>) -> anyhow::Result<PartyReport> {
@@ -325,7 +325,7 @@ fn run(cfg: &Config, tcp: TcpConfig, input: Option<Vec<f64>>) -> anyhow::Result<
     let private = Seed::from_rng(&mut rand::rngs::OsRng);
     let session = SessionId(tcp.session);
     let timeout = Duration::from_secs(cfg.recv_timeout_s);
-    let result = veil_mpc::harness::run_party(Box::new(transport), session, private, timeout, |ctx| {
+    let result = veil_mpc::runner::run_party(Box::new(transport), session, private, timeout, |ctx| {
         let setup_s = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
         ctx.set_phase("online");

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use veil_mpc::harness::{SimConfig, derived_secrets, run_party};
+use veil_mpc::harness::{SimConfig, derived_secrets};
+use veil_mpc::runner::run_party;
 use veil_mpc::{Ctx, PartyId, Result};
 use veil_net::mesh::mem_mesh;
 use veil_net::{Frame, NetError, Transport};

@@ -8,7 +8,7 @@
 
 use veil_mpc::{Ctx, Result};
 use veil_ring::Ring;
-use veil_tensor::Tensor;
+use veil_tensor::{Device, Tensor};
 
 use crate::reshare::reshare;
 use crate::rss::Rss;
@@ -20,18 +20,22 @@ pub fn cross_terms<R: Ring>(x: &Rss<R>, y: &Rss<R>) -> Result<Tensor<R>> {
     Ok(z.add(&x.second.mul(&y.first)?)?)
 }
 
-/// This party's additive term of `X · Y`: the same cross terms with matrix products.
-pub fn matmul_cross_terms<R: Ring>(x: &Rss<R>, y: &Rss<R>) -> Result<Tensor<R>> {
-    let z = x.first.matmul(&y.first)?;
-    let z = z.add(&x.first.matmul(&y.second)?)?;
-    Ok(z.add(&x.second.matmul(&y.first)?)?)
+/// This party's additive term of `X · Y`: the same cross terms with matrix products, on
+/// `device`.
+pub fn matmul_cross_terms<R: Ring>(device: &dyn Device, x: &Rss<R>, y: &Rss<R>) -> Result<Tensor<R>> {
+    let z = x.first.matmul_with(&y.first, device)?;
+    let z = z.add(&x.first.matmul_with(&y.second, device)?)?;
+    Ok(z.add(&x.second.matmul_with(&y.first, device)?)?)
 }
 
 /// This party's additive terms of several products `X_i · Y_i`, flattened one after the other.
-pub fn matmul_cross_terms_many<R: Ring>(pairs: &[(&Rss<R>, &Rss<R>)]) -> Result<Tensor<R>> {
+pub fn matmul_cross_terms_many<R: Ring>(
+    device: &dyn Device,
+    pairs: &[(&Rss<R>, &Rss<R>)],
+) -> Result<Tensor<R>> {
     let mut all = Vec::new();
     for (x, y) in pairs {
-        all.extend_from_slice(matmul_cross_terms(x, y)?.data());
+        all.extend_from_slice(matmul_cross_terms(device, x, y)?.data());
     }
     Ok(Tensor::new(vec![all.len()], all)?)
 }
@@ -53,7 +57,7 @@ pub fn split_products<R: Ring>(z: &Rss<R>, pairs: &[(&Rss<R>, &Rss<R>)]) -> Resu
 
 /// Several products `⟨X_i · Y_i⟩` without verification, in one reshare (one round).
 pub fn matmul_semi_honest_many<R: Ring>(ctx: &mut Ctx, pairs: &[(&Rss<R>, &Rss<R>)]) -> Result<Vec<Rss<R>>> {
-    let z = reshare(ctx, matmul_cross_terms_many(pairs)?)?;
+    let z = reshare(ctx, matmul_cross_terms_many(&*ctx.device(), pairs)?)?;
     split_products(&z, pairs)
 }
 
@@ -64,5 +68,5 @@ pub fn mul_semi_honest<R: Ring>(ctx: &mut Ctx, x: &Rss<R>, y: &Rss<R>) -> Result
 
 /// `⟨X · Y⟩` for matrices `[m, k] × [k, n]`, without verification (one reshare of `m × n`).
 pub fn matmul_semi_honest<R: Ring>(ctx: &mut Ctx, x: &Rss<R>, y: &Rss<R>) -> Result<Rss<R>> {
-    reshare(ctx, matmul_cross_terms(x, y)?)
+    reshare(ctx, matmul_cross_terms(&*ctx.device(), x, y)?)
 }

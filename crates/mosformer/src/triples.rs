@@ -152,15 +152,16 @@ pub fn generate_matmul_tampered<R: Sacrifice>(
     let a = random::<R::Wide>(ctx, &[m, k])?;
     let a2 = random::<R::Wide>(ctx, &[m, k])?;
     let b = random::<R::Wide>(ctx, &[k, n])?;
-    let mut z = matmul_cross_terms(&a, &b)?.into_data();
-    z.extend(matmul_cross_terms(&a2, &b)?.into_data());
+    let device = ctx.device();
+    let mut z = matmul_cross_terms(&*device, &a, &b)?.into_data();
+    z.extend(matmul_cross_terms(&*device, &a2, &b)?.into_data());
     let z = tampered(ctx, Tensor::new(vec![2 * m * n], z)?, tamper);
     let both = reshare(ctx, z)?;
     let c = both.range(0, m * n)?.reshape(&[m, n])?;
     let c2 = both.range(m * n, m * n)?.reshape(&[m, n])?;
     let t = R::Wide::random(&mut public_prg(ctx)?);
     let rho = open_all(ctx, &a.scale(t).sub(&a2)?)?;
-    let rho_b = Rss::new(rho.matmul(&b.first)?, rho.matmul(&b.second)?)?;
+    let rho_b = Rss::new(rho.matmul_with(&b.first, &*device)?, rho.matmul_with(&b.second, &*device)?)?;
     let zeta = c.scale(t).sub(&c2)?.sub(&rho_b)?;
     zero_check(ctx, &zeta, "matrix triple generation (sacrifice)")?;
     Ok(Triple { a: narrow(&a), b: narrow(&b), c: narrow(&c) })

@@ -23,7 +23,7 @@
 use veil_crypto::Digest;
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::Ring;
-use veil_tensor::Tensor;
+use veil_tensor::{Device, Tensor};
 
 use crate::mul::{cross_terms, matmul_cross_terms_many, split_products};
 use crate::open::{component_digest, open_all_recv, open_all_send};
@@ -91,12 +91,12 @@ pub fn mul<R: Ring>(
     Ok(z)
 }
 
-fn matmul_public_right<R: Ring>(x: &Rss<R>, p: &Tensor<R>) -> Result<Rss<R>> {
-    Rss::new(x.first.matmul(p)?, x.second.matmul(p)?)
+fn matmul_public_right<R: Ring>(d: &dyn Device, x: &Rss<R>, p: &Tensor<R>) -> Result<Rss<R>> {
+    Rss::new(x.first.matmul_with(p, d)?, x.second.matmul_with(p, d)?)
 }
 
-fn matmul_public_left<R: Ring>(p: &Tensor<R>, x: &Rss<R>) -> Result<Rss<R>> {
-    Rss::new(p.matmul(&x.first)?, p.matmul(&x.second)?)
+fn matmul_public_left<R: Ring>(d: &dyn Device, p: &Tensor<R>, x: &Rss<R>) -> Result<Rss<R>> {
+    Rss::new(p.matmul_with(&x.first, d)?, p.matmul_with(&x.second, d)?)
 }
 
 /// `⟨X · Y⟩` for `[m, k] × [k, n]`, verified with a matrix triple; aborts on any deviation
@@ -136,16 +136,20 @@ pub fn matmul_many<R: Ring>(
     let rho: Vec<Rss<R>> = ts.iter().zip(pairs).map(|(t, (x, _))| t.a.sub(x)).collect::<Result<_>>()?;
     let sigma: Vec<Rss<R>> = ts.iter().zip(pairs).map(|(t, (_, y))| t.b.sub(y)).collect::<Result<_>>()?;
     let (z, rho, sigma) =
-        product_and_masks(ctx, matmul_cross_terms_many(pairs)?, &cat(&rho)?, &cat(&sigma)?)?;
+        product_and_masks(ctx, matmul_cross_terms_many(&*ctx.device(), pairs)?, &cat(&rho)?, &cat(&sigma)?)?;
     let z = split_products(&z, pairs)?;
     let (mut at_x, mut at_y) = (0, 0);
     let mut zetas = Vec::with_capacity(ts.len());
+    let d = ctx.device();
     for ((t, zi), &[m, k, n]) in ts.iter().zip(&z).zip(&dims) {
         let r = Tensor::new(vec![m, k], rho.data()[at_x..at_x + m * k].to_vec())?;
         let s = Tensor::new(vec![k, n], sigma.data()[at_y..at_y + k * n].to_vec())?;
         (at_x, at_y) = (at_x + m * k, at_y + k * n);
-        let zeta = zi.sub(&t.c)?.add(&matmul_public_right(&t.a, &s)?)?.add(&matmul_public_left(&r, &t.b)?)?;
-        zetas.push(zeta.add_public(ctx.party(), &r.matmul(&s)?.neg())?);
+        let zeta = zi
+            .sub(&t.c)?
+            .add(&matmul_public_right(&*d, &t.a, &s)?)?
+            .add(&matmul_public_left(&*d, &r, &t.b)?)?;
+        zetas.push(zeta.add_public(ctx.party(), &r.matmul_with(&s, &*d)?.neg())?);
     }
     zero_check(ctx, &cat(&zetas)?, "matmul")?;
     Ok(z)

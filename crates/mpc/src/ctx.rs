@@ -1,15 +1,19 @@
 //! [`Ctx`]: everything one party holds during a session.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use veil_crypto::{Domain, Prg, Seed, SessionId};
 use veil_net::{CommStats, Net, PartyId};
 use veil_ring::Ring;
+use veil_tensor::{Cpu, Device};
 
 use crate::seeds::{self, Seeds};
 use crate::{MpcError, Result, wire};
 
-/// One party's context: network, session id, private randomness and shared seeds.
+/// One party's context: network, session id, private randomness, shared seeds, and the
+/// compute device its matrix products run on (the CPU unless [`Ctx::set_device`] says
+/// otherwise; there is no process-wide device).
 ///
 /// Randomness shared with other parties is derived per use with [`Ctx::pair_prg`] and
 /// [`Ctx::common_prg`]: the key binds the seed, the session id, a purpose string and a counter
@@ -21,6 +25,7 @@ pub struct Ctx {
     rng: Prg,
     seeds: Seeds,
     counters: HashMap<(String, u64), u64>,
+    device: Arc<dyn Device>,
 }
 
 impl std::fmt::Debug for Ctx {
@@ -29,6 +34,7 @@ impl std::fmt::Debug for Ctx {
             .field("party", &self.party())
             .field("parties", &self.parties())
             .field("session", &self.session)
+            .field("device", &self.device.name())
             .finish_non_exhaustive()
     }
 }
@@ -42,7 +48,17 @@ impl Ctx {
         net.set_phase("setup");
         let seeds = seeds::toss(&mut net, &session, &mut rng)?;
         net.set_phase(&previous);
-        Ok(Ctx { net, session, rng, seeds, counters: HashMap::new() })
+        Ok(Ctx { net, session, rng, seeds, counters: HashMap::new(), device: Arc::new(Cpu::new()) })
+    }
+
+    /// The device this party's matrix products run on.
+    pub fn device(&self) -> Arc<dyn Device> {
+        Arc::clone(&self.device)
+    }
+
+    /// Runs this party's matrix products on `device` from now on.
+    pub fn set_device(&mut self, device: Arc<dyn Device>) {
+        self.device = device;
     }
 
     /// This party's id.

@@ -1,4 +1,5 @@
-//! Running all parties of a session in one process, for tests, benchmarks and demos.
+//! Running all parties of a session in one process, for tests, benchmarks and demos (one
+//! party's life in a deployment is [`crate::runner`]'s).
 //!
 //! [`simulate`] links the parties by an in-memory mesh; [`simulate_tcp`] by real TCP with
 //! mutual TLS on 127.0.0.1, with a fresh CA and party certificates. Each party runs on its own
@@ -7,15 +8,16 @@
 //! a failed party. Receives also time out (`SimConfig::timeout`).
 
 use std::net::TcpListener;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
 use veil_crypto::{Seed, SessionId, hash};
+use veil_net::Transport;
 use veil_net::certs::Deployment;
 use veil_net::mesh::mem_mesh;
 use veil_net::tcp::{TcpConfig, TcpTransport};
-use veil_net::{Net, Transport};
 
+use crate::runner::panicked;
+pub use crate::runner::run_party;
 use crate::{Ctx, MpcError, PartyId, Result};
 
 /// Settings of a simulated session.
@@ -119,39 +121,6 @@ where
             .collect()
     });
     run_parties(transports, cfg, &f)
-}
-
-fn panicked(party: PartyId, payload: Box<dyn std::any::Any + Send>) -> MpcError {
-    let message = payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "unknown panic".into());
-    MpcError::Panicked { party, message }
-}
-
-/// Runs one party's whole life: seed setup, then `f`; catches panics.
-pub fn run_party<T>(
-    transport: Box<dyn Transport>,
-    session: SessionId,
-    private_seed: Seed,
-    timeout: Duration,
-    f: impl FnOnce(&mut Ctx) -> Result<T>,
-) -> Result<T> {
-    let party = transport.party();
-    let outcome = catch_unwind(AssertUnwindSafe(move || {
-        let mut ctx = Ctx::setup(Net::new(transport, timeout), session, private_seed)?;
-        let result = f(&mut ctx);
-        if let Err(e) = &result {
-            // Peers still waiting on us learn why, instead of seeing a bare disconnect. A party
-            // that only saw another's stop notice does not repeat it.
-            if !matches!(e, MpcError::Net(veil_net::NetError::PeerStopped { .. })) {
-                ctx.net().notify_stop(&e.to_string());
-            }
-        }
-        result
-    }));
-    outcome.unwrap_or_else(|p| Err(panicked(party, p)))
 }
 
 fn run_parties<T, F>(transports: Vec<Result<Box<dyn Transport>>>, cfg: SimConfig, f: &F) -> Vec<Result<T>>

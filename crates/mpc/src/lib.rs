@@ -9,6 +9,7 @@
 //!   fail fast instead of hanging.
 //! - [`traits`]: capabilities as traits (a family that lacks an operation does not implement
 //!   its trait).
+//! - [`runner`]: one party's life in a deployment (seed setup, its job, stop notices).
 //! - [`phase`]: the offline phase nested in an online run, with its time kept apart.
 //! - [`prep`]: preprocessing requests as plain data, and usage counting.
 //! - [`reference`](mod@reference): a family's fixed-point non-linear layers in the clear.
@@ -26,6 +27,7 @@ pub mod phase;
 pub mod prep;
 pub mod reference;
 pub mod roles;
+pub mod runner;
 pub mod seeds;
 pub mod traits;
 pub mod wire;

@@ -7,6 +7,8 @@
 //!   for any `1 <= K <= 64`;
 //! * [`Fp<P>`]: prime fields for any odd prime `P < 2^64` (checked at compile time
 //!   with the deterministic [`is_prime`]);
+//! * [`Zp`]: a small prime field chosen at run time, with fast reductions and packed wire
+//!   encoding (Aegis's sign-bit extraction);
 //! * [`Gr`]: the Galois ring `GR(2^64, 64)` of Aegis's verification;
 //! * [`FixedPoint`]: real numbers as scaled integers in a `Z2k` ring, with range
 //!   errors instead of silent wrap-around.
@@ -30,6 +32,7 @@ mod fp;
 mod galois;
 mod macros;
 mod prime;
+mod small_prime;
 mod stored;
 mod traits;
 mod z2k;
@@ -40,6 +43,7 @@ pub use fixed::FixedPoint;
 pub use fp::{F60, F61, F127, Fp, Goldilocks};
 pub use galois::{GR_DEGREE, Gr, f_is_irreducible_mod_2};
 pub use prime::is_prime;
+pub use small_prime::Zp;
 pub use stored::words;
 pub use traits::{Ring, Z2k, decode_slice, encode_slice};
 pub use z2k::{Z8, Z16, Z32, Z64, Z128};

@@ -14,13 +14,13 @@
 use veil_ring::Ring;
 
 use crate::Tensor;
-use crate::device::{Device, default_device};
+use crate::device::{Cpu, Device};
 use crate::error::TensorError;
 
 impl<T: Ring> Tensor<T> {
-    /// Convolution of an NCHW input with an OIHW weight on the default device.
+    /// Convolution of an NCHW input with an OIHW weight on the CPU (the fastest kernels).
     pub fn conv2d(&self, weight: &Self, stride: usize, padding: usize) -> Result<Self, TensorError> {
-        self.conv2d_with(weight, stride, padding, &*default_device())
+        self.conv2d_with(weight, stride, padding, &Cpu::default())
     }
 
     /// Convolution of an NCHW input with an OIHW weight on `device`.

@@ -3,11 +3,11 @@
 //!
 //! [`Cpu`] is the default device. A GPU backend implements [`Device`] for raw
 //! `u64`/`u32` words (the storage of `Z_2^64`, `Z_2^32` and every `Z_2^k`,
-//! `k <= 64`) and is installed with [`set_default_device`] or passed to the
-//! `*_with` methods; nothing else needs to change.
+//! `k <= 64`) and is passed to the `*_with` methods; there is no process-wide device: a
+//! party's device travels in its context (`veil_mpc::Ctx::device`), so two sessions in one
+//! process may use different devices.
 
 use std::fmt;
-use std::sync::{Arc, PoisonError, RwLock};
 
 use crate::error::TensorError;
 use crate::kernel;
@@ -179,21 +179,4 @@ impl Device for Cpu {
         kernel::cpu_matmul_u32(self.kernel_u32, a, b, c, dims);
         Ok(())
     }
-}
-
-/// The process-wide device used by `Tensor::matmul` and friends (`None` = [`Cpu`]).
-static DEFAULT_DEVICE: RwLock<Option<Arc<dyn Device>>> = RwLock::new(None);
-
-/// The device used by [`Tensor::matmul`](crate::Tensor::matmul) (a default [`Cpu`] unless replaced).
-pub fn default_device() -> Arc<dyn Device> {
-    let guard = DEFAULT_DEVICE.read().unwrap_or_else(PoisonError::into_inner);
-    match guard.as_ref() {
-        Some(dev) => Arc::clone(dev),
-        None => Arc::new(Cpu::default()),
-    }
-}
-
-/// Replaces the process-wide default device.
-pub fn set_default_device(device: Arc<dyn Device>) {
-    *DEFAULT_DEVICE.write().unwrap_or_else(PoisonError::into_inner) = Some(device);
 }

@@ -30,6 +30,6 @@ mod linalg;
 mod stored;
 mod tensor;
 
-pub use device::{Cpu, Device, MatDims, MatmulKernel, default_device, set_default_device};
+pub use device::{Cpu, Device, MatDims, MatmulKernel};
 pub use error::TensorError;
 pub use tensor::Tensor;

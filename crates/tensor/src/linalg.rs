@@ -7,14 +7,14 @@
 use veil_ring::Ring;
 
 use crate::Tensor;
-use crate::device::{Device, MatDims, default_device};
+use crate::device::{Cpu, Device, MatDims};
 use crate::error::TensorError;
 use crate::kernel;
 
 impl<T: Ring> Tensor<T> {
-    /// Matrix product `[m, k] × [k, n] -> [m, n]` on the default device.
+    /// Matrix product `[m, k] × [k, n] -> [m, n]` on the CPU (the fastest kernels).
     pub fn matmul(&self, other: &Self) -> Result<Self, TensorError> {
-        self.matmul_with(other, &*default_device())
+        self.matmul_with(other, &Cpu::default())
     }
 
     /// Matrix product `[m, k] × [k, n] -> [m, n]` on `device`.
@@ -34,10 +34,10 @@ impl<T: Ring> Tensor<T> {
         Ok(Self::from_parts(vec![m, n], out))
     }
 
-    /// Batched product on the default device: `[b, m, k] × [b, k, n] -> [b, m, n]`,
+    /// Batched product on the CPU: `[b, m, k] × [b, k, n] -> [b, m, n]`,
     /// or `[b, m, k] × [k, n] -> [b, m, n]` with the right operand shared.
     pub fn batched_matmul(&self, other: &Self) -> Result<Self, TensorError> {
-        self.batched_matmul_with(other, &*default_device())
+        self.batched_matmul_with(other, &Cpu::default())
     }
 
     /// Batched product on `device`; see [`batched_matmul`](Self::batched_matmul).

@@ -1,13 +1,11 @@
-//! The process-wide default device (a separate test binary, since it is global state).
+//! Products dispatch through the device they are given; without one they run on the CPU.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use veil_ring::{Ring, Z64};
-use veil_tensor::{
-    Cpu, Device, MatDims, MatmulKernel, Tensor, TensorError, default_device, set_default_device,
-};
+use veil_tensor::{Cpu, Device, MatDims, MatmulKernel, Tensor, TensorError};
 
 #[derive(Debug)]
 struct Spy(Arc<AtomicUsize>);
@@ -26,20 +24,20 @@ impl Device for Spy {
 }
 
 #[test]
-fn matmul_and_conv_dispatch_through_the_default_device() {
-    assert_eq!(default_device().name(), "cpu");
+fn matmul_and_conv_dispatch_through_the_device_given() {
     let calls = Arc::new(AtomicUsize::new(0));
-    set_default_device(Arc::new(Spy(Arc::clone(&calls))));
-    assert_eq!(default_device().name(), "spy");
+    let spy = Spy(Arc::clone(&calls));
     let a = Tensor::from_fn(&[2, 2], |i| Z64::from_u64((i[0] + 2 * i[1]) as u64));
     let id = Tensor::from_fn(&[2, 2], |i| if i[0] == i[1] { Z64::ONE } else { Z64::ZERO });
-    assert_eq!(a.matmul(&id).unwrap(), a);
+    assert_eq!(a.matmul_with(&id, &spy).unwrap(), a);
     let x = Tensor::<Z64>::zeros(&[1, 1, 3, 3]);
-    x.conv2d(&Tensor::zeros(&[1, 1, 2, 2]), 1, 0).unwrap();
+    x.conv2d_with(&Tensor::zeros(&[1, 1, 2, 2]), 1, 0, &spy).unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    // Without a device, the CPU: the spy sees nothing.
+    assert_eq!(a.matmul(&id).unwrap(), a);
     assert_eq!(calls.load(Ordering::SeqCst), 2);
     // Device errors propagate.
     let z = Tensor::<veil_ring::Z32>::zeros(&[2, 2]);
-    let e = z.matmul(&z).unwrap_err();
+    let e = z.matmul_with(&z, &spy).unwrap_err();
     assert!(e.to_string().contains("spy"), "{e}");
-    set_default_device(Arc::new(Cpu::new()));
 }

@@ -1,0 +1,152 @@
+//! [`Zp`]: arithmetic modulo a small prime chosen at run time (`p < 2^16`), with reductions
+//! by a precomputed multiplier and elements packed at `⌈log2 p⌉` bits on the wire. The
+//! sign-bit extraction of `aegis` works in such a field (`p = 127` for `Z_2^64`).
+
+/// Arithmetic mod a small prime. Reductions use a precomputed multiplier instead of a
+/// hardware division (Lemire, Kaser and Kurz, *Faster remainder by direct computation*): with
+/// `M = ⌊(2^64 − 1)/p⌋ + 1`, `a mod p = ⌊((M·a mod 2^64)·p) / 2^64⌋` for every 32-bit `a`.
+#[derive(Clone, Copy, Debug)]
+pub struct Zp {
+    p: u32,
+    m: u64,
+}
+
+impl Zp {
+    /// The field of `p` elements (`2 ≤ p < 2^16`, so sums and products of reduced elements fit
+    /// in 32 bits).
+    pub fn new(p: u32) -> Zp {
+        Zp { p, m: u64::MAX / u64::from(p.max(1)) + 1 }
+    }
+    /// `p`.
+    pub fn p(self) -> u32 {
+        self.p
+    }
+    /// `a mod p` for any 32-bit `a`.
+    pub fn reduce(self, a: u32) -> u32 {
+        let low = self.m.wrapping_mul(u64::from(a));
+        ((u128::from(low) * u128::from(self.p)) >> 64) as u32
+    }
+    /// `a + b`.
+    pub fn add(self, a: u32, b: u32) -> u32 {
+        self.reduce(a + b)
+    }
+    /// `a - b`.
+    pub fn sub(self, a: u32, b: u32) -> u32 {
+        self.reduce(a + self.p - self.reduce(b))
+    }
+    /// `a · b`.
+    pub fn mul(self, a: u32, b: u32) -> u32 {
+        self.reduce(a * b)
+    }
+    /// A uniform element of `Z_p` from 32 random bits (bias below `p / 2^32`).
+    pub fn from_random(self, r: u32) -> u32 {
+        ((u64::from(r) * u64::from(self.p)) >> 32) as u32
+    }
+    /// A uniform element of `Z_p^*`.
+    pub fn nonzero_from_random(self, r: u32) -> u32 {
+        1 + ((u64::from(r) * u64::from(self.p - 1)) >> 32) as u32
+    }
+    /// Bits per element on the wire: `⌈log2 p⌉`.
+    pub fn wire_bits(self) -> u32 {
+        32 - (self.p - 1).leading_zeros()
+    }
+    /// Bytes of `n` packed elements.
+    pub fn packed_len(self, n: usize) -> usize {
+        (n * self.wire_bits() as usize).div_ceil(8)
+    }
+    /// Elements (each `< p`) packed at [`Zp::wire_bits`] bits each, least significant bit
+    /// first; the last byte is padded with zeros.
+    pub fn pack<T: Copy + Into<u32>>(self, v: &[T]) -> Vec<u8> {
+        let w = self.wire_bits();
+        let mut out = Vec::with_capacity(self.packed_len(v.len()));
+        let (mut acc, mut bits) = (0u64, 0u32);
+        for &x in v {
+            acc |= u64::from(x.into()) << bits;
+            bits += w;
+            while bits >= 8 {
+                out.push(acc as u8);
+                acc >>= 8;
+                bits -= 8;
+            }
+        }
+        if bits > 0 {
+            out.push(acc as u8);
+        }
+        out
+    }
+    /// `n` elements from [`Zp::pack`]'s bytes; `None` unless the length is exact, every element
+    /// is below `p` and the padding is zero (a malformed message). `T` is `u32`, or `u8` to
+    /// hold many elements of a prime below 256 in a quarter of the memory.
+    pub fn unpack<T: TryFrom<u32>>(self, bytes: &[u8], n: usize) -> Option<Vec<T>> {
+        if bytes.len() != self.packed_len(n) {
+            return None;
+        }
+        let w = self.wire_bits();
+        let mask = (1u64 << w) - 1;
+        let mut out = Vec::with_capacity(n);
+        let (mut acc, mut bits, mut next) = (0u64, 0u32, bytes.iter());
+        for _ in 0..n {
+            while bits < w {
+                acc |= u64::from(*next.next()?) << bits;
+                bits += 8;
+            }
+            let x = (acc & mask) as u32;
+            if x >= self.p {
+                return None;
+            }
+            out.push(T::try_from(x).ok()?);
+            acc >>= w;
+            bits -= w;
+        }
+        (acc == 0 && next.next().is_none()).then_some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reduction_by_multiplier_equals_the_remainder() {
+        for p in [13, 31, 61, 127] {
+            let zp = Zp::new(p);
+            let samples = (0..70_000u32).chain([u32::MAX, u32::MAX - 1, 1 << 31, p * p, p * p - 1]);
+            for a in samples.chain((0..1000u32).map(|i| i.wrapping_mul(2_654_435_761))) {
+                assert_eq!(zp.reduce(a), a % p, "{a} mod {p}");
+            }
+            assert_eq!(zp.sub(0, p - 1), 1);
+            assert_eq!(zp.mul(p - 1, p - 1), 1);
+        }
+    }
+
+    #[test]
+    fn packing_round_trips_and_refuses_malformed_messages() {
+        for (p, bits) in [(13, 4), (31, 5), (61, 6), (127, 7)] {
+            let zp = Zp::new(p);
+            assert_eq!(zp.wire_bits(), bits);
+            for n in [0, 1, 7, 8, 9, 63, 64, 1000] {
+                let v: Vec<u32> =
+                    (0..n as u32).map(|i| zp.from_random(i.wrapping_mul(2_654_435_761))).collect();
+                let bytes = zp.pack(&v);
+                assert_eq!(bytes.len(), (n * bits as usize).div_ceil(8));
+                let narrow: Vec<u8> = v.iter().map(|&x| x as u8).collect();
+                assert_eq!(zp.pack(&narrow), bytes, "bytes pack the same");
+                assert_eq!(zp.unpack(&bytes, n), Some(narrow), "p = {p}, n = {n}, into bytes");
+                assert_eq!(zp.unpack(&bytes, n), Some(v), "p = {p}, n = {n}");
+            }
+            let all_ones = vec![0xffu8; zp.packed_len(8)];
+            assert_eq!(
+                zp.unpack::<u32>(&all_ones, 8).is_some(),
+                p == 255,
+                "an element equal to p is refused"
+            );
+            let mut short = zp.pack(&[1u32, 2, 3]);
+            short.push(0);
+            assert_eq!(zp.unpack::<u32>(&short, 3), None, "a trailing byte is refused");
+        }
+        let zp = Zp::new(127);
+        let mut padded = zp.pack(&[5u32]);
+        padded[0] |= 0x80;
+        assert_eq!(zp.unpack::<u32>(&padded, 1), None, "nonzero padding is refused");
+    }
+}
