@@ -144,6 +144,26 @@ fn attention(
     Ok((Checked { values: out, excess: probs.excess }, peak))
 }
 
+/// Refuses, before anything runs, a graph with a layer the family's clear arithmetic lacks
+/// (GELU, softmax or LayerNorm under a CNN family), naming the first such node.
+fn refuse_missing_layers(graph: &Graph, reference: &dyn FixedReference) -> Result<()> {
+    for (i, node) in graph.nodes.iter().enumerate() {
+        let has = match &node.op {
+            Op::Gelu(_) => reference.gelu(&[0]).is_some(),
+            Op::Attention { .. } => reference.softmax(&[0], 1, 1, None).is_some(),
+            Op::LayerNorm { .. } => reference.layernorm(&[0], &[0], &[0], 1, 1).is_some(),
+            _ => true,
+        };
+        if !has {
+            return Err(NnError::Unsupported(format!(
+                "node {i} ({}): the family has no such layer (its fixed-point reference lacks it)",
+                node.op.name()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Runs `graph` in fixed point with the family's arithmetic (`reference`; its fractional bits,
 /// 16 for the families' models).
 pub fn run_fixed(
@@ -154,6 +174,7 @@ pub fn run_fixed(
 ) -> Result<FixedRun> {
     data.check(graph)?;
     graph.validate()?;
+    refuse_missing_layers(graph, reference)?;
     let f = reference.frac_bits();
     let n = data.size();
     let shapes = graph.shapes(n)?;
