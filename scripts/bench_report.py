@@ -424,7 +424,7 @@ def network_section(shaped: list[dict]) -> str:
                   "latency"], rows)
 
 
-ON_DEMAND_CHUNK = 16_384  # elements per gate call, `veil_runtime::encoder::ON_DEMAND_CHUNK`
+ON_DEMAND_CHUNK = 16_384  # elements per gate call, `veil_bench::encoder::ON_DEMAND_CHUNK`
 
 
 def chunk(rec: dict) -> int:

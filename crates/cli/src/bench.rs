@@ -2,7 +2,7 @@
 //! progress on standard error).
 
 use anyhow::bail;
-use veil_runtime::bench::{MOSFORMER_OPS, OpRecord, mosformer_op};
+use veil_bench::ops::{MOSFORMER_OPS, OpRecord, mosformer_op};
 
 /// Default sizes: 10^4, 10^5, 10^6 elements (gates with FSS material run in pieces of
 /// 10^4, made offline and consumed online one after the other, to bound memory).
@@ -21,9 +21,9 @@ pub fn model(
     seq: usize,
     json: bool,
 ) -> anyhow::Result<()> {
-    if let Some((_, depth)) = veil_runtime::encoder::named_model(model, seq) {
+    if let Some((_, depth)) = veil_bench::encoder::named_model(model, seq) {
         // Random weights of the real shapes, every layer, material made on demand.
-        let size = (seq, depth, veil_runtime::encoder::ON_DEMAND_CHUNK);
+        let size = (seq, depth, veil_bench::encoder::ON_DEMAND_CHUNK);
         return layer(family, security, model, size, "on-demand", json);
     }
     let security = parse_security(security)?;
@@ -32,10 +32,10 @@ pub fn model(
             bail!("minilm runs under mosformer (aegis has no transformer layers)");
         }
         eprintln!("bench: all-MiniLM-L6-v2 on {seq} tokens under mosformer ...");
-        veil_runtime::bench_model::bench_minilm(&crate::run::model_dir(None)?, security, seq)?
+        veil_bench::model::bench_minilm(&crate::run::model_dir(None)?, security, seq)?
     } else {
         eprintln!("bench: {model} on {batch} random images under {family} ...");
-        veil_runtime::bench_model::bench_cnn(model, family, security, batch, images_per_check)?
+        veil_bench::model::bench_cnn(model, family, security, batch, images_per_check)?
     };
     if json {
         println!("{}", serde_json::to_string(&r)?);
@@ -73,7 +73,7 @@ pub fn layer(
     material: &str,
     json: bool,
 ) -> anyhow::Result<()> {
-    use veil_runtime::encoder::Material;
+    use veil_bench::encoder::Material;
     if family != "mosformer" {
         bail!("no layer benchmark for family '{family}' yet (available: mosformer)");
     }
@@ -83,12 +83,12 @@ pub fn layer(
         "ahead" => Material::Ahead,
         m => bail!("unknown --material '{m}' (on-demand or ahead)"),
     };
-    let Some((shape, _)) = veil_runtime::encoder::named_model(model, tokens) else {
-        bail!("no layer shape for model '{model}' ({})", veil_runtime::encoder::NAMED_MODELS);
+    let Some((shape, _)) = veil_bench::encoder::named_model(model, tokens) else {
+        bail!("no layer shape for model '{model}' ({})", veil_bench::encoder::NAMED_MODELS);
     };
     let name = shape.model_name();
     eprintln!("bench: {layers} {name} layers at {tokens} tokens ...");
-    let r = veil_runtime::encoder::bench_layer(shape, layers, material.clone(), security, chunk)?;
+    let r = veil_bench::encoder::bench_layer(shape, layers, material.clone(), security, chunk)?;
     if json {
         println!("{}", serde_json::to_string(&r)?);
         return Ok(());
@@ -238,7 +238,7 @@ fn aegis_ops(
     op: Option<&str>,
     json: bool,
 ) -> anyhow::Result<()> {
-    use veil_runtime::bench_aegis::{AEGIS_OPS, aegis_op};
+    use veil_bench::aegis_ops::{AEGIS_OPS, aegis_op};
     if parse_security(security)? == veil_runtime::Security::SemiHonest {
         eprintln!("note: aegis always runs its final verification; its cost is the 'verify' columns");
     }

@@ -374,7 +374,7 @@ enum BenchCommand {
         material: String,
         /// Most elements one gate call takes at once; larger calls run in chunks one after the
         /// other (fewer rounds with bigger chunks, more memory held at once).
-        #[arg(long, default_value_t = veil_runtime::encoder::ON_DEMAND_CHUNK)]
+        #[arg(long, default_value_t = veil_bench::encoder::ON_DEMAND_CHUNK)]
         chunk: usize,
         /// One JSON object.
         #[arg(long)]

@@ -7,7 +7,7 @@
 //! - [`plain`]: the float and fixed-point executors in the clear, for debugging numerics;
 //! - [`stored`]: the servers' offline material on disk, made by one session and used once by
 //!   a later one;
-//! - [`bench`](mod@bench), [`bench_aegis`], [`bench_model`], [`encoder`]: the benchmarks;
+//! - [`memory`]: the process's peak memory, for reports (the benchmarks live in `veil-bench`);
 //! - the demo product (this module): party 0's secret vector times party 1's, elementwise, in
 //!   fixed point (Z_2^64, 16 fractional bits; the product carries 32 fractional bits and is
 //!   decoded as such, so one multiplication needs no truncation), with the n-party additive
@@ -15,11 +15,7 @@
 //!   party only.
 
 pub mod ahead;
-pub mod bench;
-pub mod bench_aegis;
-pub mod bench_model;
 pub mod classify;
-pub mod encoder;
 pub mod families;
 pub mod inference;
 pub mod memory;

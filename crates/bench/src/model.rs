@@ -10,11 +10,11 @@ use veil_mpc::MpcError;
 use veil_nn::image::ImageModel;
 use veil_nn::zoo;
 
-use crate::Link;
-use crate::bench::{PaperFigure, PhaseCost};
-use crate::classify::private_classification;
-use crate::families::{FamilyChoice, Request};
-use crate::inference::{InferenceParty, Material, security_name};
+use crate::ops::{PaperFigure, PhaseCost};
+use veil_runtime::Link;
+use veil_runtime::classify::private_classification;
+use veil_runtime::families::{FamilyChoice, Request};
+use veil_runtime::inference::{InferenceParty, Material, security_name};
 
 /// Seconds per phase at the slowest server.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -151,7 +151,7 @@ pub fn bench_cnn(
     batch: usize,
     images_per_check: Option<usize>,
 ) -> Result<ModelRecord, MpcError> {
-    let (graph, weights, input) = zoo::cnn(model, 1).map_err(crate::inference::nn_error)?;
+    let (graph, weights, input) = zoo::cnn(model, 1).map_err(veil_runtime::inference::nn_error)?;
     let m = ImageModel { name: model.to_string(), graph, weights, input, preprocess: None };
     let images = zoo::random_images(batch, input, 2);
     let choice = FamilyChoice::new(&Request { security: Some(security), ..Request::default() }, family)?;
@@ -165,7 +165,7 @@ pub fn bench_cnn(
         images_per_check,
     )?;
     let plain = veil_nn::float::run_float_on(&m.graph, &m.weights, veil_nn::Input::Images(&images))
-        .map_err(crate::inference::nn_error)?;
+        .map_err(veil_runtime::inference::nn_error)?;
     let paper = if choice.name() == "aegis" { aegis_table3(model) } else { vec![] };
     let mut rec = record(
         choice.name(),
@@ -188,10 +188,15 @@ pub fn bench_minilm(dir: &std::path::Path, security: Security, seq: usize) -> Re
     if seq < 3 {
         return Err(MpcError::Invalid(format!("--seq {seq}: at least 3 tokens")));
     }
-    let model = veil_nn::bert::load_hf(dir, true).map_err(crate::inference::nn_error)?;
+    let model = veil_nn::bert::load_hf(dir, true).map_err(veil_runtime::inference::nn_error)?;
     let text = vec!["privacy"; seq - 2].join(" ");
-    let r =
-        crate::inference::private_inference_of(&model, &text, security, Material::OnDemand, Link::Memory)?;
+    let r = veil_runtime::inference::private_inference_of(
+        &model,
+        &text,
+        security,
+        Material::OnDemand,
+        Link::Memory,
+    )?;
     if r.tokens != seq {
         return Err(MpcError::Invalid(format!("the sentence has {} tokens, not {seq}", r.tokens)));
     }
@@ -243,7 +248,7 @@ fn record(
         mean_abs_error: errors.iter().sum::<f64>() / errors.len().max(1) as f64,
         peak_rss_mib,
         paper,
-        mac_bits: crate::bench::mac_bits(family),
+        mac_bits: crate::ops::mac_bits(family),
         offline_steps_synced: (family == "mosformer").then_some(true),
     }
 }

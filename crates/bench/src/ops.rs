@@ -589,7 +589,7 @@ pub fn mosformer_op(op: &str, malicious: bool, n: usize, ring_bits: Option<u32>)
     let n = (n / row).max(1) * row;
     let piece = if uses_fss(op) { (FSS_PIECE / row).max(1) * row } else { n.max(1) };
     let sizes: Vec<usize> = (0..n.div_ceil(piece)).map(|i| piece.min(n - i * piece)).collect();
-    crate::memory::reset_peak();
+    veil_runtime::memory::reset_peak();
     // A party can wait minutes while another makes a large piece's keys on shared cores.
     let cfg = SimConfig { seed: 7, timeout: std::time::Duration::from_secs(600) };
     let runs = all_ok(simulate_with(3, cfg, |ctx| {
@@ -601,7 +601,7 @@ pub fn mosformer_op(op: &str, malicious: bool, n: usize, ring_bits: Option<u32>)
         }
         Ok((off, on))
     }))?;
-    let peak_rss_mib = crate::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20));
+    let peak_rss_mib = veil_runtime::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20));
     let off: Vec<&Measured> = runs.iter().map(|r| &r.0).collect();
     let on: Vec<&Measured> = runs.iter().map(|r| &r.1).collect();
     let online = phase_cost(&on);

@@ -8,7 +8,7 @@ use veil_aegis::{Aegis, Masked};
 use veil_mpc::harness::{SimConfig, all_ok, simulate_with};
 use veil_mpc::{Ctx, MpcError, Result};
 
-use crate::bench::{Measured, OpRecord, PaperFigure, Seconds, measure, phase_cost};
+use crate::ops::{Measured, OpRecord, PaperFigure, Seconds, measure, phase_cost};
 
 /// Operations `veil bench ops --family aegis` knows.
 pub const AEGIS_OPS: &[&str] = &["mul", "inner", "trunc", "sign", "relu", "maxpool"];
@@ -140,7 +140,7 @@ fn aegis_op_in_pieces(op: &str, n: usize, unit: usize) -> Result<OpRecord> {
             AEGIS_OPS.join(", ")
         )));
     }
-    crate::memory::reset_peak();
+    veil_runtime::memory::reset_peak();
     let cfg = SimConfig { seed: 5, timeout: std::time::Duration::from_secs(1800) };
     let runs = all_ok(simulate_with(3, cfg, |ctx| run_op(op, n, unit, ctx)))?;
     let off: Vec<&Measured> = runs.iter().map(|r| &r.0).collect();
@@ -167,7 +167,7 @@ fn aegis_op_in_pieces(op: &str, n: usize, unit: usize) -> Result<OpRecord> {
         online_bytes_per_element,
         paper: paper(op),
         pieces: pieces(op, n, unit).len(),
-        peak_rss_mib: crate::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20)),
+        peak_rss_mib: veil_runtime::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20)),
         verify: Some(phase_cost(&ver)),
         mac_bits: None,
     })

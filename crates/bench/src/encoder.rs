@@ -21,7 +21,7 @@ use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::{Ring, Z64};
 use veil_tensor::Tensor;
 
-use crate::bench::PaperFigure;
+use crate::ops::PaperFigure;
 
 /// Shape of an encoder layer.
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -318,7 +318,7 @@ pub struct LayerRecord {
     /// Online phase of the measured layers (with the MAC check at the end of the encoder).
     pub online: LayerPhase,
     /// The phases' seconds, as every benchmark record gives them.
-    pub seconds: crate::bench::Seconds,
+    pub seconds: crate::ops::Seconds,
     /// The measured layers' cost per block kind (the scaling view's "where the time goes").
     pub blocks: Vec<BlockCost>,
     /// Material the online phase of measured layers still had to make (must be 0).
@@ -378,7 +378,7 @@ fn measured(ctx: &Ctx, phase: &str, before: veil_net::PhaseStats, t0: u64, start
 /// plan of a layer records its chunked calls, so planned layers use the same size).
 pub const ON_DEMAND_CHUNK: usize = 16_384;
 
-pub use crate::ahead::Material;
+pub use veil_runtime::inference::Material;
 
 /// How a layer record names its material: with [`Material::OnDemand`] every layer is measured
 /// and the record gives the totals over all of them; with [`Material::Ahead`] the first layer
@@ -439,7 +439,7 @@ pub fn bench_layer(
             "{layers} layers of {s:?}: needs ≥ 1 layer and heads dividing hidden"
         )));
     }
-    crate::memory::reset_peak();
+    veil_runtime::memory::reset_peak();
     // Large layers keep a server busy for minutes between messages (key generation, matrix
     // triples), so the receive timeout is long.
     let cfg = SimConfig { seed: 11, timeout: std::time::Duration::from_secs(3600) };
@@ -534,15 +534,15 @@ pub fn bench_layer(
         layers,
         material: record_name(&material),
         chunk,
-        seconds: crate::bench::Seconds { online: online.seconds, offline: offline.seconds },
+        seconds: crate::ops::Seconds { online: online.seconds, offline: offline.seconds },
         offline,
         online,
         blocks,
         paper: paper_table8(&s, layers, security),
         made_online: runs.iter().map(|r| r.2).max().unwrap_or(0),
-        peak_rss_mib: crate::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20)),
+        peak_rss_mib: veil_runtime::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20)),
         net: "none",
-        mac_bits: crate::bench::mac_bits("mosformer"),
+        mac_bits: crate::ops::mac_bits("mosformer"),
         offline_steps_synced: Some(true),
     })
 }

@@ -1,0 +1,13 @@
+//! Veil's benchmarks, apart from the runtime they measure: every record prints bytes, rounds
+//! and seconds per party beside the paper's figure, with each side's counting convention.
+//!
+//! - [`ops`]: `veil bench ops --family mosformer`, one protocol or gate at a time;
+//! - [`aegis_ops`]: `veil bench ops --family aegis`;
+//! - [`model`]: `veil bench model`, whole CNNs and MiniLM through the runtime's sessions;
+//! - [`encoder`]: `veil bench layer`, BERT-base, BERT-large and GPT-2 layers among the three
+//!   `mosformer` servers with the cost split by block kind.
+
+pub mod aegis_ops;
+pub mod encoder;
+pub mod model;
+pub mod ops;
