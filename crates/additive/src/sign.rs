@@ -27,7 +27,7 @@
 use veil_mpc::cost::Cost;
 use veil_mpc::traits::{Multiply, NonLinear};
 use veil_mpc::{Ctx, PartyId, Result};
-use veil_ring::{Z8, Z64};
+use veil_ring::{Z2k, Z8, Z64};
 use veil_tensor::Tensor;
 
 use crate::dealer::{Correlations, LOW_63, PREFIX_STEPS, SignMaterial, TripleSource};
@@ -38,16 +38,16 @@ const DRELU_BYTES: u64 = 8 + (PREFIX_STEPS as u64) * 16 + 1;
 /// Rounds of a DReLU.
 const DRELU_ROUNDS: u64 = 2 + PREFIX_STEPS as u64;
 
-/// Opens XOR-shared words: sends ours to every peer and XORs what comes back (one round).
-fn open_xor(ctx: &mut Ctx, peers: &[PartyId], words: Vec<u64>) -> Result<Vec<u64>> {
-    let ring: Vec<Z64> = words.into_iter().map(Z64).collect();
+/// Opens XOR-shared values (words, or bits in bytes): sends ours to every peer and XORs what
+/// comes back (one round).
+fn open_xor<R: Z2k>(ctx: &mut Ctx, peers: &[PartyId], values: Vec<R>) -> Result<Vec<R>> {
     for &p in peers {
-        ctx.send_ring(p, &ring)?;
+        ctx.send_ring(p, &values)?;
     }
-    let mut acc: Vec<u64> = ring.into_iter().map(|z| z.0).collect();
+    let mut acc = values;
     for &p in peers {
-        let theirs: Vec<Z64> = ctx.recv_ring(p, acc.len())?;
-        acc.iter_mut().zip(theirs).for_each(|(a, t)| *a ^= t.0);
+        let theirs: Vec<R> = ctx.recv_ring(p, acc.len())?;
+        acc.iter_mut().zip(theirs).for_each(|(a, t)| *a = *a ^ t);
     }
     Ok(acc)
 }
@@ -65,7 +65,8 @@ fn and_words(
     let at = |v: &[u64], k: usize| v[step * m + k];
     let mut opened: Vec<u64> = (0..m).map(|k| f[k] ^ at(&mat.and_a, k)).collect();
     opened.extend((0..m).map(|k| g[k] ^ at(&mat.and_b, k)));
-    let de = open_xor(ctx, peers, opened)?;
+    let de: Vec<u64> =
+        open_xor(ctx, peers, opened.into_iter().map(Z64).collect())?.into_iter().map(|z| z.0).collect();
     let lead = ctx.party() == 0;
     Ok((0..m)
         .map(|k| {
@@ -142,16 +143,8 @@ impl<D: Correlations> Additive<D> {
 
 /// Opens XOR-shared bits, one byte each (one round).
 fn open_bits(ctx: &mut Ctx, peers: &[PartyId], bits: Vec<u8>) -> Result<Vec<u8>> {
-    let ring: Vec<Z8> = bits.into_iter().map(Z8).collect();
-    for &p in peers {
-        ctx.send_ring(p, &ring)?;
-    }
-    let mut acc: Vec<u8> = ring.into_iter().map(|z| z.0).collect();
-    for &p in peers {
-        let theirs: Vec<Z8> = ctx.recv_ring(p, acc.len())?;
-        acc.iter_mut().zip(theirs).for_each(|(a, t)| *a ^= t.0);
-    }
-    Ok(acc.into_iter().map(|b| b & 1).collect())
+    let opened = open_xor(ctx, peers, bits.into_iter().map(Z8).collect())?;
+    Ok(opened.into_iter().map(|b| b.0 & 1).collect())
 }
 
 impl<D: Correlations + TripleSource<Z64>> NonLinear<Z64> for Additive<D> {
