@@ -49,6 +49,13 @@ fn tiny(layers: usize, seed: u64) -> Model {
     Model { name: "tiny-bert".into(), max_positions, graph, weights: Some(weights), tokenizer: None, pooling }
 }
 
+/// The sessions' settings: the data owner waits for the servers' whole run (the plan's dry
+/// run and the offline phase included), which on a loaded 2-core machine, beside the MiniLM
+/// test, can pass the harness's default 20 s.
+fn session_config() -> SimConfig {
+    SimConfig { timeout: std::time::Duration::from_secs(300), ..SimConfig::new(3) }
+}
+
 fn run(
     model: &Model,
     others: &Model,
@@ -65,7 +72,7 @@ fn run_stored(model: &Model, ids: &[u32], dir: &Path) -> Result<Vec<InferencePar
 }
 
 fn run_stored_in(model: &Model, ids: &[u32], dir: &Path, mode: Mode) -> Result<Vec<InferenceParty>, String> {
-    let results = simulate_with(PARTIES, SimConfig::new(3), |ctx| {
+    let results = simulate_with(PARTIES, session_config(), |ctx| {
         let mine = (ctx.party() == DATA_OWNER).then_some(ids);
         inference_party(ctx, model, mine, mode, Material::Stored(dir.to_path_buf()))
     });
@@ -149,7 +156,7 @@ fn run_with(
     security: Security,
     material: Material,
 ) -> veil_mpc::Result<Vec<InferenceParty>> {
-    simulate_with(PARTIES, SimConfig::new(3), |ctx| {
+    simulate_with(PARTIES, session_config(), |ctx| {
         let mine = (ctx.party() == DATA_OWNER).then_some(ids);
         let m = if ctx.party() == 4 { model } else { others };
         inference_party(ctx, m, mine, security, material.clone())
@@ -200,7 +207,7 @@ fn a_small_bert_without_modulus_conversion_matches_the_float_reference() {
     let model = tiny(2, 7);
     let ids = [1u32, 5, 19, 0, 7];
     let mode = Mode { security: Security::Malicious, rings: Rings::Z64 };
-    let parties: Vec<InferenceParty> = simulate_with(PARTIES, SimConfig::new(3), |ctx| {
+    let parties: Vec<InferenceParty> = simulate_with(PARTIES, session_config(), |ctx| {
         let mine = (ctx.party() == DATA_OWNER).then_some(ids.as_slice());
         inference_party(ctx, &model, mine, mode, Material::OnDemand)
     })
