@@ -34,7 +34,7 @@ pub struct MatrixTriple {
 }
 
 /// One party's shares of truncation pairs `(r, ⌊r / d⌋)` with `r` uniform in
-/// `[0, TRUNC_MASK_BOUND)` (no wrap when added to a biased input, see [`crate::fixed`]).
+/// `[0, TRUNC_MASK_BOUND)` (no wrap when added to a biased input, see `crate::fixed`).
 #[derive(Clone, Debug)]
 pub struct TruncPairs {
     /// Shares of `r`.
@@ -43,7 +43,7 @@ pub struct TruncPairs {
     pub q: Vec<Z64>,
 }
 
-/// One party's sign-bit material for `count` elements ([`crate::sign`]): a mask `r` shared
+/// One party's sign-bit material for `count` elements (`crate::sign`): a mask `r` shared
 /// additively and bit by bit, AND triples on 63-bit words for the prefix-OR, and a shared bit
 /// in both sharings (a daBit) for the conversion of the result.
 #[derive(Clone, Debug)]

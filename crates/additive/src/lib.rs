@@ -20,23 +20,25 @@
 //! | `reveal_to(t)` | m·B at parties ≠ t, 0 at t | 1 / 0 | 1 |
 //! | `add`, `sub`, `add_public`, `mul_public` | 0 | 0 | 0 |
 //! | `mul` (Beaver) | 2·(n-1)·m·B | n-1 | 1 |
-//! | `truncate` (Z_2^64, [`fixed`]) | (n-1)·8m | n-1 | 1 |
-//! | `matmul` `[m,k]×[k,p]` ([`fixed`]) | (n-1)·8(mk+kp) | n-1 | 1 |
-//! | `drelu` ([`sign`]) | (n-1)·105m | 8(n-1) | 8 |
-//! | `relu` ([`sign`]) | (n-1)·121m | 9(n-1) | 9 |
+//! | `truncate` (Z_2^64, `fixed`) | (n-1)·8m | n-1 | 1 |
+//! | `matmul` `[m,k]×[k,p]` (`fixed`) | (n-1)·8(mk+kp) | n-1 | 1 |
+//! | `drelu` (`sign`) | (n-1)·105m | 8(n-1) | 8 |
+//! | `relu` (`sign`) | (n-1)·121m | 9(n-1) | 9 |
 //!
 //! # Models
 //! Over `Z_2^64` with 16 fractional bits the family implements `veil-mpc`'s `FixedPoint`,
 //! `NonLinear`, `Layout` and `Owners` (no transformer layers), so the secure executor runs
 //! CNNs on it, with the data and model owners outside the computing parties or among them
-//! ([`owners`]). Its correlations come from a [`Correlations`] source; the only one today is
-//! the [`InsecureDealer`].
+//! (`owners`). Its correlations come from a [`Correlations`] source; the only one today is
+//! the [`InsecureDealer`]; `plan` says what each call draws (`veil-mpc`'s preprocessing
+//! interface).
 
 mod dealer;
-pub mod fixed;
-pub mod owners;
+mod fixed;
+mod owners;
+mod plan;
 mod protocol;
-pub mod sign;
+mod sign;
 
 pub use dealer::{
     Correlations, InsecureDealer, LOW_63, MatrixTriple, PREFIX_STEPS, SignMaterial, TRUNC_MASK_BOUND,

@@ -45,15 +45,12 @@ use veil_crypto::Prg;
 use veil_mpc::{MpcError, Result};
 use veil_ring::Gr;
 
-use crate::verify::{Entry, GrVec, Recorded, Terms, component, cross_term};
+use crate::claims::{Entry, GrVec, Recorded, Terms, component, cross_term};
 
 /// Most columns a verification lays out (`L`).
 pub const COLUMN_BUDGET: usize = 1 << 15;
 
-/// The lazy reductions stop once the claim has at most this many entries (each costs a party
-/// about 2 KiB once materialized: 256 MiB); the rest run on the materialized vectors, whose
-/// reductions cost less than recomputing every entry from the shares.
-pub const MATERIALIZE_AT: usize = 1 << 17;
+pub use crate::claims::MATERIALIZE_AT;
 
 /// Most terms per output of an inner product: a column holds whole outputs, and a party holds
 /// one column's entries in GR at a time (`6·512` bytes per slot).
@@ -464,8 +461,8 @@ fn entry_vec(held: &[bool; 3], entries: Vec<Entry>) -> GrVec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::claims::{BitProducts, Recorded, Terms};
     use crate::share::{Masked, Pair};
-    use crate::verify::{BitProducts, Recorded, Terms};
     use veil_crypto::Seed;
 
     fn words(g: &mut Prg, n: usize, held: bool) -> Vec<u64> {

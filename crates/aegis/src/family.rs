@@ -96,7 +96,7 @@ impl Aegis {
         let pair = self.prepare_trunc_pair(ctx, m * n, t)?;
         let device = ctx.device();
         let op = move |p: &[u64], q: &[u64]| crate::mul::matmul_u64(&*device, p, q, m, k, n);
-        self.product_trunc(ctx, a, b, pair, crate::verify::Terms::Matmul { k, n }, &op)
+        self.product_trunc(ctx, a, b, pair, crate::claims::Terms::Matmul { k, n }, &op)
     }
 }
 

@@ -9,8 +9,8 @@ use veil_crypto::Prg;
 use veil_mpc::{MpcError, Result};
 use veil_ring::Gr;
 
+use crate::claims::{Claim, Recorded};
 use crate::share::Masked;
-use crate::verify::{Claim, Recorded};
 
 /// Freivalds's compression of a recorded matrix product `Z = X·Y` (`[m, k] × [k, n]`): with
 /// public random `u ∈ GR^m` and `v ∈ GR^n`, the claim `uᵀZv = Σ_t a_t·b_t` where `a = uᵀX` and

@@ -3,7 +3,7 @@
 //! (Lu, Zhang, Li, Ren). The protocol boxes lost from the paper's text are rebuilt as in the
 //! implementation notes; every sign is in the convention `m = x + r`.
 //!
-//! **Sharing** ([`share`]): `⟨x⟩ = ([r_x], m_x)` over `Z_2^l` (`l = 64` with 16 fractional bits
+//! **Sharing** (`share`): `⟨x⟩ = ([r_x], m_x)` over `Z_2^l` (`l = 64` with 16 fractional bits
 //! for models; any `l ≤ 64` for tests): P0 holds both additive shares of the mask, P1 and P2
 //! hold the masked value `m_x = x + r_x` and one mask share each. Masks and the Z_p bit shares
 //! come from pairwise seeds; P0 deals the correlated values (`Γ`, cross terms, bits).
@@ -12,14 +12,15 @@
 //! one party with hash-checked redundancy, multiplication and inner products (l bits offline,
 //! 2l bits and 1 round online), truncation (0 online), sign-bit extraction in 2 online rounds
 //! with `x·sign(x)` folded in ([`sign`]), ReLU, `f(v) = v·sign(v)`, two-way max and max trees.
-//! [`family`] puts them behind `veil-mpc`'s capability traits (shaped shares, fixed point with
+//! `plan` says what P0 deals for each call (`veil-mpc`'s preprocessing interface).
+//! `family` puts them behind `veil-mpc`'s capability traits (shaped shares, fixed point with
 //! the malicious truncation), so the model runtime runs CNNs on the family.
 //!
 //! **Security model and status.** One malicious server, security with abort. The online
 //! protocols are the paper's: private against one malicious server, correct only up to
 //! additive errors, which the final verification in [`Aegis::check`] detects before any output
 //! is released (in `Z_2^64`):
-//! - that each sign bit is the sign of its input ([`pos`]): Π_Pos with MACs over `Z_127`
+//! - that each sign bit is the sign of its input (`pos`): Π_Pos with MACs over `Z_127`
 //!   under six keys, run twice with verifiers P1 and P2 (dual execution), and a batch
 //!   equality test of the three parties' outputs;
 //! - every multiplication, inner product and matrix product, the products a sign extraction
@@ -39,20 +40,23 @@
 //! (§7.4); P0 never sees an unmasked bit (it sees only permuted, masked lists); MAC checks use
 //! independent coefficients drawn after the openings (§7.15); the combination coefficients
 //! and the reduction points are drawn only after the values they check are fixed, even against a
-//! rushing server ([`challenge`]). Known
+//! rushing server (`challenge`). Known
 //! limitation (the paper's): at a non-`ζ` position the masked lists reveal their masked bit
 //! to the list's receiver with probability about `3/(p−1)` (notes §3.5).
 
-pub mod challenge;
+mod challenge;
+mod claims;
 pub mod columns;
-pub mod family;
+mod family;
 mod freivalds;
+mod masked;
 pub mod mul;
-pub mod pos;
-pub mod prime;
-pub mod share;
+mod plan;
+mod pos;
+mod prime;
+mod share;
 pub mod sign;
-pub mod trunc;
+mod trunc;
 pub mod verify;
 
 pub use family::{FRAC_BITS, Shaped};

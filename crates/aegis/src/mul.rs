@@ -11,12 +11,13 @@
 //!
 //! Correct up to additive errors (the paper's batch verification, to come, catches them).
 
+use veil_mpc::prep::CorrelationRequest;
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_tensor::{Device, MatDims};
 
+use crate::claims::Recorded;
+pub use crate::claims::Terms;
 use crate::share::{Aegis, Masked, Pair, from_bytes, to_bytes};
-use crate::verify::Recorded;
-pub use crate::verify::Terms;
 
 /// Runs `f` with communication counted under the phase `offline` (its time kept apart).
 pub(crate) use veil_mpc::phase::in_offline_phase as offline;
@@ -150,6 +151,9 @@ impl Aegis {
     ) -> Result<ProductMaterial> {
         let me = Self::check_server(ctx)?;
         let out = r_z.one.len().max(r_z.two.len());
+        if !self.dealing_pair {
+            self.usage.record(&CorrelationRequest::MulTriples { ring_bits: self.l(), count: out });
+        }
         offline(ctx, |ctx| {
             let g = (me == 0)
                 .then(|| sum(&op(&sum(&rx.one, &rx.two), &sum(&ry.one, &ry.two)), &sum(&r_z.one, &r_z.two)));

@@ -25,19 +25,12 @@
 use veil_crypto::{Hasher, Prg, Seed};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 
+use crate::claims::{SignPair, Terms};
 use crate::prime::{Zp, prime_for};
 use crate::share::{Aegis, Masked, Pair};
-use crate::verify::Terms;
 
 /// MAC keys per verifier.
 pub const MAC_KEYS: usize = 6;
-
-/// A sign extraction's input and claimed sign bit, kept for the verification.
-#[derive(Clone, Debug)]
-pub(crate) struct SignPair {
-    pub(crate) x: Masked,
-    pub(crate) z: Masked,
-}
 
 /// One prover's MAC'd share: the value's share and its `λ` MAC shares, `Z_p` elements held in
 /// a byte each (`p ≤ 127`: a party holds about 1 KB of them per verified sign).

@@ -16,26 +16,7 @@
 use veil_crypto::Hasher;
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 
-/// A 2-party additive sharing `[v] = [v]_1 + [v]_2` between P1 and P2 (P0 may know both).
-/// A party keeps the shares it knows; the others are empty.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Pair {
-    /// `[v]_1` (P0 and P1).
-    pub one: Vec<u64>,
-    /// `[v]_2` (P0 and P2).
-    pub two: Vec<u64>,
-}
-
-/// This party's part of `⟨x⟩` for a vector of `n` secrets.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Masked {
-    /// `m_x` (P1 and P2; empty at P0).
-    pub m: Vec<u64>,
-    /// The mask's shares this party holds.
-    pub r: Pair,
-    /// Number of secrets.
-    pub n: usize,
-}
+pub use crate::masked::{Masked, Pair};
 
 /// One instance of the family at one server: the ring width and the running digest of the
 /// values P1 and P2 hold jointly.
@@ -44,11 +25,11 @@ pub struct Aegis {
     l: u32,
     joint: Hasher,
     /// Products to verify at the next [`Aegis::check`].
-    pub(crate) recorded: Vec<crate::verify::Recorded>,
+    pub(crate) recorded: Vec<crate::claims::Recorded>,
     /// Sign extractions to verify at the next [`Aegis::check`].
-    pub(crate) signs: Vec<crate::pos::SignPair>,
+    pub(crate) signs: Vec<crate::claims::SignPair>,
     /// A deviation the next sign extraction at this party makes (negative tests only).
-    pub(crate) sign_tamper: Option<crate::sign::SignTamper>,
+    pub(crate) sign_tamper: Option<crate::claims::SignTamper>,
     /// Sign extractions to run honestly before `sign_tamper` applies (negative tests only).
     pub(crate) sign_tamper_after: usize,
     /// Sign extractions this party has run as P1 or P2.
@@ -57,11 +38,15 @@ pub struct Aegis {
     /// [`crate::verify::FINAL_DIMENSION`] terms).
     pub(crate) max_reductions: Option<usize>,
     /// The claim length below which the verification's reductions run on materialized
-    /// vectors ([`crate::columns::MATERIALIZE_AT`]).
+    /// vectors ([`crate::claims::MATERIALIZE_AT`]).
     pub(crate) materialize_at: usize,
     /// Sends the other prover a reduction share that differs from the committed one (negative
     /// tests only).
     pub(crate) rushing: bool,
+    /// The material dealt so far, by kind ([`crate::plan`]).
+    pub(crate) usage: veil_mpc::prep::PrepUsage,
+    /// Set while a truncation pair's own inner products are dealt (counted as the pair).
+    pub(crate) dealing_pair: bool,
 }
 
 /// [`Aegis::share_input_each_start`] between its rounds: the three inputs' masks and the masked
@@ -76,18 +61,7 @@ fn wrap(l: u32) -> u64 {
     if l == 64 { u64::MAX } else { (1u64 << l) - 1 }
 }
 
-pub(crate) fn to_bytes(v: &[u64]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-pub(crate) fn from_bytes(from: PartyId, b: &[u8], n: usize) -> Result<Vec<u64>> {
-    if b.len() != 8 * n {
-        return Err(MpcError::Malformed { from, what: format!("{} bytes for {n} ring elements", b.len()) });
-    }
-    Ok(b.chunks_exact(8)
-        .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-        .collect())
-}
+pub(crate) use crate::masked::{from_bytes, to_bytes};
 
 fn digest(v: &[u64]) -> Vec<u8> {
     let mut h = Hasher::new("veil/aegis/component");
@@ -110,8 +84,10 @@ impl Aegis {
             sign_tamper_after: 0,
             signs_run: 0,
             max_reductions: None,
-            materialize_at: crate::columns::MATERIALIZE_AT,
+            materialize_at: crate::claims::MATERIALIZE_AT,
             rushing: false,
+            usage: veil_mpc::prep::PrepUsage::default(),
+            dealing_pair: false,
         })
     }
 
@@ -545,7 +521,7 @@ impl Aegis {
 
     /// The deferred checks, which must pass before any output is released (in `Z_2^64`; the
     /// narrower rings are for functional tests only): the sign-bit verification of every sign
-    /// extraction since the last check ([`crate::pos`]), the batch verification of every
+    /// extraction since the last check (`crate::pos`), the batch verification of every
     /// product and of the sign checks' equality claims ([`crate::verify`], over the Galois
     /// ring), then P1 and P2 compare their digests of every jointly held value.
     pub fn check(&mut self, ctx: &mut Ctx) -> Result<()> {

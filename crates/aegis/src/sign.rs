@@ -6,7 +6,7 @@
 //! `sign(x) = MSB(M) ⊕ MSB(Q) ⊕ [M̂ + Q̂ ≥ 2^{l−1}]`, and the carry is `[a > b]` for
 //! `a = M̂‖0` and `b = (2^{l−1} − 1 − Q̂)‖1` (bits big-endian; the appended bits make `a ≠ b`).
 //!
-//! - **Offline.** P0 deals the bits of `b` as Z_p shares to P1 and P2 (`p` = [`prime_for`]),
+//! - **Offline.** P0 deals the bits of `b` as Z_p shares to P1 and P2 (`p` = `prime_for`),
 //!   and `[r_x·r_z]`; P1 and P2 draw a bit `Δ`, masks `w_i, w'_i ∈ Z_p^*` and a permutation `π`
 //!   from their common seed, and open `Γ = Δ + (1−2Δ)·r' + r_z`.
 //! - **Round 1.** P1 and P2 form `c = a ⊕ b` in Z_p, the transform `φ` (`c'_i = Σ_{t≤i} c_t −
@@ -30,8 +30,10 @@
 //! verification to come; P0 sending different `m'`/`m''` to P1 and P2 is caught by
 //! [`Aegis::check`].
 
+use veil_mpc::prep::CorrelationRequest;
 use veil_mpc::{Ctx, MpcError, Result};
 
+pub use crate::claims::SignTamper;
 use crate::mul::{mask_sum, offline};
 use crate::prime::{Zp, prime_for};
 use crate::share::{Aegis, Masked, Pair, from_bytes, to_bytes};
@@ -47,25 +49,6 @@ pub fn phi(c: &[u32], p: u32) -> Vec<u32> {
             zp.add(zp.sub(prefix, zp.mul(2, ci)), 1)
         })
         .collect()
-}
-
-/// A deviation of a malicious P1 or P2 in the online sign extraction, for the negative tests
-/// of the notes (§6.2): it must make the final verification abort.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy)]
-pub enum SignTamper {
-    /// Add 1 to every entry of the `u` lists of elements `0 .. elements` before sending them
-    /// to P0 (shifted `Z_p` shares: P0 reads a wrong comparison bit for about half of them,
-    /// those whose masked bit `β` is 0).
-    ShiftLists {
-        /// How many elements.
-        elements: usize,
-    },
-    /// Use the other value of the pairwise bit `δ` for one element.
-    FlipDelta {
-        /// The element.
-        element: usize,
-    },
 }
 
 impl Aegis {
@@ -168,6 +151,7 @@ impl Aegis {
         let me = Self::check_server(ctx)?;
         let l = self.l() as usize;
         let zp = Zp::new(prime_for(self.l()));
+        self.usage.record(&CorrelationRequest::SignBits { count: n });
         offline(ctx, |ctx| {
             let (r1, r_z, r2, r_w) = (
                 self.random_pair(ctx, "sign/r'", n)?,
@@ -341,10 +325,10 @@ impl Aegis {
     /// for the positivity check ([`crate::pos`]), and the products `z·z = z` (so `z` is a bit:
     /// `z` and `z − 1` have different parities, notes §3.9) and `x·z = w`.
     fn record_sign(&mut self, x: &Masked, z: &Masked, w: &Masked, with_product: bool) {
-        self.signs.push(crate::pos::SignPair { x: x.clone(), z: z.clone() });
-        self.record(z, z, z, crate::verify::Terms::Elementwise);
+        self.signs.push(crate::claims::SignPair { x: x.clone(), z: z.clone() });
+        self.record(z, z, z, crate::claims::Terms::Elementwise);
         if with_product {
-            self.record(x, z, w, crate::verify::Terms::Elementwise);
+            self.record(x, z, w, crate::claims::Terms::Elementwise);
         }
     }
 

@@ -8,11 +8,12 @@
 //! about `|x|/2^l`. The semi-honest protocol; the paper's malicious version (bit-composed
 //! masks checked by inner-product verification) comes with the verification.
 
+use veil_mpc::prep::CorrelationRequest;
 use veil_mpc::{Ctx, MpcError, Result};
 
+use crate::claims::BitProducts;
 use crate::mul::{mask_sum, offline};
 use crate::share::{Aegis, Masked, Pair};
-use crate::verify::BitProducts;
 
 impl Aegis {
     /// `⟨x / 2^t⟩` (within one unit, see the module docs).
@@ -69,6 +70,22 @@ impl Aegis {
             return Err(MpcError::Invalid(format!("truncation by {t} bits in Z_2^{l}")));
         }
         let t = t as usize;
+        self.usage.record(&CorrelationRequest::TruncPairs { count: n });
+        self.dealing_pair = true;
+        let pair = self.make_trunc_pair(ctx, me, n, l, t);
+        self.dealing_pair = false;
+        pair
+    }
+
+    /// The body of [`Aegis::prepare_trunc_pair`].
+    fn make_trunc_pair(
+        &mut self,
+        ctx: &mut Ctx,
+        me: usize,
+        n: usize,
+        l: usize,
+        t: usize,
+    ) -> Result<TruncPair> {
         offline(ctx, |ctx| {
             // b1 (P0, P1) and b2 (P0, P2), one bit per position, LSB first.
             let bits = |a: &Aegis, ctx: &mut Ctx, peer: usize| -> Result<Vec<u64>> {
@@ -152,7 +169,7 @@ impl Aegis {
         if x.n != y.n {
             return Err(MpcError::Invalid(format!("product of {} and {} elements", x.n, y.n)));
         }
-        self.product_trunc(ctx, x, y, pair, crate::verify::Terms::Elementwise, &crate::mul::elementwise)
+        self.product_trunc(ctx, x, y, pair, crate::claims::Terms::Elementwise, &crate::mul::elementwise)
     }
 
     /// `⟨op(x, y) / 2^t⟩` for any bilinear `op` (elementwise, matrix product) with a verified
@@ -163,7 +180,7 @@ impl Aegis {
         x: &Masked,
         y: &Masked,
         pair: TruncPair,
-        terms: crate::verify::Terms,
+        terms: crate::claims::Terms,
         op: &impl Fn(&[u64], &[u64]) -> Vec<u64>,
     ) -> Result<Masked> {
         let mat = self.prepare_product_masked(ctx, &x.r, &y.r, pair.rx, op)?;

@@ -16,7 +16,7 @@
 //! 3. **Reduce** `R` times (Goyal–Song): pair up entries, compute `h(0) = Σ X_{2i}Y_{2i}` and the
 //!    leading coefficient `c_2 = Σ (X_{2i+1}−X_{2i})(Y_{2i+1}−Y_{2i})` as two masked inner
 //!    products, set `c_1 = Z − 2h(0) − c_2` (division-free, notes §7.9 fix (a)), draw a random
-//!    `ζ ∈ GR` after the inner products are fixed ([`crate::challenge`]), and continue with `X_{2i} + ζ(X_{2i+1}−X_{2i})`, the
+//!    `ζ ∈ GR` after the inner products are fixed (`crate::challenge`), and continue with `X_{2i} + ζ(X_{2i+1}−X_{2i})`, the
 //!    same for `Y`, and `Z' = h(0) + ζc_1 + ζ²c_2`. A false claim survives with probability
 //!    at most `2/2^64` per reduction, whatever additive errors the inner products carry.
 //! 4. **Final check** (Π_InnerVerify): with a secret random `⟨α⟩`, compute
@@ -31,7 +31,7 @@
 //! (the notes' "about 2 rounds per reduction"; the paper's `R + 1` for the whole check leaves
 //! out when `ζ` may be revealed, notes §3.8.2). A challenge drawn by opening a random value
 //! with P0 sending its pieces at once would be unsound against a rushing P1 or P2 (it would
-//! read `ζ` before sending its share); [`crate::challenge`] says why its schedule is not.
+//! read `ζ` before sending its share); `crate::challenge` says why its schedule is not.
 //! Total: `2` for the coefficients, `2` per reduction, `2` for the final check (its cross
 //! terms, `2N' + 3` GR elements from P0 with `N' ≤` [`FINAL_DIMENSION`], travel with the
 //! last challenge), so `2R + 4`. The parties run reductions while the dimension is above
@@ -46,6 +46,8 @@ use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::Gr;
 
 use crate::challenge;
+pub use crate::claims::Terms;
+use crate::claims::{BitProducts, Claim, GrVec, Recorded, cross_term, gr_bytes, gr_digest, gr_from};
 use crate::columns::Columns;
 use crate::freivalds::compress_matmul;
 use crate::share::{Aegis, Masked};
@@ -54,183 +56,6 @@ use crate::share::{Aegis, Masked};
 /// P0 here). The paper leaves `N/2^R` around 2^10–2^11 too (its Fig. 15): below that, each
 /// halving (2 rounds) saves less traffic than a round costs on any network it measures.
 pub const FINAL_DIMENSION: usize = 1024;
-
-/// A vector of GR values in masked sharing; a party keeps the components it holds.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct GrVec {
-    pub(crate) m: Vec<Gr>,
-    pub(crate) one: Vec<Gr>,
-    pub(crate) two: Vec<Gr>,
-}
-
-/// Entry `i` of the even half of `v` (`v_{2i}`), or of its differences (`v_{2i+1} − v_{2i}`).
-fn half(v: &[Gr], i: usize, diff: bool) -> Gr {
-    if diff { v[2 * i + 1].sub(&v[2 * i]) } else { v[2 * i] }
-}
-
-fn gr_bytes(v: &[Gr]) -> Vec<u8> {
-    v.iter().flat_map(Gr::to_bytes).collect()
-}
-
-fn gr_from(from: usize, b: &[u8], n: usize) -> Result<Vec<Gr>> {
-    if b.len() != n * 512 {
-        return Err(MpcError::Malformed { from, what: format!("{} bytes for {n} GR elements", b.len()) });
-    }
-    let words = crate::share::from_bytes(from, b, n * 64)?;
-    Ok(words.chunks_exact(64).map(|c| Gr(c.try_into().unwrap_or([0; 64]))).collect())
-}
-
-fn gr_digest(v: &[Gr]) -> Vec<u8> {
-    let mut h = veil_crypto::Hasher::new("veil/aegis/gr-component");
-    for g in v {
-        h.update_u64s(&g.0);
-    }
-    h.finalize().as_bytes().to_vec()
-}
-
-impl GrVec {
-    fn len(&self) -> usize {
-        self.m.len().max(self.one.len()).max(self.two.len())
-    }
-
-    /// Entry `i` of the even half (or of the differences) as `[m, [r]_1, [r]_2]`, with 0 for
-    /// the components this party does not hold.
-    fn entry(&self, i: usize, diff: bool) -> Entry {
-        let get = |v: &[Gr]| if v.is_empty() { Gr::ZERO } else { half(v, i, diff) };
-        [get(&self.m), get(&self.one), get(&self.two)]
-    }
-
-    fn map2(&self, o: &GrVec, f: impl Fn(&Gr, &Gr) -> Gr) -> GrVec {
-        let z = |a: &[Gr], b: &[Gr]| a.iter().zip(b).map(|(p, q)| f(p, q)).collect();
-        GrVec { m: z(&self.m, &o.m), one: z(&self.one, &o.one), two: z(&self.two, &o.two) }
-    }
-
-    fn add(&self, o: &GrVec) -> GrVec {
-        self.map2(o, Gr::add)
-    }
-
-    fn sub(&self, o: &GrVec) -> GrVec {
-        self.map2(o, Gr::sub)
-    }
-
-    /// `c · self` for a public `c`.
-    fn times(&self, c: &Gr) -> GrVec {
-        let s = |a: &[Gr]| a.iter().map(|v| c.mul(v)).collect();
-        GrVec { m: s(&self.m), one: s(&self.one), two: s(&self.two) }
-    }
-
-    /// In place, `V'_i = V_{2i} + ζ·(V_{2i+1} − V_{2i})` (even length), component by component.
-    fn fold(&mut self, zeta: &Gr) {
-        for v in [&mut self.m, &mut self.one, &mut self.two] {
-            let h = v.len() / 2;
-            for i in 0..h {
-                v[i] = v[2 * i].add(&zeta.mul(&v[2 * i + 1].sub(&v[2 * i])));
-            }
-            v.truncate(h);
-        }
-    }
-
-    fn pick(&self, idx: impl Fn(usize) -> usize, n: usize) -> GrVec {
-        let p = |a: &[Gr]| if a.is_empty() { vec![] } else { (0..n).map(|i| a[idx(i)]).collect() };
-        GrVec { m: p(&self.m), one: p(&self.one), two: p(&self.two) }
-    }
-
-    fn extend(&mut self, o: GrVec) {
-        self.m.extend(o.m);
-        self.one.extend(o.one);
-        self.two.extend(o.two);
-    }
-}
-
-/// One recorded product: `z_o = Σ_k x[pairs_o,k]·y[...]`, as index lists into `x` and `y`.
-#[derive(Clone, Debug)]
-pub(crate) struct Recorded {
-    pub(crate) x: Masked,
-    pub(crate) y: Masked,
-    pub(crate) z: Masked,
-    /// For each output, the `(x index, y index)` pairs it sums.
-    pub(crate) terms: Terms,
-    /// A second product `z2 = x2 ⋆ y` with the same `y` and terms, verified with the same
-    /// terms: `c·(z − Σ x·y) + c2·(z2 − Σ x2·y) = (c·z + c2·z2) − Σ (c·x + c2·x2)·y`.
-    pub(crate) twin: Option<(Masked, Masked)>,
-    /// When set, `x`, `y` and the twin's `x2` are not stored (empty) but are these bits.
-    pub(crate) bits: Option<BitProducts>,
-}
-
-/// The inputs of a truncation pair's two inner products, kept as bits: `x = w ⊙ ⟨b1⟩`,
-/// `x2 = w2 ⊙ ⟨b1⟩` and `y = ⟨b2⟩` for public weights per position `j < len`, where
-/// `⟨b1⟩ = (m 0, [r]_1 −b1, [r]_2 0)` (P0 and P1 know `b1`) and `⟨b2⟩ = (m 0, [r]_1 0,
-/// [r]_2 −b2)` (P0 and P2 know `b2`). A byte per bit instead of the three 64-bit words per
-/// component the shares would take: the products of every pair in a CNN are verified at once.
-#[derive(Clone, Debug)]
-pub(crate) struct BitProducts {
-    pub(crate) len: usize,
-    pub(crate) w: Vec<u64>,
-    pub(crate) w2: Vec<u64>,
-    /// `b1` (empty at P2), `b2` (empty at P1), `len` per output.
-    pub(crate) b1: Vec<u8>,
-    pub(crate) b2: Vec<u8>,
-}
-
-impl Recorded {
-    /// Component `c` (`0` = `m`, `1` = `[r]_1`, `2` = `[r]_2`) of input `x` at `i`.
-    pub(crate) fn x_at(&self, c: usize, i: usize) -> u64 {
-        match &self.bits {
-            Some(b) => bit_share(c == 1, b.w[i % b.len], &b.b1, i),
-            None => component(&self.x, c)[i],
-        }
-    }
-
-    /// The same for the twin's `x2` (0 without a twin).
-    pub(crate) fn x2_at(&self, c: usize, i: usize) -> u64 {
-        match (&self.bits, &self.twin) {
-            (Some(b), _) => bit_share(c == 1, b.w2[i % b.len], &b.b1, i),
-            (None, Some((x2, _))) => component(x2, c)[i],
-            (None, None) => 0,
-        }
-    }
-
-    /// The same for `y`.
-    pub(crate) fn y_at(&self, c: usize, i: usize) -> u64 {
-        match &self.bits {
-            Some(b) => bit_share(c == 2, 1, &b.b2, i),
-            None => component(&self.y, c)[i],
-        }
-    }
-}
-
-/// `−w·b_i` in the component that holds the bit, 0 in the others.
-fn bit_share(holds: bool, w: u64, bits: &[u8], i: usize) -> u64 {
-    if holds { w.wrapping_mul(u64::from(bits[i])).wrapping_neg() } else { 0 }
-}
-
-/// Component `c` of a masked sharing, as [`Recorded::x_at`] numbers them.
-pub(crate) fn component(v: &Masked, c: usize) -> &[u64] {
-    match c {
-        0 => &v.m,
-        1 => &v.r.one,
-        _ => &v.r.two,
-    }
-}
-
-/// How a recorded product's outputs are built from its inputs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Terms {
-    /// `z_i = x_i·y_i`.
-    Elementwise,
-    /// `z_i = Σ_t x_{i·len+t}·y_{i·len+t}`.
-    Inner {
-        /// Length of each inner product.
-        len: usize,
-    },
-    /// `Z = X·Y` for `[m, k] × [k, n]`.
-    Matmul {
-        /// Inner dimension.
-        k: usize,
-        /// Columns of the output.
-        n: usize,
-    },
-}
 
 impl Aegis {
     /// Merges the two most recent recorded products, which must have the same `y` and terms,
@@ -677,26 +502,6 @@ impl<'a> Reduction<'a> {
 fn take(pending: &mut Option<challenge::Pending>) -> Result<challenge::Pending> {
     pending.take().ok_or_else(|| MpcError::Invalid("no pending challenge".into()))
 }
-
-/// A party's view of one component-wise GR entry, `[m, [r]_1, [r]_2]` (absent components
-/// stay 0).
-pub(crate) type Entry = [Gr; 3];
-
-/// A party's local part of the masked product `a·b` (the rest is dealt by P0, see
-/// [`Aegis::gr_inner_finish`]): P0 `r_a·r_b`; P1 and P2 `−(m_a·[r_b]_j + [r_a]_j·m_b)`, P2 also `m_a·m_b`.
-pub(crate) fn cross_term(me: usize, a: &Entry, b: &Entry) -> Gr {
-    match me {
-        0 => a[1].add(&a[2]).mul(&b[1].add(&b[2])),
-        _ => {
-            let j = if me == 1 { 1 } else { 2 };
-            let s = Gr::ZERO.sub(&a[0].mul(&b[j])).sub(&a[j].mul(&b[0]));
-            if me == 2 { s.add(&a[0].mul(&b[0])) } else { s }
-        }
-    }
-}
-
-/// A claim `Σ X_i·Y_i = Z` over GR.
-pub(crate) type Claim = (GrVec, GrVec, GrVec);
 
 /// The claim after a reduction at `ζ`: `Z' = h(0) + ζ·c_1 + ζ²·c_2` with the division-free
 /// `c_1 = Z − 2h(0) − c_2`.

@@ -479,7 +479,7 @@ pub fn bench_layer(
         x = layer(&mut p, ctx, &s, &x, &w, &mut Meter::default())?;
         p.check(ctx)?;
         let gates = p.gate_plan().to_vec();
-        let triples = p.source_mut().plan().clone();
+        let triples = p.source_mut().plan().to_vec();
         let mut last = None;
         for _ in 1..layers {
             ctx.set_phase("input");

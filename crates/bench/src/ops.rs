@@ -16,7 +16,11 @@ use veil_mosformer::convert::{downcast, upcast};
 use veil_mosformer::input::share_input;
 use veil_mosformer::mac::{MacBatch, Macs};
 use veil_mosformer::mul::mul_semi_honest;
-use veil_mosformer::offline::{Offline, OfflineRing, Plan, Request};
+use veil_mosformer::offline::{Offline, OfflineRing};
+use veil_mpc::prep::CorrelationRequest;
+
+/// Triple and tuple requests, in order ([`Offline::produce`]).
+type Plan = Vec<CorrelationRequest>;
 use veil_mosformer::ops::MacRing;
 use veil_mosformer::rss::Rss;
 use veil_mosformer::triples::Sacrifice;
@@ -246,10 +250,14 @@ fn planned_by(
     let plan: Plan = dry
         .plan()
         .iter()
-        .map(|r| match *r {
-            Request::Mul { bits, count } => Ok(Request::Mul { bits, count: count * scale }),
-            Request::Upcast { from, to, count } => Ok(Request::Upcast { from, to, count: count * scale }),
-            Request::Matmul { .. } => Err(MpcError::Invalid("matrix triples in an elementwise op".into())),
+        .map(|r| match r.clone() {
+            CorrelationRequest::MulTriples { ring_bits, count } => {
+                Ok(CorrelationRequest::MulTriples { ring_bits, count: count * scale })
+            }
+            CorrelationRequest::UpcastTuples { from_bits, to_bits, count } => {
+                Ok(CorrelationRequest::UpcastTuples { from_bits, to_bits, count: count * scale })
+            }
+            other => Err(MpcError::Invalid(format!("{} in an elementwise op", other.kind()))),
         })
         .collect::<Result<_>>()?;
     let mut offline = store();

@@ -86,6 +86,9 @@ fn print(r: &ClassifyReport) {
             o.node, o.op, o.scope, o.what, o.max_abs, o.limit
         );
     }
+    if let Some(line) = crate::report::preprocessing_used(&r.per_party) {
+        println!("{line}");
+    }
     println!("\n  party  role         phase     MiB sent   rounds   seconds");
     for p in &r.per_party {
         for ph in p.phases.iter().filter(|ph| ph.bytes_sent > 0 || ph.rounds > 0) {

@@ -164,7 +164,7 @@ enum Command {
         /// modulus conversion: every gate in Z_2^64 at 16 fractional bits).
         #[arg(long)]
         rings: Option<String>,
-        /// The servers' offline material: `ahead` (mosformer's default: planned by a dry run,
+        /// The servers' offline material: `ahead` (mosformer's default: planned from the graph's shapes,
         /// made before the online phase and held until used), `on-demand` (made right before
         /// each gate call, bounded memory: what BERT-base-sized models need; the default of
         /// families that deal as they go) or `stored` (see --material).

@@ -1,6 +1,7 @@
 //! How the demo prints the parties' reports.
 
 use veil_runtime::PartyReport;
+use veil_runtime::inference::InferenceParty;
 
 /// A plain-text table of every party's phases.
 pub fn table(reports: &[PartyReport]) -> String {
@@ -17,4 +18,14 @@ pub fn table(reports: &[PartyReport]) -> String {
         }
     }
     s
+}
+
+/// The preprocessing the first computing party consumed, by kind, and what of it was made on
+/// demand: `None` where no party reports it.
+pub fn preprocessing_used(parties: &[InferenceParty]) -> Option<String> {
+    let p = parties.iter().find(|p| p.preprocessing_used.is_some())?;
+    let used = p.preprocessing_used.as_ref()?;
+    let kinds: Vec<String> = used.iter().map(|(kind, units)| format!("{units} {kind}")).collect();
+    let on_demand = p.made_on_demand.map(|n| format!("; {n} made on demand")).unwrap_or_default();
+    Some(format!("  preprocessing consumed by party {}: {}{on_demand}", p.party, kinds.join(", ")))
 }

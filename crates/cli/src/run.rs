@@ -130,11 +130,14 @@ pub fn print_report(r: &InferenceReport, json: bool) -> anyhow::Result<()> {
     }
     if let Some(m) = r.per_party.iter().find_map(|p| p.material.as_deref()) {
         let how = match m {
-            "ahead" => "made ahead of the online phase (planned by a dry run)",
+            "ahead" => "made ahead of the online phase (planned from the graph's shapes)",
             "stored" => "made by an earlier session (`veil prepare`), loaded and deleted",
             _ => "made right before each gate call (bounded memory)",
         };
         println!("  servers' offline material: {how}");
+    }
+    if let Some(line) = crate::report::preprocessing_used(&r.per_party) {
+        println!("{line}");
     }
     println!("\n  party  role         phase     MiB sent   rounds   seconds   peak MiB");
     for p in &r.per_party {

@@ -17,9 +17,9 @@ use veil_fss::{DpfKey, eval_full, eval_full_verified_batch, gen_keys, key_bytes,
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use veil_ring::{Ring, Z2k, decode_slice, encode_slice};
 
-use crate::family::Security;
 use crate::rss::{next, prev};
-use crate::stored::Shape;
+use crate::shape::Shape;
+use veil_mpc::mode::Security;
 
 /// What one party holds after a dealing: `T` is how an evaluator keeps one expanded table
 /// (the whole one-hot share vector, or a packed form of it).
@@ -51,8 +51,8 @@ pub struct PointKeys<T, A> {
 }
 
 impl<T: Clone, A: Ring> PointKeys<T, A> {
-    /// Zero material of the real shapes, for a dry run that only records the plan
-    /// ([`crate::Mosformer::planner`]); `zero` is a stored all-zero table.
+    /// Zero material of the real shapes: the layout real material must have (stored
+    /// material is checked against it); `zero` is a stored all-zero table.
     pub(crate) fn placeholder(role: u8, d: u32, count: usize, zero: T) -> Self {
         PointKeys { role, d, tables: vec![zero; count], alpha: vec![A::ZERO; count] }
     }
@@ -87,23 +87,14 @@ fn reduce<O: Z2k, A: Z2k>(v: O) -> A {
     A::from_u128(v.to_u128())
 }
 
-/// Runs one dealing with dealer `dealer`, verified; all three servers call it.
-pub fn deal<O: Z2k, A: Z2k>(
-    ctx: &mut Ctx,
-    dealer: PartyId,
-    d: u32,
-    count: usize,
-) -> Result<Dealt<Vec<O>, A>> {
-    deal_with(ctx, dealer, d, count, Security::Malicious, &|v| v)
-}
-
 /// Keys expanded and proved together (one proof per group).
 const KEY_GROUP: usize = 64;
 
 /// A group of expanded keys: kept tables, the group's proof, and each key's `t` and `s` shares.
 type CheckedGroup<T, O, A> = (Vec<T>, veil_fss::Proof, Vec<O>, Vec<A>);
 
-/// [`deal`] in a given mode: semi-honest evaluators expand the keys without proofs and skip the
+/// Runs one dealing with dealer `dealer` (all three servers call it), verified in the
+/// malicious mode; semi-honest evaluators expand the keys without proofs and skip the
 /// exchange of proofs and one-hot checks (one message and round less). Each expanded (and, if
 /// malicious, checked) table is passed through `keep` as soon as it is made, so a gate that
 /// needs less than the whole vector (UCMP: its low bits) never holds more.

@@ -36,13 +36,13 @@ use veil_ring::{Ring, Z2k, Z8, Z64, decode_slice, encode_slice};
 use crate::convert::reduce;
 use veil_tensor::Tensor;
 
-use crate::family::Security;
 use crate::mac::Macs;
 use crate::open::{open_all, reveal_batch};
 use crate::rss::{Rss, next, prev};
-use crate::stored::{Shape, Word};
+use crate::shape::{Shape, Word};
 use crate::triples::{FreshTriples, Sacrifice};
 use crate::ucmp::{self, UcmpKeys};
+use veil_mpc::mode::Security;
 
 /// One share of a dealer's auxiliary data for `n` elements.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -126,8 +126,8 @@ impl<R, M> Shape for DreluKeys<R, M> {
 }
 
 impl<R: Z2k, M: Z2k> DreluKeys<R, M> {
-    /// Zero material of the real shapes, for a dry run that only records the plan
-    /// ([`crate::Mosformer::planner`]); its outputs mean nothing.
+    /// Zero material of the real shapes: the layout real material must have (stored
+    /// material is checked against it); its outputs mean nothing.
     pub(crate) fn placeholder(n: usize) -> Self {
         let bits = R::BITS as usize - 1;
         DreluKeys {

@@ -36,16 +36,16 @@ use veil_ring::{Ring, Z2k, Z64};
 use crate::convert::{lift, reduce};
 use crate::drelu::setup_with as drelu_setup_with;
 use crate::drelu::{DreluKeys, select};
-use crate::family::Security;
 use crate::lut::setup_with as lut_setup_with;
 use crate::lut::{LutKeys, lookup};
 use crate::mac::Macs;
 use crate::recip::Sources;
 use crate::rss::{Rss, constant};
-use crate::stored::{Shape, Word};
+use crate::shape::{Shape, Word};
 use crate::triples::Sacrifice;
 use crate::trunc::trunc;
 use crate::verified;
+use veil_mpc::mode::Security;
 
 /// Index bits of the `2^{-z}` table at `f` fractional bits: room for `z' ∈ [-1, f + 2]`.
 pub fn table_bits(f: u32) -> u32 {
@@ -92,8 +92,8 @@ pub struct ExpKeys<R, M> {
 }
 
 impl<R: Z2k, M: Z2k> ExpKeys<R, M> {
-    /// Zero material of the real shapes, for a dry run that only records the plan
-    /// ([`crate::Mosformer::planner`]).
+    /// Zero material of the real shapes: the layout real material must have (stored
+    /// material is checked against it).
     pub(crate) fn placeholder(n: usize, f: u32) -> Self {
         ExpKeys { clip: DreluKeys::placeholder(n), table: LutKeys::placeholder(table_bits(f), n) }
     }

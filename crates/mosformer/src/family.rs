@@ -22,13 +22,13 @@ pub use veil_mpc::mode::{Mode, Security};
 pub struct Mosformer<D> {
     pub(crate) security: Security,
     pub(crate) triples: D,
-    pub(crate) gates: crate::ops::GateState,
+    pub(crate) gates: crate::gates::GateState,
 }
 
 impl<D> Mosformer<D> {
     /// An instance in the given mode drawing triples from `triples`.
     pub fn new(security: Security, triples: D) -> Self {
-        Mosformer { security, triples, gates: crate::ops::GateState::new(security) }
+        Mosformer { security, triples, gates: crate::gates::GateState::new(security) }
     }
 
     /// The mode.
@@ -42,59 +42,17 @@ impl<D> Mosformer<D> {
     }
 }
 
-/// Everything the offline phase of a computation makes, in the order the online phase asks
-/// for it: gate material and triples. Requests depend on shapes only, never on data.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct MaterialPlan {
-    /// FSS gate material.
-    pub gates: Vec<crate::ops::GateRequest>,
-    /// Triples and upcast tuples.
-    pub triples: crate::offline::Plan,
-}
-
-impl MaterialPlan {
-    /// Elements the plan's gates compute ([`crate::ops::GateRequest::elements`]).
-    pub fn gate_elements(&self) -> usize {
-        self.gates.iter().map(crate::ops::GateRequest::elements).sum()
-    }
-}
-
 impl Mosformer<crate::offline::Offline> {
-    /// An instance for a dry run that records a computation's [`MaterialPlan`] without making
-    /// any material: gates get zero keys, products zero triples, and the MAC check is skipped,
-    /// so every value it computes is meaningless. Openings and reshares still run, so the dry
-    /// run needs the three servers (simulated in one process: the plan is a function of public
-    /// shapes, which every server derives for itself).
-    pub fn planner(security: Security) -> Self {
-        Self::planner_within(security, usize::MAX)
-    }
-
-    /// [`Mosformer::planner`] that stops with [`crate::ops::PLAN_LIMIT_EXCEEDED`] as soon as
-    /// its plan has more than `limit` gate elements (so a plan too large to make ahead costs
-    /// no full dry run).
-    pub fn planner_within(security: Security, limit: usize) -> Self {
-        let mut p = Mosformer::new(security, crate::offline::Offline::planner(security));
-        p.gates.planning = true;
-        p.gates.plan_limit = limit;
-        p
-    }
-
-    /// What this instance has asked for so far: the plan of another run of the same computation.
-    pub fn material_plan(&self) -> MaterialPlan {
-        MaterialPlan { gates: self.gate_plan().to_vec(), triples: self.triples.plan().clone() }
-    }
-
     /// Makes all of `plan`'s material (the MAC key and `⟨1⟩` included) ahead of the online
-    /// phase, under the offline phase.
-    pub fn prepare_all(&mut self, ctx: &mut Ctx, plan: &MaterialPlan) -> Result<()> {
-        self.prepare(ctx, &plan.gates)?;
-        self.triples.produce(ctx, &plan.triples)
+    /// phase, under the offline phase ([`veil_mpc::prep::Preprocessing::produce`]).
+    pub fn prepare_all(&mut self, ctx: &mut Ctx, plan: &veil_mpc::prep::Plan) -> Result<()> {
+        veil_mpc::prep::Preprocessing::produce(self, ctx, plan)
     }
 
-    /// Material the online phase had to make because it was not prepared (gate elements plus
+    /// Material the online phase had to make because it was not prepared (gate calls plus
     /// triple elements; 0 when the plan covered the run).
     pub fn made_on_demand(&self) -> u64 {
-        self.gates.made_on_demand + self.triples.made_on_demand()
+        veil_mpc::prep::Preprocessing::made_on_demand(self)
     }
 }
 

@@ -22,15 +22,15 @@ use veil_tensor::Tensor;
 use crate::convert::{lift, reduce};
 use crate::drelu::setup_with as drelu_setup_with;
 use crate::drelu::{DreluKeys, select};
-use crate::family::Security;
 use crate::lut::setup_with as lut_setup_with;
 use crate::lut::{LutKeys, lookup};
 use crate::mac::Macs;
 use crate::recip::Sources;
 use crate::rss::Rss;
-use crate::stored::{Shape, Word};
+use crate::shape::{Shape, Word};
 use crate::triples::Sacrifice;
 use crate::trunc::trunc;
+use veil_mpc::mode::Security;
 
 /// Fractional bits of GELU's input (the table's index resolution).
 pub const F_IN: u32 = 6;
@@ -60,8 +60,8 @@ pub struct GeluKeys<R, M> {
 }
 
 impl<R: Z2k, M: Z2k> GeluKeys<R, M> {
-    /// Zero material of the real shapes, for a dry run that only records the plan
-    /// ([`crate::Mosformer::planner`]).
+    /// Zero material of the real shapes: the layout real material must have (stored
+    /// material is checked against it).
     pub(crate) fn placeholder(n: usize) -> Self {
         GeluKeys {
             relu: DreluKeys::placeholder(n),

@@ -19,14 +19,14 @@ use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::{Z2k, Z64};
 use veil_tensor::Tensor;
 
-use crate::family::Security;
 use crate::mac::Macs;
 use crate::recip::{self, Kind, RecipKeys, Sources};
 use crate::rss::Rss;
-use crate::stored::{Shape, Word};
+use crate::shape::{Shape, Word};
 use crate::triples::Sacrifice;
 use crate::trunc::trunc;
 use crate::verified;
+use veil_mpc::mode::Security;
 
 /// Fractional bits of the linear ring.
 pub const F_LIN: u32 = 16;
@@ -44,8 +44,8 @@ pub struct LayerNormKeys<R, M> {
 }
 
 impl<R: Z2k, M: Z2k> LayerNormKeys<R, M> {
-    /// Zero material of the real shapes, for a dry run that only records the plan
-    /// ([`crate::Mosformer::planner`]); `f` is Rsqrt's fractional bits.
+    /// Zero material of the real shapes: the layout real material must have (stored
+    /// material is checked against it); `f` is Rsqrt's fractional bits.
     pub(crate) fn placeholder(rows: usize, k: usize, f: u32) -> Self {
         LayerNormKeys { rows, k, rsqrt: RecipKeys::placeholder(Kind::Rsqrt, rows, f) }
     }

@@ -3,7 +3,7 @@
 //!
 //! **Offline** ([`setup`]): each server in turn deals, per lookup, a point `r^j < 2^{ℓ_t}` with
 //! VDPF keys over the table's domain (outputs in the MAC ring `M`) and `α`-shares over the
-//! working ring `R`; its two evaluators verify them ([`crate::deal`]).
+//! working ring `R`; its two evaluators verify them (`crate::deal`).
 //!
 //! **Online** ([`lookup`]), for `x ∈ [0, 2^{ℓ_t})` (the caller guarantees the range):
 //! 1. the masked sharing of each `r^j`: components `([[r]]_0, [[r]]_1, 0)` at indices
@@ -34,12 +34,12 @@ use veil_ring::Z2k;
 use veil_tensor::Tensor;
 
 use crate::deal::{Dealt, PointKeys, deal_with};
-use crate::family::Security;
 use crate::mac::{MacBatch, Macs};
 use crate::open::reveal_batch_packed;
 use crate::reshare::reshare;
 use crate::rss::{Rss, next, prev};
-use crate::stored::{Shape, Word};
+use crate::shape::{Shape, Word};
+use veil_mpc::mode::Security;
 
 /// One server's verified material for `count` lookups into tables of `2^{ℓ_t}` entries.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -56,8 +56,8 @@ pub struct LutKeys<R, M> {
 }
 
 impl<R: Z2k, M: Z2k> LutKeys<R, M> {
-    /// Zero material of the real shapes, for a dry run that only records the plan
-    /// ([`crate::Mosformer::planner`]).
+    /// Zero material of the real shapes: the layout real material must have (stored
+    /// material is checked against it).
     pub(crate) fn placeholder(ell_t: u32, count: usize) -> Self {
         LutKeys {
             ell_t,

@@ -16,11 +16,11 @@ use veil_ring::{Z2k, Z64};
 
 use crate::convert::{lift, reduce};
 use crate::drelu::{DreluKeys, select};
-use crate::family::Security;
 use crate::mac::Macs;
 use crate::rss::Rss;
-use crate::stored::{Shape, Word};
+use crate::shape::{Shape, Word};
 use crate::triples::Sacrifice;
+use veil_mpc::mode::Security;
 
 /// `⟨ReLU(x)⟩` in the MAC ring: `x` in the working ring, `x_m` the same value in the MAC ring.
 pub fn relu<R: Z2k, M: Z2k>(
@@ -53,8 +53,8 @@ fn level_pairs(mut k: usize) -> Vec<usize> {
 }
 
 impl<R: Z2k, M: Z2k> MaxKeys<R, M> {
-    /// Zero material of the real shapes, for a dry run that only records the plan
-    /// ([`crate::Mosformer::planner`]).
+    /// Zero material of the real shapes: the layout real material must have (stored
+    /// material is checked against it).
     pub(crate) fn placeholder(rows: usize, k: usize) -> Self {
         MaxKeys {
             rows,

@@ -14,14 +14,14 @@
 //! the MAC key and `⟨1⟩` by [`crate::keys`]; all of it runs before the online phase too.
 //!
 //! **Phases.** Everything produced is counted under the communication phase
-//! [`OFFLINE_PHASE`]. Material is produced ahead with the `produce_*` methods, or from a
-//! [`Plan`]: the list of requests a run made, which [`Offline::plan`] returns after a run
-//! (requests depend on shapes only, never on data, so one run of a computation plans every
-//! later run). If the online phase asks for more than was produced, the missing part is made
-//! on the spot (still counted as offline, but its rounds then delay the online phase);
+//! [`OFFLINE_PHASE`]. Material is produced ahead with the `produce_*` methods, or from the
+//! triples and tuples of a [`Plan`](veil_mpc::prep::Plan) (derived from the model's shapes,
+//! never from data, `crate::plan`; [`Offline::plan`] lists what a run asked for, to
+//! compare). If the online phase asks for more than was produced, the missing part is made on
+//! the spot (still counted as offline, but its rounds then delay the online phase);
 //! [`Offline::made_on_demand`] says how much, so benchmarks can check it is zero. Gate material
-//! made on demand ends with `leave_offline_together` (one round), so the online phase's rounds and time
-//! stay its own.
+//! made on demand ends with `leave_offline_together` (one round), so the online phase's rounds
+//! and time stay its own.
 //!
 //! **Memory.** Material is held until used and then dropped, so producing it per layer (or per
 //! batch of gates) bounds what a party holds at once to one piece.
@@ -66,37 +66,6 @@ pub const UPCAST_BATCH: usize = 4096;
 
 pub(crate) use veil_mpc::phase::in_offline_phase;
 pub use veil_mpc::phase::{OFFLINE_PHASE, nested_offline_seconds};
-
-/// One request of a plan.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Request {
-    /// `count` elementwise triples over Z_2^bits.
-    Mul {
-        /// Ring width.
-        bits: u32,
-        /// Number of triples.
-        count: usize,
-    },
-    /// One matrix triple over Z_2^bits.
-    Matmul {
-        /// Ring width.
-        bits: u32,
-        /// `[m, k] × [k, n]`.
-        dims: (usize, usize, usize),
-    },
-    /// `count` upcast tuples from Z_2^from to Z_2^to.
-    Upcast {
-        /// Small ring width.
-        from: u32,
-        /// Large ring width.
-        to: u32,
-        /// Number of tuples.
-        count: usize,
-    },
-}
-
-/// The requests of a run, in order.
-pub type Plan = Vec<Request>;
 
 /// A queue of equally shaped flat sharings consumed element by element.
 #[derive(Debug, Serialize, Deserialize)]
@@ -281,15 +250,13 @@ pub struct Offline {
     z16: RingStore<Z16>,
     z32: RingStore<Z32>,
     z64: RingStore<Z64>,
-    plan: Plan,
+    plan: Vec<CorrelationRequest>,
     usage: PrepUsage,
     on_demand: u64,
     /// Set while the store consumes its own triples (for upcast tuples): not online requests.
     producing: bool,
     /// The semi-honest mode: no triples, products unverified.
     semi_honest: bool,
-    /// A planner's store ([`Offline::planner`]): records requests, hands out zeros.
-    planning: bool,
 }
 
 impl Offline {
@@ -302,13 +269,6 @@ impl Offline {
     /// tuples then come from unverified bits).
     pub fn semi_honest() -> Self {
         Offline { semi_honest: true, ..Self::default() }
-    }
-
-    /// A store for a dry run that only records the plan: every request is recorded and served
-    /// with zero material, without communication (products then compute nothing meaningful).
-    /// See [`crate::Mosformer::planner`].
-    pub fn planner(security: crate::Security) -> Self {
-        Offline { planning: true, ..Self::for_security(security) }
     }
 
     /// Moves the triples and tuples produced so far out of the store.
@@ -335,8 +295,9 @@ impl Offline {
         Ok(())
     }
 
-    /// The requests served so far, in order: the plan for another run of the same computation.
-    pub fn plan(&self) -> &Plan {
+    /// The triple and tuple requests served so far, in order (what a plan of the same
+    /// computation lists of them).
+    pub fn plan(&self) -> &[CorrelationRequest] {
         &self.plan
     }
 
@@ -404,24 +365,31 @@ impl Offline {
         Ok(())
     }
 
-    /// Produces everything `plan` lists, merging consecutive elementwise requests of a kind into
-    /// one batch.
-    pub fn produce(&mut self, ctx: &mut Ctx, plan: &[Request]) -> Result<()> {
+    /// Produces every triple and tuple `plan` lists, merging the elementwise requests of a
+    /// ring into one batch (gate material is the instance's, [`crate::Mosformer::prepare`];
+    /// truncation pairs come from seeds, with nothing to produce).
+    pub fn produce(&mut self, ctx: &mut Ctx, plan: &[CorrelationRequest]) -> Result<()> {
         let mut mul = [0usize; 3];
         let mut up: Vec<((u32, u32), usize)> = Vec::new();
         for req in plan {
             match *req {
-                Request::Mul { bits, count } => mul[ring_index(bits)?] += count,
-                Request::Matmul { bits, dims: (m, k, n) } => match bits {
+                CorrelationRequest::MulTriples { ring_bits, count } => mul[ring_index(ring_bits)?] += count,
+                CorrelationRequest::MatmulTriple { ring_bits, m, k, n } => match ring_bits {
                     16 => self.produce_matmul::<Z16>(ctx, m, k, n)?,
                     32 => self.produce_matmul::<Z32>(ctx, m, k, n)?,
                     64 => self.produce_matmul::<Z64>(ctx, m, k, n)?,
-                    _ => return Err(unsupported(bits)),
+                    _ => return Err(unsupported(ring_bits)),
                 },
-                Request::Upcast { from, to, count } => match up.iter_mut().find(|(k, _)| *k == (from, to)) {
-                    Some((_, c)) => *c += count,
-                    None => up.push(((from, to), count)),
-                },
+                CorrelationRequest::UpcastTuples { from_bits, to_bits, count } => {
+                    match up.iter_mut().find(|(k, _)| *k == (from_bits, to_bits)) {
+                        Some((_, c)) => *c += count,
+                        None => up.push(((from_bits, to_bits), count)),
+                    }
+                }
+                CorrelationRequest::TruncPairs { .. } | CorrelationRequest::Gate(_) => {}
+                CorrelationRequest::SignBits { .. } => {
+                    return Err(MpcError::Invalid("mosformer makes no sign-bit material".into()));
+                }
             }
         }
         if mul[0] > 0 {
@@ -443,11 +411,6 @@ impl Offline {
         }
         Ok(())
     }
-}
-
-/// A planner's triple: zeros of the given shapes (a valid triple, so products still run).
-fn zero_triple<R: Z2k>(a: &[usize], b: &[usize], c: &[usize]) -> Triple<R> {
-    Triple { a: Rss::zeros(a), b: Rss::zeros(b), c: Rss::zeros(c) }
 }
 
 fn ring_index(bits: u32) -> Result<usize> {
@@ -472,12 +435,10 @@ impl<R: OfflineRing> TripleSource<R> for Offline {
         let n: usize = shape.iter().product();
         let held = R::store(self).mul.available;
         if !self.producing {
-            self.plan.push(Request::Mul { bits: R::BITS, count: n });
-            self.usage.record(&CorrelationRequest::MulTriples { ring_bits: R::BITS, count: n });
+            let req = CorrelationRequest::MulTriples { ring_bits: R::BITS, count: n };
+            self.usage.record(&req);
+            self.plan.push(req);
             self.on_demand += n.saturating_sub(held) as u64;
-        }
-        if self.planning {
-            return Ok(zero_triple(shape, shape, shape));
         }
         if held < n {
             self.produce_mul::<R>(ctx, n - held)?;
@@ -488,11 +449,9 @@ impl<R: OfflineRing> TripleSource<R> for Offline {
     }
 
     fn matmul_triple(&mut self, ctx: &mut Ctx, m: usize, k: usize, n: usize) -> Result<Triple<R>> {
-        self.plan.push(Request::Matmul { bits: R::BITS, dims: (m, k, n) });
-        self.usage.record(&CorrelationRequest::MatmulTriple { ring_bits: R::BITS, m, k, n });
-        if self.planning {
-            return Ok(zero_triple(&[m, k], &[k, n], &[m, n]));
-        }
+        let req = CorrelationRequest::MatmulTriple { ring_bits: R::BITS, m, k, n };
+        self.usage.record(&req);
+        self.plan.push(req);
         let store = R::store(self);
         match store.matmul.iter().position(|(dims, _)| *dims == (m, k, n)) {
             Some(i) => store
@@ -518,15 +477,9 @@ impl<R: Z2k> TruncPairSource<R> for Offline {
 impl<R: Z2k, S: OfflineRing> UpcastSource<R, S> for Offline {
     fn upcast_tuple(&mut self, ctx: &mut Ctx, shape: &[usize]) -> Result<UpcastTuple<R, S>> {
         let n: usize = shape.iter().product();
-        self.plan.push(Request::Upcast { from: R::BITS, to: S::BITS, count: n });
-        self.usage.record(&CorrelationRequest::UpcastTuples { count: n });
-        if self.planning {
-            return Ok(UpcastTuple {
-                r_small: Rss::zeros(shape),
-                r_large: Rss::zeros(shape),
-                msb: Rss::zeros(shape),
-            });
-        }
+        let req = CorrelationRequest::UpcastTuples { from_bits: R::BITS, to_bits: S::BITS, count: n };
+        self.usage.record(&req);
+        self.plan.push(req);
         let held = S::store(self).upcast_pool(R::BITS).available;
         if held < n {
             self.on_demand += (n - held) as u64;

@@ -173,3 +173,20 @@ pub fn reveal_batch<R: Ring>(ctx: &mut Ctx, items: &[(&Rss<R>, PartyId)]) -> Res
         )
         .collect()
 }
+/// Aborts unless `ζ = 0`: `P_b` sends the digest of its first component to `P_{b+1}`, which
+/// compares it with the digest of minus the sum of its own two (the zero check of a verified
+/// product, [`crate::verified`], and of a triple's sacrifice, [`crate::triples`]).
+pub fn zero_check<R: Ring>(ctx: &mut Ctx, zeta: &Rss<R>, what: &str) -> Result<()> {
+    let b = ctx.party();
+    ctx.net().send(next(b), component_digest(&zeta.first).0.to_vec())?;
+    let got = ctx.net().recv(prev(b))?;
+    let expected = component_digest(&zeta.first.add(&zeta.second)?.neg());
+    let got: [u8; 32] = got.as_slice().try_into().map_err(|_| MpcError::Malformed {
+        from: prev(b),
+        what: format!("zero check: expected a 32-byte digest, got {} bytes", got.len()),
+    })?;
+    if !expected.ct_eq(&Digest(got)) {
+        return Err(MpcError::abort(format!("{what}: product verification (zero check)"), None));
+    }
+    Ok(())
+}

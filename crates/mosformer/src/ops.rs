@@ -31,213 +31,30 @@
 //! `"offline"` phase, like material made on demand). Triples and truncation pairs come from
 //! the instance's source (for [`crate::offline::Offline`], planned the same way).
 
-use std::collections::VecDeque;
-
+use veil_mpc::prep::Gate;
 use veil_mpc::traits::{FixedPoint, NonLinear, TransformerOps};
 use veil_mpc::{Ctx, MpcError, Result};
-use veil_ring::{Z16, Z32, Z64, Z128};
+use veil_ring::{Z16, Z64};
 
 use crate::convert::{downcast, lift, reduce};
-use crate::drelu::{DreluKeys, select};
-use crate::family::{Mosformer, Security};
-use crate::gelu::{self, GeluKeys};
+use crate::drelu::select;
+use crate::family::Mosformer;
+use crate::gelu;
 use crate::keys::{mac_key, random_one};
-use crate::layernorm::{self, LayerNormKeys};
+use crate::layernorm;
 use crate::mac::{MacBatch, Macs};
 use crate::mul::{matmul_semi_honest, mul_semi_honest};
 use crate::offline::{in_offline_phase, leave_offline_together};
+use crate::plan::chunks;
 use crate::rss::Rss;
-use crate::softmax::{self, SoftmaxKeys};
-use crate::stored::Shape;
+use crate::softmax;
 use crate::triples::TripleSource;
 use crate::trunc::{TruncPairSource, trunc};
 use crate::verified;
+use veil_mpc::mode::Security;
 
-/// Fractional bits of the shares the traits take and return.
-pub const FRAC_BITS: u32 = 16;
-/// The ring of the gates' outputs and MACs: the 64-bit values plus `s = 64` bits.
-pub type MacRing = Z128;
-/// Bits of MAC challenge per check (the MAC ring's margin over the 64-bit values).
-const MAC_S: u32 = 64;
-/// Fractional bits of softmax in the mixed-ring plan (Z_2^32).
-const F_SOFTMAX_MIXED: u32 = 12;
-
-pub use veil_mpc::mode::Rings;
-
-/// Fractional bits of softmax and of Rsqrt in a ring plan: 12 in `Z_2^32` with modulus
-/// conversion, 16 in `Z_2^64` without.
-pub fn softmax_bits(rings: Rings) -> u32 {
-    match rings {
-        Rings::Mixed => F_SOFTMAX_MIXED,
-        Rings::Z64 => FRAC_BITS,
-    }
-}
-
-/// One gate's material, as a plan lists it.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum GateRequest {
-    /// `n` ReLUs.
-    Relu {
-        /// Elements.
-        n: usize,
-    },
-    /// `n` GELUs.
-    Gelu {
-        /// Elements.
-        n: usize,
-    },
-    /// A `[rows, k]` softmax.
-    Softmax {
-        /// Rows.
-        rows: usize,
-        /// Row length.
-        k: usize,
-    },
-    /// A `[rows, k]` LayerNorm.
-    LayerNorm {
-        /// Rows.
-        rows: usize,
-        /// Row length.
-        k: usize,
-    },
-}
-
-impl GateRequest {
-    /// Elements the gate computes (ReLU and GELU inputs, softmax entries, LayerNorm rows): what
-    /// its material grows with (a few KB per element and server, mostly lookup tables'
-    /// one-hot share vectors).
-    pub fn elements(&self) -> usize {
-        match *self {
-            GateRequest::Relu { n } | GateRequest::Gelu { n } => n,
-            GateRequest::Softmax { rows, k } => rows * k,
-            GateRequest::LayerNorm { rows, .. } => rows,
-        }
-    }
-}
-
-/// The error a planner returns when its plan grows past its limit
-/// ([`Mosformer::planner_within`]); it stops the dry run early.
-pub const PLAN_LIMIT_EXCEEDED: &str = "the plan exceeds the planner's limit of gate elements";
-
-/// One gate's material in the mixed rings (conditions in `R16` / `R32`) or all in Z_2^64.
-#[derive(Debug, serde::Serialize, serde::Deserialize)]
-pub(crate) enum GateKeys {
-    Relu(Box<DreluKeys<Z16, MacRing>>),
-    Gelu(Box<GeluKeys<Z16, MacRing>>),
-    Softmax(Box<SoftmaxKeys<Z32, MacRing>>),
-    LayerNorm(Box<LayerNormKeys<Z32, MacRing>>),
-    Relu64(Box<DreluKeys<Z64, MacRing>>),
-    Gelu64(Box<GeluKeys<Z64, MacRing>>),
-    Softmax64(Box<SoftmaxKeys<Z64, MacRing>>),
-    LayerNorm64(Box<LayerNormKeys<Z64, MacRing>>),
-}
-
-impl Shape for GateKeys {
-    fn shape(&self, out: &mut Vec<usize>) {
-        let kind = match self {
-            GateKeys::Relu(k) => (k.shape(out), 0).1,
-            GateKeys::Gelu(k) => (k.shape(out), 1).1,
-            GateKeys::Softmax(k) => (k.shape(out), 2).1,
-            GateKeys::LayerNorm(k) => (k.shape(out), 3).1,
-            GateKeys::Relu64(k) => (k.shape(out), 4).1,
-            GateKeys::Gelu64(k) => (k.shape(out), 5).1,
-            GateKeys::Softmax64(k) => (k.shape(out), 6).1,
-            GateKeys::LayerNorm64(k) => (k.shape(out), 7).1,
-        };
-        // The kind last: material of another kind never has the same shape.
-        out.push(kind);
-    }
-}
-
-/// The MAC key, `⟨1⟩`, the pending MACs and the gate material of an instance.
-#[derive(Debug)]
-pub struct GateState {
-    /// Most elements one gate call handles; larger inputs go through in chunks, each with its
-    /// own material (what bounds memory when material is made on demand).
-    chunk: usize,
-    pub(crate) rings: Rings,
-    pub(crate) keys: Option<(Rss<MacRing>, Rss<MacRing>)>,
-    batch: MacBatch<MacRing>,
-    pub(crate) ready: VecDeque<(GateRequest, GateKeys)>,
-    plan: Vec<GateRequest>,
-    /// A planner's gates ([`Mosformer::planner`]): zero material, no MAC check.
-    pub(crate) planning: bool,
-    /// A planner stops with [`PLAN_LIMIT_EXCEEDED`] past this many gate elements.
-    pub(crate) plan_limit: usize,
-    /// Gate calls whose material was not prepared ahead.
-    pub(crate) made_on_demand: u64,
-}
-
-impl GateState {
-    pub(crate) fn new(security: Security) -> Self {
-        GateState {
-            chunk: usize::MAX,
-            rings: Rings::Mixed,
-            keys: None,
-            batch: MacBatch::for_security(security),
-            ready: VecDeque::new(),
-            plan: Vec::new(),
-            planning: false,
-            plan_limit: usize::MAX,
-            made_on_demand: 0,
-        }
-    }
-}
-
-/// Zero material of a request's shapes (for a planner's dry run).
-pub(crate) fn placeholder(req: &GateRequest, rings: Rings) -> GateKeys {
-    let f = softmax_bits(rings);
-    match (req.clone(), rings) {
-        (GateRequest::Relu { n }, Rings::Mixed) => GateKeys::Relu(Box::new(DreluKeys::placeholder(n))),
-        (GateRequest::Gelu { n }, Rings::Mixed) => GateKeys::Gelu(Box::new(GeluKeys::placeholder(n))),
-        (GateRequest::Softmax { rows, k }, Rings::Mixed) => {
-            GateKeys::Softmax(Box::new(SoftmaxKeys::placeholder(rows, k, f)))
-        }
-        (GateRequest::LayerNorm { rows, k }, Rings::Mixed) => {
-            GateKeys::LayerNorm(Box::new(LayerNormKeys::placeholder(rows, k, f)))
-        }
-        (GateRequest::Relu { n }, Rings::Z64) => GateKeys::Relu64(Box::new(DreluKeys::placeholder(n))),
-        (GateRequest::Gelu { n }, Rings::Z64) => GateKeys::Gelu64(Box::new(GeluKeys::placeholder(n))),
-        (GateRequest::Softmax { rows, k }, Rings::Z64) => {
-            GateKeys::Softmax64(Box::new(SoftmaxKeys::placeholder(rows, k, f)))
-        }
-        (GateRequest::LayerNorm { rows, k }, Rings::Z64) => {
-            GateKeys::LayerNorm64(Box::new(LayerNormKeys::placeholder(rows, k, f)))
-        }
-    }
-}
-
-fn make(ctx: &mut Ctx, req: &GateRequest, security: Security, rings: Rings) -> Result<GateKeys> {
-    let f = softmax_bits(rings);
-    in_offline_phase(ctx, |ctx| {
-        Ok(match (req.clone(), rings) {
-            (GateRequest::Relu { n }, Rings::Mixed) => {
-                GateKeys::Relu(Box::new(crate::drelu::setup_with(ctx, n, security)?))
-            }
-            (GateRequest::Gelu { n }, Rings::Mixed) => {
-                GateKeys::Gelu(Box::new(gelu::setup_with(ctx, n, security)?))
-            }
-            (GateRequest::Softmax { rows, k }, Rings::Mixed) => {
-                GateKeys::Softmax(Box::new(softmax::setup_with(ctx, rows, k, f, security)?))
-            }
-            (GateRequest::LayerNorm { rows, k }, Rings::Mixed) => {
-                GateKeys::LayerNorm(Box::new(layernorm::setup_with(ctx, rows, k, f, security)?))
-            }
-            (GateRequest::Relu { n }, Rings::Z64) => {
-                GateKeys::Relu64(Box::new(crate::drelu::setup_with(ctx, n, security)?))
-            }
-            (GateRequest::Gelu { n }, Rings::Z64) => {
-                GateKeys::Gelu64(Box::new(gelu::setup_with(ctx, n, security)?))
-            }
-            (GateRequest::Softmax { rows, k }, Rings::Z64) => {
-                GateKeys::Softmax64(Box::new(softmax::setup_with(ctx, rows, k, f, security)?))
-            }
-            (GateRequest::LayerNorm { rows, k }, Rings::Z64) => {
-                GateKeys::LayerNorm64(Box::new(layernorm::setup_with(ctx, rows, k, f, security)?))
-            }
-        })
-    })
-}
+pub use crate::gates::{FRAC_BITS, GateState, MacRing, Rings, softmax_bits};
+use crate::gates::{GateKeys, MAC_S, make};
 
 impl<D> Mosformer<D> {
     /// Caps the elements of one gate call at `elements` (≥ 1): larger inputs are evaluated in
@@ -261,13 +78,13 @@ impl<D> Mosformer<D> {
     }
 
     /// The gates run so far, in order: the plan of another run of the same model.
-    pub fn gate_plan(&self) -> &[GateRequest] {
+    pub fn gate_plan(&self) -> &[Gate] {
         &self.gates.plan
     }
 
     /// Makes the MAC key, `⟨1⟩` and the material of every gate in `plan` ahead of the online
     /// phase (gates then take it in order of request).
-    pub fn prepare(&mut self, ctx: &mut Ctx, plan: &[GateRequest]) -> Result<()> {
+    pub fn prepare(&mut self, ctx: &mut Ctx, plan: &[Gate]) -> Result<()> {
         self.mac_keys(ctx)?;
         for req in plan {
             let keys = make(ctx, req, self.security, self.gates.rings)?;
@@ -285,7 +102,7 @@ impl<D> Mosformer<D> {
         Ok(k)
     }
 
-    fn gate_keys(&mut self, ctx: &mut Ctx, req: GateRequest) -> Result<GateKeys> {
+    fn gate_keys(&mut self, ctx: &mut Ctx, req: Gate) -> Result<GateKeys> {
         self.gates.plan.push(req.clone());
         match self.gates.ready.iter().position(|(r, _)| *r == req) {
             Some(i) => self
@@ -294,13 +111,6 @@ impl<D> Mosformer<D> {
                 .remove(i)
                 .map(|(_, k)| k)
                 .ok_or_else(|| MpcError::Invalid("gate material queue".into())),
-            None if self.gates.planning => {
-                let planned: usize = self.gates.plan.iter().map(GateRequest::elements).sum();
-                if planned > self.gates.plan_limit {
-                    return Err(MpcError::Invalid(PLAN_LIMIT_EXCEEDED.into()));
-                }
-                Ok(placeholder(&req, self.gates.rings))
-            }
             None => {
                 self.gates.made_on_demand += 1;
                 let (security, rings) = (self.security, self.gates.rings);
@@ -312,11 +122,6 @@ impl<D> Mosformer<D> {
             }
         }
     }
-}
-
-/// `(start, length)` of consecutive chunks of at most `size` covering `0..n`.
-fn chunks(n: usize, size: usize) -> Vec<(usize, usize)> {
-    (0..n.div_ceil(size.max(1))).map(|i| (i * size, size.min(n - i * size))).collect()
 }
 
 fn flat(x: &Rss<Z64>) -> Result<Rss<Z64>> {
@@ -386,7 +191,7 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> NonLinear<Z64> for Mosformer<D
         for (lo, n) in chunks(x.len(), self.gates.chunk) {
             let part = x_flat.range(lo, n)?;
             let value = lift::<Z64, MacRing>(&part)?;
-            let keys = self.gate_keys(ctx, GateRequest::Relu { n })?;
+            let keys = self.gate_keys(ctx, Gate::Relu { n })?;
             let macs = &mut Macs { one: &one, alpha: &alpha, batch: &mut self.gates.batch };
             let y = match keys {
                 GateKeys::Relu(keys) => {
@@ -424,7 +229,7 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> NonLinear<Z64> for Mosformer<D
 
     fn check(&mut self, ctx: &mut Ctx) -> Result<()> {
         let pending = std::mem::replace(&mut self.gates.batch, MacBatch::for_security(self.security));
-        if pending.is_empty() || self.gates.planning {
+        if pending.is_empty() {
             return Ok(());
         }
         let (_, alpha) = self.mac_keys(ctx)?;
@@ -456,7 +261,7 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> TransformerOps<Z64> for Mosfor
         let mut out = Vec::new();
         for (lo, n) in chunks(x.len(), self.gates.chunk) {
             let part = xs.range(lo, n)?;
-            let keys = self.gate_keys(ctx, GateRequest::Gelu { n })?;
+            let keys = self.gate_keys(ctx, Gate::Gelu { n })?;
             let macs = &mut Macs { one: &one, alpha: &alpha, batch: &mut self.gates.batch };
             out.push(match keys {
                 GateKeys::Gelu(keys) => gelu::gelu(ctx, *keys, &mut self.triples, &part, f, macs)?,
@@ -487,7 +292,7 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> TransformerOps<Z64> for Mosfor
         for (row, r) in chunks(rows, per) {
             let part = xf.range(row * k, r * k)?;
             let part_mask = mask.map(|m| &m[row * k..(row + r) * k]);
-            let keys = self.gate_keys(ctx, GateRequest::Softmax { rows: r, k })?;
+            let keys = self.gate_keys(ctx, Gate::Softmax { rows: r, k })?;
             let t = &mut self.triples;
             let macs = &mut Macs { one: &one, alpha: &alpha, batch: &mut self.gates.batch };
             out.push(match keys {
@@ -511,7 +316,7 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> TransformerOps<Z64> for Mosfor
     ) -> Result<Rss<Z64>> {
         let f = softmax_bits(self.gates.rings);
         let (one, alpha) = self.mac_keys(ctx)?;
-        let keys = self.gate_keys(ctx, GateRequest::LayerNorm { rows, k })?;
+        let keys = self.gate_keys(ctx, Gate::LayerNorm { rows, k })?;
         let t = &mut self.triples;
         let macs = &mut Macs { one: &one, alpha: &alpha, batch: &mut self.gates.batch };
         let y = match keys {

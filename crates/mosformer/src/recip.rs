@@ -35,16 +35,16 @@ use veil_tensor::Tensor;
 use crate::convert::reduce;
 use crate::drelu::setup_with as drelu_setup_with;
 use crate::drelu::{DreluKeys, drelu};
-use crate::family::Security;
 use crate::lut::setup_with as lut_setup_with;
 use crate::lut::{LutKeys, lookup};
 use crate::mac::Macs;
 use crate::rss::{Rss, constant};
-use crate::stored::{Shape, Word};
+use crate::shape::{Shape, Word};
 use crate::triples::Sacrifice;
 use crate::triples::TripleSource;
 use crate::trunc::{TruncPairSource, trunc};
 use crate::verified;
+use veil_mpc::mode::Security;
 
 /// The base of the domain reduction.
 pub const BASE: u64 = 256;
@@ -118,8 +118,8 @@ pub struct RecipKeys<R, M> {
 }
 
 impl<R: Z2k, M: Z2k> RecipKeys<R, M> {
-    /// Zero material of the real shapes, for a dry run that only records the plan
-    /// ([`crate::Mosformer::planner`]).
+    /// Zero material of the real shapes: the layout real material must have (stored
+    /// material is checked against it).
     pub(crate) fn placeholder(kind: Kind, n: usize, f: u32) -> Self {
         RecipKeys {
             kind,

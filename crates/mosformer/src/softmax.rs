@@ -18,16 +18,16 @@ use veil_ring::{Ring, Z2k, Z64};
 use veil_tensor::Tensor;
 
 use crate::exp::{ExpKeys, exp};
-use crate::family::Security;
 use crate::mac::Macs;
 use crate::max::max_setup_with;
 use crate::max::{MaxKeys, max};
 use crate::recip::{self, Kind, RecipKeys, Sources};
 use crate::rss::Rss;
-use crate::stored::{Shape, Word};
+use crate::shape::{Shape, Word};
 use crate::triples::Sacrifice;
 use crate::trunc::trunc;
 use crate::verified;
+use veil_mpc::mode::Security;
 
 /// Verified material for a `[rows, k]` softmax.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -41,8 +41,8 @@ pub struct SoftmaxKeys<R, M> {
 }
 
 impl<R: Z2k, M: Z2k> SoftmaxKeys<R, M> {
-    /// Zero material of the real shapes, for a dry run that only records the plan
-    /// ([`crate::Mosformer::planner`]).
+    /// Zero material of the real shapes: the layout real material must have (stored
+    /// material is checked against it).
     pub(crate) fn placeholder(rows: usize, k: usize, f: u32) -> Self {
         SoftmaxKeys {
             rows,

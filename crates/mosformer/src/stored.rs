@@ -12,7 +12,7 @@
 //! **What is checked on load.** Every tensor fills its shape and both components of a sharing
 //! have one shape; every triple has the shapes of its request; and every gate's material has
 //! exactly the lengths of the material its request asks for (compared, through `Shape`, with
-//! the zero material a planner makes for the same request), so a damaged or mismatched store
+//! zero material of the same request's layout), so a damaged or mismatched store
 //! is refused with an error, never a panic in the online phase. Whether the material is
 //! *correct* is not checked here and need not be: it was verified when it was made, and a
 //! server that changes its own material is a corrupted server, which the online phase's
@@ -26,65 +26,18 @@ use std::io::Write;
 
 use serde::{Deserialize, Serialize};
 use veil_mpc::{MpcError, Result};
-use veil_ring::{Z8, Z16, Z32, Z64, Z128};
 
-use crate::family::{Mosformer, Security};
+use veil_mpc::mode::Security;
+
+use crate::family::Mosformer;
 use crate::offline::{Offline, StoredTriples};
-use crate::ops::{GateKeys, GateRequest, MacRing, Rings, placeholder};
+use veil_mpc::prep::Gate;
+
+use crate::gates::{GateKeys, MacRing, Rings, placeholder};
 use crate::rss::Rss;
 
-/// A ring word that material can hold: any `Z_2^k` with serde's encoding.
-pub trait Word: veil_ring::Z2k + Serialize + serde::de::DeserializeOwned {}
-
-impl<T: veil_ring::Z2k + Serialize + serde::de::DeserializeOwned> Word for T {}
-
-/// The lengths (and counts) that fix the layout of a piece of material: two pieces with equal
-/// shapes can be used in each other's place without an out-of-range access.
-pub(crate) trait Shape {
-    /// Appends this piece's lengths and counts to `out`.
-    fn shape(&self, out: &mut Vec<usize>);
-}
-
-macro_rules! no_shape {
-    ($($t:ty),*) => {$(
-        impl Shape for $t {
-            #[inline]
-            fn shape(&self, _: &mut Vec<usize>) {}
-        }
-    )*};
-}
-no_shape!(Z8, Z16, Z32, Z64, Z128, u128);
-
-impl<T: Shape> Shape for Vec<T> {
-    fn shape(&self, out: &mut Vec<usize>) {
-        out.push(self.len());
-        for x in self {
-            x.shape(out);
-        }
-    }
-}
-
-impl<A: Shape, B: Shape> Shape for (A, B) {
-    fn shape(&self, out: &mut Vec<usize>) {
-        self.0.shape(out);
-        self.1.shape(out);
-    }
-}
-
-impl<T: Shape> Shape for Option<T> {
-    fn shape(&self, out: &mut Vec<usize>) {
-        out.push(usize::from(self.is_some()));
-        if let Some(x) = self {
-            x.shape(out);
-        }
-    }
-}
-
-impl<T: Shape> Shape for Box<T> {
-    fn shape(&self, out: &mut Vec<usize>) {
-        (**self).shape(out);
-    }
-}
+use crate::shape::Shape;
+pub use crate::shape::Word;
 
 fn shape_of<T: Shape>(x: &T) -> Vec<usize> {
     let mut out = Vec::new();
@@ -99,7 +52,7 @@ pub struct StoredMaterial {
     rings: Rings,
     /// `(⟨1⟩, ⟨α⟩)`.
     keys: Option<(Rss<MacRing>, Rss<MacRing>)>,
-    gates: Vec<(GateRequest, GateKeys)>,
+    gates: Vec<(Gate, GateKeys)>,
     triples: StoredTriples,
 }
 
@@ -110,7 +63,7 @@ impl StoredMaterial {
     }
 
     /// The gates it serves, in order.
-    pub fn gates(&self) -> impl Iterator<Item = &GateRequest> {
+    pub fn gates(&self) -> impl Iterator<Item = &Gate> {
         self.gates.iter().map(|(r, _)| r)
     }
 
@@ -194,6 +147,8 @@ impl Mosformer<Offline> {
 
 #[cfg(test)]
 mod tests {
+    use veil_ring::Z64;
+
     use super::*;
 
     /// A server that changes its own stored triples before the online phase (here, one
@@ -211,10 +166,9 @@ mod tests {
             p.reveal_all(ctx, &b)
         };
         let stored: Vec<Vec<u8>> = simulate(3, 41, |ctx| {
-            let mut dry = Mosformer::planner(Security::Malicious);
-            product(&mut dry, ctx)?;
             let mut maker = Mosformer::new(Security::Malicious, Offline::new());
-            maker.prepare_all(ctx, &dry.material_plan())?;
+            let plan = veil_mpc::prep::Plan::of(&maker, &[veil_mpc::prep::Call::Mul { n: 8 }]);
+            maker.prepare_all(ctx, &plan)?;
             let mut bytes = Vec::new();
             maker.take_material().encode(&mut bytes)?;
             Ok(bytes)
@@ -244,8 +198,8 @@ mod tests {
 
     #[test]
     fn real_material_has_the_shapes_of_the_planner_placeholder_and_other_shapes_are_refused() {
-        let req = GateRequest::Gelu { n: 5 };
-        let wrong = GateRequest::Gelu { n: 4 };
+        let req = Gate::Gelu { n: 5 };
+        let wrong = Gate::Gelu { n: 4 };
         let stored = |keys: GateKeys| StoredMaterial {
             security: Security::SemiHonest,
             rings: Rings::Mixed,
@@ -254,11 +208,11 @@ mod tests {
             triples: StoredTriples::default(),
         };
         let fresh = || Mosformer::new(Security::SemiHonest, Offline::semi_honest());
-        let mixed = |r: &GateRequest| placeholder(r, Rings::Mixed);
+        let mixed = |r: &Gate| placeholder(r, Rings::Mixed);
         assert!(fresh().load_material(stored(mixed(&req))).is_ok());
         let err = fresh().load_material(stored(mixed(&wrong))).unwrap_err();
         assert!(err.to_string().contains("shapes"), "{err}");
-        let other_kind = mixed(&GateRequest::Relu { n: 5 });
+        let other_kind = mixed(&Gate::Relu { n: 5 });
         assert!(fresh().load_material(stored(other_kind)).is_err());
         // Material of the Z_2^64 rings has other shapes, and its header another name.
         let wide = placeholder(&req, Rings::Z64);

@@ -14,9 +14,9 @@
 //! al., CRYPTO 2018, applied to replicated sharing), in `W = Z_2^{k+s}` (see [`Sacrifice`]):
 //! 1. `⟨a⟩, ⟨a'⟩, ⟨b⟩` from pairwise PRF keys (F_rand, no communication);
 //! 2. `⟨c⟩ = ⟨a⟩⊙⟨b⟩`, `⟨c'⟩ = ⟨a'⟩⊙⟨b⟩` by the semi-honest product (one reshare of both);
-//! 3. a public challenge `t ∈ W^n` drawn *after* step 2 ([`crate::coin`]);
+//! 3. a public challenge `t ∈ W^n` drawn *after* step 2 (`crate::coin`);
 //! 4. open `ρ = t⊙a - a'` (checked; `a'` is uniform, so `ρ` says nothing about `a`);
-//! 5. zero check of `ζ = t⊙c - c' - ρ⊙b` ([`crate::verified::zero_check`]);
+//! 5. zero check of `ζ = t⊙c - c' - ρ⊙b` ([`crate::open::zero_check`]);
 //! 6. keep `(a, b, c) mod 2^k` (reduction is a ring homomorphism, so it is local).
 //!
 //! **Soundness.** A corrupted server can only add errors to its reshare messages, so
@@ -40,10 +40,10 @@ use veil_tensor::Tensor;
 use crate::coin::public_prg;
 use crate::mul::{cross_terms, matmul_cross_terms};
 use crate::open::open_all;
+use crate::open::zero_check;
 use crate::prss::random;
 use crate::reshare::reshare;
 use crate::rss::Rss;
-use crate::verified::zero_check;
 
 /// One party's shares of a triple.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]

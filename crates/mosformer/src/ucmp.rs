@@ -35,8 +35,8 @@ use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use veil_ring::{Ring, Z8};
 
 use crate::deal::{Dealt, deal_with};
-use crate::family::Security;
-use crate::stored::Shape;
+use crate::shape::Shape;
+use veil_mpc::mode::Security;
 
 /// Largest number of bits a UCMP compares: public values are `u64` (and the domain `2n = 128`
 /// fits Z_2^8).
@@ -71,8 +71,8 @@ impl UcmpKeys {
         self.count
     }
 
-    /// Zero material of the real shapes, for a dry run that only records the plan
-    /// ([`crate::Mosformer::planner`]); it compares nothing.
+    /// Zero material of the real shapes: the layout real material must have (stored
+    /// material is checked against it); it compares nothing.
     pub(crate) fn placeholder(role: u8, bits: usize, count: usize) -> Self {
         UcmpKeys { role, bits, count, tables: vec![0; bits * count], alpha: vec![Z8::ZERO; bits * count] }
     }
@@ -94,7 +94,7 @@ fn check_args(bits: usize) -> Result<u32> {
 pub use crate::deal::{dealer_message, evaluators};
 
 /// Runs the offline phase for dealer `dealer`: all three parties call it; the evaluators get
-/// verified material, the dealer `None`. (The dealing itself is [`crate::deal::deal`].)
+/// verified material, the dealer `None`. (The dealing itself is `crate::deal::deal_with`.)
 pub fn setup(ctx: &mut Ctx, dealer: PartyId, bits: usize, count: usize) -> Result<Option<UcmpKeys>> {
     setup_with(ctx, dealer, bits, count, Security::Malicious)
 }

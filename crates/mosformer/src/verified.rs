@@ -20,15 +20,14 @@
 //! reshare `n·B`, opening of ρ and σ `2n·B + 32`, zero check 32 bytes; 4 messages, 2 rounds.
 //! The paper's code sends `6ℓ` bits per product for the same steps (the zero check in full).
 
-use veil_crypto::Digest;
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::Ring;
 use veil_tensor::{Device, Tensor};
 
 use crate::mul::{cross_terms, matmul_cross_terms_many, split_products};
-use crate::open::{component_digest, open_all_recv, open_all_send};
+use crate::open::{open_all_recv, open_all_send};
 use crate::reshare::{reshare_recv, reshare_send};
-use crate::rss::{Rss, next, prev};
+use crate::rss::Rss;
 use crate::triples::TripleSource;
 
 /// Reshares the product term `z_b` while opening `ρ = a - x` and `σ = b - y` (one checked
@@ -55,21 +54,7 @@ fn product_and_masks<R: Ring>(
     Ok((z, rho, sigma))
 }
 
-/// Aborts unless `ζ = 0`.
-pub fn zero_check<R: Ring>(ctx: &mut Ctx, zeta: &Rss<R>, what: &str) -> Result<()> {
-    let b = ctx.party();
-    ctx.net().send(next(b), component_digest(&zeta.first).0.to_vec())?;
-    let got = ctx.net().recv(prev(b))?;
-    let expected = component_digest(&zeta.first.add(&zeta.second)?.neg());
-    let got: [u8; 32] = got.as_slice().try_into().map_err(|_| MpcError::Malformed {
-        from: prev(b),
-        what: format!("zero check: expected a 32-byte digest, got {} bytes", got.len()),
-    })?;
-    if !expected.ct_eq(&Digest(got)) {
-        return Err(MpcError::abort(format!("{what}: product verification (zero check)"), None));
-    }
-    Ok(())
-}
+pub use crate::open::zero_check;
 
 /// `⟨x ⊙ y⟩`, verified with a triple from `triples`; aborts on any deviation. (With a source
 /// that does not verify, the semi-honest product.)

@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
 use veil_mosformer::bits::random_bits;
-use veil_mosformer::offline::{OFFLINE_PHASE, Offline, Request};
+use veil_mosformer::offline::{OFFLINE_PHASE, Offline};
 use veil_mosformer::open::open_all;
 use veil_mosformer::triples::{
     FreshTriples, Sacrifice, Tamper, TripleSource, generate_matmul_tampered, generate_mul_tampered,
@@ -10,6 +10,7 @@ use veil_mosformer::triples::{
 use veil_mosformer::verified;
 use veil_mpc::MpcError;
 use veil_mpc::harness::{all_ok, simulate};
+use veil_mpc::prep::CorrelationRequest;
 use veil_ring::{Z16, Z32, Z64};
 
 fn mul_triples_are_products<R: Sacrifice>(seed: u64) {
@@ -120,7 +121,7 @@ fn a_plan_replayed_needs_nothing_on_demand() {
         let x = veil_mosformer::prss::random::<Z32>(ctx, &[6])?;
         verified::mul(ctx, &mut first, &x, &x)?;
         verified::matmul(ctx, &mut first, &x.reshape(&[2, 3])?, &x.reshape(&[3, 2])?)?;
-        let plan = first.plan().clone();
+        let plan = first.plan().to_vec();
         let mut second = Offline::new();
         second.produce(ctx, &plan)?;
         let before = ctx.stats().get(OFFLINE_PHASE);
@@ -139,7 +140,10 @@ fn a_plan_replayed_needs_nothing_on_demand() {
     for (plan, first, second, no_offline_traffic, _) in out {
         assert_eq!(
             plan,
-            vec![Request::Mul { bits: 32, count: 6 }, Request::Matmul { bits: 32, dims: (2, 3, 2) }]
+            vec![
+                CorrelationRequest::MulTriples { ring_bits: 32, count: 6 },
+                CorrelationRequest::MatmulTriple { ring_bits: 32, m: 2, k: 3, n: 2 }
+            ]
         );
         assert_eq!(first, 6 + 6 + 6 + 4);
         assert_eq!(second, 0);

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use veil_crypto::{Domain, Prg, Seed, SessionId};
-use veil_net::{CommStats, Net, PartyId};
+use veil_net::{CommStats, Frame, Net, NetError, PartyId, Transport};
 use veil_ring::Ring;
 use veil_tensor::{Cpu, Device};
 
@@ -28,6 +28,34 @@ pub struct Ctx {
     device: Arc<dyn Device>,
 }
 
+/// The transport of [`Ctx::detached`]: every peer is gone.
+struct Detached {
+    party: PartyId,
+    parties: usize,
+}
+
+impl Transport for Detached {
+    fn party(&self) -> PartyId {
+        self.party
+    }
+
+    fn parties(&self) -> usize {
+        self.parties
+    }
+
+    fn max_frame(&self) -> usize {
+        0
+    }
+
+    fn send(&mut self, to: PartyId, _: Frame) -> std::result::Result<(), NetError> {
+        Err(NetError::Disconnected { peer: to })
+    }
+
+    fn recv(&mut self, from: PartyId, _: std::time::Duration) -> std::result::Result<Frame, NetError> {
+        Err(NetError::Disconnected { peer: from })
+    }
+}
+
 impl std::fmt::Debug for Ctx {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ctx")
@@ -49,6 +77,21 @@ impl Ctx {
         let seeds = seeds::toss(&mut net, &session, &mut rng)?;
         net.set_phase(&previous);
         Ok(Ctx { net, session, rng, seeds, counters: HashMap::new(), device: Arc::new(Cpu::new()) })
+    }
+
+    /// A context with no peers, for work that sends nothing: every message fails with
+    /// [`veil_net::NetError::Disconnected`], no seed is shared with anyone (randomness is fresh
+    /// and private), and the session id is fresh. It still says which party of how many it
+    /// stands for, so a walk of a graph over shapes ([`crate::trace::Tracer`]) takes the paths
+    /// that party would take.
+    pub fn detached(party: PartyId, parties: usize) -> Self {
+        let mut os = rand::rngs::OsRng;
+        let session = SessionId::from_rng(&mut os);
+        let private = Seed::from_rng(&mut os);
+        let rng = Prg::derive(&private, &Domain::new(session, "veil/private", 0));
+        let net = Net::new(Box::new(Detached { party, parties }), std::time::Duration::ZERO);
+        let seeds = Seeds::alone(Seed::from_rng(&mut os));
+        Ctx { net, session, rng, seeds, counters: HashMap::new(), device: Arc::new(Cpu::new()) }
     }
 
     /// The device this party's matrix products run on.

@@ -11,7 +11,10 @@
 //!   its trait).
 //! - [`runner`]: one party's life in a deployment (seed setup, its job, stop notices).
 //! - [`phase`]: the offline phase nested in an online run, with its time kept apart.
-//! - [`prep`]: preprocessing requests as plain data, and usage counting.
+//! - [`prep`]: the one preprocessing interface: calls and requests as plain data, plans,
+//!   the [`prep::Preprocessing`] trait every source implements.
+//! - [`trace`]: a backend of shapes only that records the calls a walk makes (plans without
+//!   running the protocol).
 //! - [`reference`](mod@reference): a family's fixed-point non-linear layers in the clear.
 //! - [`cost`]: declared costs, compared with measured [`veil_net::PhaseStats`] in tests.
 //! - [`mode`]: the security mode and ring plan a session runs in, shared by every family.
@@ -29,6 +32,7 @@ pub mod reference;
 pub mod roles;
 pub mod runner;
 pub mod seeds;
+pub mod trace;
 pub mod traits;
 pub mod wire;
 

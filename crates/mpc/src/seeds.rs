@@ -25,6 +25,12 @@ pub struct Seeds {
 }
 
 impl Seeds {
+    /// The seeds of a party alone: no pairwise seed, and an all-party seed known to nobody else
+    /// (a fresh random one).
+    pub(crate) fn alone(all: Seed) -> Self {
+        Seeds { pairwise: Vec::new(), all }
+    }
+
     /// The seed shared with `peer` (None for oneself or an unknown party).
     pub fn pairwise(&self, peer: PartyId) -> Option<&Seed> {
         self.pairwise.get(peer).and_then(|s| s.as_ref())

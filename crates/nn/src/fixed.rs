@@ -2,7 +2,8 @@
 //! debug numerics and to find where values would leave the ring or a layer's valid range.
 //!
 //! Same encoding as the secure executor (`Z_2^64`, `f` fractional bits, weights and inputs
-//! rounded to nearest), same index maps ([`crate::cnn`]), same walk over the graph, and the
+//! rounded to nearest), same index maps ([`crate::cnn`]), the same walk over the graph
+//! (`walk`), and the
 //! arithmetic of the family's operations: a product or matrix product is exact in the ring,
 //! then truncated by `2^f` (rounding down); maxima and additions are exact; a mean multiplies
 //! the window's sum by `⌊2^f/count⌉` and truncates (as a division by a public integer does);
@@ -27,8 +28,9 @@ use serde::Serialize;
 use crate::cnn::{self, PadFill};
 use crate::error::{NnError, Result};
 use crate::float::Mat;
-use crate::graph::{Graph, Op};
+use crate::graph::{Graph, Node, Op};
 use crate::input::Input;
+use crate::walk::{At, Executor, walk};
 use crate::weights::{FloatTensor, Weights};
 use veil_mpc::reference::{Checked, FixedReference};
 
@@ -144,26 +146,6 @@ fn attention(
     Ok((Checked { values: out, excess: probs.excess }, peak))
 }
 
-/// Refuses, before anything runs, a graph with a layer the family's clear arithmetic lacks
-/// (GELU, softmax or LayerNorm under a CNN family), naming the first such node.
-fn refuse_missing_layers(graph: &Graph, reference: &dyn FixedReference) -> Result<()> {
-    for (i, node) in graph.nodes.iter().enumerate() {
-        let has = match &node.op {
-            Op::Gelu(_) => reference.gelu(&[0]).is_some(),
-            Op::Attention { .. } => reference.softmax(&[0], 1, 1, None).is_some(),
-            Op::LayerNorm { .. } => reference.layernorm(&[0], &[0], &[0], 1, 1).is_some(),
-            _ => true,
-        };
-        if !has {
-            return Err(NnError::Unsupported(format!(
-                "node {i} ({}): the family has no such layer (its fixed-point reference lacks it)",
-                node.op.name()
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// Runs `graph` in fixed point with the family's arithmetic (`reference`; its fractional bits,
 /// 16 for the families' models).
 pub fn run_fixed(
@@ -173,36 +155,69 @@ pub fn run_fixed(
     reference: &dyn FixedReference,
 ) -> Result<FixedRun> {
     data.check(graph)?;
-    graph.validate()?;
-    refuse_missing_layers(graph, reference)?;
     let f = reference.frac_bits();
-    let n = data.size();
-    let shapes = graph.shapes(n)?;
-    let w = |name: &String| -> Result<Vec<i64>> {
+    let last = graph.output()?;
+    let mut exec = Fixed { graph, weights, data, reference, overflows: Vec::new() };
+    let raw = walk(&mut exec, graph, data.size(), last)?;
+    let scale = f64::from(1u32 << f);
+    let cols = *graph.shapes(data.size())?[last].last().unwrap_or(&1);
+    let mut output =
+        Mat { rows: raw.len() / cols.max(1), cols, data: raw.iter().map(|&v| v as f64 / scale).collect() };
+    if matches!(graph.nodes[last].op, Op::L2Normalize) {
+        output = crate::float::l2_normalize(&output);
+    }
+    Ok(FixedRun { output, raw, overflows: exec.overflows })
+}
+
+/// The fixed-point executor's ops (`walk`), with the overflows found so far.
+struct Fixed<'a> {
+    graph: &'a Graph,
+    weights: &'a Weights,
+    data: Input<'a>,
+    reference: &'a dyn FixedReference,
+    overflows: Vec<Overflow>,
+}
+
+impl Fixed<'_> {
+    /// Weight `name` in fixed point, checked against the graph's shape.
+    fn weight(&self, name: &String) -> Result<Vec<i64>> {
         let t: &FloatTensor =
-            weights.get(name).ok_or_else(|| NnError::Invalid(format!("weight {name} is missing")))?;
-        if t.shape != graph.weights[name] {
+            self.weights.get(name).ok_or_else(|| NnError::Invalid(format!("weight {name} is missing")))?;
+        if t.shape != self.graph.weights[name] {
             return Err(NnError::Invalid(format!(
                 "weight {name} has shape {:?}, the graph {:?}",
-                t.shape, graph.weights[name]
+                t.shape, self.graph.weights[name]
             )));
         }
-        encode(&t.data, f, name)
-    };
-    let (product_limit, value_limit) = (1u128 << 62, 1u128 << 62);
-    let scale = f64::from(1u32 << f);
-    let mut values: Vec<Vec<i64>> = Vec::with_capacity(graph.nodes.len());
-    let mut overflows = Vec::new();
-    for (i, node) in graph.nodes.iter().enumerate() {
-        let x = |k: usize| -> &Vec<i64> { &values[node.inputs[k]] };
-        let image = |k: usize| -> Result<[usize; 4]> {
-            <[usize; 4]>::try_from(shapes[node.inputs[k]].as_slice())
-                .map_err(|_| NnError::Invalid(format!("node {i}: input is not an image")))
+        encode(&t.data, self.reference.frac_bits(), name)
+    }
+}
+
+impl Executor for Fixed<'_> {
+    type Value = Vec<i64>;
+
+    /// GELU, softmax (attention) and LayerNorm where the family's clear arithmetic lacks them.
+    fn lacks(&self, node: &Node) -> Option<String> {
+        let has = match &node.op {
+            Op::Gelu(_) => self.reference.gelu(&[0]).is_some(),
+            Op::Attention { .. } => self.reference.softmax(&[0], 1, 1, None).is_some(),
+            Op::LayerNorm { .. } => self.reference.layernorm(&[0], &[0], &[0], 1, 1).is_some(),
+            _ => true,
         };
-        let matrix = |k: usize| -> Result<[usize; 2]> {
-            <[usize; 2]>::try_from(shapes[node.inputs[k]].as_slice())
-                .map_err(|_| NnError::Invalid(format!("node {i}: input is not a matrix")))
-        };
+        (!has).then(|| "the family has no such layer (its fixed-point reference lacks it)".to_string())
+    }
+
+    fn node(&mut self, at: &At<'_>, inputs: &[&Vec<i64>]) -> Result<Vec<i64>> {
+        let (graph, data, reference) = (self.graph, self.data, self.reference);
+        let (i, node, shapes) = (at.index, at.node, at.shapes);
+        let f = reference.frac_bits();
+        let n = data.size();
+        let (product_limit, value_limit) = (1u128 << 62, 1u128 << 62);
+        let scale = f64::from(1u32 << f);
+        let w = |name: &String| self.weight(name);
+        let x = |k: usize| -> &Vec<i64> { inputs[k] };
+        let image = |k: usize| at.input_image(k);
+        let matrix = |k: usize| at.input_matrix(k);
         let add_bias = |mut y: Vec<i64>, bias: &Option<String>, n: usize| -> Result<Vec<i64>> {
             if let Some(b) = bias {
                 let b = w(b)?;
@@ -345,21 +360,12 @@ pub fn run_fixed(
         };
         if peak_product >= product_limit {
             let s2 = scale * scale;
-            overflows.push(found("product", peak_product as f64 / s2, product_limit as f64 / s2));
+            self.overflows.push(found("product", peak_product as f64 / s2, product_limit as f64 / s2));
         } else if peak_value >= value_limit {
-            overflows.push(found("value", peak_value as f64 / scale, value_limit as f64 / scale));
+            self.overflows.push(found("value", peak_value as f64 / scale, value_limit as f64 / scale));
         } else if let Some(e) = excess {
-            overflows.push(found(&e.what, e.value, e.limit));
+            self.overflows.push(found(&e.what, e.value, e.limit));
         }
-        values.push(v);
+        Ok(v)
     }
-    let last = graph.output()?;
-    let raw = values.swap_remove(last);
-    let cols = *shapes[last].last().unwrap_or(&1);
-    let mut output =
-        Mat { rows: raw.len() / cols.max(1), cols, data: raw.iter().map(|&v| v as f64 / scale).collect() };
-    if matches!(graph.nodes[last].op, Op::L2Normalize) {
-        output = crate::float::l2_normalize(&output);
-    }
-    Ok(FixedRun { output, raw, overflows })
 }

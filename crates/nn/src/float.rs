@@ -1,9 +1,11 @@
-//! The float reference executor: the graph in `f64`, for accuracy comparisons.
+//! The float reference executor: the graph in `f64`, for accuracy comparisons (its ops on the
+//! walk every executor shares, `walk`).
 
 use crate::cnn::{self, PadFill};
 use crate::error::{NnError, Result};
 use crate::graph::{GeluForm, Graph, Op};
 use crate::input::Input;
+use crate::walk::{At, Executor, walk};
 use crate::weights::{FloatTensor, Weights};
 
 /// A row-major matrix of `f64`.
@@ -36,17 +38,11 @@ fn weight<'a>(w: &'a Weights, name: &str) -> Result<&'a FloatTensor> {
     w.get(name).ok_or_else(|| NnError::Invalid(format!("weight {name} is missing")))
 }
 
-fn mat(values: &[Value], v: usize) -> Result<&Mat> {
-    match &values[v] {
+fn mat(v: &Value) -> Result<&Mat> {
+    match v {
         Value::Mat(m) => Ok(m),
-        Value::Ids => Err(NnError::Invalid(format!("value {v} is token ids, not a matrix"))),
+        Value::Ids => Err(NnError::Invalid("token ids where a matrix is expected".into())),
     }
-}
-
-/// `[B, H, W, C]` of a value (an image-valued matrix has `B·H·W` rows of `C`).
-fn image_shape(shapes: &[Vec<usize>], v: usize) -> Result<[usize; 4]> {
-    <[usize; 4]>::try_from(shapes[v].as_slice())
-        .map_err(|_| NnError::Invalid(format!("value {v} of shape {:?} is not an image", shapes[v])))
 }
 
 /// `x·W + b` for `W: [k, n]` (any tensor of `k·n` entries, row-major).
@@ -80,16 +76,30 @@ pub fn run_float(graph: &Graph, weights: &Weights, ids: &[u32]) -> Result<Mat> {
 /// output has `B·H·W` rows of `C` channels).
 pub fn run_float_on(graph: &Graph, weights: &Weights, data: Input<'_>) -> Result<Mat> {
     data.check(graph)?;
-    let shapes = graph.shapes(data.size())?;
-    let ids: &[u32] = match data {
-        Input::Tokens(ids) => ids,
-        Input::Images(_) => &[],
-    };
-    let t = ids.len();
-    let mut values: Vec<Value> = Vec::with_capacity(graph.nodes.len());
-    for node in &graph.nodes {
-        let input = |k: usize| mat(&values, node.inputs[k]);
-        let out = match &node.op {
+    let mut exec = Float { weights, data };
+    let out = walk(&mut exec, graph, data.size(), graph.output()?)?;
+    mat(&out).cloned()
+}
+
+/// The float executor's ops (`walk`).
+struct Float<'a> {
+    weights: &'a Weights,
+    data: Input<'a>,
+}
+
+impl Executor for Float<'_> {
+    type Value = Value;
+
+    fn node(&mut self, at: &At<'_>, inputs: &[&Value]) -> Result<Value> {
+        let (weights, data) = (self.weights, self.data);
+        let ids: &[u32] = match data {
+            Input::Tokens(ids) => ids,
+            Input::Images(_) => &[],
+        };
+        let t = ids.len();
+        let node = at.node;
+        let input = |k: usize| mat(inputs[k]);
+        Ok(match &node.op {
             Op::Tokens => Value::Ids,
             Op::Image { channels, height, width } => {
                 let Input::Images(img) = data else { return Err(NnError::Invalid("images expected".into())) };
@@ -102,14 +112,14 @@ pub fn run_float_on(graph: &Graph, weights: &Weights, data: Input<'_>) -> Result
                 })
             }
             Op::Conv2d { weight: wn, bias, window } => {
-                let shape = image_shape(&shapes, node.inputs[0])?;
+                let shape = at.input_image(0)?;
                 let (idx, [rows, cols]) = cnn::im2col(shape, window)?;
                 let patches = Mat { rows, cols, data: cnn::gather(&input(0)?.data, &idx, 0.0)? };
                 let bias = bias.as_ref().map(|b| weight(weights, b)).transpose()?;
                 Value::Mat(linear(&patches, weight(weights, wn)?, bias, wn)?)
             }
             Op::MaxPool(window) | Op::AvgPool { window, .. } => {
-                let shape = image_shape(&shapes, node.inputs[0])?;
+                let shape = at.input_image(0)?;
                 let is_max = matches!(node.op, Op::MaxPool(_));
                 let fill = if is_max { PadFill::Repeat } else { PadFill::Zero };
                 let (idx, [rows, k], counts) = cnn::windows(shape, window, fill)?;
@@ -130,7 +140,7 @@ pub fn run_float_on(graph: &Graph, weights: &Weights, data: Input<'_>) -> Result
                 Value::Mat(Mat { rows: rows / c, cols: c, data })
             }
             Op::Flatten => {
-                let shape = image_shape(&shapes, node.inputs[0])?;
+                let shape = at.input_image(0)?;
                 let data = cnn::gather(&input(0)?.data, &cnn::flatten(shape), 0.0)?;
                 Value::Mat(Mat { rows: shape[0], cols: data.len() / shape[0].max(1), data })
             }
@@ -149,7 +159,7 @@ pub fn run_float_on(graph: &Graph, weights: &Weights, data: Input<'_>) -> Result
             }
             Op::Positions { table } => {
                 let w = weight(weights, table)?;
-                let (h, t) = (w.shape[1], shapes[node.inputs[0]][0]);
+                let (h, t) = (w.shape[1], at.input_shape(0)[0]);
                 if t > w.shape[0] {
                     return Err(NnError::Invalid(format!("{t} tokens, at most {} positions", w.shape[0])));
                 }
@@ -237,11 +247,8 @@ pub fn run_float_on(graph: &Graph, weights: &Weights, data: Input<'_>) -> Result
                 }
                 Value::Mat(m)
             }
-        };
-        values.push(out);
+        })
     }
-    let last = graph.output()?;
-    mat(&values, last).cloned()
 }
 
 fn map(x: &Mat, f: impl Fn(f64) -> f64) -> Mat {

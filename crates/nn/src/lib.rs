@@ -21,6 +21,7 @@ pub mod progress;
 pub mod secure;
 pub mod tokenizer;
 pub mod vit;
+mod walk;
 pub mod weights;
 pub mod zoo;
 

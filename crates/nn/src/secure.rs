@@ -25,12 +25,16 @@
 //! softmax and LayerNorm are its own approximations (their error bounds are in the family's
 //! docs); LayerNorm's epsilon is below the fixed-point resolution and left out.
 //!
-//! Values are dropped after their last use, so a server holds one layer's activations and the
-//! weights still to be used.
+//! The servers walk the graph with the other executors' walk (`walk`): values are
+//! dropped after their last use, so a server holds one layer's activations and the weights
+//! still to be used. [`trace_calls`] walks it over shapes only, to plan a session's
+//! preprocessing before anything runs.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use veil_mpc::prep::Call;
+use veil_mpc::trace::Tracer;
 use veil_mpc::traits::{Layout, NonLinear, Owners, TransformerOps};
 use veil_mpc::{Ctx, PartyId};
 use veil_ring::{Ring, Z2k, Z64};
@@ -41,6 +45,7 @@ use crate::error::{NnError, Result};
 use crate::float::{Mat, l2_normalize};
 use crate::graph::{Graph, Op};
 use crate::input::Input;
+use crate::walk::{At, Executor, walk};
 use crate::weights::{FloatTensor, Weights};
 
 /// What a family needs to run a CNN: fixed-point arithmetic, ReLU and maxima, local layout
@@ -141,6 +146,9 @@ fn decode(t: &Tensor<Z64>, f: u32) -> Result<Mat> {
 /// How the executor reaches a family's transformer layers: [`WithTransformer`] calls them,
 /// [`CnnOnly`] has none (and [`run_secure_cnn`] refuses graphs that need them up front).
 trait TransformerLayers<B: SecureBackend> {
+    /// Whether there are any.
+    fn present(&self) -> bool;
+
     /// Runs a GELU, LayerNorm or attention node.
     fn node(&self, b: &mut B, ctx: &mut Ctx, op: &Op, x: &[&B::Share], w: &[B::Share]) -> Result<B::Share>;
 }
@@ -149,6 +157,10 @@ struct WithTransformer;
 struct CnnOnly;
 
 impl<B: SecureBackend + TransformerOps<Z64>> TransformerLayers<B> for WithTransformer {
+    fn present(&self) -> bool {
+        true
+    }
+
     fn node(&self, b: &mut B, ctx: &mut Ctx, op: &Op, x: &[&B::Share], w: &[B::Share]) -> Result<B::Share> {
         Ok(match (op, x, w) {
             (Op::Gelu(_), [x], _) => b.gelu(ctx, x)?,
@@ -163,6 +175,10 @@ impl<B: SecureBackend + TransformerOps<Z64>> TransformerLayers<B> for WithTransf
 }
 
 impl<B: SecureBackend> TransformerLayers<B> for CnnOnly {
+    fn present(&self) -> bool {
+        false
+    }
+
     fn node(&self, _: &mut B, _: &mut Ctx, op: &Op, _: &[&B::Share], _: &[B::Share]) -> Result<B::Share> {
         Err(NnError::Unsupported(format!("{} needs a family with transformer layers", op.name())))
     }
@@ -302,38 +318,10 @@ fn run_with<B: SecureBackend, L: TransformerLayers<B>>(
                 roles,
                 input: data.map(|i| encode_input(graph, i, f)).transpose()?.map(|(v, _)| v),
                 weights: model,
+                progress: true,
             };
-            let group = group.clamp(1, n.max(1));
-            let batch_shapes = graph.shapes(n)?;
-            let mut weights = WeightShares { shared: BTreeMap::new(), keep: group < n };
-            // With groups, the images are shared once and each group is a slice of them.
-            let images = if group < n { Some(own.input_share(b, ctx, &batch_shapes[0])?) } else { None };
-            let mut outputs = Vec::new();
-            for start in (0..n.max(1)).step_by(group) {
-                let len = group.min(n - start);
-                let slice = images.as_ref().map(|x| b.slice(x, 0, start..start + len)).transpose()?;
-                let mut costs = Vec::new();
-                let out =
-                    serve(b, ctx, graph, len, &own, out_value, &mut costs, layers, &mut weights, slice)?;
-                add_costs(&mut run.nodes, costs);
-                let (previous, began) = (ctx.stats().phase().to_string(), std::time::Instant::now());
-                ctx.set_phase(VERIFY_PHASE);
-                b.check(ctx)?;
-                ctx.set_phase(&previous);
-                run.verify_seconds += began.elapsed().as_secs_f64();
-                outputs.push(out);
-            }
-            let out = match outputs.len() {
-                1 => outputs.pop().ok_or_else(|| NnError::Invalid("no output".into()))?,
-                _ => b.concat(&outputs.iter().collect::<Vec<_>>(), 0)?,
-            };
+            let out = compute(b, ctx, graph, n, &own, out_value, layers, group, &mut run)?;
             let shape = b.shape_of(&out);
-            if group < n && shape != batch_shapes[out_value] {
-                return Err(NnError::Invalid(format!(
-                    "the groups' outputs make {shape:?}, the batch's output is {:?}",
-                    batch_shapes[out_value]
-                )));
-            }
             let revealed = b.reveal_to_owner(ctx, Some(&out), roles.data_owner, &shape)?;
             if me == roles.data_owner {
                 run.output = Some(received(revealed)?);
@@ -341,6 +329,88 @@ fn run_with<B: SecureBackend, L: TransformerLayers<B>>(
             Ok(run)
         }
     }
+}
+
+/// A computing party's part: the graph on shares, a group of `group` images at a time with the
+/// deferred checks after each; returns the share of the output, not yet revealed.
+#[allow(clippy::too_many_arguments)]
+fn compute<B: SecureBackend, L: TransformerLayers<B>>(
+    b: &mut B,
+    ctx: &mut Ctx,
+    graph: &Graph,
+    n: usize,
+    own: &Owned<'_>,
+    out_value: usize,
+    layers: &L,
+    group: usize,
+    run: &mut SecureRun,
+) -> Result<B::Share> {
+    let group = group.clamp(1, n.max(1));
+    let batch_shapes = graph.shapes(n)?;
+    let mut weights = WeightShares { shared: BTreeMap::new(), keep: group < n };
+    // With groups, the images are shared once and each group is a slice of them.
+    let images = if group < n { Some(own.input_share(b, ctx, &batch_shapes[0])?) } else { None };
+    let mut outputs = Vec::new();
+    for start in (0..n.max(1)).step_by(group) {
+        let len = group.min(n - start);
+        let slice = images.as_ref().map(|x| b.slice(x, 0, start..start + len)).transpose()?;
+        let mut costs = Vec::new();
+        let out = serve(b, ctx, graph, len, own, out_value, &mut costs, layers, &mut weights, slice)?;
+        add_costs(&mut run.nodes, costs);
+        let (previous, began) = (ctx.stats().phase().to_string(), std::time::Instant::now());
+        ctx.set_phase(VERIFY_PHASE);
+        b.check(ctx)?;
+        ctx.set_phase(&previous);
+        run.verify_seconds += began.elapsed().as_secs_f64();
+        outputs.push(out);
+    }
+    let out = match outputs.len() {
+        1 => outputs.pop().ok_or_else(|| NnError::Invalid("no output".into()))?,
+        _ => b.concat(&outputs.iter().collect::<Vec<_>>(), 0)?,
+    };
+    let shape = b.shape_of(&out);
+    if group < n && shape != batch_shapes[out_value] {
+        return Err(NnError::Invalid(format!(
+            "the groups' outputs make {shape:?}, the batch's output is {:?}",
+            batch_shapes[out_value]
+        )));
+    }
+    Ok(out)
+}
+
+/// The calls a computing party's walk of `graph` on an input of size `n` makes of a family,
+/// with the checks every `images_per_check` images: the walk of [`run_secure`] (or
+/// [`run_secure_cnn_in_groups`]) over `tracer` ([`Tracer::like`] the family), which computes
+/// nothing and sends nothing. What every computing party derives alike from public facts,
+/// before any input exists: the family turns the calls into its preprocessing plan
+/// ([`veil_mpc::prep::Plan::of`]).
+///
+/// # Errors
+/// A graph the executor refuses, or shapes a family would refuse.
+pub fn trace_calls(
+    mut tracer: Tracer,
+    graph: &Graph,
+    n: usize,
+    roles: Roles,
+    images_per_check: usize,
+) -> Result<Vec<Call>> {
+    graph.validate()?;
+    if n == 0 || images_per_check == 0 {
+        return Err(NnError::Invalid("an empty input or a check every 0 images".into()));
+    }
+    let servers = Owners::<Z64>::servers(&tracer);
+    let parties = servers.max(roles.data_owner + 1).max(roles.model_owner + 1);
+    let mut ctx = Ctx::detached(0, parties);
+    let last = graph.output()?;
+    let out_value =
+        if matches!(graph.nodes[last].op, Op::L2Normalize) { graph.nodes[last].inputs[0] } else { last };
+    let own = Owned { roles, input: None, weights: None, progress: false };
+    let mut run = SecureRun::default();
+    let layers = WithTransformer;
+    let out = compute(&mut tracer, &mut ctx, graph, n, &own, out_value, &layers, images_per_check, &mut run)?;
+    let shape = out.clone();
+    Owners::<Z64>::reveal_to_owner(&mut tracer, &mut ctx, Some(&out), roles.data_owner, &shape)?;
+    Ok(tracer.into_calls())
 }
 
 /// A contribution's kind, for errors (never its contents).
@@ -376,6 +446,8 @@ struct Owned<'a> {
     roles: Roles,
     input: Option<Tensor<Z64>>,
     weights: Option<&'a Weights>,
+    /// Whether the walk reports its progress ([`crate::progress`]; not when tracing).
+    progress: bool,
 }
 
 impl Owned<'_> {
@@ -466,7 +538,7 @@ fn image_shape<B: SecureBackend>(b: &B, x: &B::Share) -> Result<[usize; 4]> {
         .map_err(|_| NnError::Invalid(format!("a value of shape {s:?}, not an image")))
 }
 
-/// The servers' walk over the graph; returns the share of value `out`.
+/// The servers' walk over the graph (`walk`); returns the share of value `out`.
 #[allow(clippy::too_many_arguments)]
 fn serve<B: SecureBackend, L: TransformerLayers<B>>(
     b: &mut B,
@@ -478,41 +550,66 @@ fn serve<B: SecureBackend, L: TransformerLayers<B>>(
     costs: &mut Vec<NodeCost>,
     layers: &L,
     weights: &mut WeightShares<B::Share>,
-    mut images: Option<B::Share>,
+    images: Option<B::Share>,
 ) -> Result<B::Share> {
-    let shapes = graph.shapes(n)?;
-    let mut last_use = vec![0usize; graph.nodes.len()];
-    for (i, nd) in graph.nodes.iter().enumerate() {
-        for &v in &nd.inputs {
-            last_use[v] = i;
-        }
-    }
-    last_use[out] = usize::MAX;
-    let mut weight_last_use = std::collections::BTreeMap::new();
+    let mut weight_last_use = BTreeMap::new();
     for (i, nd) in graph.nodes.iter().enumerate() {
         for w in nd.op.weights() {
-            weight_last_use.insert(w, i);
+            weight_last_use.insert(w.clone(), i);
         }
     }
-    let f = b.frac_bits();
-    // Conv → ReLU → max-pool blocks rescale once, after the pool, when the family's
-    // comparisons work on the whole ring: ReLU and max commute with the (monotone) rescaling,
-    // and a pool has fewer outputs than the convolution (4x for 2x2 windows).
-    let rescale_after_pool: Vec<bool> = (0..graph.nodes.len())
-        .map(|i| {
-            let op = |k: usize| graph.nodes.get(k).map(|nd| (&nd.op, nd.inputs.as_slice()));
-            b.comparisons_on_full_ring()
-                && matches!(op(i), Some((Op::Conv2d { .. }, _)))
-                && matches!(op(i + 1), Some((Op::Relu, [v])) if *v == i)
-                && matches!(op(i + 2), Some((Op::MaxPool(_), [v])) if *v == i + 1)
-                && last_use[i] == i + 1
-                && last_use[i + 1] == i + 2
-        })
-        .collect();
-    let mut values: Vec<Option<B::Share>> = vec![None; graph.nodes.len()];
-    let shared = &mut weights.shared;
-    for (i, node) in graph.nodes.iter().enumerate().take(out + 1) {
+    let mut exec = Serve { b, ctx, own, layers, weights, images, costs, weight_last_use, n, out };
+    walk(&mut exec, graph, n, out)?.ok_or_else(|| NnError::Invalid("the output is the token ids".into()))
+}
+
+/// Whether node `i` is the convolution of a conv → ReLU → max-pool block that rescales once,
+/// after the pool: when the family's comparisons work on the whole ring, ReLU and max commute
+/// with the (monotone) rescaling, and a pool has fewer outputs than the convolution (4x for
+/// 2x2 windows).
+fn rescale_after_pool(at: &At<'_>, full_ring: bool, i: usize) -> bool {
+    let op = |k: usize| at.graph.nodes.get(k).map(|nd| (&nd.op, nd.inputs.as_slice()));
+    full_ring
+        && matches!(op(i), Some((Op::Conv2d { .. }, _)))
+        && matches!(op(i + 1), Some((Op::Relu, [v])) if *v == i)
+        && matches!(op(i + 2), Some((Op::MaxPool(_), [v])) if *v == i + 1)
+        && at.last_use[i] == i + 1
+        && at.last_use[i + 1] == i + 2
+}
+
+/// A computing party's ops on the walk: the family's operations on shares, the weights shared
+/// on first use and dropped after their last, per-node costs and progress.
+struct Serve<'a, 'o, B: SecureBackend, L> {
+    b: &'a mut B,
+    ctx: &'a mut Ctx,
+    own: &'a Owned<'o>,
+    layers: &'a L,
+    weights: &'a mut WeightShares<B::Share>,
+    /// The group's images, when shared ahead for the whole batch.
+    images: Option<B::Share>,
+    costs: &'a mut Vec<NodeCost>,
+    weight_last_use: BTreeMap<String, usize>,
+    n: usize,
+    out: usize,
+}
+
+impl<B: SecureBackend, L: TransformerLayers<B>> Executor for Serve<'_, '_, B, L> {
+    /// `None` for the token ids (never shared: the embedding shares their one-hot matrix).
+    type Value = Option<B::Share>;
+
+    fn lacks(&self, node: &crate::graph::Node) -> Option<String> {
+        (node.op.needs_transformer_layers() && !self.layers.present())
+            .then(|| "needs transformer layers (GELU, softmax, LayerNorm), which this family lacks".into())
+    }
+
+    fn node(&mut self, at: &At<'_>, inputs: &[&Option<B::Share>]) -> Result<Option<B::Share>> {
+        let Serve { b, ctx, own, layers, weights, images, costs, weight_last_use, n, out } = self;
+        let (b, ctx, n) = (&mut **b, &mut **ctx, *n);
+        let (i, node, graph, shapes) = (at.index, at.node, at.graph, at.shapes);
+        let f = b.frac_bits();
+        let full_ring = b.comparisons_on_full_ring();
+        let rescale_after_pool = |at: &At<'_>, k: usize| rescale_after_pool(at, full_ring, k);
         let (bytes0, start) = (ctx.stats().total().bytes_sent, std::time::Instant::now());
+        let shared = &mut weights.shared;
         for name in node.op.weights() {
             if !shared.contains_key(name) {
                 let s = own.weight_share(b, ctx, name, &graph.weights[name])?;
@@ -521,9 +618,9 @@ fn serve<B: SecureBackend, L: TransformerLayers<B>>(
         }
         let w = |name: &String| -> Result<B::Share> { Ok(shared[name].clone()) };
         let x = |k: usize| -> Result<&B::Share> {
-            values[node.inputs[k]]
+            inputs[k]
                 .as_ref()
-                .ok_or_else(|| NnError::Invalid(format!("value {} not available", node.inputs[k])))
+                .ok_or_else(|| NnError::Invalid(format!("value {} is the token ids", node.inputs[k])))
         };
         let v = match &node.op {
             Op::Tokens => None,
@@ -548,7 +645,7 @@ fn serve<B: SecureBackend, L: TransformerLayers<B>>(
                 let (idx, [rows, cols]) = cnn::im2col(image_shape(b, x(0)?)?, window)?;
                 let patches = b.gather(x(0)?, &idx, &[rows, cols])?;
                 let kernel = b.reshape(&w(weight)?, &[cols, shapes[i][3]])?;
-                let y = if rescale_after_pool[i] {
+                let y = if rescale_after_pool(at, i) {
                     // 2f fractional bits until the pool: the bias too.
                     let bias = match bias {
                         Some(name) => {
@@ -591,7 +688,7 @@ fn serve<B: SecureBackend, L: TransformerLayers<B>>(
                     let (oh, ow) = w.output(shape[1], shape[2])?;
                     v = b.reshape(&m, &[shape[0], oh, ow, shape[3]])?;
                 }
-                if i >= 2 && rescale_after_pool[i - 2] {
+                if i >= 2 && rescale_after_pool(at, i - 2) {
                     v = b.div_public(ctx, &v, 1 << f)?;
                 }
                 Some(v)
@@ -648,24 +745,20 @@ fn serve<B: SecureBackend, L: TransformerLayers<B>>(
                 Some(b.matmul_fixed(ctx, x(0)?, &t)?)
             }
         };
-        values[i] = v;
-        for &input in &node.inputs {
-            if last_use[input] == i {
-                values[input] = None;
-            }
-        }
         for name in node.op.weights() {
             if !weights.keep && weight_last_use.get(name) == Some(&i) {
-                shared.remove(name);
+                weights.shared.remove(name);
             }
         }
-        crate::progress::report(&crate::progress::Step {
-            party: ctx.party(),
-            done: i + 1,
-            nodes: out + 1,
-            op: node.op.name(),
-            scope: &node.scope,
-        });
+        if own.progress {
+            crate::progress::report(&crate::progress::Step {
+                party: ctx.party(),
+                done: i + 1,
+                nodes: *out + 1,
+                op: node.op.name(),
+                scope: &node.scope,
+            });
+        }
         costs.push(NodeCost {
             node: i,
             op: node.op.name(),
@@ -673,8 +766,8 @@ fn serve<B: SecureBackend, L: TransformerLayers<B>>(
             bytes: ctx.stats().total().bytes_sent - bytes0,
             seconds: start.elapsed().as_secs_f64(),
         });
+        Ok(v)
     }
-    values[out].take().ok_or_else(|| NnError::Invalid("the output was not computed".into()))
 }
 
 /// The weights' shares the servers hold: shared when a node first needs them, and dropped

@@ -45,8 +45,8 @@ pub fn cnn_party(
         let weights = (!model.weights.is_empty()).then_some(&model.weights);
         let mine = contribution(ctx.party(), &topology, images.map(Input::Images), weights)?;
         let job = GraphJob { graph: &model.graph, n, mine, material, images_per_check };
-        let (run, used) = choice.run(ctx, job)?;
-        Ok((run, Some(used)))
+        let (run, prep) = choice.run(ctx, job)?;
+        Ok((run, Some(prep)))
     })
 }
 

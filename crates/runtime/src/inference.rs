@@ -8,7 +8,7 @@
 //!
 //! Offline material is made by the servers under the `offline` phase, whose bytes, rounds and
 //! seconds are reported apart: either all of it ahead of the online phase, from a plan each
-//! server derives by a dry run ([`crate::ahead`]), or right before each gate call needs it
+//! server derives from the graph's shapes ([`crate::ahead`]), or right before each gate call needs it
 //! (bounded memory; its seconds are then subtracted from the online time). The deferred checks
 //! run under `verify`.
 
@@ -28,7 +28,7 @@ use veil_nn::graph::{Graph, Op};
 use veil_nn::secure::{Contribution, NodeCost, SecureRun, VERIFY_PHASE};
 
 pub use crate::ahead::Material;
-use crate::families::{FamilyChoice, GraphJob, THREE_SERVERS};
+use crate::families::{FamilyChoice, GraphJob, PrepOutcome, THREE_SERVERS};
 use crate::{Link, PhaseReport};
 
 /// The data owner's party id in the 3-party families' deployments.
@@ -68,6 +68,14 @@ pub struct InferenceParty {
     /// `on-demand` before each gate call, or `stored` by an earlier session).
     #[serde(default)]
     pub material: Option<String>,
+    /// Computing parties: the preprocessing the session consumed, units by kind
+    /// (`mul_triples`, `matmul_triple`, `trunc_pairs`, `sign_bits`, `gate_elements`, ...).
+    #[serde(default)]
+    pub preprocessing_used: Option<std::collections::BTreeMap<String, u64>>,
+    /// Computing parties: units made on demand because no material made ahead covered them
+    /// (0 when the material was made ahead or stored and the plan was complete).
+    #[serde(default)]
+    pub made_on_demand: Option<u64>,
 }
 
 /// Cost of a group of nodes (one kind of operation, or one layer) at one server.
@@ -188,8 +196,8 @@ pub fn inference_party(
         let weights = model.weights.as_ref();
         let mine = contribution(ctx.party(), &topology, ids.map(Input::Tokens), weights)?;
         let job = GraphJob { graph, n, mine, material, images_per_check: None };
-        let (run, used) = choice.run(ctx, job)?;
-        Ok((run, Some(used)))
+        let (run, prep) = choice.run(ctx, job)?;
+        Ok((run, Some(prep)))
     })
 }
 
@@ -227,13 +235,7 @@ pub(crate) fn contribution<'a>(
     })
 }
 
-/// A model-layer error as the session's error (a protocol failure keeps its kind).
-pub fn nn_error(e: veil_nn::NnError) -> MpcError {
-    match e {
-        veil_nn::NnError::Mpc(m) => m,
-        other => MpcError::Invalid(other.to_string()),
-    }
-}
+pub use crate::nn_error;
 
 /// One party of a session: the handshake, then `run` with the announced input size, timed by
 /// phase.
@@ -244,7 +246,7 @@ pub(crate) fn session_party(
     size: Option<usize>,
     max: usize,
     what: &str,
-    run: impl FnOnce(&mut Ctx, usize) -> Result<(SecureRun, Option<Material>), MpcError>,
+    run: impl FnOnce(&mut Ctx, usize) -> Result<(SecureRun, Option<PrepOutcome>), MpcError>,
 ) -> Result<InferenceParty, MpcError> {
     let me = ctx.party();
     if ctx.parties() != topology.parties() {
@@ -259,7 +261,8 @@ pub(crate) fn session_party(
     let n = handshake(ctx, topology, graph, size, max, what)?;
     ctx.set_phase("online");
     let (nested0, start) = (nested_offline_seconds(), Instant::now());
-    let (run, material) = run(ctx, n)?;
+    let (run, prep) = run(ctx, n)?;
+    let prep = prep.filter(|_| topology.is_computing(me));
     let offline_s = nested_offline_seconds() - nested0;
     let online_s = start.elapsed().as_secs_f64() - offline_s - run.verify_seconds;
     let stat = |phase: &str, seconds: f64| {
@@ -286,7 +289,9 @@ pub(crate) fn session_party(
         per_layer: grouped(&run.nodes, |n| &n.scope),
         client_side: run.client_side,
         peak_rss_mib: crate::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20)),
-        material: material.filter(|_| topology.is_computing(me)).map(|m| m.name().to_string()),
+        material: prep.as_ref().map(|p| p.material.name().to_string()),
+        preprocessing_used: prep.as_ref().map(|p| p.usage.kinds().map(|(k, v)| (k.to_string(), v)).collect()),
+        made_on_demand: prep.as_ref().map(|p| p.made_on_demand),
     })
 }
 

@@ -167,6 +167,14 @@ pub fn simulate_demo(
     results.into_iter().collect()
 }
 
+/// A model-layer error as the session's error (a protocol failure keeps its kind).
+pub fn nn_error(e: veil_nn::NnError) -> veil_mpc::MpcError {
+    match e {
+        veil_nn::NnError::Mpc(m) => m,
+        other => veil_mpc::MpcError::Invalid(other.to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

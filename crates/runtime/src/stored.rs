@@ -4,7 +4,7 @@
 //! **What a session of the servers makes.** The material depends on public facts only (the
 //! graph with its weights' shapes, the number of tokens or images, the mode, the chunk size),
 //! so it can be made before the data owner has its input: each server plans it as
-//! [`crate::ahead`] does, makes it with the other two servers, and writes it to
+//! [`crate::ahead`] does (from the graph's shapes), makes it with the other two servers, and writes it to
 //! `server-N.material` in its own folder.
 //!
 //! **The file.** `veil-material\n`, the header's length (4 bytes, little-endian), the header
@@ -38,6 +38,7 @@ use veil_mpc::{Ctx, MpcError, PartyId};
 use veil_nn::graph::Graph;
 
 use crate::PhaseReport;
+use crate::families::THREE_SERVERS;
 use crate::inference::{CHUNK, graph_digest, security_name};
 
 /// The file format's version (2: gate outputs and MACs in Z_2^128, and the gates' rings).
@@ -249,7 +250,7 @@ pub struct PreparedServer {
     pub file_bytes: u64,
     /// Gate calls the material serves.
     pub gates: usize,
-    /// The offline phase's counters (its seconds include the dry run that plans it).
+    /// The offline phase's counters (its seconds include planning it from the graph's shapes).
     pub offline: PhaseReport,
     /// Seconds to write the file.
     pub write_seconds: f64,
@@ -280,16 +281,17 @@ pub fn prepare_server(
     }
     let start = Instant::now();
     let (material, id) = in_offline_phase(ctx, |ctx| {
-        let plan = crate::ahead::session_plan(graph, size, security)?.ok_or_else(|| {
-            MpcError::Invalid(format!(
-                "a session of {size} tokens or images needs more material than a server holds at once \
-                 (over {} gate elements); run it with its material made on demand",
-                crate::ahead::AHEAD_LIMIT
-            ))
-        })?;
         let mut family = Mosformer::new(security, Offline::for_security(security))
             .with_chunk(CHUNK)
             .with_rings(mode.rings);
+        let plan = crate::ahead::session_plan(&family, graph, size, THREE_SERVERS.roles, size.max(1))?;
+        if plan.gate_elements() > crate::ahead::AHEAD_LIMIT {
+            return Err(MpcError::Invalid(format!(
+                "a session of {size} tokens or images needs more material than a server holds at once \
+                 (over {} gate elements); run it with its material made on demand",
+                crate::ahead::AHEAD_LIMIT
+            )));
+        }
         family.prepare_all(ctx, &plan)?;
         let id = draw_id(ctx)?;
         Ok((family.take_material(), id))

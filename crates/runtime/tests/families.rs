@@ -59,6 +59,14 @@ fn additive_classifies_the_digits_among_2_3_and_5_parties() {
                 assert!(online.bytes_sent > 0 && online.rounds > 0, "party {}", p.party);
             }
         }
+        // Each computing party drew what the plan from the graph's shapes lists.
+        let plan = choice.plan(&model.graph, 3, None).unwrap().totals();
+        let planned: Vec<(String, u64)> = plan.kinds().map(|(k, v)| (k.to_string(), v)).collect();
+        assert!(plan.get("sign_bits") > 0 && plan.get("matmul_triple") > 0);
+        for p in r.per_party.iter().filter(|p| choice.topology.is_computing(p.party)) {
+            let used: Vec<(String, u64)> = p.preprocessing_used.clone().unwrap().into_iter().collect();
+            assert_eq!(used, planned, "party {}", p.party);
+        }
         let role = |i: usize| r.per_party[i].role.clone();
         match owners {
             Placement::Inside => {
@@ -70,6 +78,34 @@ fn additive_classifies_the_digits_among_2_3_and_5_parties() {
                 assert_eq!(role(parties + 1), "model owner");
             }
         }
+    }
+}
+
+/// `aegis` on the digits CNN with a check per image: P0 deals what the plan from the graph's
+/// shapes lists, product by product, truncation pair by pair, sign by sign.
+#[test]
+fn aegis_deals_the_material_its_plan_lists() {
+    let model = veil_nn::image::ImageModel::load(&digits().join("model.onnx")).unwrap();
+    let (all, labels) = load_image_set(&digits().join("test.safetensors")).unwrap();
+    let x = image_range(&all, 0, 2).unwrap();
+    let choice = FamilyChoice::new(&Request::default(), "aegis").unwrap();
+    let r = private_classification(
+        &model,
+        &x,
+        Some(&labels[..2]),
+        &choice,
+        Material::OnDemand,
+        Link::Memory,
+        Some(1),
+    )
+    .unwrap();
+    assert_eq!(r.predictions, r.plaintext_predictions);
+    let plan = choice.plan(&model.graph, 2, Some(1)).unwrap().totals();
+    assert!(plan.get("sign_bits") > 0 && plan.get("trunc_pairs") > 0 && plan.get("mul_triples") > 0);
+    let planned: Vec<(String, u64)> = plan.kinds().map(|(k, v)| (k.to_string(), v)).collect();
+    for p in r.per_party.iter().filter(|p| p.party < 3) {
+        let used: Vec<(String, u64)> = p.preprocessing_used.clone().unwrap().into_iter().collect();
+        assert_eq!(used, planned, "server {}", p.party);
     }
 }
 

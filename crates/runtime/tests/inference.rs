@@ -2,6 +2,7 @@
 //! against the float reference, the sessions' checks, and the real all-MiniLM-L6-v2.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use veil_mosformer::{Mode, Rings, Security};
@@ -10,6 +11,7 @@ use veil_nn::bert::{Activation, BertConfig, Model, Pooling, bert_graph};
 use veil_nn::graph::GeluForm;
 use veil_nn::weights::{FloatTensor, Weights};
 use veil_runtime::Link;
+use veil_runtime::families::FamilyChoice;
 use veil_runtime::inference::{
     DATA_OWNER, InferenceParty, Material, PARTIES, inference_party, private_inference, report,
 };
@@ -176,10 +178,31 @@ fn a_small_bert_matches_the_float_reference_in_both_modes() {
     ];
     for (security, material) in modes {
         let parties = run_with(&model, &model, &ids, security, material.clone()).unwrap();
+        // The plan from the graph's shapes is what each server's run consumed; made ahead, it
+        // left nothing to make on demand.
+        let plan = FamilyChoice::from(security).plan(&model.graph, ids.len(), None).unwrap();
+        let planned: BTreeMap<String, u64> = plan.totals().kinds().map(|(k, v)| (k.to_string(), v)).collect();
         for p in &parties {
             assert_eq!(p.output.is_some(), p.party == DATA_OWNER, "only the data owner gets the output");
             let want = (p.party < 3).then(|| material.name().to_string());
             assert_eq!(p.material, want, "party {}", p.party);
+            if p.party < 3 {
+                let mut used = p.preprocessing_used.clone().unwrap();
+                // Truncation pairs come from seeds: nothing to plan or make.
+                assert!(used.remove("trunc_pairs").is_some_and(|n| n > 0));
+                assert_eq!(
+                    used, planned,
+                    "{security:?}: server {} used other material than planned",
+                    p.party
+                );
+                let on_demand = p.made_on_demand.unwrap();
+                match material {
+                    Material::Ahead => assert_eq!(on_demand, 0, "{security:?}: the plan missed material"),
+                    _ => assert!(on_demand > 0),
+                }
+            } else {
+                assert_eq!((p.preprocessing_used.as_ref(), p.made_on_demand), (None, None));
+            }
         }
         let r = report(&model, "", &ids, security, "memory", parties).unwrap();
         assert_eq!(r.output.len(), 16);

@@ -8,7 +8,10 @@
 //! take `n` rounded down to whole rows.
 
 use veil_mosformer::convert::{lift, reduce};
-use veil_mosformer::offline::{Offline, OfflineRing, Plan, Request};
+use veil_mosformer::offline::{Offline, OfflineRing};
+use veil_mpc::prep::CorrelationRequest;
+
+use super::Plan;
 use veil_mosformer::ops::MacRing;
 use veil_mosformer::rss::Rss;
 use veil_mosformer::triples::Sacrifice;
@@ -125,7 +128,8 @@ pub(super) fn bench_matmul<R: OfflineRing>(ctx: &mut Ctx, n: usize, malicious: b
     let x = random_input::<R>(ctx, n)?.reshape(&[rows, HIDDEN_ROW])?;
     let w = random_input::<R>(ctx, HIDDEN_ROW * HIDDEN_ROW)?.reshape(&[HIDDEN_ROW, HIDDEN_ROW])?;
     let mut offline = Offline::for_security(security(malicious));
-    let triple = Request::Matmul { bits: R::BITS, dims: (rows, HIDDEN_ROW, HIDDEN_ROW) };
+    let triple =
+        CorrelationRequest::MatmulTriple { ring_bits: R::BITS, m: rows, k: HIDDEN_ROW, n: HIDDEN_ROW };
     let plan = if malicious { vec![triple] } else { Vec::new() };
     let (_, off) = measure(ctx, "offline", |c| offline.produce(c, &plan))?;
     let (_, on) = measure(ctx, "online", |c| verified::matmul(c, &mut offline, &x, &w))?;

@@ -5,12 +5,14 @@
 
 use veil_additive::{Additive, InsecureDealer};
 use veil_mpc::mode::Security;
+use veil_mpc::prep::Plan;
 use veil_mpc::reference::FixedReference;
 use veil_mpc::roles::Placement;
 use veil_mpc::{Ctx, MpcError};
+use veil_nn::graph::Graph;
 use veil_nn::secure::{SecureRun, run_secure_cnn};
 
-use super::{FamilyChoice, FamilyInfo, GraphJob, ModelKind, PartyCount};
+use super::{FamilyChoice, FamilyInfo, GraphJob, ModelKind, PartyCount, PrepOutcome};
 use crate::ahead::Material;
 use crate::inference::nn_error;
 
@@ -37,11 +39,16 @@ impl super::Driver for Driver {
         ctx: &mut Ctx,
         choice: &FamilyChoice,
         job: GraphJob<'_>,
-    ) -> Result<(SecureRun, Material), MpcError> {
+    ) -> Result<(SecureRun, PrepOutcome), MpcError> {
         let mut a = Additive::with_servers(InsecureDealer::new(), choice.topology.computing);
         let run = run_secure_cnn(&mut a, ctx, job.graph, job.n, choice.topology.roles, job.mine)
             .map_err(nn_error)?;
-        Ok((run, Material::OnDemand))
+        Ok((run, PrepOutcome::of(&a, Material::OnDemand)))
+    }
+
+    fn plan(&self, choice: &FamilyChoice, graph: &Graph, n: usize, group: usize) -> Result<Plan, MpcError> {
+        let family = Additive::with_servers(InsecureDealer::new(), choice.topology.computing);
+        crate::ahead::session_plan(&family, graph, n, choice.topology.roles, group)
     }
 
     fn reference(&self, _: &FamilyChoice) -> &'static dyn FixedReference {

@@ -4,12 +4,14 @@
 
 use veil_aegis::Aegis;
 use veil_mpc::mode::Security;
+use veil_mpc::prep::Plan;
 use veil_mpc::reference::FixedReference;
 use veil_mpc::roles::Placement;
 use veil_mpc::{Ctx, MpcError};
+use veil_nn::graph::Graph;
 use veil_nn::secure::{SecureRun, run_secure_cnn_in_groups};
 
-use super::{FamilyChoice, FamilyInfo, GraphJob, ModelKind, PartyCount};
+use super::{FamilyChoice, FamilyInfo, GraphJob, ModelKind, PartyCount, PrepOutcome};
 use crate::ahead::Material;
 use crate::inference::nn_error;
 
@@ -36,14 +38,18 @@ impl super::Driver for Driver {
         ctx: &mut Ctx,
         choice: &FamilyChoice,
         job: GraphJob<'_>,
-    ) -> Result<(SecureRun, Material), MpcError> {
+    ) -> Result<(SecureRun, PrepOutcome), MpcError> {
         let mut a = Aegis::new(64)?;
         // The model owner does not know the batch (its `n` may be 0): one group unless set.
         let group = job.images_per_check.unwrap_or(job.n.max(1));
         let run =
             run_secure_cnn_in_groups(&mut a, ctx, job.graph, job.n, choice.topology.roles, job.mine, group)
                 .map_err(nn_error)?;
-        Ok((run, Material::OnDemand))
+        Ok((run, PrepOutcome::of(&a, Material::OnDemand)))
+    }
+
+    fn plan(&self, choice: &FamilyChoice, graph: &Graph, n: usize, group: usize) -> Result<Plan, MpcError> {
+        crate::ahead::session_plan(&Aegis::new(64)?, graph, n, choice.topology.roles, group)
     }
 
     fn reference(&self, _: &FamilyChoice) -> &'static dyn FixedReference {

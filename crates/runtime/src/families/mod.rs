@@ -14,6 +14,7 @@ mod mosformer;
 
 use serde::Serialize;
 use veil_mpc::mode::{Mode, Rings, Security};
+use veil_mpc::prep::{Plan, PrepUsage, Preprocessing};
 use veil_mpc::reference::FixedReference;
 use veil_mpc::roles::{Placement, Topology};
 use veil_mpc::{Ctx, MpcError};
@@ -133,18 +134,46 @@ pub(crate) struct GraphJob<'a> {
     pub images_per_check: Option<usize>,
 }
 
+/// What a computing party's preprocessing did in a session ([`veil_mpc::prep`]).
+#[derive(Debug, Clone)]
+pub(crate) struct PrepOutcome {
+    /// Where the material came from.
+    pub material: Material,
+    /// What the session consumed, by kind.
+    pub usage: PrepUsage,
+    /// Units made on demand because no material made ahead covered them.
+    pub made_on_demand: u64,
+}
+
+impl PrepOutcome {
+    /// The outcome of a session of `source`, whose material came from `material`.
+    pub fn of(source: &impl Preprocessing, material: Material) -> Self {
+        PrepOutcome { material, usage: source.usage(), made_on_demand: source.made_on_demand() }
+    }
+}
+
 /// How the runtime drives a family: the only code that names a family crate.
 pub(crate) trait Driver: Sync {
-    /// Runs this party's part of `job`; returns its result and where its material came from.
+    /// Runs this party's part of `job`; returns its result and what its preprocessing did.
     fn run(
         &self,
         ctx: &mut Ctx,
         choice: &FamilyChoice,
         job: GraphJob<'_>,
-    ) -> Result<(SecureRun, Material), MpcError>;
+    ) -> Result<(SecureRun, PrepOutcome), MpcError>;
 
     /// The family's arithmetic in the clear, for the fixed-point executor.
     fn reference(&self, choice: &FamilyChoice) -> &'static dyn FixedReference;
+
+    /// The preprocessing plan of a session of `graph` on `n` tokens or images, checked every
+    /// `images_per_check` images ([`crate::ahead::session_plan`]).
+    fn plan(
+        &self,
+        choice: &FamilyChoice,
+        graph: &Graph,
+        n: usize,
+        images_per_check: usize,
+    ) -> Result<Plan, MpcError>;
 }
 
 /// A registered family: its description and its driver.
@@ -369,8 +398,18 @@ impl FamilyChoice {
     }
 
     /// Runs this party's part of a session on `job` with the family's driver.
-    pub(crate) fn run(&self, ctx: &mut Ctx, job: GraphJob<'_>) -> Result<(SecureRun, Material), MpcError> {
+    pub(crate) fn run(&self, ctx: &mut Ctx, job: GraphJob<'_>) -> Result<(SecureRun, PrepOutcome), MpcError> {
         self.family.driver.run(ctx, self, job)
+    }
+
+    /// The preprocessing a session of `graph` on an input of size `n` needs at each computing
+    /// party, as plain data, from the graph's shapes alone (nothing runs); the servers' checks
+    /// every `images_per_check` images when set.
+    ///
+    /// # Errors
+    /// A graph the executor refuses.
+    pub fn plan(&self, graph: &Graph, n: usize, images_per_check: Option<usize>) -> Result<Plan, MpcError> {
+        self.family.driver.plan(self, graph, n, images_per_check.unwrap_or(n).max(1))
     }
 }
 

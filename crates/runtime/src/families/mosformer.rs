@@ -6,13 +6,14 @@ use veil_mosformer::clear::MosformerReference;
 use veil_mosformer::offline::Offline;
 use veil_mosformer::{Mode, Mosformer};
 use veil_mpc::mode::{Rings, Security};
+use veil_mpc::prep::Plan;
 use veil_mpc::reference::FixedReference;
 use veil_mpc::roles::{Placement, Topology};
 use veil_mpc::{Ctx, MpcError};
 use veil_nn::graph::Graph;
 use veil_nn::secure::{SecureRun, run_secure};
 
-use super::{FamilyChoice, FamilyInfo, GraphJob, ModelKind, PartyCount};
+use super::{FamilyChoice, FamilyInfo, GraphJob, ModelKind, PartyCount, PrepOutcome};
 use crate::ahead::Material;
 use crate::inference::{CHUNK, nn_error};
 
@@ -39,12 +40,16 @@ impl super::Driver for Driver {
         ctx: &mut Ctx,
         choice: &FamilyChoice,
         job: GraphJob<'_>,
-    ) -> Result<(SecureRun, Material), MpcError> {
+    ) -> Result<(SecureRun, PrepOutcome), MpcError> {
         let (mut family, used) =
             session(ctx, &choice.topology, job.graph, job.n, choice.mode(), job.material)?;
         let run = run_secure(&mut family, ctx, job.graph, job.n, choice.topology.roles, job.mine)
             .map_err(nn_error)?;
-        Ok((run, used))
+        Ok((run, PrepOutcome::of(&family, used)))
+    }
+
+    fn plan(&self, choice: &FamilyChoice, graph: &Graph, n: usize, group: usize) -> Result<Plan, MpcError> {
+        crate::ahead::session_plan(&instance(choice.mode()), graph, n, choice.topology.roles, group)
     }
 
     fn reference(&self, choice: &FamilyChoice) -> &'static dyn FixedReference {
@@ -53,6 +58,13 @@ impl super::Driver for Driver {
             Rings::Z64 => &MosformerReference::Z64,
         }
     }
+}
+
+/// A fresh instance in `mode`, with the runtime's chunk size.
+fn instance(mode: Mode) -> Mosformer<Offline> {
+    Mosformer::new(mode.security, Offline::for_security(mode.security))
+        .with_chunk(CHUNK)
+        .with_rings(mode.rings)
 }
 
 /// This party's `mosformer` instance for a session, with the session's material made ahead
@@ -66,12 +78,12 @@ pub(crate) fn session(
     mode: Mode,
     material: Material,
 ) -> Result<(Mosformer<Offline>, Material), MpcError> {
-    let Mode { security, rings } = mode;
-    let mut family =
-        Mosformer::new(security, Offline::for_security(security)).with_chunk(CHUNK).with_rings(rings);
+    let mut family = instance(mode);
     let server = topology.is_computing(ctx.party());
     let used = match material {
-        Material::Ahead if server => crate::ahead::prepare_session(&mut family, ctx, graph, n)?,
+        Material::Ahead if server => {
+            crate::ahead::prepare_session(&mut family, ctx, graph, n, topology.roles)?
+        }
         Material::Stored(dir) if server => {
             crate::stored::load_server(&mut family, ctx, graph, n, &dir)?;
             Material::Stored(dir)

@@ -1,0 +1,240 @@
+//! What an instance keeps for its final verification, apart from the protocols that record it
+//! and the verification that checks it: the recorded products ([`Recorded`], with their
+//! [`Terms`] and the bit form of truncation pairs), the sign extractions ([`SignPair`]), the
+//! GR vectors and entries the verification reduces ([`GrVec`], [`Entry`], [`Claim`]), and the
+//! negative tests' deviations ([`SignTamper`]). A leaf of the crate: it depends on the masked
+//! sharing's data only ([`crate::masked`]).
+
+use veil_mpc::{MpcError, Result};
+use veil_ring::Gr;
+
+use crate::masked::Masked;
+
+/// The lazy reductions stop once the claim has at most this many entries (each costs a party
+/// about 2 KiB once materialized: 256 MiB); the rest run on the materialized vectors, whose
+/// reductions cost less than recomputing every entry from the shares
+/// ([`crate::columns`]).
+pub const MATERIALIZE_AT: usize = 1 << 17;
+
+/// A vector of GR values in masked sharing; a party keeps the components it holds.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct GrVec {
+    pub(crate) m: Vec<Gr>,
+    pub(crate) one: Vec<Gr>,
+    pub(crate) two: Vec<Gr>,
+}
+
+/// Entry `i` of the even half of `v` (`v_{2i}`), or of its differences (`v_{2i+1} − v_{2i}`).
+pub(crate) fn half(v: &[Gr], i: usize, diff: bool) -> Gr {
+    if diff { v[2 * i + 1].sub(&v[2 * i]) } else { v[2 * i] }
+}
+
+pub(crate) fn gr_bytes(v: &[Gr]) -> Vec<u8> {
+    v.iter().flat_map(Gr::to_bytes).collect()
+}
+
+pub(crate) fn gr_from(from: usize, b: &[u8], n: usize) -> Result<Vec<Gr>> {
+    if b.len() != n * 512 {
+        return Err(MpcError::Malformed { from, what: format!("{} bytes for {n} GR elements", b.len()) });
+    }
+    let words = crate::masked::from_bytes(from, b, n * 64)?;
+    Ok(words.chunks_exact(64).map(|c| Gr(c.try_into().unwrap_or([0; 64]))).collect())
+}
+
+pub(crate) fn gr_digest(v: &[Gr]) -> Vec<u8> {
+    let mut h = veil_crypto::Hasher::new("veil/aegis/gr-component");
+    for g in v {
+        h.update_u64s(&g.0);
+    }
+    h.finalize().as_bytes().to_vec()
+}
+
+impl GrVec {
+    pub(crate) fn len(&self) -> usize {
+        self.m.len().max(self.one.len()).max(self.two.len())
+    }
+
+    /// Entry `i` of the even half (or of the differences) as `[m, [r]_1, [r]_2]`, with 0 for
+    /// the components this party does not hold.
+    pub(crate) fn entry(&self, i: usize, diff: bool) -> Entry {
+        let get = |v: &[Gr]| if v.is_empty() { Gr::ZERO } else { half(v, i, diff) };
+        [get(&self.m), get(&self.one), get(&self.two)]
+    }
+
+    pub(crate) fn map2(&self, o: &GrVec, f: impl Fn(&Gr, &Gr) -> Gr) -> GrVec {
+        let z = |a: &[Gr], b: &[Gr]| a.iter().zip(b).map(|(p, q)| f(p, q)).collect();
+        GrVec { m: z(&self.m, &o.m), one: z(&self.one, &o.one), two: z(&self.two, &o.two) }
+    }
+
+    pub(crate) fn add(&self, o: &GrVec) -> GrVec {
+        self.map2(o, Gr::add)
+    }
+
+    pub(crate) fn sub(&self, o: &GrVec) -> GrVec {
+        self.map2(o, Gr::sub)
+    }
+
+    /// `c · self` for a public `c`.
+    pub(crate) fn times(&self, c: &Gr) -> GrVec {
+        let s = |a: &[Gr]| a.iter().map(|v| c.mul(v)).collect();
+        GrVec { m: s(&self.m), one: s(&self.one), two: s(&self.two) }
+    }
+
+    /// In place, `V'_i = V_{2i} + ζ·(V_{2i+1} − V_{2i})` (even length), component by component.
+    pub(crate) fn fold(&mut self, zeta: &Gr) {
+        for v in [&mut self.m, &mut self.one, &mut self.two] {
+            let h = v.len() / 2;
+            for i in 0..h {
+                v[i] = v[2 * i].add(&zeta.mul(&v[2 * i + 1].sub(&v[2 * i])));
+            }
+            v.truncate(h);
+        }
+    }
+
+    pub(crate) fn pick(&self, idx: impl Fn(usize) -> usize, n: usize) -> GrVec {
+        let p = |a: &[Gr]| if a.is_empty() { vec![] } else { (0..n).map(|i| a[idx(i)]).collect() };
+        GrVec { m: p(&self.m), one: p(&self.one), two: p(&self.two) }
+    }
+
+    pub(crate) fn extend(&mut self, o: GrVec) {
+        self.m.extend(o.m);
+        self.one.extend(o.one);
+        self.two.extend(o.two);
+    }
+}
+
+/// One recorded product: `z_o = Σ_k x[pairs_o,k]·y[...]`, as index lists into `x` and `y`.
+#[derive(Clone, Debug)]
+pub(crate) struct Recorded {
+    pub(crate) x: Masked,
+    pub(crate) y: Masked,
+    pub(crate) z: Masked,
+    /// For each output, the `(x index, y index)` pairs it sums.
+    pub(crate) terms: Terms,
+    /// A second product `z2 = x2 ⋆ y` with the same `y` and terms, verified with the same
+    /// terms: `c·(z − Σ x·y) + c2·(z2 − Σ x2·y) = (c·z + c2·z2) − Σ (c·x + c2·x2)·y`.
+    pub(crate) twin: Option<(Masked, Masked)>,
+    /// When set, `x`, `y` and the twin's `x2` are not stored (empty) but are these bits.
+    pub(crate) bits: Option<BitProducts>,
+}
+
+/// The inputs of a truncation pair's two inner products, kept as bits: `x = w ⊙ ⟨b1⟩`,
+/// `x2 = w2 ⊙ ⟨b1⟩` and `y = ⟨b2⟩` for public weights per position `j < len`, where
+/// `⟨b1⟩ = (m 0, [r]_1 −b1, [r]_2 0)` (P0 and P1 know `b1`) and `⟨b2⟩ = (m 0, [r]_1 0,
+/// [r]_2 −b2)` (P0 and P2 know `b2`). A byte per bit instead of the three 64-bit words per
+/// component the shares would take: the products of every pair in a CNN are verified at once.
+#[derive(Clone, Debug)]
+pub(crate) struct BitProducts {
+    pub(crate) len: usize,
+    pub(crate) w: Vec<u64>,
+    pub(crate) w2: Vec<u64>,
+    /// `b1` (empty at P2), `b2` (empty at P1), `len` per output.
+    pub(crate) b1: Vec<u8>,
+    pub(crate) b2: Vec<u8>,
+}
+
+impl Recorded {
+    /// Component `c` (`0` = `m`, `1` = `[r]_1`, `2` = `[r]_2`) of input `x` at `i`.
+    pub(crate) fn x_at(&self, c: usize, i: usize) -> u64 {
+        match &self.bits {
+            Some(b) => bit_share(c == 1, b.w[i % b.len], &b.b1, i),
+            None => component(&self.x, c)[i],
+        }
+    }
+
+    /// The same for the twin's `x2` (0 without a twin).
+    pub(crate) fn x2_at(&self, c: usize, i: usize) -> u64 {
+        match (&self.bits, &self.twin) {
+            (Some(b), _) => bit_share(c == 1, b.w2[i % b.len], &b.b1, i),
+            (None, Some((x2, _))) => component(x2, c)[i],
+            (None, None) => 0,
+        }
+    }
+
+    /// The same for `y`.
+    pub(crate) fn y_at(&self, c: usize, i: usize) -> u64 {
+        match &self.bits {
+            Some(b) => bit_share(c == 2, 1, &b.b2, i),
+            None => component(&self.y, c)[i],
+        }
+    }
+}
+
+/// `−w·b_i` in the component that holds the bit, 0 in the others.
+fn bit_share(holds: bool, w: u64, bits: &[u8], i: usize) -> u64 {
+    if holds { w.wrapping_mul(u64::from(bits[i])).wrapping_neg() } else { 0 }
+}
+
+/// Component `c` of a masked sharing, as [`Recorded::x_at`] numbers them.
+pub(crate) fn component(v: &Masked, c: usize) -> &[u64] {
+    match c {
+        0 => &v.m,
+        1 => &v.r.one,
+        _ => &v.r.two,
+    }
+}
+
+/// How a recorded product's outputs are built from its inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Terms {
+    /// `z_i = x_i·y_i`.
+    Elementwise,
+    /// `z_i = Σ_t x_{i·len+t}·y_{i·len+t}`.
+    Inner {
+        /// Length of each inner product.
+        len: usize,
+    },
+    /// `Z = X·Y` for `[m, k] × [k, n]`.
+    Matmul {
+        /// Inner dimension.
+        k: usize,
+        /// Columns of the output.
+        n: usize,
+    },
+}
+
+/// A party's view of one component-wise GR entry, `[m, [r]_1, [r]_2]` (absent components
+/// stay 0).
+pub(crate) type Entry = [Gr; 3];
+
+/// A party's local part of the masked product `a·b` (the rest is dealt by P0, see
+/// [`Aegis::gr_inner_finish`]): P0 `r_a·r_b`; P1 and P2 `−(m_a·[r_b]_j + [r_a]_j·m_b)`, P2 also `m_a·m_b`.
+pub(crate) fn cross_term(me: usize, a: &Entry, b: &Entry) -> Gr {
+    match me {
+        0 => a[1].add(&a[2]).mul(&b[1].add(&b[2])),
+        _ => {
+            let j = if me == 1 { 1 } else { 2 };
+            let s = Gr::ZERO.sub(&a[0].mul(&b[j])).sub(&a[j].mul(&b[0]));
+            if me == 2 { s.add(&a[0].mul(&b[0])) } else { s }
+        }
+    }
+}
+
+/// A claim `Σ X_i·Y_i = Z` over GR.
+pub(crate) type Claim = (GrVec, GrVec, GrVec);
+
+/// A sign extraction's input and claimed sign bit, kept for the verification.
+#[derive(Clone, Debug)]
+pub(crate) struct SignPair {
+    pub(crate) x: Masked,
+    pub(crate) z: Masked,
+}
+
+/// A deviation of a malicious P1 or P2 in the online sign extraction, for the negative tests
+/// of the notes (§6.2): it must make the final verification abort.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub enum SignTamper {
+    /// Add 1 to every entry of the `u` lists of elements `0 .. elements` before sending them
+    /// to P0 (shifted `Z_p` shares: P0 reads a wrong comparison bit for about half of them,
+    /// those whose masked bit `β` is 0).
+    ShiftLists {
+        /// How many elements.
+        elements: usize,
+    },
+    /// Use the other value of the pairwise bit `δ` for one element.
+    FlipDelta {
+        /// The element.
+        element: usize,
+    },
+}
