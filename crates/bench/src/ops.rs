@@ -257,6 +257,9 @@ fn planned_by(
             CorrelationRequest::UpcastTuples { from_bits, to_bits, count } => {
                 Ok(CorrelationRequest::UpcastTuples { from_bits, to_bits, count: count * scale })
             }
+            CorrelationRequest::TruncPairs { count } => {
+                Ok(CorrelationRequest::TruncPairs { count: count * scale })
+            }
             other => Err(MpcError::Invalid(format!("{} in an elementwise op", other.kind()))),
         })
         .collect::<Result<_>>()?;

@@ -13,6 +13,9 @@
 //!   several widths, within the family's declared tolerance, at random values too;
 //! - honest runs over several seeds and every party count the family accepts, which must
 //!   never abort;
+//! - the preprocessing each party consumed equals what the family declares for the calls the
+//!   pipeline makes ([`veil_mpc::prep::Preprocessing::requests`] over the calls traced on
+//!   shapes alone, [`veil_mpc::trace::Tracer`]), kind by kind;
 //! - for malicious families, a tampering hook ([`tamper`]) that alters one frame of one party
 //!   at points spread over the computation: no honest party may output a wrong value, and the
 //!   alteration must be detected (an abort, or a malformed message).
@@ -24,8 +27,10 @@ pub mod values;
 use std::time::Duration;
 
 use veil_mpc::harness::{SimConfig, simulate_with};
+use veil_mpc::prep::{Plan, Preprocessing};
 use veil_mpc::reference::FixedReference;
-use veil_mpc::traits::{Layout, Multiply, NonLinear};
+use veil_mpc::trace::Tracer;
+use veil_mpc::traits::{Layout, Multiply, NonLinear, Owners};
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::Z64;
 use veil_tensor::Tensor;
@@ -56,7 +61,7 @@ pub enum Op {
 /// What a family brings to the suite.
 pub trait Subject: Sync {
     /// The family's instance at one party.
-    type Family: NonLinear<Z64> + Layout<Z64> + Multiply<Z64>;
+    type Family: NonLinear<Z64> + Layout<Z64> + Multiply<Z64> + Owners<Z64> + Preprocessing;
 
     /// The family's name, for messages.
     fn name(&self) -> &'static str;
@@ -251,12 +256,23 @@ pub fn run<S: Subject>(s: &S, seeds: &[u64]) -> std::result::Result<Report, Stri
             let inp = inputs(s.reference(), seed);
             let outs = simulate_with(parties, config(seed), |ctx| {
                 let mut fam = s.make(ctx)?;
-                pipeline(&mut fam, ctx, &inp)
+                // The same pipeline over shapes alone: the material the family declares for it.
+                let mut tracer = Tracer::like::<Z64, _>(&fam);
+                pipeline(&mut tracer, &mut Ctx::detached(ctx.party(), ctx.parties()), &inp)?;
+                let planned = Plan::of(&fam, tracer.calls()).totals();
+                let out = pipeline(&mut fam, ctx, &inp)?;
+                Ok((out, planned, fam.usage()))
             });
             let mut busiest = (0, 0);
             let mut declared = (0, 0);
             for (i, out) in outs.into_iter().enumerate() {
-                let got = out.map_err(|e| format!("{context}: an honest run failed at party {i}: {e}"))?;
+                let (got, planned, used) =
+                    out.map_err(|e| format!("{context}: an honest run failed at party {i}: {e}"))?;
+                if planned != used {
+                    return Err(format!(
+                        "{context}, party {i}: consumed preprocessing {used:?}, the family declares {planned:?}"
+                    ));
+                }
                 compare(s, &got, &want, &format!("{context}, party {i}"))?;
                 busiest = (busiest.0.max(got.mul_spent.0), busiest.1.max(got.mul_spent.1));
                 declared = got.mul_declared;

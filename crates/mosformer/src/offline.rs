@@ -295,8 +295,8 @@ impl Offline {
         Ok(())
     }
 
-    /// The triple and tuple requests served so far, in order (what a plan of the same
-    /// computation lists of them).
+    /// The triple, tuple and truncation pair requests served so far, in order (what a plan of
+    /// the same computation lists of them).
     pub fn plan(&self) -> &[CorrelationRequest] {
         &self.plan
     }
@@ -469,7 +469,9 @@ impl<R: OfflineRing> TripleSource<R> for Offline {
 
 impl<R: Z2k> TruncPairSource<R> for Offline {
     fn trunc_pair(&mut self, ctx: &mut Ctx, shape: &[usize], d: u64) -> Result<TruncPair<R>> {
-        self.usage.record(&CorrelationRequest::TruncPairs { count: shape.iter().product() });
+        let req = CorrelationRequest::TruncPairs { count: shape.iter().product() };
+        self.usage.record(&req);
+        self.plan.push(req);
         pair_known_pair(ctx, shape, d)
     }
 }

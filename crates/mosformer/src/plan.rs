@@ -2,32 +2,36 @@
 //! of the capability traits consumes ([`Mosformer::requests`]), read off the protocols, so that
 //! a session's whole plan follows from the model's shapes before anything runs.
 //!
-//! Per call, in the order the protocols consume it (`c` is the instance's chunk, triples over
-//! Z_2^64, none in the semi-honest mode, whose products are not verified):
-//! - elementwise product of `n` (rescaled or not): `n` triples; matrix product: one matrix
-//!   triple of its dimensions (several side by side: one each); truncations and divisions by a
-//!   public value: nothing (their pairs come from pairwise seeds, [`crate::trunc`]);
+//! Per call, in the order the protocols consume it (`c` is the instance's chunk; `T(n)`: `n`
+//! truncation pairs, made from pairwise seeds with nothing to produce ahead, [`crate::trunc`];
+//! `M(n)`: `n` triples over Z_2^64, none in the semi-honest mode, whose products are not
+//! verified; `e = r·k` for `r` rows of `k`):
+//! - product of `n`: `M(n)`, then `T(n)` if rescaled; matrix product: one matrix triple, then
+//!   `T(m·n)` if rescaled; several side by side: a matrix triple each, then one `T(Σ m·n)`;
+//!   division by a public value: `T(n)`;
 //! - ReLU of `n`: a ReLU gate per chunk of at most `c` elements (the DReLU's binarity check
-//!   makes its own triples on the spot, [`crate::drelu`]);
-//! - maxima of `[rows, k]`: a tree of `⌈log2 k⌉` levels, level by level a ReLU of `rows · ⌊w/2⌋`
-//!   for the current width `w` (odd widths carry one column up);
-//! - GELU of `n`: a GELU gate per chunk (its products are with public values);
-//! - softmax of `[rows, k]`: per chunk of `r = max(1, ⌊c / k⌋)` rows, a softmax gate, then the
-//!   exponential's three products of `r·k` (`p²`, `p²·q`, `e^p·2^-z`), the reciprocal's two of
-//!   `r` ([`crate::recip`]: `x·t`, `t·w`) and the normalisation's one of `r·k`;
-//! - LayerNorm of `[rows, k]`: a LayerNorm gate, then the variance's product of `rows·k`, the
-//!   reciprocal square root's two of `rows`, and the normalisation's and the scale's of
-//!   `rows·k` each.
+//!   makes its own triples on the spot, [`crate::drelu`]); maxima of `[rows, k]`: per level
+//!   of the tree of width `w`, a ReLU of `rows·⌊w/2⌋` (then width `⌈w/2⌉`);
+//! - GELU of `n`: with modulus conversion `T(n)` to 6 fractional bits, then a GELU gate per
+//!   chunk; in Z_2^64, a gate and `T(c)` per chunk (its table index);
+//! - softmax of `[rows, k]`: with modulus conversion `T(rows·k)` to 12 bits; then per chunk of
+//!   `r = max(1, ⌊c/k⌋)` rows a softmax gate, the exponential's `T(e)`, `M(e)` (`p²`), `T(e)`,
+//!   `T(e)`, `M(e)` (`p²·q`), `T(e)`, `M(e)` (`e^p·2^-z`), `T(e)`, the reciprocal's `M(r)`,
+//!   `T(r)`, `M(r)`, `T(r)` ([`crate::recip`]) and the normalisation's `M(e)`, `T(e)`;
+//! - LayerNorm of `[rows, k]` (`e = rows·k`): a gate, the mean's `T(rows)`, the variance's
+//!   `M(e)`, `T(e)`, `T(rows)`, the reciprocal square root's `M(rows)`, `T(rows)`, `M(rows)`,
+//!   `T(rows)`, and the normalisation's and the scale's `M(e)`, `T(e)` each.
 //!
 //! The session tests compare this with what a run asked for ([`Mosformer::recorded_plan`]),
-//! call by call.
+//! kind by kind and in order.
 
 use veil_mpc::prep::{Call, CorrelationRequest, Gate, Plan, PrepUsage, Preprocessing, Supply};
 use veil_mpc::{Ctx, Result};
 
-use veil_mpc::mode::Security;
+use veil_mpc::mode::{Rings, Security};
 
 use crate::family::Mosformer;
+use crate::gates::{FRAC_BITS, softmax_bits};
 use crate::offline::Offline;
 
 fn triples(count: usize) -> CorrelationRequest {
@@ -47,20 +51,42 @@ impl<D> Mosformer<D> {
     /// The material `call` consumes (see the module doc).
     pub fn requests(&self, call: &Call) -> Vec<CorrelationRequest> {
         let verified = self.security == Security::Malicious;
-        let chunk = self.gates.chunk;
-        let mut out = Vec::new();
-        let products = |out: &mut Vec<CorrelationRequest>, sizes: &[usize]| {
-            if verified {
-                out.extend(sizes.iter().map(|&n| triples(n)));
+        let (chunk, rings) = (self.gates.chunk, self.gates.rings);
+        let mut out = Plan::default();
+        let (mul, trunc) = (|n: usize| Step::Mul(n), |n: usize| Step::Trunc(n));
+        let steps = |out: &mut Plan, steps: &[Step]| {
+            for step in steps {
+                match *step {
+                    Step::Mul(n) if verified => out.requests.push(triples(n)),
+                    Step::Mul(_) => {}
+                    Step::Trunc(n) => out.requests.push(CorrelationRequest::TruncPairs { count: n }),
+                }
             }
         };
-        let relu = |out: &mut Vec<CorrelationRequest>, n: usize| {
-            out.extend(chunks(n, chunk).into_iter().map(|(_, n)| CorrelationRequest::Gate(Gate::Relu { n })));
+        let gate = |out: &mut Plan, g: Gate| out.requests.push(CorrelationRequest::Gate(g));
+        let relu = |out: &mut Plan, n: usize| {
+            for (_, n) in chunks(n, chunk) {
+                gate(out, Gate::Relu { n });
+            }
         };
         match call {
-            Call::Mul { n } | Call::MulFixed { n } => products(&mut out, &[*n]),
-            Call::Matmul { dims, .. } if verified => out.push(matrix(*dims)),
-            Call::MatmulMany { dims } if verified => out.extend(dims.iter().map(|d| matrix(*d))),
+            Call::Mul { n } => steps(&mut out, &[mul(*n)]),
+            Call::MulFixed { n } => steps(&mut out, &[mul(*n), trunc(*n)]),
+            Call::Matmul { dims, scaled } => {
+                if verified {
+                    out.requests.push(matrix(*dims));
+                }
+                if *scaled {
+                    steps(&mut out, &[trunc(dims[0] * dims[2])]);
+                }
+            }
+            Call::MatmulMany { dims } => {
+                if verified {
+                    out.requests.extend(dims.iter().map(|d| matrix(*d)));
+                }
+                steps(&mut out, &[trunc(dims.iter().map(|d| d[0] * d[2]).sum())]);
+            }
+            Call::DivPublic { n, .. } => steps(&mut out, &[trunc(*n)]),
             Call::Relu { n } => relu(&mut out, *n),
             Call::MaxRows { rows, k } => {
                 let mut width = *k;
@@ -70,31 +96,49 @@ impl<D> Mosformer<D> {
                 }
             }
             Call::Gelu { n } => {
-                out.extend(
-                    chunks(*n, chunk).into_iter().map(|(_, n)| CorrelationRequest::Gate(Gate::Gelu { n })),
-                );
+                if rings == Rings::Mixed {
+                    steps(&mut out, &[trunc(*n)]);
+                }
+                for (_, c) in chunks(*n, chunk) {
+                    gate(&mut out, Gate::Gelu { n: c });
+                    if rings == Rings::Z64 {
+                        steps(&mut out, &[trunc(c)]);
+                    }
+                }
             }
             Call::Softmax { rows, k, .. } => {
+                if softmax_bits(rings) < FRAC_BITS {
+                    steps(&mut out, &[trunc(rows * k)]);
+                }
                 for (_, r) in chunks(*rows, (chunk / (*k).max(1)).max(1)) {
-                    out.push(CorrelationRequest::Gate(Gate::Softmax { rows: r, k: *k }));
+                    gate(&mut out, Gate::Softmax { rows: r, k: *k });
                     let e = r * k;
-                    products(&mut out, &[e, e, e, r, r, e]);
+                    let exp = [trunc(e), mul(e), trunc(e), trunc(e), mul(e), trunc(e), mul(e), trunc(e)];
+                    let recip = [mul(r), trunc(r), mul(r), trunc(r)];
+                    steps(&mut out, &exp);
+                    steps(&mut out, &recip);
+                    steps(&mut out, &[mul(e), trunc(e)]);
                 }
             }
             Call::LayerNorm { rows, k } => {
-                out.push(CorrelationRequest::Gate(Gate::LayerNorm { rows: *rows, k: *k }));
-                let e = rows * k;
-                products(&mut out, &[e, *rows, *rows, e, e]);
+                gate(&mut out, Gate::LayerNorm { rows: *rows, k: *k });
+                let (e, r) = (rows * k, *rows);
+                let rsqrt = [mul(r), trunc(r), mul(r), trunc(r)];
+                steps(&mut out, &[trunc(r), mul(e), trunc(e), trunc(r)]);
+                steps(&mut out, &rsqrt);
+                steps(&mut out, &[mul(e), trunc(e), mul(e), trunc(e)]);
             }
-            Call::Matmul { .. }
-            | Call::MatmulMany { .. }
-            | Call::DivPublic { .. }
-            | Call::ShareFromOwner { .. }
-            | Call::RevealToOwner { .. }
-            | Call::Check => {}
+            Call::ShareFromOwner { .. } | Call::RevealToOwner { .. } | Call::Check => {}
         }
-        out
+        out.requests
     }
+}
+
+/// One step of a protocol that consumes material: a product of `n` or a truncation of `n`.
+#[derive(Clone, Copy)]
+enum Step {
+    Mul(usize),
+    Trunc(usize),
 }
 
 impl Mosformer<Offline> {
@@ -126,8 +170,8 @@ impl Preprocessing for Mosformer<Offline> {
         self.gates.made_on_demand + self.triples.made_on_demand()
     }
 
-    /// Triples, matrix triples and truncation pairs (from seeds) as the store counted them,
-    /// and the gates' elements.
+    /// Triples, matrix triples and truncation pairs as the store counted them, and the gates'
+    /// elements.
     fn usage(&self) -> PrepUsage {
         let mut usage = self.triples.usage().clone();
         for g in self.gate_plan() {
@@ -155,14 +199,21 @@ mod tests {
         assert_eq!(gates(m.requests(&Call::Relu { n: 250 })), [100, 100, 50]);
         // Widths 5 → 3 → 2 → 1: ReLUs of 2·2, 2·1 and 2·1.
         assert_eq!(gates(m.requests(&Call::MaxRows { rows: 2, k: 5 })), [4, 2, 2]);
-        // 100 / 30 = 3 rows per chunk: 3, 3, 1; each with six products.
+        // 100 / 30 = 3 rows per chunk: 3, 3, 1; each with six products and eight truncations,
+        // after one truncation to 12 fractional bits.
         let sm = m.requests(&Call::Softmax { rows: 7, k: 30, masked: false });
         assert_eq!(gates(sm.clone()), [90, 90, 30]);
-        assert_eq!(sm.len(), 3 * 7);
-        assert_eq!(m.requests(&Call::Matmul { dims: [2, 3, 4], scaled: true }), [matrix([2, 3, 4])]);
+        assert_eq!(sm.len(), 1 + 3 * 15);
+        let pairs = |n| CorrelationRequest::TruncPairs { count: n };
+        let mm = m.requests(&Call::Matmul { dims: [2, 3, 4], scaled: true });
+        assert_eq!(mm, [matrix([2, 3, 4]), pairs(8)]);
         let semi = Mosformer::new(Security::SemiHonest, Offline::semi_honest()).with_chunk(100);
-        assert!(semi.requests(&Call::Matmul { dims: [2, 3, 4], scaled: true }).is_empty());
-        assert_eq!(semi.requests(&Call::LayerNorm { rows: 4, k: 8 }).len(), 1);
-        assert!(m.requests(&Call::DivPublic { n: 9, d: 3 }).is_empty());
+        assert_eq!(semi.requests(&Call::Matmul { dims: [2, 3, 4], scaled: true }), [pairs(8)]);
+        assert_eq!(semi.requests(&Call::LayerNorm { rows: 4, k: 8 }).len(), 1 + 7);
+        assert_eq!(m.requests(&Call::DivPublic { n: 9, d: 3 }), [pairs(9)]);
+        // In Z_2^64 GELU truncates per chunk, to its table index.
+        let z64 = Mosformer::new(Security::Malicious, Offline::new()).with_chunk(100).with_rings(Rings::Z64);
+        assert_eq!(z64.requests(&Call::Gelu { n: 150 }).len(), 4);
+        assert_eq!(m.requests(&Call::Gelu { n: 150 }).len(), 3);
     }
 }

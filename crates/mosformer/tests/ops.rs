@@ -246,7 +246,7 @@ fn the_traced_plan_is_the_plan_of_a_real_run() {
             let before = ctx.stats().get(OFFLINE_PHASE).bytes_sent;
             let y = block(&mut second, ctx, &i)?;
             let made_online = ctx.stats().get(OFFLINE_PHASE).bytes_sent - before;
-            let usage = Preprocessing::usage(&second).without(&["trunc_pairs"]);
+            let usage = Preprocessing::usage(&second);
             Ok((
                 y,
                 planned.clone(),

@@ -342,13 +342,6 @@ impl PrepUsage {
     pub fn kinds(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
         self.counts.iter().map(|(k, v)| (*k, *v))
     }
-
-    /// Without the kinds in `kinds` (material a source makes from seeds, with nothing to
-    /// produce ahead).
-    pub fn without(mut self, kinds: &[&str]) -> Self {
-        self.counts.retain(|k, _| !kinds.contains(k));
-        self
-    }
 }
 
 #[cfg(test)]
@@ -384,7 +377,7 @@ mod tests {
         let totals = plan.totals();
         assert_eq!(totals.get("mul_triples"), 8);
         assert_eq!(totals.get("gate_elements"), 5);
-        assert_eq!(totals.without(&["gate_elements"]).kinds().count(), 1);
+        assert_eq!(totals.kinds().count(), 2);
     }
 
     #[test]

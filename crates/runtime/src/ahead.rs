@@ -154,7 +154,10 @@ mod tests {
         // Another size or mode is another plan; semi-honest runs need no triples.
         let other = plan(Security::SemiHonest, 4);
         assert!(other.gate_elements() < p.gate_elements());
-        assert!(other.requests.iter().all(|r| matches!(r, CorrelationRequest::Gate(_))));
+        let triples = |r: &CorrelationRequest| {
+            matches!(r, CorrelationRequest::MulTriples { .. } | CorrelationRequest::MatmulTriple { .. })
+        };
+        assert!(!other.requests.iter().any(triples) && p.requests.iter().any(triples));
     }
 
     #[test]
