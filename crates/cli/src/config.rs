@@ -82,6 +82,9 @@ pub struct Config {
 
 /// The largest emulated one-way latency accepted.
 const MAX_LINK_DELAY_US: u64 = 10_000_000;
+/// Longest `connect_timeout_s` and `recv_timeout_s`: a day (a timeout, not an eternity; a
+/// receive waits through another party's longest offline phase, hours for BERT-base).
+const MAX_TIMEOUT_S: u64 = 86_400;
 
 fn default_connect() -> u64 {
     30
@@ -253,6 +256,18 @@ impl Config {
         }
         if self.party.len() < 2 {
             bail!("the config lists {} parties; at least 2 are needed", self.party.len());
+        }
+        for (name, value) in
+            [("connect_timeout_s", self.connect_timeout_s), ("recv_timeout_s", self.recv_timeout_s)]
+        {
+            if !(1..=MAX_TIMEOUT_S).contains(&value) {
+                bail!("{name} = {value}: a timeout must be between 1 s and {MAX_TIMEOUT_S} s (a day)");
+            }
+        }
+        for (i, p) in self.party.iter().enumerate() {
+            if let Some(j) = self.party[..i].iter().position(|q| q.address == p.address) {
+                bail!("parties {j} and {i} both listen on {}: each party needs its own address", p.address);
+            }
         }
         match &self.job {
             Job::DemoMul { length, output } => {

@@ -189,6 +189,42 @@ fn party_errors_are_clear() {
     .unwrap();
     let o = veil(&["party", "--config", cfg.to_str().unwrap(), "--id", "0"]);
     assert!(stderr(&o).contains("link_delay_us = 60000000 is more than"), "{}", stderr(&o));
+
+    // Timeouts out of range (the largest used to panic with an overflow) and two parties on
+    // one address are refused when the file is read.
+    let cfg = write_config(dir.path(), 2, |i| i, "00112233445566778899aabbccddeeff");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    let cases = [
+        (
+            text.replace("connect_timeout_s = 3", "connect_timeout_s = 18446744073709551615"),
+            "connect_timeout_s = 18446744073709551615: a timeout",
+        ),
+        (text.replace("recv_timeout_s = 5", "recv_timeout_s = 0"), "recv_timeout_s = 0: a timeout"),
+    ];
+    for (bad, want) in cases {
+        std::fs::write(&cfg, bad).unwrap();
+        let o = veil(&["party", "--config", cfg.to_str().unwrap(), "--id", "0"]);
+        assert!(!o.status.success() && stderr(&o).contains(want), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    }
+    let first = text.lines().find(|l| l.starts_with("address")).unwrap();
+    let mut seen = 0;
+    let same: String = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("address") {
+                seen += 1;
+                first.to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_eq!(seen, 2);
+    std::fs::write(&cfg, same).unwrap();
+    let o = veil(&["party", "--config", cfg.to_str().unwrap(), "--id", "0"]);
+    assert!(stderr(&o).contains("parties 0 and 1 both listen on"), "{}", stderr(&o));
 }
 
 #[test]

@@ -98,7 +98,9 @@ impl TcpTransport {
         if n < 2 || cfg.party >= n {
             return Err(NetError::Config(format!("party {} in a session of {n} parties", cfg.party)));
         }
-        let deadline = Instant::now() + cfg.connect_timeout;
+        let deadline = Instant::now().checked_add(cfg.connect_timeout).ok_or_else(|| {
+            NetError::Config(format!("a connect timeout of {:?} is beyond any clock", cfg.connect_timeout))
+        })?;
         let streams = std::thread::scope(|s| {
             let acceptor = s.spawn(|| handshake::accept_higher(cfg, &listener, deadline));
             let dialed = handshake::dial_lower(cfg, deadline);

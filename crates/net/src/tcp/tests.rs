@@ -197,3 +197,104 @@ fn emulated_delay_holds_every_frame_for_the_one_way_latency() {
     });
     assert!(start.elapsed() >= 8 * delay, "took {:?}", start.elapsed());
 }
+
+/// The bytes a stalling peer trickles: a TLS handshake record header announcing 16 KiB, then
+/// its body a byte at a time (a TLS stack waits for the whole record before it can judge it).
+fn record_byte(i: usize) -> u8 {
+    const HEADER: [u8; 5] = [0x16, 0x03, 0x01, 0x40, 0x00];
+    HEADER.get(i).copied().unwrap_or(0)
+}
+
+/// Connects to `addr` without a certificate and sends one byte every 200 ms until `stop`
+/// (a stranger stalling a party's accept loop).
+fn trickle(addr: SocketAddr, stop: &std::sync::atomic::AtomicBool) {
+    use std::io::Write;
+    use std::sync::atomic::Ordering;
+    if let Ok(mut s) = std::net::TcpStream::connect(addr) {
+        for i in 0.. {
+            if stop.load(Ordering::Relaxed) || s.write_all(&[record_byte(i)]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+/// A stranger that connects first and trickles bytes delays no one: the handshakes run side
+/// by side, so the mesh forms at once (it used to wait as long as the bytes kept coming).
+#[test]
+fn a_stranger_trickling_bytes_does_not_hold_up_the_mesh() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let d = Deployment::generate("t", 3).unwrap();
+    let setup = listeners(3);
+    let addrs = setup.addrs.clone();
+    let stop = AtomicBool::new(false);
+    let start = Instant::now();
+    let results = std::thread::scope(|s| {
+        s.spawn(|| trickle(addrs[0], &stop));
+        s.spawn(|| trickle(addrs[1], &stop));
+        std::thread::sleep(Duration::from_millis(100));
+        let cfgs = (0..3).map(|i| config(&d, i, &addrs)).collect();
+        let r = connect_all(cfgs, setup);
+        stop.store(true, Ordering::Relaxed);
+        r
+    });
+    assert!(
+        results.iter().all(Result::is_ok),
+        "{:?}",
+        results.iter().map(|r| r.as_ref().err()).collect::<Vec<_>>()
+    );
+    assert!(start.elapsed() < Duration::from_secs(2), "the mesh took {:?}", start.elapsed());
+}
+
+/// A flood of strangers that connect and say nothing, more than the handshakes held in
+/// flight: the oldest make room, and the parties still connect at once.
+#[test]
+fn a_flood_of_silent_strangers_is_bounded() {
+    let d = Deployment::generate("t", 2).unwrap();
+    let setup = listeners(2);
+    let addrs = setup.addrs.clone();
+    let strangers: Vec<std::net::TcpStream> =
+        (0..2 * handshake::MAX_PENDING).filter_map(|_| std::net::TcpStream::connect(addrs[0]).ok()).collect();
+    assert!(strangers.len() > handshake::MAX_PENDING);
+    let start = Instant::now();
+    let cfgs = (0..2).map(|i| config(&d, i, &addrs)).collect();
+    let results = connect_all(cfgs, setup);
+    assert!(
+        results.iter().all(Result::is_ok),
+        "{:?}",
+        results.iter().map(|r| r.as_ref().err()).collect::<Vec<_>>()
+    );
+    assert!(start.elapsed() < Duration::from_secs(2), "the mesh took {:?}", start.elapsed());
+    drop(strangers);
+}
+
+/// Something at a party's address that accepts and trickles bytes but never completes TLS:
+/// the dialing party gives up at its connect timeout, not later.
+#[test]
+fn a_trickling_fake_peer_cannot_stretch_the_connect_timeout() {
+    use std::io::Write;
+    let d = Deployment::generate("t", 2).unwrap();
+    let fake = TcpListener::bind("127.0.0.1:0").unwrap();
+    let mine = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addrs = vec![fake.local_addr().unwrap(), mine.local_addr().unwrap()];
+    let mut cfg = config(&d, 1, &addrs);
+    cfg.connect_timeout = Duration::from_secs(1);
+    let start = Instant::now();
+    let result = std::thread::scope(|s| {
+        s.spawn(|| {
+            if let Ok((mut sock, _)) = fake.accept() {
+                for i in 0..40 {
+                    if sock.write_all(&[record_byte(i)]).is_err() {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            }
+        });
+        TcpTransport::connect_with_listener(&cfg, mine)
+    });
+    let err = result.err().expect("a fake peer was accepted");
+    assert!(start.elapsed() < Duration::from_millis(1800), "gave up after {:?}", start.elapsed());
+    assert!(err.to_string().contains("party 0"), "{err}");
+}
