@@ -39,6 +39,15 @@ pub enum MpcError {
     /// A cryptographic check failed.
     #[error(transparent)]
     Crypto(#[from] veil_crypto::CryptoError),
+    /// A session failed at `party` for this reason (what [`crate::harness::root_cause`] reports
+    /// for a whole session).
+    #[error("party {party}: {source}")]
+    AtParty {
+        /// The party that failed first for its own reason.
+        party: PartyId,
+        /// Its error.
+        source: Box<MpcError>,
+    },
     /// The party's code panicked (a bug); reported so that the harness never hangs.
     #[error("party {party} panicked: {message}")]
     Panicked {
@@ -53,5 +62,16 @@ impl MpcError {
     /// An abort naming the failed check.
     pub fn abort(check: impl Into<String>, suspect: Option<PartyId>) -> Self {
         MpcError::Abort { check: check.into(), suspect }
+    }
+
+    /// Whether this error only follows another party's failure: a peer left, stopped the
+    /// session (saying why) or fell silent. Such an error is a knock-on effect, not a cause.
+    pub fn is_knock_on(&self) -> bool {
+        matches!(
+            self,
+            MpcError::Net(
+                NetError::Disconnected { .. } | NetError::PeerStopped { .. } | NetError::Timeout { .. }
+            )
+        )
     }
 }

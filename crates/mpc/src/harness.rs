@@ -147,7 +147,52 @@ where
     })
 }
 
+/// Every party's output of one session, or the error that explains its failure, naming the
+/// party it came from ([`MpcError::AtParty`]): the first error that is not a knock-on effect
+/// of another party's failure ([`MpcError::is_knock_on`]: "party 1 disconnected" says less
+/// than party 1's own "server-1.material is damaged"); failing that, a peer's stated reason
+/// for stopping; failing that, the first error.
+///
+/// # Errors
+/// The root cause, as above.
+pub fn root_cause<T>(results: Vec<Result<T>>) -> Result<Vec<T>> {
+    let failed = |e: &MpcError| !e.is_knock_on();
+    let stated = |e: &MpcError| matches!(e, MpcError::Net(veil_net::NetError::PeerStopped { .. }));
+    let pick = results
+        .iter()
+        .position(|r| r.as_ref().err().is_some_and(failed))
+        .or_else(|| results.iter().position(|r| r.as_ref().err().is_some_and(stated)))
+        .or_else(|| results.iter().position(Result::is_err));
+    match pick {
+        None => results.into_iter().collect(),
+        Some(party) => match results.into_iter().nth(party) {
+            Some(Err(e)) => Err(MpcError::AtParty { party, source: Box::new(e) }),
+            _ => Err(MpcError::Invalid("a failed session lost its error".into())),
+        },
+    }
+}
+
 /// All results, or the first error (in party order).
 pub fn all_ok<T>(results: Vec<Result<T>>) -> Result<Vec<T>> {
     results.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_root_cause_is_the_first_own_error_and_names_its_party() {
+        use veil_net::NetError;
+        let gone = |peer| Err(MpcError::Net(NetError::Disconnected { peer }));
+        let results: Vec<Result<u8>> =
+            vec![gone(1), Err(MpcError::Invalid("server-1.material is damaged".into())), gone(1)];
+        let err = root_cause(results).unwrap_err();
+        assert!(matches!(&err, MpcError::AtParty { party: 1, .. }), "{err}");
+        assert_eq!(err.to_string(), "party 1: invalid use: server-1.material is damaged");
+        let stopped = Err(MpcError::Net(NetError::PeerStopped { peer: 2, reason: "abort".into() }));
+        let err = root_cause(vec![gone(2), stopped, Ok(1u8)]).unwrap_err();
+        assert!(err.to_string().starts_with("party 1: party 2 stopped the session: abort"), "{err}");
+        assert_eq!(root_cause(vec![Ok(1u8), Ok(2)]).unwrap(), vec![1, 2]);
+    }
 }

@@ -466,7 +466,7 @@ where
             "tcp+tls1.3 (mutual auth) on 127.0.0.1, parties as threads",
         ),
     };
-    Ok((results.into_iter().collect::<Result<Vec<_>, _>>()?, transport))
+    Ok((veil_mpc::harness::root_cause(results)?, transport))
 }
 
 pub(crate) fn rand_seed() -> u64 {

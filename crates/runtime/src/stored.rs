@@ -393,5 +393,5 @@ pub fn prepare_material(
         crate::Link::Memory => simulate_with(3, cfg, job),
         crate::Link::Tls => simulate_tcp_with(3, cfg, job),
     };
-    results.into_iter().collect()
+    veil_mpc::harness::root_cause(results)
 }

@@ -80,7 +80,10 @@ fn run_stored_in(model: &Model, ids: &[u32], dir: &Path, mode: Mode) -> Result<V
     });
     let errors: Vec<String> =
         results.iter().filter_map(|r| r.as_ref().err()).map(|e| e.to_string()).collect();
-    if errors.is_empty() { Ok(results.into_iter().flatten().collect()) } else { Err(errors.join("\n")) }
+    match veil_mpc::harness::root_cause(results) {
+        Ok(parties) => Ok(parties),
+        Err(cause) => Err(format!("{}\nroot cause: {cause}", errors.join("\n"))),
+    }
 }
 
 fn prepare(model: &Model, tokens: usize, dir: &Path) -> Vec<PreparedServer> {
@@ -146,6 +149,9 @@ fn stored_material_serves_one_later_session_and_is_then_gone() {
     std::fs::write(&path, &bytes).unwrap();
     let err = run_stored(&model, &ids, other.path()).unwrap_err();
     assert!(err.contains("is damaged or truncated"), "{err}");
+    // The session's error is server 2's own, not a knock-on "party 2 disconnected" elsewhere.
+    let cause = err.lines().last().unwrap();
+    assert!(cause.starts_with("root cause: party 2: ") && cause.contains("is damaged or truncated"), "{err}");
     std::fs::write(&path, &bytes[..at]).unwrap();
     let err = run_stored(&model, &ids, other.path()).unwrap_err();
     assert!(err.contains("is damaged or truncated"), "{err}");
