@@ -18,6 +18,7 @@ pub mod ahead;
 pub mod classify;
 pub mod families;
 pub mod inference;
+pub mod ledger;
 pub mod memory;
 pub mod plain;
 pub mod stored;

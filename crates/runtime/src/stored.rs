@@ -18,7 +18,10 @@
 //! material, the servers exchange their ids and stop, naming the server, if one loaded a file
 //! of another offline phase. Then each deletes its file *before* the online phase starts: the
 //! same masks, keys and triples on two inputs would leak their difference, so a file can never
-//! serve a second session (an interrupted session's material is lost, not reused).
+//! serve a second session (an interrupted session's material is lost, not reused). Deleting
+//! is not enough against a restored copy (a backup, a snapshot): each server first records the
+//! id in its ledger of used material outside the folder ([`crate::ledger`], synced to disk)
+//! and refuses an id it has recorded.
 //!
 //! **Trust.** A server's file is its own secret material (its shares and keys): keep it with
 //! the server's key. It is not encrypted here; a corrupted server that changes it is caught
@@ -364,6 +367,16 @@ pub fn load_server(
         }
         Ok(())
     })?;
+    // Recorded as used, durably, before anything depends on it: a restored copy of this file
+    // is refused from now on.
+    let ledger = crate::ledger::default_path().ok_or_else(|| {
+        MpcError::Invalid(
+            "no place for the ledger of used material (set VEIL_STATE_DIR, XDG_STATE_HOME or HOME): \
+             stored material is refused without one"
+                .into(),
+        )
+    })?;
+    crate::ledger::record_use(&ledger, &header.id, me)?;
     std::fs::remove_file(&path)
         .map_err(|e| io_error(&path, "cannot delete used material (it must serve one session only)", e))?;
     family.load_material(material)

@@ -106,6 +106,10 @@ fn stored_material_serves_one_later_session_and_is_then_gone() {
         assert_eq!(s.path, material_path(dir.path(), s.party));
         assert!(s.file_bytes > s.offline.bytes_sent / 4, "{} bytes stored", s.file_bytes);
     }
+    let backup = tempfile::tempdir().unwrap();
+    for p in 0..3 {
+        std::fs::copy(material_path(dir.path(), p), material_path(backup.path(), p)).unwrap();
+    }
     let parties = run_stored(&model, &ids, dir.path()).unwrap();
     for p in parties.iter().filter(|p| p.party < 3) {
         assert_eq!(p.material.as_deref(), Some("stored"));
@@ -117,6 +121,10 @@ fn stored_material_serves_one_later_session_and_is_then_gone() {
     assert!((0..3).all(|p| !material_path(dir.path(), p).exists()), "used material was kept");
     let err = run_stored(&model, &ids, dir.path()).unwrap_err();
     assert!(err.contains("no material file at") && err.contains("serves one session"), "{err}");
+    // A restored copy of the used files is refused: every server's ledger holds their id.
+    let err = run_stored(&model, &ids, backup.path()).unwrap_err();
+    assert!(err.contains("was already used by server"), "{err}");
+    assert!(material_path(backup.path(), 0).exists(), "a refused copy is not consumed");
 
     // Material of the Z_2^64 rings serves a session in those rings, and no other.
     let z64 = Mode { security: Security::Malicious, rings: Rings::Z64 };
