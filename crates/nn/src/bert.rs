@@ -76,12 +76,26 @@ pub struct Model {
 
 /// A config's positive integer `key`.
 pub(crate) fn positive(v: &Value, key: &str, path: &Path) -> Result<usize> {
-    v[key]
+    let n = v[key]
         .as_u64()
         .filter(|&n| n > 0)
-        .map(|n| n as usize)
-        .ok_or_else(|| NnError::format(path, format!("{key} is missing or not a positive integer")))
+        .ok_or_else(|| NnError::format(path, format!("{key} is missing or not a positive integer")))?;
+    let max = if LAYER_KEYS.contains(&key) { MAX_LAYERS } else { MAX_SIZE };
+    if n > max {
+        return Err(NnError::format(
+            path,
+            format!("{key} = {n} is more than {max}: not a model this loader builds"),
+        ));
+    }
+    Ok(n as usize)
 }
+
+/// Config keys that count layers (their graph grows with them before any weight is read).
+const LAYER_KEYS: [&str; 2] = ["num_hidden_layers", "n_layer"];
+/// Most layers a config may declare (the largest public transformers have about 100).
+const MAX_LAYERS: u64 = 4096;
+/// Largest width, vocabulary, position count or image size a config may declare (2^24).
+const MAX_SIZE: u64 = 1 << 24;
 
 /// Checks that `heads` divide the width (`key` names the width in the config).
 pub(crate) fn check_heads(path: &Path, heads: usize, width: usize, key: &str) -> Result<()> {

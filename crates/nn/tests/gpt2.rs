@@ -98,5 +98,10 @@ fn gpt2_folders_that_do_not_fit_are_clear_errors() {
     std::fs::write(tmp.join("config.json"), config.replace("gelu_new", "relu")).unwrap();
     let err = load_hf(&tmp, true).unwrap_err().to_string();
     assert!(err.contains("activation_function"), "{err}");
+    // A billion layers is refused when the config is read, before any graph grows.
+    std::fs::write(tmp.join("config.json"), config.replace("\"n_layer\": 2", "\"n_layer\": 1000000000"))
+        .unwrap();
+    let err = load_hf(&tmp, false).unwrap_err().to_string();
+    assert!(err.contains("n_layer = 1000000000 is more than 4096"), "{err}");
     std::fs::remove_dir_all(&tmp).unwrap();
 }
