@@ -209,6 +209,9 @@ fn decrypt(conn: &Shared, mut data: &[u8], plain: &mut Vec<u8>) -> Result<(bool,
     Ok((closed, c.wants_write()))
 }
 
+/// Most bytes reserved for a frame ahead of its arrival (larger frames grow as they come).
+const RESERVE_AHEAD: usize = 16 << 20;
+
 /// Moves every complete frame at the front of `plain` to `frames`.
 fn split_frames(
     peer: PartyId,
@@ -226,7 +229,10 @@ fn split_frames(
             return Err(NetError::FrameTooLarge { peer, len: len as u64, limit: max_frame as u64 });
         }
         if plain.len() - start < HEADER_BYTES + len {
-            plain.reserve(HEADER_BYTES + len - (plain.len() - start));
+            // Room for what is announced, but never more than RESERVE_AHEAD before the bytes
+            // arrive: a header alone must not make the receiver reserve a whole frame's limit.
+            let missing = HEADER_BYTES + len - (plain.len() - start);
+            plain.reserve(missing.min(RESERVE_AHEAD));
             break;
         }
         let payload = plain[start + HEADER_BYTES..start + HEADER_BYTES + len].to_vec();
@@ -239,4 +245,31 @@ fn split_frames(
         plain.drain(..start);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A header announcing a frame at the limit reserves at most RESERVE_AHEAD before its
+    /// bytes arrive; the frame is still delivered whole once they do.
+    #[test]
+    fn an_announced_frame_reserves_memory_only_as_its_bytes_arrive() {
+        let (tx, rx) = unbounded();
+        let limit = 1 << 30;
+        let mut plain = Vec::new();
+        plain.extend_from_slice(&(limit as u32).to_le_bytes());
+        plain.extend_from_slice(&0u32.to_le_bytes());
+        split_frames(1, &mut plain, limit, &tx).unwrap();
+        assert!(plain.capacity() <= HEADER_BYTES + RESERVE_AHEAD, "reserved {}", plain.capacity());
+        assert!(rx.try_recv().is_err());
+        let mut small = Vec::new();
+        small.extend_from_slice(&3u32.to_le_bytes());
+        small.extend_from_slice(&0u32.to_le_bytes());
+        small.extend_from_slice(&[1, 2, 3]);
+        split_frames(1, &mut small, limit, &tx).unwrap();
+        let (_, frame) = rx.try_recv().unwrap().unwrap();
+        assert_eq!(frame.payload, vec![1, 2, 3]);
+        assert!(small.is_empty());
+    }
 }
