@@ -4,7 +4,8 @@
 //! session = "00112233445566778899aabbccddeeff"   # 16 bytes, hex, the same at every party
 //! ca = "certs/ca.pem"
 //! connect_timeout_s = 30
-//! recv_timeout_s = 60
+//! recv_timeout_s = 60      # give up on a peer silent this long (no message, no heartbeat)
+//! stall_timeout_s = 86400  # give up on a live peer that sends nothing this long
 //! link_delay_us = 0        # benchmarks only: emulated one-way latency (see below)
 //!
 //! [[party]]                # one per party, in id order
@@ -43,6 +44,13 @@
 //! pass `--input FILE` (a JSON array of numbers). Relative paths are relative to the config
 //! file's folder.
 //!
+//! **Timeouts.** Every link sends a heartbeat each second while idle, so a party tells a peer
+//! that computes (an offline phase of minutes) from one that is frozen, crashed or cut off:
+//! it waits on a live peer up to `stall_timeout_s` and gives up on a silent one after
+//! `recv_timeout_s` (at least 3 s, three heartbeats). A party reports success only once every
+//! peer has confirmed its own; a server never reports a job done whose output did not reach
+//! its receiver.
+//!
 //! `link_delay_us` makes every party hold each frame it receives for that long after its last
 //! byte arrived: the latency of a link, emulated where the kernel cannot delay packets (no
 //! `netem`; `veil bench model --net` uses it then). It is 0 in deployments.
@@ -68,9 +76,12 @@ pub struct Config {
     /// Seconds to keep dialing and accepting peers.
     #[serde(default = "default_connect")]
     pub connect_timeout_s: u64,
-    /// Seconds a receive waits.
+    /// Seconds a peer may be silent (no message, no heartbeat) before a party gives up on it.
     #[serde(default = "default_recv")]
     pub recv_timeout_s: u64,
+    /// Seconds a party waits for one message from a peer that is alive.
+    #[serde(default = "default_stall")]
+    pub stall_timeout_s: u64,
     /// Emulated one-way latency in microseconds, added by each receiver (benchmarks).
     #[serde(default)]
     pub link_delay_us: u64,
@@ -82,9 +93,12 @@ pub struct Config {
 
 /// The largest emulated one-way latency accepted.
 const MAX_LINK_DELAY_US: u64 = 10_000_000;
-/// Longest `connect_timeout_s` and `recv_timeout_s`: a day (a timeout, not an eternity; a
-/// receive waits through another party's longest offline phase, hours for BERT-base).
+/// Longest `connect_timeout_s`, `recv_timeout_s` and `stall_timeout_s`: a day (a timeout,
+/// not an eternity; a receive waits through another party's longest offline phase, hours for
+/// BERT-base).
 const MAX_TIMEOUT_S: u64 = 86_400;
+/// Shortest `recv_timeout_s`: three heartbeat intervals.
+const MIN_RECV_TIMEOUT_S: u64 = 3;
 
 fn default_connect() -> u64 {
     30
@@ -92,6 +106,10 @@ fn default_connect() -> u64 {
 
 fn default_recv() -> u64 {
     60
+}
+
+fn default_stall() -> u64 {
+    MAX_TIMEOUT_S
 }
 
 /// One party's address and credentials.
@@ -257,11 +275,15 @@ impl Config {
         if self.party.len() < 2 {
             bail!("the config lists {} parties; at least 2 are needed", self.party.len());
         }
-        for (name, value) in
-            [("connect_timeout_s", self.connect_timeout_s), ("recv_timeout_s", self.recv_timeout_s)]
-        {
-            if !(1..=MAX_TIMEOUT_S).contains(&value) {
-                bail!("{name} = {value}: a timeout must be between 1 s and {MAX_TIMEOUT_S} s (a day)");
+        for (name, value, least) in [
+            ("connect_timeout_s", self.connect_timeout_s, 1),
+            ("recv_timeout_s", self.recv_timeout_s, MIN_RECV_TIMEOUT_S),
+            ("stall_timeout_s", self.stall_timeout_s, self.recv_timeout_s.max(1)),
+        ] {
+            if !(least..=MAX_TIMEOUT_S).contains(&value) {
+                bail!(
+                    "{name} = {value}: this timeout must be between {least} s and {MAX_TIMEOUT_S} s (a day)"
+                );
             }
         }
         for (i, p) in self.party.iter().enumerate() {
@@ -291,6 +313,14 @@ impl Config {
             }
         }
         Ok(())
+    }
+
+    /// How long a party waits on its peers.
+    pub fn patience(&self) -> veil_net::Patience {
+        veil_net::Patience {
+            silence: std::time::Duration::from_secs(self.recv_timeout_s),
+            stall: std::time::Duration::from_secs(self.stall_timeout_s),
+        }
     }
 
     /// The model job's family with its settings; an error for a `demo-mul` job.

@@ -148,7 +148,8 @@ fn prepare(dir: &Path, parties: usize) -> anyhow::Result<PathBuf> {
 
 /// Writes the CA, the party certificates and a config for `job` into `dir`, the parties on
 /// free ports of 127.0.0.1.
-fn prepare_config(dir: &Path, parties: usize, job: Job, recv_timeout_s: u64) -> anyhow::Result<PathBuf> {
+/// Peers are given up on after 60 s of silence, or `stall_timeout_s` without a message.
+fn prepare_config(dir: &Path, parties: usize, job: Job, stall_timeout_s: u64) -> anyhow::Result<PathBuf> {
     // Free ports: bind port 0, note the port, release it for the party to bind.
     let listeners = (0..parties)
         .map(|_| TcpListener::bind("127.0.0.1:0"))
@@ -156,7 +157,7 @@ fn prepare_config(dir: &Path, parties: usize, job: Job, recv_timeout_s: u64) -> 
         .context("cannot bind on 127.0.0.1")?;
     let addresses = listeners.iter().map(TcpListener::local_addr).collect::<std::io::Result<Vec<_>>>()?;
     drop(listeners);
-    prepare_config_at(dir, addresses, job, recv_timeout_s)
+    prepare_config_at(dir, addresses, job, stall_timeout_s)
 }
 
 /// [`prepare_config`] with the parties at the given addresses.
@@ -164,7 +165,7 @@ pub(crate) fn prepare_config_at(
     dir: &Path,
     addresses: Vec<SocketAddr>,
     job: Job,
-    recv_timeout_s: u64,
+    stall_timeout_s: u64,
 ) -> anyhow::Result<PathBuf> {
     let certs = dir.join("certs");
     veil_net::certs::Deployment::generate("demo", addresses.len())?.write(&certs)?;
@@ -182,7 +183,8 @@ pub(crate) fn prepare_config_at(
         session: hex::encode(session),
         ca: PathBuf::from("certs/ca.pem"),
         connect_timeout_s: 30,
-        recv_timeout_s,
+        recv_timeout_s: 60,
+        stall_timeout_s,
         link_delay_us: 0,
         party,
         job,

@@ -301,8 +301,13 @@ fn join_and_run<T>(
     let transport =
         TcpTransport::connect(&tcp).with_context(|| format!("party {id} could not join the deployment"))?;
     let private = Seed::from_rng(&mut rand::rngs::OsRng);
-    let timeout = Duration::from_secs(cfg.recv_timeout_s);
-    Ok(veil_mpc::runner::run_party(Box::new(transport), SessionId(tcp.session), private, timeout, job)?)
+    Ok(veil_mpc::runner::run_party(
+        Box::new(transport),
+        SessionId(tcp.session),
+        private,
+        cfg.patience(),
+        job,
+    )?)
 }
 
 fn run(cfg: &Config, tcp: TcpConfig, input: Option<Vec<f64>>) -> anyhow::Result<PartyReport> {
@@ -324,8 +329,7 @@ fn run(cfg: &Config, tcp: TcpConfig, input: Option<Vec<f64>>) -> anyhow::Result<
         TcpTransport::connect(&tcp).with_context(|| format!("party {id} could not join the deployment"))?;
     let private = Seed::from_rng(&mut rand::rngs::OsRng);
     let session = SessionId(tcp.session);
-    let timeout = Duration::from_secs(cfg.recv_timeout_s);
-    let result = veil_mpc::runner::run_party(Box::new(transport), session, private, timeout, |ctx| {
+    let result = veil_mpc::runner::run_party(Box::new(transport), session, private, cfg.patience(), |ctx| {
         let setup_s = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
         ctx.set_phase("online");

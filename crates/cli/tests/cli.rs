@@ -197,9 +197,16 @@ fn party_errors_are_clear() {
     let cases = [
         (
             text.replace("connect_timeout_s = 3", "connect_timeout_s = 18446744073709551615"),
-            "connect_timeout_s = 18446744073709551615: a timeout",
+            "connect_timeout_s = 18446744073709551615: this timeout",
         ),
-        (text.replace("recv_timeout_s = 5", "recv_timeout_s = 0"), "recv_timeout_s = 0: a timeout"),
+        (
+            text.replace("recv_timeout_s = 5", "recv_timeout_s = 0"),
+            "recv_timeout_s = 0: this timeout must be between 3 s",
+        ),
+        (
+            text.replace("recv_timeout_s = 5", "recv_timeout_s = 5\nstall_timeout_s = 4"),
+            "stall_timeout_s = 4: this timeout must be between 5 s",
+        ),
     ];
     for (bad, want) in cases {
         std::fs::write(&cfg, bad).unwrap();

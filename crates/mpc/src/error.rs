@@ -70,7 +70,11 @@ impl MpcError {
         matches!(
             self,
             MpcError::Net(
-                NetError::Disconnected { .. } | NetError::PeerStopped { .. } | NetError::Timeout { .. }
+                NetError::Disconnected { .. }
+                    | NetError::PeerStopped { .. }
+                    | NetError::Timeout { .. }
+                    | NetError::Stalled { .. }
+                    | NetError::Unconfirmed { .. }
             )
         )
     }

@@ -2,13 +2,13 @@
 //! in-process harness ([`crate::harness`]) runs each of its threads: the seed setup over the
 //! party's transport, then its job, with a panic turned into an error and a failure told to
 //! the peers still waiting on this party (a stop notice), so that they stop at once with the
-//! reason instead of waiting out their timeout.
+//! reason instead of waiting out their timeout. A job that succeeds ends with the closing
+//! handshake ([`veil_net::Net::finish`]): a party reports success only once every peer has
+//! confirmed its own success, so no output is reported delivered that its receiver lacks.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::time::Duration;
-
 use veil_crypto::{Seed, SessionId};
-use veil_net::{Net, Transport};
+use veil_net::{Net, Patience, Transport};
 
 use crate::{Ctx, MpcError, PartyId, Result};
 
@@ -22,18 +22,23 @@ pub(crate) fn panicked(party: PartyId, payload: Box<dyn std::any::Any + Send>) -
     MpcError::Panicked { party, message }
 }
 
-/// Runs one party's whole life: seed setup, then `f`; catches panics.
+/// Runs one party's whole life: seed setup, then `f`, then the closing handshake; catches
+/// panics. `patience` bounds every wait on a peer (a `Duration` is the receive timeout).
 pub fn run_party<T>(
     transport: Box<dyn Transport>,
     session: SessionId,
     private_seed: Seed,
-    timeout: Duration,
+    patience: impl Into<Patience>,
     f: impl FnOnce(&mut Ctx) -> Result<T>,
 ) -> Result<T> {
     let party = transport.party();
+    let patience = patience.into();
     let outcome = catch_unwind(AssertUnwindSafe(move || {
-        let mut ctx = Ctx::setup(Net::new(transport, timeout), session, private_seed)?;
-        let result = f(&mut ctx);
+        let mut ctx = Ctx::setup(Net::new(transport, patience), session, private_seed)?;
+        let result = f(&mut ctx).and_then(|out| {
+            ctx.net().finish()?;
+            Ok(out)
+        });
         if let Err(e) = &result {
             // Peers still waiting on us learn why, instead of seeing a bare disconnect. A party
             // that only saw another's stop notice does not repeat it.

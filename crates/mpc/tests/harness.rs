@@ -96,7 +96,8 @@ fn a_silent_party_is_a_timeout_error() {
         }
         Ok(())
     });
-    assert!(res[0].as_ref().err().unwrap().to_string().contains("timed out"));
+    let e = res[0].as_ref().err().unwrap().to_string();
+    assert!(e.contains("heard nothing from party 1"), "{e}");
 }
 
 #[test]
@@ -158,4 +159,55 @@ fn equivocating_in_the_coin_toss_aborts() {
         let e = r.unwrap_err().to_string();
         assert!(e.contains("abort") && e.contains("coin toss"), "{e}");
     }
+}
+
+/// The closing handshake: a party whose job succeeded reports success only if every peer's
+/// job succeeded too. Here the output's receiver (party 2) gets the servers' messages and then
+/// fails its own check; the servers, whose jobs returned `Ok`, must not report success.
+#[test]
+fn no_party_reports_success_when_the_output_receiver_failed() {
+    for tcp in [false, true] {
+        let job = |ctx: &mut veil_mpc::Ctx| {
+            if ctx.party() < 2 {
+                let me = ctx.party() as u8;
+                ctx.net().send(2, vec![me])?;
+                return Ok(());
+            }
+            let _ = ctx.net().recv(0)?;
+            let _ = ctx.net().recv(1)?;
+            Err(MpcError::abort("output check", None))
+        };
+        let res = if tcp { veil_mpc::harness::simulate_tcp(3, 4, job) } else { simulate(3, 4, job) };
+        for (p, r) in res.iter().enumerate() {
+            let e = r.as_ref().expect_err("no party may succeed");
+            if p < 2 {
+                assert!(e.to_string().contains("party 2 stopped the session"), "{e}");
+            }
+        }
+        // The same job with a receiver that succeeds: everyone succeeds.
+        let res = simulate(3, 4, |ctx| {
+            if ctx.party() < 2 {
+                return Ok(ctx.net().send(2, vec![1])?);
+            }
+            ctx.net().recv(0)?;
+            ctx.net().recv(1)?;
+            Ok(())
+        });
+        all_ok(res).unwrap();
+    }
+}
+
+/// A message a party's job never read makes that party's closing handshake fail: the two
+/// parties disagree on the protocol, and success would hide it. (The sender, whose peer's job
+/// did succeed and confirmed so, may report success.)
+#[test]
+fn an_unread_message_fails_the_closing_handshake() {
+    let res = simulate(2, 5, |ctx| {
+        if ctx.party() == 0 {
+            ctx.net().send(1, vec![7])?;
+        }
+        Ok(())
+    });
+    let e = res[1].as_ref().unwrap_err().to_string();
+    assert!(e.contains("party 0 did not confirm") && e.contains("never read"), "{e}");
 }

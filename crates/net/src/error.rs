@@ -21,13 +21,30 @@ pub enum NetError {
         /// Its reason, as it sent it (at most 1 KiB of text).
         reason: String,
     },
-    /// Nothing arrived from the peer within the receive timeout.
-    #[error("timed out after {after:?} waiting for a message from party {peer}")]
+    /// Nothing arrived from the peer within the receive timeout: no message and, on a
+    /// transport with heartbeats, no heartbeat either (the peer is frozen, gone or unreachable).
+    #[error("heard nothing from party {peer} for {after:?} (the receive timeout)")]
     Timeout {
         /// The silent peer.
         peer: PartyId,
+        /// How long it was silent.
+        after: Duration,
+    },
+    /// The peer is alive (its heartbeats arrive) but sent no message for the stall limit.
+    #[error("party {peer} is alive but sent no message for {after:?} (the stall limit)")]
+    Stalled {
+        /// The peer that makes no progress.
+        peer: PartyId,
         /// How long we waited.
         after: Duration,
+    },
+    /// The peer's job ended without it confirming success (see [`crate::Net::finish`]).
+    #[error("party {peer} did not confirm that it finished: {reason}")]
+    Unconfirmed {
+        /// The peer.
+        peer: PartyId,
+        /// What came instead of its confirmation.
+        reason: String,
     },
     /// A frame larger than the configured limit was sent or announced.
     #[error("frame of {len} bytes for party {peer} exceeds the limit of {limit} bytes")]

@@ -17,6 +17,16 @@ pub(crate) const STOP_DEPTH: u32 = 0;
 /// Longest reason a stop notice carries.
 pub(crate) const MAX_STOP_REASON: usize = 1024;
 
+/// Depth of a *finish notice*: a party whose job succeeded tells its peers so, and succeeds
+/// only once every peer has said the same (see [`crate::Net::finish`]). No protocol message
+/// reaches this depth (a clock of four billion rounds).
+pub(crate) const FINISH_DEPTH: u32 = u32::MAX;
+
+/// On a stream, a header whose length field is `u32::MAX` is a *heartbeat*: no payload, never
+/// handed to the protocol, sent by an idle link so that the peer knows this party is alive.
+/// A frame's payload is therefore at most `u32::MAX - 1` bytes on a stream.
+pub(crate) const HEARTBEAT_LEN: u32 = u32::MAX;
+
 /// One message between two parties.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Frame {

@@ -30,6 +30,6 @@ mod tls;
 
 pub use error::NetError;
 pub use frame::{DEFAULT_MAX_FRAME, Frame};
-pub use net::Net;
+pub use net::{Net, Patience};
 pub use stats::{CommStats, PhaseStats};
 pub use transport::{PartyId, Transport};

@@ -1,9 +1,35 @@
-//! [`Net`]: one party's handle on the network, with accounting and a receive timeout.
+//! [`Net`]: one party's handle on the network, with accounting, a receive timeout and the
+//! closing handshake.
+//!
+//! **Liveness is not progress.** On a transport with heartbeats (TCP), a party waits on a peer
+//! as long as the peer is alive, however long its next message takes (an offline phase of
+//! minutes), and gives up after [`Patience::silence`] without a byte from it (frozen, crashed,
+//! cut off) or after [`Patience::stall`] without a message from a live peer.
+//!
+//! **No success without confirmation.** [`Net::finish`] ends a successful job: a party reports
+//! success only once every peer has confirmed that its own job succeeded, so a server never
+//! reports a job done whose output its receiver did not get and check.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crate::frame::{MAX_STOP_REASON, STOP_DEPTH};
+use crate::frame::{FINISH_DEPTH, MAX_STOP_REASON, STOP_DEPTH};
 use crate::{CommStats, Frame, NetError, PartyId, Transport};
+
+/// How long a party waits on a peer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Patience {
+    /// Longest silence from a peer (no message, no heartbeat) before giving up on it.
+    pub silence: Duration,
+    /// Longest wait for one message from a peer that is alive.
+    pub stall: Duration,
+}
+
+impl From<Duration> for Patience {
+    /// `silence` as given, no stall limit.
+    fn from(silence: Duration) -> Self {
+        Patience { silence, stall: Duration::MAX }
+    }
+}
 
 /// A party's view of the network: a boxed [`Transport`] plus [`CommStats`].
 ///
@@ -11,13 +37,14 @@ use crate::{CommStats, Frame, NetError, PartyId, Transport};
 pub struct Net {
     transport: Box<dyn Transport>,
     stats: CommStats,
-    timeout: Duration,
+    patience: Patience,
 }
 
 impl Net {
-    /// Wraps a transport; `recv` waits at most `timeout`.
-    pub fn new(transport: Box<dyn Transport>, timeout: Duration) -> Self {
-        Net { transport, stats: CommStats::new(), timeout }
+    /// Wraps a transport; `recv` gives up on a peer silent for `patience.silence` (a
+    /// [`Duration`] converts: silence only, no stall limit).
+    pub fn new(transport: Box<dyn Transport>, patience: impl Into<Patience>) -> Self {
+        Net { transport, stats: CommStats::new(), patience: patience.into() }
     }
 
     /// This party's id.
@@ -36,9 +63,33 @@ impl Net {
         (0..self.parties()).filter(move |&p| p != me)
     }
 
-    /// The receive timeout.
+    /// The receive timeout (the longest silence accepted from a peer).
     pub fn timeout(&self) -> Duration {
-        self.timeout
+        self.patience.silence
+    }
+
+    /// Takes the next frame from `from`: waits while the peer is alive, up to the stall
+    /// limit, and gives up once it has been silent for the receive timeout.
+    fn wait(&mut self, from: PartyId) -> Result<Frame, NetError> {
+        let Patience { silence, stall } = self.patience;
+        let started = Instant::now();
+        let mut wait = silence.min(stall);
+        loop {
+            match self.transport.recv(from, wait) {
+                Err(NetError::Timeout { .. }) => {}
+                other => return other,
+            }
+            let waited = started.elapsed();
+            if waited >= stall {
+                return Err(NetError::Stalled { peer: from, after: waited });
+            }
+            // Without heartbeats, silence is the time waited here.
+            let silent = self.transport.last_heard(from).map_or(waited, |t| t.elapsed());
+            if silent >= silence {
+                return Err(NetError::Timeout { peer: from, after: silent });
+            }
+            wait = (silence - silent).min(stall - waited);
+        }
     }
 
     /// Sends `payload` to `to` without waiting for it to be read.
@@ -67,14 +118,46 @@ impl Net {
     /// [`NetError::PeerStopped`] with its reason.
     pub fn recv(&mut self, from: PartyId) -> Result<Vec<u8>, NetError> {
         crate::transport::check_peer(self.party(), from, self.parties())?;
-        let frame = self.transport.recv(from, self.timeout)?;
+        let frame = self.wait(from)?;
         if frame.depth == STOP_DEPTH {
-            let end = frame.payload.len().min(MAX_STOP_REASON);
-            let reason = String::from_utf8_lossy(&frame.payload[..end]).into_owned();
-            return Err(NetError::PeerStopped { peer: from, reason });
+            return Err(stopped(from, &frame));
+        }
+        if frame.depth == FINISH_DEPTH {
+            return Err(NetError::Malformed {
+                peer: from,
+                reason: "it confirmed the end of its job while this party waits for a message from it".into(),
+            });
         }
         self.stats.on_recv(frame.payload.len(), frame.depth);
         Ok(frame.payload)
+    }
+
+    /// Ends a successful job: tells every peer so, then waits until every peer has said the
+    /// same. A party reports success only after this returns, so no party reports a job done
+    /// whose output did not reach its receiver: the receiver confirms only once it holds the
+    /// output and its checks passed. A peer that stopped, left, or sent a message this party
+    /// never read instead of its confirmation makes this fail. The notices are not counted.
+    pub fn finish(&mut self) -> Result<(), NetError> {
+        for p in self.peers() {
+            // A peer already gone has left a stop notice or a disconnect to read below.
+            let _ = self.transport.send(p, Frame { depth: FINISH_DEPTH, payload: Vec::new() });
+        }
+        for p in self.peers() {
+            match self.wait(p) {
+                Ok(f) if f.depth == FINISH_DEPTH => {}
+                Ok(f) if f.depth == STOP_DEPTH => return Err(stopped(p, &f)),
+                Ok(_) => {
+                    let reason = "it sent a message this party's job never read".into();
+                    return Err(NetError::Unconfirmed { peer: p, reason });
+                }
+                Err(NetError::Disconnected { .. }) => {
+                    let reason = "it left before confirming".into();
+                    return Err(NetError::Unconfirmed { peer: p, reason });
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
     }
 
     /// Tells every peer that this party stops, and why, before it leaves the session (best
@@ -106,4 +189,11 @@ impl Net {
     pub fn set_phase(&mut self, name: &str) {
         self.stats.set_phase(name);
     }
+}
+
+/// The error a stop notice from `peer` stands for.
+fn stopped(peer: PartyId, frame: &Frame) -> NetError {
+    let end = frame.payload.len().min(MAX_STOP_REASON);
+    let reason = String::from_utf8_lossy(&frame.payload[..end]).into_owned();
+    NetError::PeerStopped { peer, reason }
 }

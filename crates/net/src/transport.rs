@@ -1,6 +1,6 @@
 //! The [`Transport`] trait: reliable, ordered delivery of frames between numbered parties.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::{Frame, NetError};
 
@@ -13,6 +13,9 @@ pub type PartyId = usize;
 /// - `send` never waits for the receiver to read: it queues the frame and returns;
 /// - frames from one peer arrive in the order they were sent;
 /// - `recv` waits at most `timeout`, then fails with [`NetError::Timeout`];
+/// - a transport that can tell a live peer from a silent one reports, in `last_heard`, when the
+///   peer last sent anything (a frame or a heartbeat); [`crate::Net`] then waits on a live peer
+///   beyond `timeout` (up to its stall limit) and gives up on one silent for `timeout`;
 /// - when a peer is gone (finished, failed, crashed), `recv` from it fails with
 ///   [`NetError::Disconnected`] once its queued frames are drained, instead of hanging;
 /// - dropping the transport closes every link, so that peers blocked on it fail fast.
@@ -27,6 +30,12 @@ pub trait Transport: Send {
     fn send(&mut self, to: PartyId, frame: Frame) -> Result<(), NetError>;
     /// Takes the next frame from `from`, waiting up to `timeout`.
     fn recv(&mut self, from: PartyId, timeout: Duration) -> Result<Frame, NetError>;
+    /// When anything (a frame or a heartbeat) last arrived from `from`; `None` where this
+    /// transport has no heartbeats (then `recv`'s timeout is the only limit).
+    fn last_heard(&self, from: PartyId) -> Option<Instant> {
+        let _ = from;
+        None
+    }
 }
 
 /// Checks that `peer` is another party of the session.

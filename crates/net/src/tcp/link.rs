@@ -1,18 +1,30 @@
 //! One established TLS link: a writer thread, a reader thread, and the queues between them
 //! and the transport.
+//!
+//! - **Heartbeats.** A writer with nothing to send for [`Link::start`]'s `heartbeat` interval
+//!   sends a heartbeat (a header with the reserved length, no payload); the reader notes when
+//!   any bytes last arrived ([`Link::last_heard`]), so a party can tell a peer that is busy
+//!   from one that is frozen or gone.
+//! - **Bounded backlog.** Frames read but not yet taken by the protocol are at most
+//!   `max_frame + BACKLOG_AHEAD` bytes: past that the reader stops reading the socket until the
+//!   protocol catches up, and TCP's flow control holds the sender back. A peer cannot make
+//!   this party queue without bound by sending ahead of the protocol.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender, unbounded};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, unbounded};
 use rustls::Connection;
 
 use super::handshake::Conn;
-use crate::frame::HEADER_BYTES;
+use crate::frame::{HEADER_BYTES, HEARTBEAT_LEN};
 use crate::{Frame, NetError, PartyId};
+
+/// Bytes of received frames a link holds for the protocol beyond one largest frame.
+pub(super) const BACKLOG_AHEAD: usize = 64 << 20;
 
 /// Plaintext is sealed and written in chunks of this size, so the TLS state's lock is held
 /// briefly and large frames stream out while they are being encrypted.
@@ -33,7 +45,11 @@ enum Out {
 pub(super) struct Link {
     out: Option<Sender<Out>>,
     /// Received frames, each with the moment its last byte was read.
-    pub(super) incoming: Receiver<Result<(Instant, Frame), NetError>>,
+    incoming: Receiver<Result<(Instant, Frame), NetError>>,
+    /// Bytes of `incoming`'s frames not yet taken.
+    backlog: Arc<Backlog>,
+    /// When the reader last read any bytes from the peer.
+    heard: Arc<Mutex<Instant>>,
     sock: TcpStream,
     writer: Option<JoinHandle<()>>,
     reader: Option<JoinHandle<()>>,
@@ -42,35 +58,91 @@ pub(super) struct Link {
 
 type Shared = Arc<Mutex<Connection>>;
 
-fn lock(conn: &Shared) -> MutexGuard<'_, Connection> {
-    // A panic while holding the lock leaves the TLS state unusable, but the threads that use it
-    // only report errors; taking the poisoned guard lets them fail cleanly.
-    conn.lock().unwrap_or_else(|p| p.into_inner())
+/// Takes a lock even if a thread panicked while holding it.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding the TLS lock leaves its state unusable, but the threads that use
+    // it only report errors; taking the poisoned guard lets them fail cleanly.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The bytes of received frames waiting for the protocol, bounded by `limit`.
+struct Backlog {
+    /// (bytes queued, link closing)
+    state: Mutex<(usize, bool)>,
+    room: Condvar,
+    limit: usize,
+}
+
+impl Backlog {
+    /// Waits until a frame of `len` bytes fits (an empty backlog takes any frame); false once
+    /// the link is closing.
+    fn admit(&self, len: usize) -> bool {
+        let mut s = lock(&self.state);
+        while !s.1 && s.0 > 0 && s.0.saturating_add(len) > self.limit {
+            s = self.room.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+        s.0 += len;
+        !s.1
+    }
+
+    fn release(&self, len: usize) {
+        let mut s = lock(&self.state);
+        s.0 = s.0.saturating_sub(len);
+        self.room.notify_all();
+    }
+
+    fn close(&self) {
+        lock(&self.state).1 = true;
+        self.room.notify_all();
+    }
 }
 
 impl Link {
-    pub(super) fn start(peer: PartyId, (sock, mut conn): Conn, max_frame: usize) -> Result<Link, NetError> {
+    /// Starts the link's threads; an idle writer sends a heartbeat every `heartbeat` (never if
+    /// zero).
+    pub(super) fn start(
+        peer: PartyId,
+        (sock, mut conn): Conn,
+        max_frame: usize,
+        heartbeat: Duration,
+    ) -> Result<Link, NetError> {
         let io = |e: std::io::Error| NetError::Io { peer, source: e };
         conn.set_buffer_limit(None);
         sock.set_write_timeout(Some(WRITE_TIMEOUT)).map_err(io)?;
         let conn: Shared = Arc::new(Mutex::new(conn));
         let (out_tx, out_rx) = unbounded();
         let (in_tx, in_rx) = unbounded();
+        let backlog = Arc::new(Backlog {
+            state: Mutex::new((0, false)),
+            room: Condvar::new(),
+            limit: max_frame + BACKLOG_AHEAD,
+        });
+        let heard = Arc::new(Mutex::new(Instant::now()));
         let w_sock = sock.try_clone().map_err(io)?;
         let r_sock = sock.try_clone().map_err(io)?;
         let w_conn = conn.clone();
         let writer = std::thread::Builder::new()
             .name(format!("veil-tx-{peer}"))
-            .spawn(move || write_loop(w_sock, w_conn, out_rx))
+            .spawn(move || write_loop(w_sock, w_conn, out_rx, heartbeat))
             .map_err(io)?;
-        let flush_tx = out_tx.clone();
+        let reader = Reader {
+            peer,
+            conn,
+            frames: in_tx,
+            flush: out_tx.clone(),
+            max_frame,
+            backlog: backlog.clone(),
+            heard: heard.clone(),
+        };
         let reader = std::thread::Builder::new()
             .name(format!("veil-rx-{peer}"))
-            .spawn(move || read_loop(peer, r_sock, conn, in_tx, flush_tx, max_frame))
+            .spawn(move || reader.run(r_sock))
             .map_err(io)?;
         Ok(Link {
             out: Some(out_tx),
             incoming: in_rx,
+            backlog,
+            heard,
             sock,
             writer: Some(writer),
             reader: Some(reader),
@@ -82,6 +154,31 @@ impl Link {
         let peer = self.peer;
         let out = self.out.as_ref().ok_or(NetError::Disconnected { peer })?;
         out.send(Out::Frame(frame)).map_err(|_| NetError::Disconnected { peer })
+    }
+
+    /// The next received frame and when its last byte arrived, waiting up to `timeout`.
+    pub(super) fn recv(&self, timeout: Duration) -> Result<(Instant, Frame), NetError> {
+        let peer = self.peer;
+        match self.incoming.recv_timeout(timeout) {
+            Ok(Ok((arrived, frame))) => {
+                self.backlog.release(frame.payload.len());
+                Ok((arrived, frame))
+            }
+            Ok(Err(e)) => Err(e),
+            Err(RecvTimeoutError::Timeout) => Err(NetError::Timeout { peer, after: timeout }),
+            Err(RecvTimeoutError::Disconnected) => Err(NetError::Disconnected { peer }),
+        }
+    }
+
+    /// Bytes of received frames not yet taken.
+    #[cfg(test)]
+    pub(super) fn backlog_bytes(&self) -> usize {
+        lock(&self.backlog.state).0
+    }
+
+    /// When any bytes (a frame or a heartbeat) last arrived from the peer.
+    pub(super) fn last_heard(&self) -> Instant {
+        *lock(&self.heard)
     }
 }
 
@@ -95,6 +192,7 @@ impl Drop for Link {
         if let Some(w) = self.writer.take() {
             let _ = w.join();
         }
+        self.backlog.close();
         let _ = self.sock.shutdown(Shutdown::Read);
         if let Some(r) = self.reader.take() {
             let _ = r.join();
@@ -115,16 +213,29 @@ fn seal(conn: &Shared, plain: &[u8]) -> std::io::Result<Vec<u8>> {
     Ok(wire)
 }
 
-fn write_loop(mut sock: TcpStream, conn: Shared, queue: Receiver<Out>) {
+/// The header of a heartbeat.
+fn heartbeat_header() -> [u8; HEADER_BYTES] {
+    let mut header = [0u8; HEADER_BYTES];
+    header[..4].copy_from_slice(&HEARTBEAT_LEN.to_le_bytes());
+    header
+}
+
+fn write_loop(mut sock: TcpStream, conn: Shared, queue: Receiver<Out>, heartbeat: Duration) {
     let mut send = |plain: &[u8]| -> std::io::Result<()> {
         let wire = seal(&conn, plain)?;
         sock.write_all(&wire)
     };
-    while let Ok(msg) = queue.recv() {
+    loop {
+        let msg = if heartbeat.is_zero() {
+            queue.recv().map_err(|_| RecvTimeoutError::Disconnected)
+        } else {
+            queue.recv_timeout(heartbeat)
+        };
         let ok = match msg {
-            Out::Close => break,
-            Out::Flush => send(&[]),
-            Out::Frame(f) => {
+            Err(RecvTimeoutError::Disconnected) | Ok(Out::Close) => break,
+            Err(RecvTimeoutError::Timeout) => send(&heartbeat_header()),
+            Ok(Out::Flush) => send(&[]),
+            Ok(Out::Frame(f)) => {
                 let mut header = [0u8; HEADER_BYTES];
                 header[..4].copy_from_slice(&(f.payload.len() as u32).to_le_bytes());
                 header[4..].copy_from_slice(&f.depth.to_le_bytes());
@@ -144,44 +255,63 @@ fn write_loop(mut sock: TcpStream, conn: Shared, queue: Receiver<Out>) {
     let _ = sock.shutdown(Shutdown::Write);
 }
 
-fn read_loop(
+/// The reader thread's state: it reads the socket, decrypts, splits frames and hands them on.
+struct Reader {
     peer: PartyId,
-    mut sock: TcpStream,
     conn: Shared,
     frames: Sender<Result<(Instant, Frame), NetError>>,
     flush: Sender<Out>,
     max_frame: usize,
-) {
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut plain: Vec<u8> = Vec::new();
-    let fail = |e: NetError| {
-        let _ = frames.send(Err(e));
-    };
-    loop {
-        let n = match sock.read(&mut buf) {
-            Ok(0) => return, // end of stream: dropping `frames` reports a disconnect
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                // A reset or our own shutdown: treat as a disconnect unless frames are pending.
-                if !matches!(e.kind(), std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe) {
-                    fail(NetError::Io { peer, source: e });
+    backlog: Arc<Backlog>,
+    heard: Arc<Mutex<Instant>>,
+}
+
+impl Reader {
+    fn run(self, mut sock: TcpStream) {
+        let peer = self.peer;
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut plain: Vec<u8> = Vec::new();
+        let fail = |e: NetError| {
+            let _ = self.frames.send(Err(e));
+        };
+        loop {
+            let n = match sock.read(&mut buf) {
+                Ok(0) => return, // end of stream: dropping `frames` reports a disconnect
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    // A reset or our own shutdown: a disconnect unless frames are pending.
+                    if !matches!(
+                        e.kind(),
+                        std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe
+                    ) {
+                        fail(NetError::Io { peer, source: e });
+                    }
+                    return;
                 }
+            };
+            *lock(&self.heard) = Instant::now();
+            let (closed, wants_write) = match decrypt(&self.conn, &buf[..n], &mut plain) {
+                Ok(x) => x,
+                Err(reason) => return fail(NetError::Malformed { peer, reason }),
+            };
+            if wants_write {
+                let _ = self.flush.send(Out::Flush);
+            }
+            let (frames, bad) = split_frames(peer, &mut plain, self.max_frame);
+            let now = Instant::now();
+            for frame in frames {
+                // Waits while the protocol has not taken enough of what came before.
+                if !self.backlog.admit(frame.payload.len()) || self.frames.send(Ok((now, frame))).is_err() {
+                    return; // the transport is gone
+                }
+            }
+            if let Some(e) = bad {
+                return fail(e);
+            }
+            if closed {
                 return;
             }
-        };
-        let (closed, wants_write) = match decrypt(&conn, &buf[..n], &mut plain) {
-            Ok(x) => x,
-            Err(reason) => return fail(NetError::Malformed { peer, reason }),
-        };
-        if wants_write {
-            let _ = flush.send(Out::Flush);
-        }
-        if let Err(e) = split_frames(peer, &mut plain, max_frame, &frames) {
-            return fail(e);
-        }
-        if closed {
-            return;
         }
     }
 }
@@ -212,21 +342,24 @@ fn decrypt(conn: &Shared, mut data: &[u8], plain: &mut Vec<u8>) -> Result<(bool,
 /// Most bytes reserved for a frame ahead of its arrival (larger frames grow as they come).
 const RESERVE_AHEAD: usize = 16 << 20;
 
-/// Moves every complete frame at the front of `plain` to `frames`.
-fn split_frames(
-    peer: PartyId,
-    plain: &mut Vec<u8>,
-    max_frame: usize,
-    frames: &Sender<Result<(Instant, Frame), NetError>>,
-) -> Result<(), NetError> {
-    let now = Instant::now();
+/// Takes every complete frame off the front of `plain` (heartbeats are dropped), up to the
+/// first header that breaks the rules, which is returned as the error after them.
+fn split_frames(peer: PartyId, plain: &mut Vec<u8>, max_frame: usize) -> (Vec<Frame>, Option<NetError>) {
+    let mut frames = Vec::new();
+    let mut bad = None;
     let mut start = 0;
     while plain.len() - start >= HEADER_BYTES {
         let h = &plain[start..start + HEADER_BYTES];
-        let len = u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as usize;
+        let announced = u32::from_le_bytes([h[0], h[1], h[2], h[3]]);
         let depth = u32::from_le_bytes([h[4], h[5], h[6], h[7]]);
+        if announced == HEARTBEAT_LEN {
+            start += HEADER_BYTES;
+            continue;
+        }
+        let len = announced as usize;
         if len > max_frame {
-            return Err(NetError::FrameTooLarge { peer, len: len as u64, limit: max_frame as u64 });
+            bad = Some(NetError::FrameTooLarge { peer, len: len as u64, limit: max_frame as u64 });
+            break;
         }
         if plain.len() - start < HEADER_BYTES + len {
             // Room for what is announced, but never more than RESERVE_AHEAD before the bytes
@@ -237,14 +370,12 @@ fn split_frames(
         }
         let payload = plain[start + HEADER_BYTES..start + HEADER_BYTES + len].to_vec();
         start += HEADER_BYTES + len;
-        if frames.send(Ok((now, Frame { depth, payload }))).is_err() {
-            break; // the transport is gone
-        }
+        frames.push(Frame { depth, payload });
     }
     if start > 0 {
         plain.drain(..start);
     }
-    Ok(())
+    (frames, bad)
 }
 
 #[cfg(test)]
@@ -255,21 +386,44 @@ mod tests {
     /// bytes arrive; the frame is still delivered whole once they do.
     #[test]
     fn an_announced_frame_reserves_memory_only_as_its_bytes_arrive() {
-        let (tx, rx) = unbounded();
         let limit = 1 << 30;
         let mut plain = Vec::new();
         plain.extend_from_slice(&(limit as u32).to_le_bytes());
         plain.extend_from_slice(&0u32.to_le_bytes());
-        split_frames(1, &mut plain, limit, &tx).unwrap();
+        let (frames, bad) = split_frames(1, &mut plain, limit);
+        assert!(frames.is_empty() && bad.is_none());
         assert!(plain.capacity() <= HEADER_BYTES + RESERVE_AHEAD, "reserved {}", plain.capacity());
-        assert!(rx.try_recv().is_err());
-        let mut small = Vec::new();
+        let mut small = heartbeat_header().to_vec();
         small.extend_from_slice(&3u32.to_le_bytes());
-        small.extend_from_slice(&0u32.to_le_bytes());
+        small.extend_from_slice(&7u32.to_le_bytes());
         small.extend_from_slice(&[1, 2, 3]);
-        split_frames(1, &mut small, limit, &tx).unwrap();
-        let (_, frame) = rx.try_recv().unwrap().unwrap();
-        assert_eq!(frame.payload, vec![1, 2, 3]);
-        assert!(small.is_empty());
+        small.extend_from_slice(&heartbeat_header());
+        let (frames, bad) = split_frames(1, &mut small, limit);
+        assert_eq!(frames, vec![Frame { depth: 7, payload: vec![1, 2, 3] }]);
+        assert!(small.is_empty() && bad.is_none());
+    }
+
+    /// The backlog takes frames up to its limit, then holds the reader until the protocol
+    /// takes some; a frame larger than the limit still passes when the backlog is empty.
+    #[test]
+    fn the_backlog_holds_the_reader_back_until_the_protocol_catches_up() {
+        let backlog = Arc::new(Backlog { state: Mutex::new((0, false)), room: Condvar::new(), limit: 10 });
+        assert!(backlog.admit(6));
+        let b = backlog.clone();
+        let held = std::thread::spawn(move || {
+            let t = Instant::now();
+            assert!(b.admit(6));
+            t.elapsed()
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        backlog.release(6);
+        assert!(held.join().unwrap() >= Duration::from_millis(150));
+        backlog.release(6);
+        assert!(backlog.admit(100));
+        let b = backlog.clone();
+        let closing = std::thread::spawn(move || b.admit(1));
+        std::thread::sleep(Duration::from_millis(50));
+        backlog.close();
+        assert!(!closing.join().unwrap(), "a closing link releases its reader");
     }
 }

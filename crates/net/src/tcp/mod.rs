@@ -13,8 +13,9 @@
 //! clear error; the listener keeps waiting for the legitimate peer until the timeout.
 //!
 //! Data path, per link: a writer thread owns the socket's write half and drains an unbounded
-//! queue (so `send` never waits for the receiver); a reader thread reads the socket, decrypts
-//! and splits frames, refusing any frame over the size limit. The rustls connection state is
+//! queue (so `send` never waits for the receiver) and sends a heartbeat when idle; a reader
+//! thread reads the socket, decrypts and splits frames, refusing any frame over the size limit
+//! and holding at most a bounded backlog of frames the protocol has not taken (see `link`). The rustls connection state is
 //! shared under a mutex that is never held across a blocking socket call, and only the writer
 //! thread writes to the socket, so TLS records go out in the order they were sealed.
 //!
@@ -31,9 +32,8 @@ mod link;
 use std::net::{SocketAddr, TcpListener};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::RecvTimeoutError;
-
 use crate::certs::Identity;
+use crate::frame::HEARTBEAT_LEN;
 use crate::transport::check_peer;
 use crate::{DEFAULT_MAX_FRAME, Frame, NetError, PartyId, Transport};
 use link::Link;
@@ -56,7 +56,14 @@ pub struct TcpConfig {
     /// Emulated one-way latency: each received frame is handed over this long after it
     /// arrived (zero in deployments; see the module docs).
     pub delay: Duration,
+    /// An idle link sends a heartbeat this often, so that peers can tell this party is alive
+    /// while it computes (zero: never, which makes a busy party look frozen; tests only).
+    pub heartbeat: Duration,
 }
+
+/// Default heartbeat interval: a receive timeout of a few seconds tells a frozen peer from a
+/// busy one.
+pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(1);
 
 impl TcpConfig {
     /// A configuration with a 30 s connect timeout and the default frame limit.
@@ -69,6 +76,7 @@ impl TcpConfig {
             connect_timeout: Duration::from_secs(30),
             max_frame: DEFAULT_MAX_FRAME,
             delay: Duration::ZERO,
+            heartbeat: DEFAULT_HEARTBEAT,
         }
     }
 }
@@ -98,6 +106,8 @@ impl TcpTransport {
         if n < 2 || cfg.party >= n {
             return Err(NetError::Config(format!("party {} in a session of {n} parties", cfg.party)));
         }
+        // The length field is 32 bits and its largest value marks a heartbeat.
+        let max_frame = cfg.max_frame.min(HEARTBEAT_LEN as usize - 1);
         let deadline = Instant::now().checked_add(cfg.connect_timeout).ok_or_else(|| {
             NetError::Config(format!("a connect timeout of {:?} is beyond any clock", cfg.connect_timeout))
         })?;
@@ -112,9 +122,9 @@ impl TcpTransport {
         let (dialed, accepted) = streams;
         let mut links: Vec<Option<Link>> = (0..n).map(|_| None).collect();
         for (peer, conn) in dialed?.into_iter().chain(accepted?) {
-            links[peer] = Some(Link::start(peer, conn, cfg.max_frame)?);
+            links[peer] = Some(Link::start(peer, conn, max_frame, cfg.heartbeat)?);
         }
-        Ok(TcpTransport { me: cfg.party, links, max_frame: cfg.max_frame, delay: cfg.delay })
+        Ok(TcpTransport { me: cfg.party, links, max_frame, delay: cfg.delay })
     }
 }
 
@@ -140,18 +150,24 @@ impl Transport for TcpTransport {
     fn recv(&mut self, from: PartyId, timeout: Duration) -> Result<Frame, NetError> {
         check_peer(self.me, from, self.parties())?;
         let link = self.links[from].as_ref().ok_or(NetError::Disconnected { peer: from })?;
-        match link.incoming.recv_timeout(timeout) {
-            Ok(Ok((arrived, frame))) => {
-                let ready = arrived + self.delay;
-                if let Some(wait) = ready.checked_duration_since(Instant::now()) {
-                    std::thread::sleep(wait);
-                }
-                Ok(frame)
-            }
-            Ok(Err(e)) => Err(e),
-            Err(RecvTimeoutError::Timeout) => Err(NetError::Timeout { peer: from, after: timeout }),
-            Err(RecvTimeoutError::Disconnected) => Err(NetError::Disconnected { peer: from }),
+        let (arrived, frame) = link.recv(timeout)?;
+        let ready = arrived + self.delay;
+        if let Some(wait) = ready.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
         }
+        Ok(frame)
+    }
+
+    fn last_heard(&self, from: PartyId) -> Option<Instant> {
+        Some(self.links.get(from)?.as_ref()?.last_heard())
+    }
+}
+
+#[cfg(test)]
+impl TcpTransport {
+    /// Bytes received from `peer` and not yet taken (tests only).
+    fn backlog(&self, peer: PartyId) -> usize {
+        self.links[peer].as_ref().map_or(0, |l| l.backlog_bytes())
     }
 }
 

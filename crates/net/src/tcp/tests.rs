@@ -298,3 +298,86 @@ fn a_trickling_fake_peer_cannot_stretch_the_connect_timeout() {
     assert!(start.elapsed() < Duration::from_millis(1800), "gave up after {:?}", start.elapsed());
     assert!(err.to_string().contains("party 0"), "{err}");
 }
+
+/// Two connected transports whose configs `tune` adjusts (party 0's, then party 1's).
+fn pair(tune: impl Fn(PartyId, &mut TcpConfig)) -> (TcpTransport, TcpTransport) {
+    let d = Deployment::generate("t", 2).unwrap();
+    let setup = listeners(2);
+    let cfgs = (0..2)
+        .map(|i| {
+            let mut c = config(&d, i, &setup.addrs);
+            tune(i, &mut c);
+            c
+        })
+        .collect();
+    let mut v = connect_all(cfgs, setup).into_iter().map(Result::unwrap);
+    (v.next().unwrap(), v.next().unwrap())
+}
+
+/// Liveness is not progress: a peer that computes for three receive timeouts before its
+/// next message is waited for (its heartbeats arrive), while a peer silent for one receive
+/// timeout (no heartbeats: frozen) is given up on after that timeout, not later.
+#[test]
+fn a_busy_peer_is_waited_for_and_a_frozen_one_is_not() {
+    let timeout = Duration::from_millis(600);
+    for frozen in [false, true] {
+        let (a, b) = pair(|i, c| {
+            c.heartbeat = if i == 1 && frozen { Duration::ZERO } else { Duration::from_millis(100) };
+        });
+        let mut a = Net::new(Box::new(a), timeout);
+        let mut b = Net::new(Box::new(b), timeout);
+        let busy = std::thread::spawn(move || {
+            std::thread::sleep(3 * timeout);
+            let _ = b.send(0, vec![42]);
+            b
+        });
+        let t = Instant::now();
+        let got = a.recv(1);
+        if frozen {
+            assert!(matches!(got, Err(NetError::Timeout { peer: 1, .. })), "{got:?}");
+            assert!(t.elapsed() < 2 * timeout, "{:?}", t.elapsed());
+        } else {
+            assert_eq!(got.unwrap(), vec![42]);
+            assert!(t.elapsed() >= 3 * timeout);
+        }
+        drop(busy.join().unwrap());
+    }
+}
+
+/// A peer that is alive but never sends what the protocol waits for is given up on at the
+/// stall limit, with an error that says so.
+#[test]
+fn a_live_peer_that_sends_nothing_hits_the_stall_limit() {
+    let (a, b) = pair(|_, c| c.heartbeat = Duration::from_millis(100));
+    let patience =
+        crate::Patience { silence: Duration::from_millis(500), stall: Duration::from_millis(1500) };
+    let mut a = Net::new(Box::new(a), patience);
+    let t = Instant::now();
+    let e = a.recv(1).unwrap_err();
+    assert!(matches!(e, NetError::Stalled { peer: 1, .. }), "{e}");
+    assert!(e.to_string().contains("alive but sent no message"), "{e}");
+    assert!(t.elapsed() >= Duration::from_millis(1500) && t.elapsed() < Duration::from_secs(3));
+    drop(b);
+}
+
+/// A peer sending far ahead of the protocol fills this party's backlog only up to its
+/// bound (one largest frame plus the allowance); the rest waits in the network and the
+/// sender, and everything arrives, in order, once the protocol reads.
+#[test]
+fn a_peer_sending_ahead_is_held_back_at_the_backlog_bound() {
+    let max = 1 << 20;
+    let (a, mut b) = pair(|_, c| c.max_frame = max);
+    let frames = (link::BACKLOG_AHEAD + 40 * max) / max;
+    for i in 0..frames {
+        b.send(0, Frame { depth: 1, payload: vec![(i % 251) as u8; max] }).unwrap();
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let held = a.backlog(1);
+    assert!(held > 0 && held <= max + link::BACKLOG_AHEAD, "backlog of {held} bytes");
+    let mut a = Net::new(Box::new(a), Duration::from_secs(10));
+    for i in 0..frames {
+        let got = a.recv(1).unwrap();
+        assert!(got.len() == max && got[0] == (i % 251) as u8, "frame {i}");
+    }
+    drop(b);
+}
