@@ -335,3 +335,25 @@ impl Config {
         bytes.try_into().map_err(|_| anyhow::anyhow!("session must be 32 hex digits (16 bytes)"))
     }
 }
+
+#[cfg(test)]
+mod fuzz {
+    //! The deployment file under the fuzzer (`veil-fuzz`, corpus `deployment`): a mutated
+    //! config is refused with an error or read, never a panic.
+    #![allow(clippy::panic, reason = "test code")]
+
+    fn load(bytes: &[u8]) -> bool {
+        let Ok(dir) = tempfile::tempdir() else { return false };
+        let path = dir.path().join("deployment.toml");
+        std::fs::write(&path, bytes).is_ok()
+            && super::Config::load(&path).map(|c| (c.patience(), c.choice().is_ok())).is_ok()
+    }
+
+    #[test]
+    fn deployment_files() {
+        let target = veil_fuzz::Target { name: "deployment", run: load };
+        if let Err(e) = veil_fuzz::fuzz(&target) {
+            panic!("{e}");
+        }
+    }
+}

@@ -296,13 +296,7 @@ fn tampering<S: Subject>(s: &S) -> std::result::Result<Report, String> {
     let parties = s.party_counts().first().copied().unwrap_or(3);
     let seed = 101;
     let inp = inputs(s.reference(), seed);
-    let job = |ctx: &mut Ctx| {
-        let mut fam = s.make(ctx)?;
-        let out = pipeline(&mut fam, ctx, &inp)?;
-        let setup = ctx.stats().get("setup").messages_sent as usize;
-        let total = ctx.stats().total().messages_sent as usize;
-        Ok((out, setup, total))
-    };
+    let job = |ctx: &mut Ctx| run_counted(s, ctx, &inp);
     let (honest, _) = tamper::simulate_tampered(parties, config(seed), None, job);
     let honest: Vec<(Outputs, usize, usize)> = honest
         .into_iter()
@@ -350,4 +344,136 @@ fn tampering<S: Subject>(s: &S) -> std::result::Result<Report, String> {
         return Err(format!("{}: none of party {cheater}'s {points} alterations was detected", s.name()));
     }
     Ok(report)
+}
+
+/// What a run with one fuzzed frame led to (see [`MessageFuzz::case`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FuzzOutcome {
+    /// The edit left the frame as it was.
+    Unchanged,
+    /// Some party stopped on a check (an abort, or a malformed message).
+    Detected,
+    /// No party noticed and every honest output is the honest run's.
+    Harmless,
+    /// Honest parties stopped with an error that is not a check (allowed: nothing was
+    /// released).
+    Stopped,
+    /// An honest party output another value (allowed for semi-honest families only: they do
+    /// not protect integrity).
+    WrongOutput,
+}
+
+/// A family under fuzzed protocol messages: one party's frame is replaced by an edited copy
+/// (truncated, extended, overwritten: what a fuzzer draws), and every other party must stop
+/// with an error or output what the honest run did (malicious families), and never panic or
+/// hang (every family). The decoders of every message a family receives are reached this way,
+/// in the protocol state where they run.
+pub struct MessageFuzz<'s, S: Subject> {
+    subject: &'s S,
+    parties: usize,
+    inputs: Inputs,
+    honest: Vec<Outputs>,
+    /// Per party, the index of its first frame after the seed setup and its frame count.
+    frames: Vec<(usize, usize)>,
+}
+
+/// Inputs and timeout of the fuzzed runs (a run that waits this long is a hang).
+const FUZZ_SEED: u64 = 202;
+const FUZZ_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl<'s, S: Subject> MessageFuzz<'s, S> {
+    /// Runs the honest pipeline once among the family's first party count.
+    ///
+    /// # Errors
+    /// The honest run failed.
+    pub fn new(subject: &'s S) -> std::result::Result<Self, String> {
+        let parties = subject.party_counts().first().copied().unwrap_or(3);
+        let inputs = inputs(subject.reference(), FUZZ_SEED);
+        let (honest, _) =
+            tamper::simulate_tampered(parties, fuzz_config(), None, |ctx| run_counted(subject, ctx, &inputs));
+        let honest: Vec<(Outputs, usize, usize)> = honest
+            .into_iter()
+            .collect::<Result<_>>()
+            .map_err(|e| format!("{}: the honest run failed: {e}", subject.name()))?;
+        let frames = honest.iter().map(|(_, setup, total)| (*setup, total - setup)).collect();
+        let honest = honest.into_iter().map(|(o, ..)| o).collect();
+        Ok(MessageFuzz { subject, parties, inputs, honest, frames })
+    }
+
+    /// The number of parties of the runs.
+    pub fn parties(&self) -> usize {
+        self.parties
+    }
+
+    /// Runs with `alter` applied to frame `frame` (modulo the frames `party` sends after the
+    /// seed setup) of party `party` (modulo the parties).
+    ///
+    /// # Errors
+    /// A party panicked or hung, or (malicious families) an honest party output a wrong value.
+    pub fn case(
+        &self,
+        party: usize,
+        frame: usize,
+        alter: tamper::Alter,
+    ) -> std::result::Result<FuzzOutcome, String> {
+        let cheater = party % self.parties;
+        let (setup, count) = self.frames[cheater];
+        let frame = setup + frame % count.max(1);
+        let t = tamper::Tamper { party: cheater, frame };
+        let (outs, altered) = tamper::simulate_altered(self.parties, fuzz_config(), Some(t), alter, |ctx| {
+            run_counted(self.subject, ctx, &self.inputs)
+        });
+        if !altered {
+            return Ok(FuzzOutcome::Unchanged);
+        }
+        let name = self.subject.name();
+        let (mut detected, mut stopped, mut wrong) = (false, false, false);
+        for (i, out) in outs.into_iter().enumerate() {
+            match out {
+                Err(MpcError::Panicked { message, .. }) => {
+                    return Err(format!(
+                        "{name}: party {cheater}'s frame {frame} altered: party {i} panicked: {message}"
+                    ));
+                }
+                Err(
+                    e
+                    @ MpcError::Net(veil_net::NetError::Timeout { .. } | veil_net::NetError::Stalled { .. }),
+                ) => {
+                    return Err(format!(
+                        "{name}: party {cheater}'s frame {frame} altered: party {i} hung: {e}"
+                    ));
+                }
+                Err(MpcError::Abort { .. } | MpcError::Malformed { .. }) => detected = true,
+                Err(_) => stopped |= i != cheater,
+                Ok((o, ..)) => wrong |= i != cheater && o.values != self.honest[i].values,
+            }
+        }
+        if wrong && self.subject.malicious() {
+            return Err(format!(
+                "{name}: party {cheater} altered its frame {frame} and an honest party output a wrong value"
+            ));
+        }
+        Ok(if detected {
+            FuzzOutcome::Detected
+        } else if wrong {
+            FuzzOutcome::WrongOutput
+        } else if stopped {
+            FuzzOutcome::Stopped
+        } else {
+            FuzzOutcome::Harmless
+        })
+    }
+}
+
+fn fuzz_config() -> SimConfig {
+    SimConfig { seed: FUZZ_SEED, timeout: FUZZ_TIMEOUT }
+}
+
+/// The pipeline at one party, with the frames it sent in the seed setup and in all.
+fn run_counted<S: Subject>(s: &S, ctx: &mut Ctx, inputs: &Inputs) -> Result<(Outputs, usize, usize)> {
+    let mut fam = s.make(ctx)?;
+    let out = pipeline(&mut fam, ctx, inputs)?;
+    let setup = ctx.stats().get("setup").messages_sent as usize;
+    let total = ctx.stats().total().messages_sent as usize;
+    Ok((out, setup, total))
 }

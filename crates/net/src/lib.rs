@@ -24,6 +24,7 @@ mod stats;
 mod transport;
 
 pub mod certs;
+pub mod decode;
 pub mod mesh;
 pub mod tcp;
 mod tls;

@@ -47,7 +47,8 @@ use crate::inference::{CHUNK, graph_digest, security_name};
 /// The file format's version (2: gate outputs and MACs in Z_2^128, and the gates' rings).
 pub const FORMAT: u32 = 2;
 const MAGIC: &[u8] = b"veil-material\n";
-const DIGEST_PURPOSE: &str = "veil/material-file";
+/// The purpose string of the digest that ends a material file.
+pub const DIGEST_PURPOSE: &str = "veil/material-file";
 /// Largest header accepted (it is a few hundred bytes).
 const MAX_HEADER: usize = 1 << 16;
 

@@ -13,7 +13,7 @@ use crate::{NetError, PartyId, tls};
 
 const MAGIC: &[u8; 4] = b"VEIL";
 const VERSION: u16 = 1;
-const HELLO_BYTES: usize = 4 + 2 + 2 + 2 + 16;
+pub(crate) const HELLO_BYTES: usize = 4 + 2 + 2 + 2 + 16;
 const MAX_REASON: usize = 512;
 
 /// A socket with its finished TLS session.
@@ -94,7 +94,7 @@ fn hello(party: PartyId, parties: usize, session: &[u8; 16]) -> [u8; HELLO_BYTES
 }
 
 /// Parsed hello: (claimed party, parties, session); errors on wrong magic or version.
-fn parse_hello(h: &[u8; HELLO_BYTES]) -> Result<(PartyId, usize, [u8; 16]), String> {
+pub(crate) fn parse_hello(h: &[u8; HELLO_BYTES]) -> Result<(PartyId, usize, [u8; 16]), String> {
     if &h[..4] != MAGIC {
         return Err("the peer does not speak the Veil protocol".into());
     }

@@ -342,9 +342,17 @@ fn decrypt(conn: &Shared, mut data: &[u8], plain: &mut Vec<u8>) -> Result<(bool,
 /// Most bytes reserved for a frame ahead of its arrival (larger frames grow as they come).
 const RESERVE_AHEAD: usize = 16 << 20;
 
+/// Room kept free for the next reads while a frame arrives (a read brings at most 64 KiB), so
+/// the buffer grows only by the exact reservations below, never by doubling past the frame.
+const SPARE: usize = 1 << 20;
+
 /// Takes every complete frame off the front of `plain` (heartbeats are dropped), up to the
 /// first header that breaks the rules, which is returned as the error after them.
-fn split_frames(peer: PartyId, plain: &mut Vec<u8>, max_frame: usize) -> (Vec<Frame>, Option<NetError>) {
+pub(crate) fn split_frames(
+    peer: PartyId,
+    plain: &mut Vec<u8>,
+    max_frame: usize,
+) -> (Vec<Frame>, Option<NetError>) {
     let mut frames = Vec::new();
     let mut bad = None;
     let mut start = 0;
@@ -362,10 +370,22 @@ fn split_frames(peer: PartyId, plain: &mut Vec<u8>, max_frame: usize) -> (Vec<Fr
             break;
         }
         if plain.len() - start < HEADER_BYTES + len {
-            // Room for what is announced, but never more than RESERVE_AHEAD before the bytes
-            // arrive: a header alone must not make the receiver reserve a whole frame's limit.
-            let missing = HEADER_BYTES + len - (plain.len() - start);
-            plain.reserve(missing.min(RESERVE_AHEAD));
+            // Room for what is announced, but never more ahead of the bytes than what has
+            // arrived (or RESERVE_AHEAD): a header alone must not make the receiver reserve a
+            // whole frame's limit. Exact reservations end at the frame's size, without the
+            // overshoot of a doubling buffer.
+            let have = plain.len() - start;
+            let missing = HEADER_BYTES + len - have;
+            if plain.capacity() - plain.len() < missing.min(SPARE) {
+                plain.reserve_exact(missing.min(have.max(RESERVE_AHEAD)));
+            }
+            break;
+        }
+        if start == 0 && plain.len() == HEADER_BYTES + len && len >= SPARE {
+            // A large frame that fills the buffer: hand the buffer over instead of a copy.
+            let mut payload = std::mem::take(plain);
+            payload.drain(..HEADER_BYTES);
+            frames.push(Frame { depth, payload });
             break;
         }
         let payload = plain[start + HEADER_BYTES..start + HEADER_BYTES + len].to_vec();
@@ -374,6 +394,10 @@ fn split_frames(peer: PartyId, plain: &mut Vec<u8>, max_frame: usize) -> (Vec<Fr
     }
     if start > 0 {
         plain.drain(..start);
+        if plain.capacity() > RESERVE_AHEAD && plain.len() < plain.capacity() / 4 {
+            // The room of a large frame is not kept once it has been taken.
+            plain.shrink_to(plain.len().max(SPARE));
+        }
     }
     (frames, bad)
 }
@@ -401,6 +425,33 @@ mod tests {
         let (frames, bad) = split_frames(1, &mut small, limit);
         assert_eq!(frames, vec![Frame { depth: 7, payload: vec![1, 2, 3] }]);
         assert!(small.is_empty() && bad.is_none());
+    }
+
+    /// A large frame arriving in reads of 64 KiB ends in a buffer of its own size: the buffer
+    /// grows by exact steps, not by doubling past the frame.
+    #[test]
+    fn a_large_frame_grows_its_buffer_to_its_size_only() {
+        let len = 40 << 20;
+        let mut stream = (len as u32).to_le_bytes().to_vec();
+        stream.extend_from_slice(&5u32.to_le_bytes());
+        stream.resize(HEADER_BYTES + len, 7);
+        let mut plain = Vec::new();
+        let mut got = Vec::new();
+        for piece in stream.chunks(64 << 10) {
+            assert!(
+                plain.len() + piece.len() <= plain.capacity() || plain.is_empty(),
+                "a read would reallocate"
+            );
+            plain.extend_from_slice(piece);
+            let (frames, bad) = split_frames(1, &mut plain, 1 << 30);
+            assert!(bad.is_none());
+            if frames.is_empty() {
+                assert!(plain.capacity() <= HEADER_BYTES + len + SPARE, "capacity {}", plain.capacity());
+            }
+            got.extend(frames);
+        }
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].payload.len(), len);
     }
 
     /// The backlog takes frames up to its limit, then holds the reader until the protocol

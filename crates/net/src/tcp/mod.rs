@@ -36,7 +36,9 @@ use crate::certs::Identity;
 use crate::frame::HEARTBEAT_LEN;
 use crate::transport::check_peer;
 use crate::{DEFAULT_MAX_FRAME, Frame, NetError, PartyId, Transport};
+pub(crate) use handshake::{HELLO_BYTES, parse_hello};
 use link::Link;
+pub(crate) use link::split_frames;
 
 /// Everything one party needs to join a session over TCP.
 #[derive(Clone, Debug)]
