@@ -300,14 +300,9 @@ fn join_and_run<T>(
     tcp.delay = Duration::from_micros(cfg.link_delay_us);
     let transport =
         TcpTransport::connect(&tcp).with_context(|| format!("party {id} could not join the deployment"))?;
+    let transport = crate::soak::faulty(Box::new(transport))?;
     let private = Seed::from_rng(&mut rand::rngs::OsRng);
-    Ok(veil_mpc::runner::run_party(
-        Box::new(transport),
-        SessionId(tcp.session),
-        private,
-        cfg.patience(),
-        job,
-    )?)
+    Ok(veil_mpc::runner::run_party(transport, SessionId(tcp.session), private, cfg.patience(), job)?)
 }
 
 fn run(cfg: &Config, tcp: TcpConfig, input: Option<Vec<f64>>) -> anyhow::Result<PartyReport> {

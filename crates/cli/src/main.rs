@@ -27,6 +27,7 @@ mod progress;
 mod report;
 mod run;
 mod shaped;
+mod soak;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -83,6 +84,28 @@ enum Command {
     /// model kinds and where their preprocessing comes from.
     Families {
         /// One JSON object per family.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Fault-injection soak: many seeded deployments on this host (one process per party over
+    /// TLS), each with one fault (a party killed, frozen or sending a corrupted frame, a
+    /// stranger connecting, stored material damaged or replayed); prints what every party saw,
+    /// the time to detect it, and whether any output was wrong, released after a failed check,
+    /// or any party hung.
+    Soak {
+        /// Number of runs (the faults rotate over them).
+        #[arg(long, default_value_t = 21)]
+        runs: usize,
+        /// Seed of the faults' parties, moments and frames.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// The text model of the main job (`embed`).
+        #[arg(long, default_value = "crates/nn/tests/data/tiny-gpt2")]
+        text_model: PathBuf,
+        /// The CNN of the `classify` job (`test.safetensors` beside it).
+        #[arg(long, default_value = "models/digits-cnn/model.onnx")]
+        cnn: PathBuf,
+        /// One JSON object per run, then the summary.
         #[arg(long)]
         json: bool,
     },
@@ -396,6 +419,9 @@ fn main() -> ExitCode {
         }
         Command::Graph { model, out } => public_graph(&model, &out),
         Command::Families { json } => family::list(json),
+        Command::Soak { runs, seed, text_model, cnn, json } => {
+            soak::soak(&soak::SoakArgs { runs, seed, text_model, cnn, json })
+        }
         Command::Prepare { model, tokens, security, rings, out, link, json } => {
             family::parse_security(&security).and_then(|s| {
                 let mode = veil_runtime::Mode { security: s, rings: family::parse_rings(&rings)? };

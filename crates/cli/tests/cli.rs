@@ -672,3 +672,41 @@ fn additive_deployment_runs_one_process_per_party_with_the_owners_among_them() {
         assert!(p["output"].is_null());
     }
 }
+
+/// The fault-injection soak's short version: one run of each fault (a party killed, frozen,
+/// corrupting a frame, a stranger, damaged and replayed material, and none) across processes
+/// over TLS. No wrong output, no output after a failed check, no hang, no honest run failed.
+#[test]
+fn the_soak_survives_one_run_of_each_fault() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let (tiny, cnn) =
+        (root.join("crates/nn/tests/data/tiny-gpt2"), root.join("models/digits-cnn/model.onnx"));
+    let o = veil(&[
+        "soak",
+        "--runs",
+        "7",
+        "--seed",
+        "3",
+        "--json",
+        "--text-model",
+        tiny.to_str().unwrap(),
+        "--cnn",
+        cnn.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}\n{stdout}", stderr(&o));
+    let summary: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let s = &summary["summary"];
+    assert_eq!(s["runs"], 7, "{s}");
+    for field in
+        ["wrong_outputs", "released_after_failed_check", "hangs", "honest_runs_failed", "failed_verdicts"]
+    {
+        assert_eq!(s[field], 0, "{field}: {s}");
+    }
+    assert!(s["effective_faults"].as_u64().unwrap() >= 3, "{s}");
+    let runs: Vec<serde_json::Value> =
+        stdout.lines().filter(|l| l.contains("\"run\"")).map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(runs.len(), 7);
+    let replayed = runs.iter().find(|r| r["fault"]["kind"] == "replayed-material").unwrap();
+    assert!(replayed["parties"][0]["said"].as_str().unwrap().contains("already used"), "{replayed}");
+}

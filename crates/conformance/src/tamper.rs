@@ -27,7 +27,7 @@ pub struct Tamper {
 pub type Alter = Arc<dyn Fn(&mut Vec<u8>) + Send + Sync>;
 
 /// Flips the lowest bit of the middle byte.
-pub fn flip_middle(payload: &mut Vec<u8>) {
+pub fn flip_middle(payload: &mut [u8]) {
     let middle = payload.len() / 2;
     if let Some(b) = payload.get_mut(middle) {
         *b ^= 1;
@@ -86,7 +86,7 @@ where
     T: Send,
     F: Fn(&mut Ctx) -> Result<T> + Sync,
 {
-    simulate_altered(n, cfg, tamper, Arc::new(flip_middle), f)
+    simulate_altered(n, cfg, tamper, Arc::new(|p: &mut Vec<u8>| flip_middle(p)), f)
 }
 
 /// [`simulate_tampered`] with the frame changed by `alter`.

@@ -160,13 +160,13 @@ fn interesting() -> impl Strategy<Value = u64> {
 pub fn edit() -> impl Strategy<Value = Edit> {
     let at = any::<usize>();
     prop_oneof![
-        4 => (at.clone(), 0u8..8).prop_map(|(at, bit)| Edit::Flip { at, bit }),
-        3 => (at.clone(), interesting(), prop::sample::select(vec![1u8, 2, 4, 8]))
+        4 => (at, 0u8..8).prop_map(|(at, bit)| Edit::Flip { at, bit }),
+        3 => (at, interesting(), prop::sample::select(vec![1u8, 2, 4, 8]))
             .prop_map(|(at, value, width)| Edit::Word { at, value, width }),
-        2 => (at.clone(), prop::collection::vec(any::<u8>(), 1..16)).prop_map(|(at, bytes)| Edit::Insert { at, bytes }),
-        2 => (at.clone(), 1usize..64).prop_map(|(at, len)| Edit::Remove { at, len }),
-        1 => at.clone().prop_map(|at| Edit::Truncate { at }),
-        1 => (at.clone(), 1usize..32, 1u8..8).prop_map(|(at, len, times)| Edit::Repeat { at, len, times }),
+        2 => (at, prop::collection::vec(any::<u8>(), 1..16)).prop_map(|(at, bytes)| Edit::Insert { at, bytes }),
+        2 => (at, 1usize..64).prop_map(|(at, len)| Edit::Remove { at, len }),
+        1 => at.prop_map(|at| Edit::Truncate { at }),
+        1 => (at, 1usize..32, 1u8..8).prop_map(|(at, len, times)| Edit::Repeat { at, len, times }),
         2 => (at, interesting()).prop_map(|(at, value)| Edit::Number { at, value }),
     ]
 }
