@@ -75,18 +75,14 @@ impl Aegis {
         // Batch equality: each party hashes its output bits of both runs into `t_j` and inputs
         // it. Its first round (mask shares and P0's input) goes with the seeds, its second
         // with the MAC shares, so the sign verification takes 4 rounds in all.
-        let mut h = Hasher::new("veil/aegis/pos-outputs");
-        for run in &runs {
-            h.update(run.bits());
-        }
-        let digest = h.finalize();
-        let t_mine = u64::from_le_bytes(digest.as_bytes()[..8].try_into().unwrap_or([0; 8]));
-        let mut inputs = self.share_input_each_start(ctx, &[t_mine])?;
+        let t_mine = self.equality_digest(&runs);
+        let words = t_mine.len();
+        let mut inputs = self.share_input_each_start(ctx, &t_mine)?;
         for run in &runs {
             self.pos_macs(ctx, run)?;
         }
         // (Each link delivers in order: P0's inputs, then the MAC shares, then P1's and P2's.)
-        self.share_input_each_send(ctx, &mut inputs, &[t_mine])?;
+        self.share_input_each_send(ctx, &mut inputs, &t_mine)?;
         for run in &runs {
             self.pos_finish(ctx, run)?;
         }
@@ -94,16 +90,11 @@ impl Aegis {
         // α_j·(t_{j−1} − t_{j+1}) = 0 for each j, verified with the products.
         let me = ctx.party();
         for j in 0..3 {
-            let alpha = self.random_masked(ctx, "pos/equality-alpha", 1)?;
+            let alpha = self.random_masked(ctx, "pos/equality-alpha", words)?;
             let d = self.sub(&t[(j + 2) % 3], &t[(j + 1) % 3])?;
-            let zero = Masked {
-                m: if me == 0 { vec![] } else { vec![0] },
-                r: Pair {
-                    one: if me == 2 { vec![] } else { vec![0] },
-                    two: if me == 1 { vec![] } else { vec![0] },
-                },
-                n: 1,
-            };
+            let zeros = |held: bool| if held { vec![0; words] } else { vec![] };
+            let zero =
+                Masked { m: zeros(me != 0), r: Pair { one: zeros(me != 2), two: zeros(me != 1) }, n: words };
             self.record(&alpha, &d, &zero, Terms::Elementwise);
         }
         Ok(())
@@ -369,4 +360,51 @@ fn concat_all(parts: &[Masked]) -> Masked {
         out.n += p.n;
     }
     out
+}
+
+/// Words of the batch equality test's digest `t_j`: at least 128 bits in all (notes §7.16: a
+/// single `l`-bit word, 64 bits at most, is weak against collisions).
+pub(crate) fn equality_words(l: u32) -> usize {
+    128usize.div_ceil(l.max(1) as usize)
+}
+
+impl Aegis {
+    /// This party's `t_j`: a hash of its output bits of both runs, as [`equality_words`] words
+    /// of `l` bits.
+    fn equality_digest(&self, runs: &[Pos]) -> Vec<u64> {
+        let mut h = Hasher::new("veil/aegis/pos-outputs");
+        for run in runs {
+            h.update(run.bits());
+        }
+        let digest = h.finalize();
+        let l = self.l();
+        let low = if l >= 64 { u64::MAX } else { (1u64 << l) - 1 };
+        (0..equality_words(l))
+            .map(|w| {
+                let word = Hasher::new("veil/aegis/pos-outputs/word")
+                    .update(digest.as_bytes())
+                    .update_u64(w as u64)
+                    .finalize();
+                let mut b = [0u8; 8];
+                b.copy_from_slice(&word.as_bytes()[..8]);
+                u64::from_le_bytes(b) & low
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::equality_words;
+
+    /// The equality test's digest has at least 128 bits in every ring (notes §7.16), in as few
+    /// words as that takes.
+    #[test]
+    fn the_equality_digest_has_at_least_128_bits() {
+        for l in [8u32, 16, 31, 32, 48, 63, 64] {
+            let words = equality_words(l);
+            assert!(words as u32 * l >= 128, "l = {l}: {words} words");
+            assert!((words as u32 - 1) * l < 128, "l = {l}: {words} words is more than needed");
+        }
+    }
 }
