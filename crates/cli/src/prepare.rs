@@ -28,6 +28,24 @@ pub fn prepare(
     print_prepared(&loaded.name, tokens, &servers, json)
 }
 
+/// The token ids the text model in `model` (default: all-MiniLM-L6-v2) makes of `text`.
+pub fn count_tokens(model: Option<PathBuf>, text: &str) -> anyhow::Result<Vec<u32>> {
+    let dir = crate::run::model_dir(model)?;
+    let loaded = veil_nn::bert::load_hf(&dir, false)?;
+    Ok(veil_nn::bert::tokenize(&loaded, text)?)
+}
+
+/// `veil tokens`: prints the count of tokens (and their ids) of `text`.
+pub fn tokens(model: Option<PathBuf>, text: &str, json: bool) -> anyhow::Result<()> {
+    let ids = count_tokens(model, text)?;
+    if json {
+        println!("{}", serde_json::json!({ "tokens": ids.len(), "ids": ids }));
+    } else {
+        println!("{} tokens: {ids:?}", ids.len());
+    }
+    Ok(())
+}
+
 /// A session's token count: 1 to the model's maximum.
 pub fn check_tokens(tokens: usize, max: usize) -> anyhow::Result<()> {
     if tokens == 0 || tokens > max {

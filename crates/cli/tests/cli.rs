@@ -710,3 +710,35 @@ fn the_soak_survives_one_run_of_each_fault() {
     let replayed = runs.iter().find(|r| r["fault"]["kind"] == "replayed-material").unwrap();
     assert!(replayed["parties"][0]["said"].as_str().unwrap().contains("already used"), "{replayed}");
 }
+
+/// `veil tokens` counts a text's tokens, and `veil prepare --text` makes material for that
+/// count, which the session on that text then uses.
+#[test]
+fn tokens_are_counted_for_prepare() {
+    let tiny = Path::new(env!("CARGO_MANIFEST_DIR")).join("../nn/tests/data/tiny-gpt2");
+    let model = tiny.to_str().unwrap();
+    let o = veil(&["tokens", "--model", model, "--text", "Hello there", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let n = r["tokens"].as_u64().unwrap();
+    assert!(n > 0 && r["ids"].as_array().unwrap().len() as u64 == n, "{r}");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let o = veil(&[
+        "prepare",
+        "--model",
+        model,
+        "--text",
+        "Hello there",
+        "--out",
+        out,
+        "--link",
+        "memory",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = veil(&["run", "--model", model, "--text", "Hello there", "--material", out, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = veil(&["prepare", "--model", model, "--out", out]);
+    assert!(stderr(&o).contains("--tokens"), "{}", stderr(&o));
+}

@@ -189,6 +189,43 @@ fn image_model(path: &std::path::Path) -> PyResult<veil_nn::image::ImageModel> {
     veil_nn::image::ImageModel::load(path).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// Reads the public part of the model at `model_path` (a text model's config and tokenizer, an
+/// image model's graph) and fails with the reason if it is not a model Veil runs.
+#[pyfunction]
+fn check_model(model_path: std::path::PathBuf) -> PyResult<()> {
+    if !model_path.exists() {
+        return Err(pyo3::exceptions::PyFileNotFoundError::new_err(format!(
+            "no model at {}",
+            model_path.display()
+        )));
+    }
+    if veil_nn::image::is_image_model(&model_path) {
+        image_model(&model_path).map(|_| ())
+    } else {
+        veil_nn::bert::load_hf(&model_path, false)
+            .map(|_| ())
+            .map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+}
+
+/// The token ids the text model at `model_path` makes of `text` (their count is public: what
+/// stored material is made for).
+#[pyfunction]
+fn tokens(model_path: std::path::PathBuf, text: &str) -> PyResult<Vec<u32>> {
+    let model =
+        veil_nn::bert::load_hf(&model_path, false).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    veil_nn::bert::tokenize(&model, text).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// A labelled image set (`.safetensors` with `images` `[N, C, H, W]` and `labels` `[N]`):
+/// the images' row-major values, their shape and the labels.
+#[pyfunction]
+fn load_images(path: std::path::PathBuf) -> PyResult<(Vec<f64>, Vec<usize>, Vec<usize>)> {
+    let (images, labels) =
+        veil_runtime::classify::load_image_set(&path).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((images.data.iter().map(|&v| f64::from(v)).collect(), images.shape, labels))
+}
+
 /// Whether `model_path` names an image model: an `.onnx` CNN, a ViT folder or a public model.
 #[pyfunction]
 fn is_image_model(model_path: std::path::PathBuf) -> bool {
@@ -307,5 +344,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(private_classification, m)?)?;
     m.add_function(wrap_pyfunction!(plaintext_classification, m)?)?;
     m.add_function(wrap_pyfunction!(is_image_model, m)?)?;
+    m.add_function(wrap_pyfunction!(check_model, m)?)?;
+    m.add_function(wrap_pyfunction!(load_images, m)?)?;
+    m.add_function(wrap_pyfunction!(tokens, m)?)?;
     Ok(())
 }

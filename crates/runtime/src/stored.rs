@@ -98,33 +98,24 @@ impl MaterialHeader {
         })
     }
 
-    /// Names the first way this header differs from `want` (`None`: it serves that session).
+    /// Names every way this header differs from `want` (`None`: it serves that session).
     fn mismatch(&self, want: &MaterialHeader) -> Option<String> {
-        let differ = |what: &str, got: &dyn std::fmt::Display, want: &dyn std::fmt::Display| {
-            Some(format!("it was made for {what} {got}, this session has {want}"))
+        let mut differs = Vec::new();
+        let mut differ = |what: &str, got: String, want: String| {
+            if got != want {
+                differs.push(format!("{what} {got} (this session: {want})"));
+            }
         };
-        if self.family != want.family {
-            return differ("family", &self.family, &want.family);
-        }
-        if self.party != want.party {
-            return differ("server", &self.party, &want.party);
-        }
-        if self.graph != want.graph {
-            return differ("the model with graph digest", &short(&self.graph), &short(&want.graph));
-        }
+        differ("family", self.family.clone(), want.family.clone());
+        differ("server", self.party.to_string(), want.party.to_string());
+        differ("the model with graph digest", short(&self.graph), short(&want.graph));
         if self.size != want.size {
-            return differ("an input of size", &self.size, &want.size);
+            differ("an input of", format!("{} tokens or images", self.size), want.size.to_string());
         }
-        if self.security != want.security {
-            return differ("mode", &self.security, &want.security);
-        }
-        if self.rings != want.rings {
-            return differ("the rings", &self.rings, &want.rings);
-        }
-        if self.chunk != want.chunk {
-            return differ("gate calls of", &self.chunk, &want.chunk);
-        }
-        None
+        differ("mode", self.security.clone(), want.security.clone());
+        differ("the rings", self.rings.clone(), want.rings.clone());
+        differ("gate calls of", self.chunk.to_string(), want.chunk.to_string());
+        (!differs.is_empty()).then(|| format!("it was made for {}", differs.join(", for ")))
     }
 }
 

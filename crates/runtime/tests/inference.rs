@@ -130,7 +130,7 @@ fn stored_material_serves_one_later_session_and_is_then_gone() {
     let z64 = Mode { security: Security::Malicious, rings: Rings::Z64 };
     prepare_material(&model.graph, ids.len(), z64, dir.path(), Link::Memory).unwrap();
     let err = run_stored(&model, &ids, dir.path()).unwrap_err();
-    assert!(err.contains("made for the rings z64, this session has mixed"), "{err}");
+    assert!(err.contains("made for the rings z64 (this session: mixed)"), "{err}");
     let parties = run_stored_in(&model, &ids, dir.path(), z64).unwrap();
     let r = report(&model, "", &ids, z64, "memory", parties).unwrap();
     assert!(r.cosine_vs_plaintext > 0.9995, "cosine {}", r.cosine_vs_plaintext);
@@ -138,8 +138,16 @@ fn stored_material_serves_one_later_session_and_is_then_gone() {
     // Another input size.
     prepare(&model, 4, dir.path());
     let err = run_stored(&model, &ids, dir.path()).unwrap_err();
-    assert!(err.contains("made for an input of size 4, this session has 5"), "{err}");
+    assert!(err.contains("made for an input of 4 tokens or images (this session: 5)"), "{err}");
     assert!(material_path(dir.path(), 0).exists(), "material that served nothing is kept");
+    // Two differences at once: both are named.
+    prepare_material(&model.graph, 4, z64, dir.path(), Link::Memory).unwrap();
+    let err = run_stored(&model, &ids, dir.path()).unwrap_err();
+    assert!(
+        err.contains("4 tokens or images (this session: 5)")
+            && err.contains("rings z64 (this session: mixed)"),
+        "{err}"
+    );
 
     // Server 1's file from another offline phase.
     let other = tempfile::tempdir().unwrap();
