@@ -94,10 +94,14 @@ pub fn layer(
         return Ok(());
     }
     let mib = |b: f64| b / f64::from(1u32 << 20);
-    let scope =
-        if material == Material::Ahead { "the last layer".into() } else { format!("all {layers} layers") };
+    let scope = match (&material, layers) {
+        (Material::Ahead, _) => "the last layer".into(),
+        (_, 1) => "its one layer".into(),
+        _ => format!("all {layers} layers"),
+    };
+    let layers_word = if layers == 1 { "layer" } else { "layers" };
     println!(
-        "mosformer {} {name}, {layers} layers at {tokens} tokens, material {} ({scope}, per server), gate calls in chunks of {chunk} elements:",
+        "mosformer {} {name}, {layers} {layers_word} at {tokens} tokens, material {} ({scope}, per server), gate calls in chunks of {chunk} elements:",
         r.security, r.material
     );
     println!(

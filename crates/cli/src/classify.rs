@@ -72,7 +72,8 @@ fn print(r: &ClassifyReport) {
     println!("Veil: private classification with {} under {} ({}{rings})", r.model, r.family, r.security);
     println!("  parties: {} — {}", r.topology.describe(), r.transport);
     println!("  preprocessing: {}", r.preprocessing);
-    println!("  input: {} images (only their number is public)", r.images);
+    let images = if r.images == 1 { "image" } else { "images" };
+    println!("  input: {} {images} (only their number is public)", r.images);
     println!("  private predictions:   {:?}", r.predictions);
     println!("  float predictions:     {:?}", r.plaintext_predictions);
     if let Some(l) = &r.labels {
@@ -104,7 +105,7 @@ fn print(r: &ClassifyReport) {
         }
     }
     if let Some(server) = r.per_party.first() {
-        println!("\n  server 0 per layer (offline + online):");
+        println!("\n  server 0 per layer ({}):", crate::run::per_layer_scope(server.material.as_deref()));
         for l in &server.per_layer {
             println!(
                 "    {:<12} {:>9.3} MiB {:>8.2} s",

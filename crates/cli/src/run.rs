@@ -94,6 +94,16 @@ pub fn parse_link(link: &str) -> anyhow::Result<Link> {
 }
 
 /// Prints a report as JSON or as text.
+/// What a per-layer row of a server counts: the bytes it sent while the layer ran, which
+/// include the layer's preprocessing only when that is made on demand.
+pub fn per_layer_scope(material: Option<&str>) -> &'static str {
+    match material {
+        Some("on-demand") => "online, and the offline material made on demand",
+        Some(_) => "online only: the offline material was made before",
+        None => "while each layer ran",
+    }
+}
+
 pub fn print_report(r: &InferenceReport, json: bool) -> anyhow::Result<()> {
     if json {
         println!("{}", serde_json::to_string_pretty(r)?);
@@ -159,7 +169,7 @@ pub fn print_report(r: &InferenceReport, json: bool) -> anyhow::Result<()> {
         }
     }
     if let Some(server) = r.per_party.first() {
-        println!("\n  server 0 per layer (offline + online):");
+        println!("\n  server 0 per layer ({}):", crate::run::per_layer_scope(server.material.as_deref()));
         for l in &server.per_layer {
             let mib = l.bytes as f64 / f64::from(1u32 << 20);
             println!("    {:<18} {:>9.2} MiB {:>8.2} s", l.op, mib, l.seconds);

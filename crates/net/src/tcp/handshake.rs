@@ -312,7 +312,8 @@ fn missing(
     let n = cfg.addrs.len();
     let absent: Vec<String> =
         (cfg.party + 1..n).filter(|j| !done.contains_key(j)).map(|j| j.to_string()).collect();
-    let mut reason = format!("parties {} did not connect in time", absent.join(", "));
+    let who = if absent.len() == 1 { "party" } else { "parties" };
+    let mut reason = format!("{who} {} did not connect in time", absent.join(", "));
     if !refused.is_empty() {
         reason.push_str(&format!("; refused connections: {}", refused.join("; ")));
     }

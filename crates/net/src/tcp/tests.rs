@@ -158,7 +158,7 @@ fn missing_peer_times_out_with_a_clear_error() {
     cfg.connect_timeout = Duration::from_millis(300);
     let l = setup.listeners.into_iter().next().unwrap();
     let err = TcpTransport::connect_with_listener(&cfg, l).err().unwrap().to_string();
-    assert!(err.contains("parties 1 did not connect in time"), "{err}");
+    assert!(err.contains("party 1 did not connect in time"), "{err}");
 }
 
 #[test]
