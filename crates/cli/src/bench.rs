@@ -252,16 +252,23 @@ fn aegis_ops(
     let ops = select_ops("aegis", AEGIS_OPS, op)?;
     if !json {
         println!(
-            "{:<8} {:>9} {:>12} {:>12} {:>6} {:>14} {:>7} {:>9} {:>9}",
+            "{:<8} {:<10} {:>4} {:>9} {:>12} {:>10} {:>6} {:>10} {:>12} {:>6} {:>11} {:>6} {:>9} {:>9} {:>6} {:>8}",
             "op",
+            "security",
+            "ring",
             "n",
             "online B/el",
-            "paper B/el",
+            "paper",
             "rounds",
+            "msgs/party",
             "offline B/el",
             "rounds",
+            "verify B/el",
+            "rounds",
             "online s",
-            "offline s"
+            "offline s",
+            "pieces",
+            "peak MiB"
         );
     }
     for op in ops {
@@ -282,25 +289,31 @@ fn aegis_ops(
             }
             let paper = r.paper.as_ref().map(|p| format!("{:.2}", p.value)).unwrap_or_else(|| "-".into());
             let v = r.verify.clone().unwrap_or_default();
+            let peak = r.peak_rss_mib.map(|m| format!("{m:.0}")).unwrap_or_else(|| "-".into());
             println!(
-                "{:<8} {:>9} {:>12.2} {:>12} {:>6} {:>14.2} {:>7} {:>9.4} {:>9.4} {:>11.2} {:>7}",
+                "{:<8} {:<10} {:>4} {:>9} {:>12.2} {:>10} {:>6} {:>10.1} {:>12.2} {:>6} {:>11.2} {:>6} {:>9.4} {:>9.4} {:>6} {:>8}",
                 r.op,
+                r.security,
+                r.ring_bits,
                 r.n,
                 r.online_bytes_per_element,
                 paper,
                 r.online.rounds,
+                r.online.messages_per_party,
                 r.offline.bytes_per_party / r.n as f64,
                 r.offline.rounds,
+                v.bytes_per_party / r.n as f64,
+                v.rounds,
                 r.seconds.online,
                 r.seconds.offline,
-                v.bytes_per_party / r.n as f64,
-                v.rounds
+                r.pieces,
+                peak
             );
         }
     }
     if !json {
         println!(
-            "(B/el: mean bytes sent per party per output element; paper: its total bits over the 3 parties / 24)"
+            "(B/el: mean bytes sent per party per output element; paper: its total bits over the 3 parties / 24, online; verify: the final verification, run before any output)"
         );
     }
     Ok(())

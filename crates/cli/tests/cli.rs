@@ -276,6 +276,20 @@ fn bench_ops_prints_json_lines_with_paper_figures() {
     assert_eq!(r["online"]["bytes_per_party"].as_f64().unwrap(), 12.0 * 1000.0 + 64.0);
     assert_eq!(r["online"]["rounds"], 2);
     assert_eq!(r["paper"]["value"].as_f64().unwrap(), 24.0);
+    // Every family's table names every column it prints, the pieces and peak memory included.
+    for family in ["mosformer", "aegis"] {
+        let o = veil(&["bench", "ops", "--family", family, "--op", "mul", "--n", "64"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        let mut lines = out.lines();
+        let header = lines.next().unwrap();
+        let row = lines.next().unwrap();
+        assert!(header.contains("pieces") && header.contains("peak MiB"), "{family}: {header}");
+        // Headers of two words end in a unit ("online B/el", "offline s", "peak MiB").
+        let units = header.split_whitespace().filter(|w| ["B/el", "B", "s", "MiB"].contains(w)).count();
+        let columns = header.split_whitespace().count() - units;
+        assert_eq!(row.split_whitespace().count(), columns, "{family}:\n{header}\n{row}");
+    }
     let bad = veil(&["bench", "ops", "--family", "mosformer", "--op", "teleport"]);
     assert!(stderr(&bad).contains("no op 'teleport'"));
     let other = veil(&["bench", "ops", "--family", "nope"]);
