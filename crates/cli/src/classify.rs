@@ -170,6 +170,10 @@ pub fn eval(
             mib_per_server: r.per_party[0].phases.iter().map(|p| p.bytes_sent).sum::<u64>() as f64
                 / f64::from(1u32 << 20),
         };
+        if first == 0 {
+            let left = (total - n).div_ceil(batch);
+            eprintln!("{}", crate::eval_text::expected_time(row.seconds, left, ("batch", "batches")));
+        }
         (private, float, agree) =
             (private + row.correct_private, float + row.correct_float, agree + row.agree);
         worst = worst.max(row.max_abs_error);

@@ -73,6 +73,7 @@ pub fn eval(
     model: Option<PathBuf>,
     sentences: &Path,
     args: &FamilyArgs,
+    limit: Option<usize>,
     resume: Option<&Path>,
     json: bool,
 ) -> anyhow::Result<()> {
@@ -80,9 +81,15 @@ pub fn eval(
     let mode = choice.mode();
     let text =
         std::fs::read_to_string(sentences).with_context(|| format!("cannot read {}", sentences.display()))?;
-    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let mut lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     if lines.is_empty() {
         bail!("{} has no sentences", sentences.display());
+    }
+    if let Some(n) = limit {
+        if n == 0 {
+            bail!("--limit 0: nothing to evaluate");
+        }
+        lines.truncate(n);
     }
     let mut earlier = match resume {
         Some(path) => earlier_rows(path, mode)?,
@@ -100,6 +107,10 @@ pub fn eval(
                     append(path, &row)?;
                 }
                 earlier.insert(row.text.clone(), row.clone());
+                if i == 0 {
+                    let left = lines[1..].iter().filter(|l| !earlier.contains_key(**l)).count();
+                    eprintln!("{}", expected_time(row.seconds, left, ("sentence", "sentences")));
+                }
                 row
             }
         };
@@ -119,6 +130,23 @@ pub fn eval(
         rows.push(row);
     }
     summarize(&loaded.name, &choice, &rows, json)
+}
+
+/// What the first item's time says of the `left` items still to run (named in the singular
+/// and the plural), for standard error.
+pub fn expected_time(first_s: f64, left: usize, (one, many): (&str, &str)) -> String {
+    let total = first_s * left as f64;
+    let human = if total < 120.0 {
+        format!("{total:.0} s")
+    } else if total < 7200.0 {
+        format!("{:.0} minutes", total / 60.0)
+    } else {
+        format!("{:.1} hours", total / 3600.0)
+    };
+    let what = if left == 1 { one } else { many };
+    format!(
+        "the first took {first_s:.1} s: about {human} more for the {left} {what} left (--limit N runs fewer)"
+    )
 }
 
 /// One sentence, privately, against the float reference.

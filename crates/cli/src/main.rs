@@ -271,7 +271,7 @@ enum Command {
         input: ModelInput,
         #[command(flatten)]
         parties: PartiesArgs,
-        /// CNNs: evaluate only the first N images.
+        /// Evaluate only the first N sentences (text) or images (CNNs).
         #[arg(long)]
         limit: Option<usize>,
         /// `malicious` or `semi-honest` (default: the family's strongest).
@@ -496,7 +496,7 @@ fn main() -> ExitCode {
                         classify::eval(&m, &args, images, batch, limit, json)
                     }
                 }
-                model => eval_text::eval(model, &sentences, &args, resume.as_deref(), json),
+                model => eval_text::eval(model, &sentences, &args, limit, resume.as_deref(), json),
             }
         }
         Command::Demo { job, model, text, security, offline, parties, json, workdir } => match job.as_str() {

@@ -591,6 +591,23 @@ fn a_resumed_text_eval_runs_each_sentence_once() {
     assert_eq!(a[0], a[2], "the repeat reuses the first record");
     assert_eq!(a, b, "the resumed eval ran nothing new");
     assert_eq!(std::fs::read_to_string(&records).unwrap(), kept);
+    assert!(stderr(&first).contains("more for the 1 sentence left"), "{}", stderr(&first));
+
+    // --limit runs the first sentences only.
+    let limited = veil(&[
+        "eval",
+        "--model",
+        tiny.to_str().unwrap(),
+        "--sentences",
+        list.to_str().unwrap(),
+        "--security",
+        "semi-honest",
+        "--limit",
+        "1",
+        "--json",
+    ]);
+    assert!(limited.status.success(), "{}", stderr(&limited));
+    assert_eq!(rows(&limited).len(), 2, "one row and a summary");
 }
 
 #[test]
