@@ -279,11 +279,39 @@ pub fn load_hf(dir: &Path, with_weights: bool) -> Result<Model> {
 
 /// The config's `_name_or_path`, or the folder's name.
 pub(crate) fn model_name(dir: &Path) -> Result<String> {
+    if let Some(title) = model_card_title(dir) {
+        return Ok(title);
+    }
     Ok(read_json(&dir.join("config.json"))?["_name_or_path"]
         .as_str()
         .map(str::to_string)
         .or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_default())
+}
+
+/// The title of the folder's model card (`README.md`: its first `# ` heading after the front
+/// matter), which names the model as published; `config.json`'s `_name_or_path` may name the
+/// checkpoint it was fine-tuned from instead.
+fn model_card_title(dir: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    // A model card's title is near its top: read a bounded prefix.
+    std::fs::File::open(dir.join("README.md")).ok()?.take(64 << 10).read_to_end(&mut bytes).ok()?;
+    card_title(&String::from_utf8_lossy(&bytes))
+}
+
+/// The first `# ` heading of a model card's text, after its YAML front matter.
+fn card_title(text: &str) -> Option<String> {
+    let mut lines = text.lines();
+    let body: Vec<&str> = if text.starts_with("---") {
+        lines.next();
+        lines.by_ref().find(|l| l.trim() == "---")?;
+        lines.collect()
+    } else {
+        lines.collect()
+    };
+    let title = body.iter().find_map(|l| l.strip_prefix("# "))?.trim();
+    (!title.is_empty() && title.len() <= 200).then(|| title.to_string())
 }
 
 /// Reads the file's tensors into the graph's layout, checking every shape against the config.
@@ -353,4 +381,18 @@ pub fn find_minilm(root: &Path) -> Option<std::path::PathBuf> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::card_title;
+
+    #[test]
+    fn a_model_card_names_the_model_by_its_first_heading_after_the_front_matter() {
+        let card = "---\nlibrary_name: sentence-transformers\n# not: a title\n---\n\n# all-MiniLM-L6-v2\nText.\n# Later\n";
+        assert_eq!(card_title(card).as_deref(), Some("all-MiniLM-L6-v2"));
+        assert_eq!(card_title("# plain\n").as_deref(), Some("plain"));
+        assert_eq!(card_title("---\nunclosed front matter\n# x\n"), None);
+        assert_eq!(card_title("no heading"), None);
+    }
 }
