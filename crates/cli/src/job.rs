@@ -145,7 +145,10 @@ pub fn run_embed_party(
     drop(bar);
     print_party(&report, json)?;
     if let (false, Some(out)) = (json, &report.output) {
-        println!("output ({} values): {out:?}", out.len());
+        // The whole vector is in the --json report; the table shows its head at 4 decimals.
+        let head: Vec<String> = out.iter().take(8).map(|v| format!("{v:.4}")).collect();
+        let more = if out.len() > 8 { ", …" } else { "" };
+        println!("output ({} values): [{}{more}] (--json prints them all)", out.len(), head.join(", "));
     }
     Ok(())
 }
@@ -277,8 +280,11 @@ fn print_party(report: &veil_runtime::inference::InferenceParty, json: bool) -> 
     println!("party {} ({}) done", report.party, report.role);
     for ph in &report.phases {
         println!(
-            "  {:<8} {:>12} bytes sent {:>6} rounds {:>8.2} s",
-            ph.phase, ph.bytes_sent, ph.rounds, ph.seconds
+            "  {:<8} {:>10.2} MiB sent {:>6} rounds {:>8.2} s",
+            ph.phase,
+            ph.bytes_sent as f64 / f64::from(1u32 << 20),
+            ph.rounds,
+            ph.seconds
         );
     }
     Ok(())
