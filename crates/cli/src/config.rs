@@ -337,6 +337,99 @@ impl Config {
 }
 
 #[cfg(test)]
+mod reference {
+    //! `docs/deployment.md` against this file: its samples load, and it names every field.
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+
+    use super::{Config, Job, PartyEntry};
+
+    fn doc() -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/deployment.md");
+        std::fs::read_to_string(path).unwrap()
+    }
+
+    /// Every key a config can hold, `party.` and `job.` prefixed below the top level.
+    fn every_key() -> Vec<String> {
+        let party = PartyEntry { address: "127.0.0.1:1".parse().unwrap(), cert: "c".into(), key: "k".into() };
+        let some = |s: &str| Some(s.to_string());
+        let jobs = [
+            Job::Embed {
+                family: "mosformer".into(),
+                security: some("malicious"),
+                offline: some("ahead"),
+                rings: some("mixed"),
+                owners: some("outside"),
+            },
+            Job::Classify {
+                family: "aegis".into(),
+                security: some("malicious"),
+                offline: some("ahead"),
+                rings: some("mixed"),
+                owners: some("outside"),
+            },
+            Job::DemoMul { length: 2, output: 0 },
+        ];
+        let mut keys = Vec::new();
+        for job in jobs {
+            let cfg = Config {
+                session: "00".repeat(16),
+                ca: "ca.pem".into(),
+                connect_timeout_s: 1,
+                recv_timeout_s: 3,
+                stall_timeout_s: 3,
+                link_delay_us: 0,
+                party: vec![party.clone()],
+                job,
+            };
+            let table: toml::Table = toml::from_str(&toml::to_string(&cfg).unwrap()).unwrap();
+            for (k, v) in &table {
+                match v {
+                    toml::Value::Array(a) => {
+                        keys.push(format!("[[{k}]]"));
+                        for t in a.iter().filter_map(|x| x.as_table()) {
+                            keys.extend(t.keys().map(|f| format!("{k}.{f}")));
+                        }
+                    }
+                    toml::Value::Table(t) => {
+                        keys.push(format!("[{k}]"));
+                        keys.extend(t.keys().map(|f| format!("{k}.{f}")));
+                    }
+                    _ => keys.push(k.clone()),
+                }
+            }
+        }
+        keys.sort();
+        keys.dedup();
+        keys
+    }
+
+    #[test]
+    fn the_deployment_reference_matches_the_config() {
+        let doc = doc();
+        for key in every_key() {
+            let named = doc.contains(&format!("`{key}`"))
+                || key.rsplit_once('.').is_some_and(|(t, f)| {
+                    doc.contains(&format!("`{t}.{f}`,")) || doc.contains(&format!(", `{t}.{f}`"))
+                });
+            assert!(named, "docs/deployment.md does not describe `{key}`");
+        }
+        let samples: Vec<&str> =
+            doc.split("```toml\n").skip(1).filter_map(|b| b.split("```").next()).collect();
+        assert!(samples.len() >= 4, "the samples: {}", samples.len());
+        for (i, sample) in samples.iter().enumerate() {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("deployment.toml");
+            std::fs::write(&path, sample).unwrap();
+            let cfg =
+                Config::load(&path).unwrap_or_else(|e| panic!("sample {i} of docs/deployment.md: {e:#}"));
+            if !matches!(cfg.job, Job::DemoMul { .. }) {
+                cfg.choice().unwrap_or_else(|e| panic!("sample {i}: {e:#}"));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
 mod fuzz {
     //! The deployment file under the fuzzer (`veil-fuzz`, corpus `deployment`): a mutated
     //! config is refused with an error or read, never a panic.
