@@ -1,7 +1,9 @@
 //! Progress bars on long runs: a bar on standard error (drawn only when it is a terminal) that
-//! follows one party's secure run node by node (`veil_nn::progress`). A `veil party` process
-//! started by a launcher (`veil demo`) prints its progress as lines instead, which the launcher
-//! reads to draw one bar for the whole deployment.
+//! follows one party's secure run: its phase (setup, offline while the preprocessing is made,
+//! online, verify; `veil_mpc::phase`), the model's nodes as they finish (`veil_nn::progress`)
+//! and the time left at the current pace. A `veil party` process started by a launcher
+//! (`veil demo`) prints its progress as lines instead, which the launcher reads to draw one bar
+//! for the whole deployment.
 
 use std::io::BufRead;
 use std::time::Duration;
@@ -13,6 +15,19 @@ use veil_nn::progress::{Step, observe};
 pub const LINES_ENV: &str = "VEIL_PROGRESS_LINES";
 /// The prefix of a progress line: `veil-progress DONE NODES SCOPE`.
 const LINE_PREFIX: &str = "veil-progress ";
+/// The prefix of a phase line: `veil-phase PHASE`.
+const PHASE_PREFIX: &str = "veil-phase ";
+
+/// What the bar says while a party is in `phase`.
+fn phase_words(phase: &str) -> &'static str {
+    match phase {
+        "setup" => "setup: keys, input sizes",
+        "offline" => "offline: making preprocessing",
+        "online" => "online",
+        "verify" => "verifying before output",
+        _ => "",
+    }
+}
 
 /// A bar for the secure runs of this process; cleared when dropped (and the observer it set,
 /// if any, removed).
@@ -25,10 +40,11 @@ impl Bar {
     /// A bar (hidden when standard error is not a terminal).
     pub fn new(what: &str) -> Bar {
         let bar = ProgressBar::new(1);
-        let style =
-            ProgressStyle::with_template("{spinner} {msg:<28} [{bar:30}] {pos}/{len} nodes {elapsed}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> ");
+        let style = ProgressStyle::with_template(
+            "{spinner} {prefix:<30} {msg:<22} [{bar:24}] {pos}/{len} nodes {elapsed} (left ~{eta})",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
         bar.set_style(style);
         bar.set_message(what.to_string());
         bar.enable_steady_tick(Duration::from_millis(200));
@@ -47,6 +63,12 @@ impl Bar {
                 bar.set_message(s.scope.to_string());
             }
         })));
+        let bar = me.bar.clone();
+        veil_mpc::phase::observe_phases(Some(Box::new(move |p, phase| {
+            if p == party {
+                bar.set_prefix(phase_words(phase));
+            }
+        })));
         me
     }
 
@@ -55,6 +77,12 @@ impl Bar {
     pub fn read_lines(bar: Option<&Bar>, stderr: impl std::io::Read) -> String {
         let mut rest = String::new();
         for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(phase) = line.strip_prefix(PHASE_PREFIX) {
+                if let Some(Bar { bar, .. }) = bar {
+                    bar.set_prefix(phase_words(phase));
+                }
+                continue;
+            }
             match (parse_line(&line), bar) {
                 (Some(_), None) => {}
                 (Some((done, nodes, scope)), Some(Bar { bar, .. })) => {
@@ -76,6 +104,7 @@ impl Drop for Bar {
     fn drop(&mut self) {
         if self.observing {
             observe(None);
+            veil_mpc::phase::observe_phases(None);
         }
         self.bar.finish_and_clear();
     }
@@ -88,6 +117,11 @@ pub fn for_party(party: usize) -> Option<Bar> {
         observe(Some(Box::new(move |s: &Step<'_>| {
             if s.party == party {
                 eprintln!("{LINE_PREFIX}{} {} {}", s.done, s.nodes, s.scope);
+            }
+        })));
+        veil_mpc::phase::observe_phases(Some(Box::new(move |p, phase| {
+            if p == party {
+                eprintln!("{PHASE_PREFIX}{phase}");
             }
         })));
         None
@@ -112,7 +146,7 @@ mod tests {
         assert_eq!(parse_line("veil-progress 3 40 encoder.layer.0"), Some((3, 40, "encoder.layer.0")));
         assert_eq!(parse_line("veil-progress x 40 a"), None);
         let bar = Bar::new("test");
-        let text = "veil-progress 1 2 embeddings\nerror: a peer disconnected\n";
+        let text = "veil-phase offline\nveil-progress 1 2 embeddings\nerror: a peer disconnected\n";
         assert_eq!(Bar::read_lines(Some(&bar), text.as_bytes()), "error: a peer disconnected\n");
         assert_eq!(Bar::read_lines(None, text.as_bytes()), "error: a peer disconnected\n");
     }

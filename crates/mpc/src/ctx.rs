@@ -141,6 +141,9 @@ impl Ctx {
 
     /// Switches the label that communication is counted under.
     pub fn set_phase(&mut self, name: &str) {
+        if self.net.stats().phase() != name {
+            crate::phase::phase_changed(self.party(), name);
+        }
         self.net.set_phase(name);
     }
 

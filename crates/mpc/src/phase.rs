@@ -2,7 +2,31 @@
 //! gate needs it (bounded memory) count that communication under [`OFFLINE_PHASE`] and its
 //! time apart, so reports show offline and online cost separately.
 
-use crate::{Ctx, Result};
+use std::sync::RwLock;
+
+use crate::{Ctx, PartyId, Result};
+
+/// Told each time a party's phase label changes: the party and its new phase (a public fact).
+pub type PhaseObserver = Box<dyn Fn(PartyId, &str) + Send + Sync>;
+
+static OBSERVER: RwLock<Option<PhaseObserver>> = RwLock::new(None);
+
+/// Sets (or, with `None`, clears) the observer of every party's phase changes in this process
+/// (the command line's progress bar).
+pub fn observe_phases(observer: Option<PhaseObserver>) {
+    if let Ok(mut slot) = OBSERVER.write() {
+        *slot = observer;
+    }
+}
+
+/// Tells the observer, if any, that `party` entered `phase`.
+pub(crate) fn phase_changed(party: PartyId, phase: &str) {
+    if let Ok(slot) = OBSERVER.read()
+        && let Some(f) = slot.as_ref()
+    {
+        f(party, phase);
+    }
+}
 
 /// The communication phase offline production is counted under.
 pub const OFFLINE_PHASE: &str = "offline";
