@@ -101,6 +101,9 @@ pub fn run_embed(
     let sec = crate::bench::parse_security(security)?;
     let choice = veil_runtime::families::FamilyChoice::mosformer(sec.into());
     let (parties, data_owner) = (choice.topology.parties(), choice.topology.roles.data_owner);
+    if model.is_none() && sec == veil_runtime::Security::Malicious {
+        warn_if_short_of_memory(DEMO_MEMORY_BYTES);
+    }
     let dir_model = crate::run::model_dir(model)?;
     let loaded = veil_nn::bert::load_hf(&dir_model, true)?;
     let ids = veil_nn::bert::tokenize(&loaded, text)?;
@@ -137,6 +140,27 @@ pub fn run_embed(
 }
 
 const EMBED_LIMIT: Duration = Duration::from_secs(1800);
+
+/// Memory the default main job takes, its five processes together (measured: each server
+/// peaks at about 3.5 GiB, the model owner at 1.0 GiB, the data owner at 60 MiB).
+const DEMO_MEMORY_BYTES: u64 = 23 << 29;
+
+/// Says, before a job starts, that the machine has less memory available than the job needs,
+/// and what to do.
+fn warn_if_short_of_memory(needed: u64) {
+    let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
+    if let Some(available) = veil_runtime::memory::available_bytes()
+        && available < needed
+    {
+        eprintln!(
+            "warning: this job needs about {:.1} GiB of memory and {:.1} GiB are available: it may be killed. \
+             Run it semi-honest (--security semi-honest), on a shorter text, or with the servers on \
+             separate hosts (veil party)",
+            gib(needed),
+            gib(available)
+        );
+    }
+}
 
 /// Writes certificates, the config and the inputs into `dir`; returns the config path.
 fn prepare(dir: &Path, parties: usize) -> anyhow::Result<PathBuf> {
