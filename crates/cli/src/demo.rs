@@ -142,8 +142,8 @@ pub fn run_embed(
 const EMBED_LIMIT: Duration = Duration::from_secs(1800);
 
 /// Memory the default main job takes, its five processes together (measured: each server
-/// peaks at about 3.5 GiB, the model owner at 1.0 GiB, the data owner at 60 MiB).
-const DEMO_MEMORY_BYTES: u64 = 23 << 29;
+/// peaks at about 3.1 GiB, the model owner at 1.0 GiB, the data owner at 60 MiB).
+const DEMO_MEMORY_BYTES: u64 = 11 << 30;
 
 /// Says, before a job starts, that the machine has less memory available than the job needs,
 /// and what to do.
