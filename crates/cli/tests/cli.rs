@@ -566,19 +566,14 @@ fn a_resumed_text_eval_runs_each_sentence_once() {
     let list = dir.path().join("sentences.txt");
     std::fs::write(&list, "Hello there.\nA cat sat.\nHello there.\n").unwrap();
     let records = dir.path().join("records.jsonl");
-    let args = [
-        "eval",
-        "--model",
-        tiny.to_str().unwrap(),
-        "--sentences",
-        list.to_str().unwrap(),
-        "--security",
-        "semi-honest",
-        "--resume",
-        records.to_str().unwrap(),
-        "--json",
-    ];
-    let first = veil(&args);
+    let (model, sentences) = (tiny.to_str().unwrap(), list.to_str().unwrap());
+    let eval = |extra: &[&str]| {
+        let base =
+            ["eval", "--model", model, "--sentences", sentences, "--security", "semi-honest", "--json"];
+        veil(&[&base[..], extra].concat())
+    };
+    let args = ["--resume", records.to_str().unwrap()];
+    let first = eval(&args);
     assert!(first.status.success(), "{}", stderr(&first));
     let kept = std::fs::read_to_string(&records).unwrap();
     assert_eq!(kept.lines().count(), 2, "one record per distinct sentence: {kept}");
@@ -586,7 +581,7 @@ fn a_resumed_text_eval_runs_each_sentence_once() {
         let text = String::from_utf8_lossy(&o.stdout).into_owned();
         text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
     };
-    let (a, b) = (rows(&first), rows(&veil(&args)));
+    let (a, b) = (rows(&first), rows(&eval(&args)));
     assert_eq!(a.len(), 4, "three rows and a summary");
     assert_eq!(a[0], a[2], "the repeat reuses the first record");
     assert_eq!(a, b, "the resumed eval ran nothing new");
@@ -594,18 +589,7 @@ fn a_resumed_text_eval_runs_each_sentence_once() {
     assert!(stderr(&first).contains("more for the 1 sentence left"), "{}", stderr(&first));
 
     // --limit runs the first sentences only.
-    let limited = veil(&[
-        "eval",
-        "--model",
-        tiny.to_str().unwrap(),
-        "--sentences",
-        list.to_str().unwrap(),
-        "--security",
-        "semi-honest",
-        "--limit",
-        "1",
-        "--json",
-    ]);
+    let limited = eval(&["--limit", "1"]);
     assert!(limited.status.success(), "{}", stderr(&limited));
     assert_eq!(rows(&limited).len(), 2, "one row and a summary");
 }

@@ -5,13 +5,13 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use veil_mpc::harness::{SimConfig, derived_secrets};
 use veil_mpc::runner::run_party;
 use veil_mpc::{Ctx, PartyId, Result};
+use veil_net::Transport;
+use veil_net::fault::AlterFrame;
 use veil_net::mesh::mem_mesh;
-use veil_net::{Frame, NetError, Transport};
 
 /// Which frame to alter: the `frame`-th (from 0) that `party` sends, counting every frame of
 /// the session (the seed coin toss included).
@@ -23,52 +23,13 @@ pub struct Tamper {
     pub frame: usize,
 }
 
-/// Changes a frame's payload in place.
-pub type Alter = Arc<dyn Fn(&mut Vec<u8>) + Send + Sync>;
+pub use veil_net::fault::Alter;
 
 /// Flips the lowest bit of the middle byte.
 pub fn flip_middle(payload: &mut [u8]) {
     let middle = payload.len() / 2;
     if let Some(b) = payload.get_mut(middle) {
         *b ^= 1;
-    }
-}
-
-struct Tampering {
-    inner: Box<dyn Transport>,
-    sent: usize,
-    target: Option<usize>,
-    alter: Alter,
-    altered: Arc<AtomicBool>,
-}
-
-impl Transport for Tampering {
-    fn party(&self) -> PartyId {
-        self.inner.party()
-    }
-
-    fn parties(&self) -> usize {
-        self.inner.parties()
-    }
-
-    fn max_frame(&self) -> usize {
-        self.inner.max_frame()
-    }
-
-    fn send(&mut self, to: PartyId, mut frame: Frame) -> std::result::Result<(), NetError> {
-        if self.target == Some(self.sent) && !frame.payload.is_empty() {
-            let before = frame.payload.clone();
-            (self.alter)(&mut frame.payload);
-            if frame.payload != before {
-                self.altered.store(true, Ordering::SeqCst);
-            }
-        }
-        self.sent += 1;
-        self.inner.send(to, frame)
-    }
-
-    fn recv(&mut self, from: PartyId, timeout: Duration) -> std::result::Result<Frame, NetError> {
-        self.inner.recv(from, timeout)
     }
 }
 
@@ -107,8 +68,7 @@ where
         .enumerate()
         .map(|(i, t)| {
             let target = tamper.filter(|t| t.party == i).map(|t| t.frame);
-            let alter = alter.clone();
-            Box::new(Tampering { inner: Box::new(t), sent: 0, target, alter, altered: altered.clone() })
+            Box::new(AlterFrame::new(Box::new(t), target, alter.clone(), altered.clone()))
                 as Box<dyn Transport>
         })
         .collect();

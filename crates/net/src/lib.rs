@@ -25,6 +25,7 @@ mod transport;
 
 pub mod certs;
 pub mod decode;
+pub mod fault;
 pub mod mesh;
 pub mod tcp;
 mod tls;
