@@ -1,0 +1,49 @@
+//! Random correlated OT (COT), the one correlation every engine of this crate produces and
+//! every flavour is made from.
+//!
+//! A batch of `n` random COTs between a sender with global key Δ and a receiver:
+//!
+//! ```text
+//! sender:   Δ, v_1 … v_n            receiver:   w_1 … w_n
+//! w_i = v_i ⊕ c_i·Δ,  c_i = lsb(w_i),  lsb(v_i) = 0,  lsb(Δ) = 1
+//! ```
+//!
+//! The choice bit rides in the least significant bit of the receiver's block (Δ has that bit
+//! set and the sender's block has it clear), so no separate bit vector is kept. Fixing one bit
+//! of Δ leaves 127 secret bits. Both sides must ask for the same batch sizes in the same order.
+
+use veil_mpc::{Ctx, PartyId, Result};
+
+use crate::block::{Block, lsb, select};
+
+/// The sender's side of a random-COT engine.
+pub trait CotSender: Send {
+    /// The receiving party.
+    fn peer(&self) -> PartyId;
+    /// The global key Δ (least significant bit set).
+    fn delta(&self) -> Block;
+    /// The next `n` random COTs: `v_1 … v_n`.
+    fn send_random(&mut self, ctx: &mut Ctx, n: usize) -> Result<Vec<Block>>;
+}
+
+/// The receiver's side of a random-COT engine.
+pub trait CotReceiver: Send {
+    /// The sending party.
+    fn peer(&self) -> PartyId;
+    /// The next `n` random COTs: `w_1 … w_n`, the choice bits in their least significant bits.
+    fn receive_random(&mut self, ctx: &mut Ctx, n: usize) -> Result<Vec<Block>>;
+}
+
+/// Puts a sender's blocks in the normal form `lsb(v) = 0` by swapping the two messages of
+/// each OT where needed (`v ↦ v ⊕ Δ`); the receiver's blocks are unchanged and its choice bits
+/// become `lsb(w)`.
+pub fn normalize(delta: Block, v: &mut [Block]) {
+    for x in v {
+        *x ^= select(lsb(*x), delta);
+    }
+}
+
+/// The choice bits of a receiver's blocks.
+pub fn choices(w: &[Block]) -> Vec<bool> {
+    w.iter().map(|&x| lsb(x)).collect()
+}

@@ -1,0 +1,24 @@
+//! Oblivious transfer for Veil's 2-party and n-party families.
+//!
+//! - [`base`]: 128 base OTs from Diffie–Hellman over Ristretto, once per pair and session.
+//! - [`extension`]: IKNP and KOS OT extension (semi-honest and malicious receiver).
+//! - [`cot`]: the random correlated OT every engine produces, and the engines' traits.
+//! - [`block`], [`prp`]: 128-bit blocks, bit transposition, GF(2^128), fixed-key AES.
+//!
+//! Every protocol runs over a [`veil_mpc::Ctx`], so its bytes and rounds are counted by the
+//! session's `CommStats`, and every message is length-checked on arrival: a short, long or
+//! malformed message is a [`veil_mpc::MpcError::Malformed`] naming the protocol step.
+
+#[cfg(target_endian = "big")]
+compile_error!("veil-ot hashes blocks as little-endian bytes; big-endian targets are not supported");
+
+pub mod base;
+pub mod block;
+pub mod cot;
+pub mod extension;
+mod io;
+pub mod prp;
+
+pub use block::Block;
+pub use cot::{CotReceiver, CotSender};
+pub use extension::{Check, ExtensionReceiver, ExtensionSender};
