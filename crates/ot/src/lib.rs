@@ -2,6 +2,7 @@
 //!
 //! - [`base`]: 128 base OTs from Diffie–Hellman over Ristretto, once per pair and session.
 //! - [`extension`]: IKNP and KOS OT extension (semi-honest and malicious receiver).
+//! - [`ferret`]: Ferret silent OT from LPN, under one bit per COT sent.
 //! - [`cot`]: the random correlated OT every engine produces, and the engines' traits.
 //! - [`block`], [`prp`]: 128-bit blocks, bit transposition, GF(2^128), fixed-key AES.
 //!
@@ -16,9 +17,11 @@ pub mod base;
 pub mod block;
 pub mod cot;
 pub mod extension;
+pub mod ferret;
 mod io;
 pub mod prp;
 
 pub use block::Block;
 pub use cot::{CotReceiver, CotSender};
 pub use extension::{Check, ExtensionReceiver, ExtensionSender};
+pub use ferret::{FerretParams, FerretReceiver, FerretSender};

@@ -40,6 +40,11 @@ impl Prp {
         Prp { cipher: Aes128Enc::new(&key.into()) }
     }
 
+    /// The permutation under a given public key.
+    pub fn with_key(key: [u8; 16]) -> Self {
+        Prp { cipher: Aes128Enc::new(&key.into()) }
+    }
+
     /// π applied to every block, in place (pipelined AES).
     pub fn permute(&self, blocks: &mut [Block]) {
         let bytes = blocks.as_mut_bytes();
@@ -82,26 +87,17 @@ impl Default for Ggm {
 }
 
 impl Ggm {
-    /// Expands one level: `children[2j], children[2j+1] = G(parents[j])`.
-    /// `children` must be twice as long as `parents`.
-    pub fn expand(&self, parents: &[Block], children: &mut [Block]) {
-        let n = parents.len();
-        let (left, right) = children.split_at_mut(n);
+    /// Expands one level of `n = parents.len()` nodes into `out[..2n]`: the left child of
+    /// node `j` at `out[j]`, its right child at `out[n + j]`.
+    pub fn expand_halves(&self, parents: &[Block], out: &mut [Block], n: usize) {
+        let (left, right) = out[..2 * n].split_at_mut(n);
         left.copy_from_slice(parents);
         right.copy_from_slice(parents);
         self.left.permute(left);
         self.right.permute(right);
-        for (l, p) in left.iter_mut().zip(parents) {
+        for ((l, r), p) in left.iter_mut().zip(right.iter_mut()).zip(parents) {
             *l ^= p;
-        }
-        for (r, p) in right.iter_mut().zip(parents) {
             *r ^= p;
-        }
-        // Interleave into tree order: left child of j at 2j, right at 2j+1.
-        let (l, r) = (left.to_vec(), right.to_vec());
-        for j in 0..n {
-            children[2 * j] = l[j];
-            children[2 * j + 1] = r[j];
         }
     }
 }
@@ -129,10 +125,10 @@ mod tests {
         let ggm = Ggm::default();
         let parents = vec![1u128, 2, 3];
         let mut children = vec![0u128; 6];
-        ggm.expand(&parents, &mut children);
+        ggm.expand_halves(&parents, &mut children, 3);
         let mut one = vec![0u128; 2];
-        ggm.expand(&[2], &mut one);
-        assert_eq!(&children[2..4], &one[..]);
-        assert_ne!(children[0], children[1]);
+        ggm.expand_halves(&[2], &mut one, 1);
+        assert_eq!([children[1], children[4]], [one[0], one[1]]);
+        assert_ne!(children[0], children[3]);
     }
 }
