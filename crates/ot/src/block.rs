@@ -34,7 +34,7 @@ pub fn to_bytes(blocks: &[Block]) -> Vec<u8> {
 
 /// Blocks from little-endian bytes; `None` unless the length is a multiple of 16.
 pub fn from_bytes(bytes: &[u8]) -> Option<Vec<Block>> {
-    if bytes.len() % 16 != 0 {
+    if !bytes.len().is_multiple_of(16) {
         return None;
     }
     Some(
@@ -63,7 +63,7 @@ pub fn unpack_bits(bytes: &[u8], n: usize) -> Option<Vec<bool>> {
     if bytes.len() != n.div_ceil(8) {
         return None;
     }
-    if n % 8 != 0 && bytes.last().is_some_and(|&b| b >> (n % 8) != 0) {
+    if !n.is_multiple_of(8) && bytes.last().is_some_and(|&b| b >> (n % 8) != 0) {
         return None;
     }
     Some((0..n).map(|i| bytes[i / 8] >> (i % 8) & 1 == 1).collect())

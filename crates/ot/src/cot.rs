@@ -24,6 +24,11 @@ pub trait CotSender: Send {
     fn delta(&self) -> Block;
     /// The next `n` random COTs: `v_1 … v_n`.
     fn send_random(&mut self, ctx: &mut Ctx, n: usize) -> Result<Vec<Block>>;
+    /// Makes at least `n` COTs ahead (an offline phase), so that the next requests up to
+    /// `n` send nothing. The receiver calls [`CotReceiver::prepare`] with the same `n`.
+    fn prepare(&mut self, ctx: &mut Ctx, n: usize) -> Result<()>;
+    /// COTs made ahead and not handed out yet.
+    fn prepared(&self) -> usize;
 }
 
 /// The receiver's side of a random-COT engine.
@@ -32,6 +37,42 @@ pub trait CotReceiver: Send {
     fn peer(&self) -> PartyId;
     /// The next `n` random COTs: `w_1 … w_n`, the choice bits in their least significant bits.
     fn receive_random(&mut self, ctx: &mut Ctx, n: usize) -> Result<Vec<Block>>;
+    /// Makes at least `n` COTs ahead; see [`CotSender::prepare`].
+    fn prepare(&mut self, ctx: &mut Ctx, n: usize) -> Result<()>;
+    /// COTs made ahead and not handed out yet.
+    fn prepared(&self) -> usize;
+}
+
+/// Hands out `n` blocks from `buffer` (made ahead), making what is missing with `make`,
+/// which returns a batch of whatever size it produces.
+pub(crate) fn take(
+    buffer: &mut Vec<Block>,
+    n: usize,
+    mut make: impl FnMut(usize) -> Result<Vec<Block>>,
+) -> Result<Vec<Block>> {
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        if buffer.is_empty() {
+            *buffer = make(n - out.len())?;
+        }
+        let start = buffer.len().saturating_sub(n - out.len());
+        out.extend(buffer.drain(start..));
+    }
+    Ok(out)
+}
+
+/// Grows `buffer` to at least `n` blocks with `make`.
+pub(crate) fn fill(
+    buffer: &mut Vec<Block>,
+    n: usize,
+    mut make: impl FnMut(usize) -> Result<Vec<Block>>,
+) -> Result<()> {
+    while buffer.len() < n {
+        let mut more = make(n - buffer.len())?;
+        more.append(buffer);
+        *buffer = more;
+    }
+    Ok(())
 }
 
 /// Puts a sender's blocks in the normal form `lsb(v) = 0` by swapping the two messages of

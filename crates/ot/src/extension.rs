@@ -31,7 +31,7 @@ use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use zerocopy::IntoBytes;
 
 use crate::block::{self, Block, clmul, gf_mul, reduce, transpose_columns};
-use crate::cot::{CotReceiver, CotSender, normalize};
+use crate::cot::{CotReceiver, CotSender, fill, normalize, take};
 use crate::{base, io};
 
 /// Rows extended per message: 2^18 rows, a 4 MiB message.
@@ -87,6 +87,7 @@ pub struct ExtensionSender {
     delta: Block,
     check: Check,
     columns: Vec<Prg>,
+    buffer: Vec<Block>,
 }
 
 impl std::fmt::Debug for ExtensionSender {
@@ -112,7 +113,7 @@ impl ExtensionSender {
         let choices: Vec<bool> = (0..128).map(|j| delta >> j & 1 == 1).collect();
         let keys = base::receive(ctx, peer, &choices)?;
         let columns = keys.iter().enumerate().map(|(j, &k)| column_prg(ctx, k, j)).collect();
-        Ok(ExtensionSender { peer, delta, check, columns })
+        Ok(ExtensionSender { peer, delta, check, columns, buffer: Vec::new() })
     }
 
     fn chunk(&mut self, ctx: &mut Ctx, n: usize) -> Result<Vec<Block>> {
@@ -156,12 +157,21 @@ impl CotSender for ExtensionSender {
     }
 
     fn send_random(&mut self, ctx: &mut Ctx, n: usize) -> Result<Vec<Block>> {
-        let mut out = Vec::with_capacity(n);
-        while out.len() < n {
-            let take = (n - out.len()).min(CHUNK_ROWS);
-            out.extend(self.chunk(ctx, take)?);
-        }
-        Ok(out)
+        let mut buffer = std::mem::take(&mut self.buffer);
+        let out = take(&mut buffer, n, |want| self.chunk(ctx, want.min(CHUNK_ROWS)));
+        self.buffer = buffer;
+        out
+    }
+
+    fn prepare(&mut self, ctx: &mut Ctx, n: usize) -> Result<()> {
+        let mut buffer = std::mem::take(&mut self.buffer);
+        let out = fill(&mut buffer, n, |want| self.chunk(ctx, want.min(CHUNK_ROWS)));
+        self.buffer = buffer;
+        out
+    }
+
+    fn prepared(&self) -> usize {
+        self.buffer.len()
     }
 }
 
@@ -170,6 +180,7 @@ pub struct ExtensionReceiver {
     peer: PartyId,
     check: Check,
     columns: Vec<(Prg, Prg)>,
+    buffer: Vec<Block>,
 }
 
 impl std::fmt::Debug for ExtensionReceiver {
@@ -190,7 +201,7 @@ impl ExtensionReceiver {
             .enumerate()
             .map(|(j, &(k0, k1))| (column_prg(ctx, k0, j), column_prg(ctx, k1, j)))
             .collect();
-        Ok(ExtensionReceiver { peer, check, columns })
+        Ok(ExtensionReceiver { peer, check, columns, buffer: Vec::new() })
     }
 
     fn chunk(&mut self, ctx: &mut Ctx, n: usize) -> Result<Vec<Block>> {
@@ -232,11 +243,20 @@ impl CotReceiver for ExtensionReceiver {
     }
 
     fn receive_random(&mut self, ctx: &mut Ctx, n: usize) -> Result<Vec<Block>> {
-        let mut out = Vec::with_capacity(n);
-        while out.len() < n {
-            let take = (n - out.len()).min(CHUNK_ROWS);
-            out.extend(self.chunk(ctx, take)?);
-        }
-        Ok(out)
+        let mut buffer = std::mem::take(&mut self.buffer);
+        let out = take(&mut buffer, n, |want| self.chunk(ctx, want.min(CHUNK_ROWS)));
+        self.buffer = buffer;
+        out
+    }
+
+    fn prepare(&mut self, ctx: &mut Ctx, n: usize) -> Result<()> {
+        let mut buffer = std::mem::take(&mut self.buffer);
+        let out = fill(&mut buffer, n, |want| self.chunk(ctx, want.min(CHUNK_ROWS)));
+        self.buffer = buffer;
+        out
+    }
+
+    fn prepared(&self) -> usize {
+        self.buffer.len()
     }
 }

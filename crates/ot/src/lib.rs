@@ -3,6 +3,7 @@
 //! - [`base`]: 128 base OTs from Diffie–Hellman over Ristretto, once per pair and session.
 //! - [`extension`]: IKNP and KOS OT extension (semi-honest and malicious receiver).
 //! - [`ferret`]: Ferret silent OT from LPN, under one bit per COT sent.
+//! - [`flavours`]: chosen-choice COT, random OT, 1-of-2 and 1-of-N OT, Δ-OT over Z_2^k and Z_M.
 //! - [`cot`]: the random correlated OT every engine produces, and the engines' traits.
 //! - [`block`], [`prp`]: 128-bit blocks, bit transposition, GF(2^128), fixed-key AES.
 //!
@@ -18,7 +19,9 @@ pub mod block;
 pub mod cot;
 pub mod extension;
 pub mod ferret;
+pub mod flavours;
 mod io;
+pub mod pack;
 pub mod prp;
 
 pub use block::Block;

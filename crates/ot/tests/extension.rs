@@ -110,7 +110,7 @@ fn iknp_without_the_check_does_not_notice_the_same_cheat() {
 
 #[test]
 fn short_long_and_garbled_messages_are_errors_naming_the_step() {
-    let cases: Vec<(usize, usize, Arc<dyn Fn(&mut Vec<u8>) + Send + Sync>, &str)> = vec![
+    let cases: Vec<(usize, usize, veil_net::fault::Alter, &str)> = vec![
         (0, 2, Arc::new(|p: &mut Vec<u8>| p.truncate(p.len() - 1)), "base OT: receiver's points"),
         (1, 2, Arc::new(|p: &mut Vec<u8>| p.push(0)), "base OT: sender's point"),
         (

@@ -30,7 +30,7 @@ use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use self::lpn::LpnMatrix;
 pub use self::params::{FerretParams, LpnParams};
 use crate::block::Block;
-use crate::cot::{CotReceiver, CotSender, normalize};
+use crate::cot::{CotReceiver, CotSender, fill, normalize, take};
 use crate::extension::{Check, ExtensionReceiver, ExtensionSender};
 use crate::io;
 
@@ -49,24 +49,6 @@ fn check_params(params: &FerretParams) -> Result<()> {
         return Err(MpcError::Invalid(format!("Ferret parameters do not chain: {params:?}")));
     }
     Ok(())
-}
-
-/// Hands out the buffered outputs, refilling with `iterate` when they run out.
-fn take(
-    buffer: &mut Vec<Block>,
-    n: usize,
-    mut iterate: impl FnMut(&mut Vec<Block>) -> Result<()>,
-) -> Result<Vec<Block>> {
-    let mut out = Vec::with_capacity(n);
-    while out.len() < n {
-        if buffer.is_empty() {
-            iterate(buffer)?;
-        }
-        let want = n - out.len();
-        let start = buffer.len().saturating_sub(want);
-        out.extend(buffer.drain(start..));
-    }
-    Ok(out)
 }
 
 /// The sender's side of a Ferret engine.
@@ -128,12 +110,11 @@ impl FerretSender {
         Ok(out)
     }
 
-    fn next_main(&mut self, ctx: &mut Ctx, buffer: &mut Vec<Block>) -> Result<()> {
+    fn next_main(&mut self, ctx: &mut Ctx) -> Result<Vec<Block>> {
         let (p, matrix, reserve) = (self.params.main, self.main.clone(), std::mem::take(&mut self.reserve));
         let mut out = self.iterate(ctx, &p, &matrix, &reserve)?;
         self.reserve = out.drain(..p.consumed()).collect();
-        *buffer = out;
-        Ok(())
+        Ok(out)
     }
 }
 
@@ -148,9 +129,20 @@ impl CotSender for FerretSender {
 
     fn send_random(&mut self, ctx: &mut Ctx, n: usize) -> Result<Vec<Block>> {
         let mut buffer = std::mem::take(&mut self.buffer);
-        let out = take(&mut buffer, n, |b| self.next_main(ctx, b));
+        let out = take(&mut buffer, n, |_| self.next_main(ctx));
         self.buffer = buffer;
         out
+    }
+
+    fn prepare(&mut self, ctx: &mut Ctx, n: usize) -> Result<()> {
+        let mut buffer = std::mem::take(&mut self.buffer);
+        let out = fill(&mut buffer, n, |_| self.next_main(ctx));
+        self.buffer = buffer;
+        out
+    }
+
+    fn prepared(&self) -> usize {
+        self.buffer.len()
     }
 }
 
@@ -205,12 +197,11 @@ impl FerretReceiver {
         Ok(out)
     }
 
-    fn next_main(&mut self, ctx: &mut Ctx, buffer: &mut Vec<Block>) -> Result<()> {
+    fn next_main(&mut self, ctx: &mut Ctx) -> Result<Vec<Block>> {
         let (p, matrix, reserve) = (self.params.main, self.main.clone(), std::mem::take(&mut self.reserve));
         let mut out = self.iterate(ctx, &p, &matrix, &reserve)?;
         self.reserve = out.drain(..p.consumed()).collect();
-        *buffer = out;
-        Ok(())
+        Ok(out)
     }
 }
 
@@ -221,8 +212,19 @@ impl CotReceiver for FerretReceiver {
 
     fn receive_random(&mut self, ctx: &mut Ctx, n: usize) -> Result<Vec<Block>> {
         let mut buffer = std::mem::take(&mut self.buffer);
-        let out = take(&mut buffer, n, |b| self.next_main(ctx, b));
+        let out = take(&mut buffer, n, |_| self.next_main(ctx));
         self.buffer = buffer;
         out
+    }
+
+    fn prepare(&mut self, ctx: &mut Ctx, n: usize) -> Result<()> {
+        let mut buffer = std::mem::take(&mut self.buffer);
+        let out = fill(&mut buffer, n, |_| self.next_main(ctx));
+        self.buffer = buffer;
+        out
+    }
+
+    fn prepared(&self) -> usize {
+        self.buffer.len()
     }
 }
