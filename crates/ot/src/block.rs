@@ -2,7 +2,7 @@
 //! extension, and multiplication in GF(2^128) for the KOS consistency check.
 //!
 //! A block is a `u128`; on the wire and under AES it is its 16 little-endian bytes.
-//! GF(2^128) is GF(2)[X]/(X^128 + X^7 + X^2 + X + 1), bit `i` of the `u128` being the
+//! GF(2^128) is `GF(2)[X] / (X^128 + X^7 + X^2 + X + 1)`, bit `i` of the `u128` being the
 //! coefficient of X^i. The carry-less product is computed with integer multiplications whose
 //! operands have three zero bits between any two set bits ("holes"), so carries never reach a
 //! bit that is kept: constant time and safe Rust, no CPU intrinsics.

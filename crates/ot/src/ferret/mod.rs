@@ -16,7 +16,7 @@
 //! iteration's output feeds the main one. Per main iteration the sender sends `t·(2h + 1)`
 //! blocks, one message: 0.45 bits per COT with [`FerretParams::SECURE`] and nothing back.
 //!
-//! **Security**: semi-honest (see [`spcot`] for what a malicious sender could do); the LPN
+//! **Security**: semi-honest (a malicious sender could learn whether the punctured positions lie in a set it picks, the selective-failure attack that Ferret's consistency check closes, which is not implemented); the LPN
 //! parameters are Ferret's for 128-bit security ([`params`]).
 
 pub mod params;
