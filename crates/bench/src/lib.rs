@@ -3,6 +3,7 @@
 //!
 //! - [`ops`]: `veil bench ops --family mosformer`, one protocol or gate at a time;
 //! - [`aegis_ops`]: `veil bench ops --family aegis`;
+//! - [`ot_ops`]: `veil bench ops --family ot`, the OT engines (IKNP, KOS, Ferret);
 //! - [`model`]: `veil bench model`, whole CNNs and MiniLM through the runtime's sessions;
 //! - [`encoder`]: `veil bench layer`, BERT-base, BERT-large and GPT-2 layers among the three
 //!   `mosformer` servers with the cost split by block kind.
@@ -11,3 +12,4 @@ pub mod aegis_ops;
 pub mod encoder;
 pub mod model;
 pub mod ops;
+pub mod ot_ops;

@@ -151,6 +151,59 @@ fn select_ops<'a>(family: &str, all: &[&'a str], op: Option<&str>) -> anyhow::Re
     }
 }
 
+/// `veil bench ops --family ot`: the OT engines at 10^6 and 10^7 COTs by default.
+pub fn ot_ops(n: Option<usize>, op: Option<&str>, threads: Option<usize>, json: bool) -> anyhow::Result<()> {
+    use veil_bench::ot_ops::{OT_OPS, ot_op};
+    let ops = select_ops("ot", OT_OPS, op)?;
+    let threads = threads.unwrap_or(1);
+    if !json {
+        println!(
+            "{:<11} {:>10} {:>7} {:>9} {:>10} {:>12} {:>12} {:>9} {:>10} {:>7} {:>9}",
+            "op",
+            "n",
+            "threads",
+            "setup s",
+            "extend s",
+            "COT/s",
+            "COT/s+setup",
+            "bits/COT",
+            "+setup",
+            "paper",
+            "peak MiB"
+        );
+    }
+    for op in ops {
+        for size in n.map(|v| vec![v]).unwrap_or_else(|| vec![1_000_000, 10_000_000]) {
+            eprintln!("bench: {op} n={size} threads={threads} ...");
+            let r = ot_op(op, size, threads)?;
+            if json {
+                println!("{}", serde_json::to_string(&r)?);
+                continue;
+            }
+            println!(
+                "{:<11} {:>10} {:>7} {:>9.3} {:>10.3} {:>12.3e} {:>12.3e} {:>9.3} {:>10.3} {:>7} {:>9}",
+                r.op,
+                r.n,
+                r.threads,
+                r.seconds.setup,
+                r.seconds.extend,
+                r.cots_per_second,
+                r.cots_per_second_with_setup,
+                r.bits_per_cot,
+                r.bits_per_cot_with_setup,
+                r.paper.as_ref().map(|p| format!("{:.0}", p.value)).unwrap_or_else(|| "-".into()),
+                r.peak_rss_mib.map(|m| format!("{m:.0}")).unwrap_or_else(|| "-".into())
+            );
+        }
+    }
+    if !json {
+        println!(
+            "(both parties in this process, each on its own pool of --threads threads; bits/COT: sent by both parties per COT; paper: M&M Table II bits per COT, see --json for the source)"
+        );
+    }
+    Ok(())
+}
+
 /// Runs the benchmarks and prints them.
 pub fn ops(
     family: &str,
@@ -164,7 +217,7 @@ pub fn ops(
         return aegis_ops(security, ring, n, op, json);
     }
     if family != "mosformer" {
-        bail!("no benchmarks for family '{family}' yet (available: mosformer, aegis)");
+        bail!("no benchmarks for family '{family}' yet (available: mosformer, aegis, ot)");
     }
     let malicious = parse_security(security)? == veil_runtime::Security::Malicious;
     let ops = select_ops("mosformer", MOSFORMER_OPS, op)?;

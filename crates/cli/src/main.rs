@@ -345,6 +345,9 @@ enum BenchCommand {
         /// One operation (default: all of the family's).
         #[arg(long)]
         op: Option<String>,
+        /// Threads per party (`--family ot`; default 1).
+        #[arg(long)]
+        threads: Option<usize>,
         /// One JSON object per line.
         #[arg(long)]
         json: bool,
@@ -504,8 +507,12 @@ fn main() -> ExitCode {
             "mul" => demo::run(parties, json, workdir),
             other => Err(anyhow::anyhow!("--job {other}: use embed or mul")),
         },
-        Command::Bench { what: BenchCommand::Ops { family, security, ring, n, op, json } } => {
-            bench::ops(&family, &security, ring, n, op.as_deref(), json)
+        Command::Bench { what: BenchCommand::Ops { family, security, ring, n, op, threads, json } } => {
+            if family == "ot" {
+                bench::ot_ops(n, op.as_deref(), threads, json)
+            } else {
+                bench::ops(&family, &security, ring, n, op.as_deref(), json)
+            }
         }
         Command::Bench {
             what: BenchCommand::Model { family, model, security, batch, seq: _, net: Some(net), json, .. },

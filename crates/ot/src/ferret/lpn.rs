@@ -15,6 +15,8 @@ use crate::block::Block;
 use crate::prp::Prp;
 
 const ROWS_PER_TASK: usize = 1 << 14;
+/// Rows whose indices are made in one AES batch (kept in L1).
+const ROWS_PER_SLICE: usize = 256;
 
 /// A public LPN matrix with `k` columns.
 #[derive(Clone, Debug)]
@@ -36,6 +38,7 @@ impl LpnMatrix {
         self.indices(&blocks).collect()
     }
 
+    #[cfg(test)]
     fn indices<'a>(&self, blocks: &'a [Block]) -> impl Iterator<Item = usize> + 'a {
         let k = self.k as u64;
         blocks
@@ -48,18 +51,24 @@ impl LpnMatrix {
     /// `out[i] ^= ⊕_{j ∈ row i} x[j]` for every row (`out` holds `e`, `x` the secret).
     pub(crate) fn encode(&self, x: &[Block], out: &mut [Block]) {
         debug_assert_eq!(x.len(), self.k);
+        let k = self.k as u64;
         out.par_chunks_mut(ROWS_PER_TASK).enumerate().for_each(|(task, rows)| {
-            let first = task * ROWS_PER_TASK;
-            let mut blocks: Vec<Block> = (0..rows.len())
-                .flat_map(|r| (0..3u128).map(move |j| ((first + r) as u128) << 2 | j))
-                .collect();
-            self.prp.permute(&mut blocks);
-            for (r, y) in rows.iter_mut().enumerate() {
-                let mut acc = *y;
-                for j in self.indices(&blocks[3 * r..3 * r + 3]) {
-                    acc ^= x[j];
+            let mut blocks = vec![0u128; 3 * ROWS_PER_SLICE];
+            for (slice, rows) in rows.chunks_mut(ROWS_PER_SLICE).enumerate() {
+                let first = (task * ROWS_PER_TASK + slice * ROWS_PER_SLICE) as u128;
+                let blocks = &mut blocks[..3 * rows.len()];
+                for (i, b) in blocks.iter_mut().enumerate() {
+                    *b = (first + (i / 3) as u128) << 2 | (i % 3) as u128;
                 }
-                *y = acc;
+                self.prp.permute(blocks);
+                for (y, b) in rows.iter_mut().zip(blocks.chunks_exact(3)) {
+                    let mut acc = *y;
+                    for word in 0..LPN_D {
+                        let w = (b[word / 4] >> (32 * (word % 4))) as u32;
+                        acc ^= x[((u64::from(w) * k) >> 32) as usize];
+                    }
+                    *y = acc;
+                }
             }
         });
     }

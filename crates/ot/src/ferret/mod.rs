@@ -30,7 +30,7 @@ use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use self::lpn::LpnMatrix;
 pub use self::params::{FerretParams, LpnParams};
 use crate::block::Block;
-use crate::cot::{CotReceiver, CotSender, fill, normalize, take};
+use crate::cot::{CotReceiver, CotSender, normalize};
 use crate::extension::{Check, ExtensionReceiver, ExtensionSender};
 use crate::io;
 
@@ -51,13 +51,39 @@ fn check_params(params: &FerretParams) -> Result<()> {
     Ok(())
 }
 
+/// An engine's memory, kept across iterations so that no iteration faults in fresh pages:
+/// the COTs the next iteration consumes, the outputs ready to hand out, and the iteration's
+/// work area.
+#[derive(Default)]
+struct Buffers {
+    reserve: Vec<Block>,
+    ready: Vec<Block>,
+    work: Vec<Block>,
+}
+
+impl Buffers {
+    /// After an iteration filled `work`: its last `consumed` blocks feed the next iteration,
+    /// the others join the ready outputs.
+    fn settle(&mut self, consumed: usize) {
+        let keep = self.work.len() - consumed;
+        self.reserve.clear();
+        self.reserve.extend_from_slice(&self.work[keep..]);
+        self.work.truncate(keep);
+        if self.ready.is_empty() {
+            std::mem::swap(&mut self.ready, &mut self.work);
+        } else {
+            self.ready.extend_from_slice(&self.work);
+        }
+        self.work.clear();
+    }
+}
+
 /// The sender's side of a Ferret engine.
 pub struct FerretSender {
     peer: PartyId,
     delta: Block,
     params: FerretParams,
-    reserve: Vec<Block>,
-    buffer: Vec<Block>,
+    buffers: Buffers,
     tweak: u128,
     main: LpnMatrix,
 }
@@ -80,41 +106,28 @@ impl FerretSender {
         let me = ctx.party();
         let setup = lpn_matrix(ctx, me, peer, &params.setup);
         let main = lpn_matrix(ctx, me, peer, &params.main);
-        let mut engine = FerretSender {
-            peer,
-            delta: ext.delta(),
-            params,
-            reserve: Vec::new(),
-            buffer: Vec::new(),
-            tweak: 0,
-            main,
-        };
-        let mut out = engine.iterate(ctx, &params.setup, &setup, &base)?;
-        engine.reserve = out.drain(..params.main.consumed()).collect();
-        engine.buffer = out;
+        let mut engine =
+            FerretSender { peer, delta: ext.delta(), params, buffers: Buffers::default(), tweak: 0, main };
+        engine.buffers.reserve = base;
+        engine.iterate(ctx, params.setup, &setup)?;
         Ok(engine)
     }
 
-    fn iterate(
-        &mut self,
-        ctx: &mut Ctx,
-        p: &LpnParams,
-        matrix: &LpnMatrix,
-        cots: &[Block],
-    ) -> Result<Vec<Block>> {
-        let (x, trees) = cots.split_at(p.k);
-        let mut out = spcot::send(ctx, self.peer, p, self.delta, trees, self.tweak)?;
+    /// One iteration from the reserve; its outputs join the ready ones.
+    fn iterate(&mut self, ctx: &mut Ctx, p: LpnParams, matrix: &LpnMatrix) -> Result<()> {
+        let b = &mut self.buffers;
+        let (x, trees) = b.reserve.split_at(p.k);
+        spcot::send(ctx, self.peer, &p, self.delta, trees, self.tweak, &mut b.work)?;
         self.tweak += trees.len() as u128;
-        matrix.encode(x, &mut out);
-        normalize(self.delta, &mut out);
-        Ok(out)
+        matrix.encode(x, &mut b.work);
+        normalize(self.delta, &mut b.work);
+        b.settle(self.params.main.consumed());
+        Ok(())
     }
 
-    fn next_main(&mut self, ctx: &mut Ctx) -> Result<Vec<Block>> {
-        let (p, matrix, reserve) = (self.params.main, self.main.clone(), std::mem::take(&mut self.reserve));
-        let mut out = self.iterate(ctx, &p, &matrix, &reserve)?;
-        self.reserve = out.drain(..p.consumed()).collect();
-        Ok(out)
+    fn next_main(&mut self, ctx: &mut Ctx) -> Result<()> {
+        let matrix = self.main.clone();
+        self.iterate(ctx, self.params.main, &matrix)
     }
 }
 
@@ -128,30 +141,40 @@ impl CotSender for FerretSender {
     }
 
     fn send_random(&mut self, ctx: &mut Ctx, n: usize) -> Result<Vec<Block>> {
-        let mut buffer = std::mem::take(&mut self.buffer);
-        let out = take(&mut buffer, n, |_| self.next_main(ctx));
-        self.buffer = buffer;
-        out
+        let mut out = Vec::with_capacity(n);
+        while out.len() < n {
+            if self.buffers.ready.is_empty() {
+                self.next_main(ctx)?;
+            }
+            hand_out(&mut self.buffers.ready, &mut out, n);
+        }
+        Ok(out)
     }
 
     fn prepare(&mut self, ctx: &mut Ctx, n: usize) -> Result<()> {
-        let mut buffer = std::mem::take(&mut self.buffer);
-        let out = fill(&mut buffer, n, |_| self.next_main(ctx));
-        self.buffer = buffer;
-        out
+        while self.buffers.ready.len() < n {
+            self.next_main(ctx)?;
+        }
+        Ok(())
     }
 
     fn prepared(&self) -> usize {
-        self.buffer.len()
+        self.buffers.ready.len()
     }
+}
+
+/// Moves up to `n − out.len()` blocks from the end of `ready` to `out`.
+fn hand_out(ready: &mut Vec<Block>, out: &mut Vec<Block>, n: usize) {
+    let start = ready.len().saturating_sub(n - out.len());
+    out.extend_from_slice(&ready[start..]);
+    ready.truncate(start);
 }
 
 /// The receiver's side of a Ferret engine.
 pub struct FerretReceiver {
     peer: PartyId,
     params: FerretParams,
-    reserve: Vec<Block>,
-    buffer: Vec<Block>,
+    buffers: Buffers,
     tweak: u128,
     main: LpnMatrix,
 }
@@ -175,33 +198,25 @@ impl FerretReceiver {
         let me = ctx.party();
         let setup = lpn_matrix(ctx, peer, me, &params.setup);
         let main = lpn_matrix(ctx, peer, me, &params.main);
-        let mut engine =
-            FerretReceiver { peer, params, reserve: Vec::new(), buffer: Vec::new(), tweak: 0, main };
-        let mut out = engine.iterate(ctx, &params.setup, &setup, &base)?;
-        engine.reserve = out.drain(..params.main.consumed()).collect();
-        engine.buffer = out;
+        let mut engine = FerretReceiver { peer, params, buffers: Buffers::default(), tweak: 0, main };
+        engine.buffers.reserve = base;
+        engine.iterate(ctx, params.setup, &setup)?;
         Ok(engine)
     }
 
-    fn iterate(
-        &mut self,
-        ctx: &mut Ctx,
-        p: &LpnParams,
-        matrix: &LpnMatrix,
-        cots: &[Block],
-    ) -> Result<Vec<Block>> {
-        let (x, trees) = cots.split_at(p.k);
-        let (mut out, _) = spcot::receive(ctx, self.peer, p, trees, self.tweak)?;
+    fn iterate(&mut self, ctx: &mut Ctx, p: LpnParams, matrix: &LpnMatrix) -> Result<()> {
+        let b = &mut self.buffers;
+        let (x, trees) = b.reserve.split_at(p.k);
+        spcot::receive(ctx, self.peer, &p, trees, self.tweak, &mut b.work)?;
         self.tweak += trees.len() as u128;
-        matrix.encode(x, &mut out);
-        Ok(out)
+        matrix.encode(x, &mut b.work);
+        b.settle(self.params.main.consumed());
+        Ok(())
     }
 
-    fn next_main(&mut self, ctx: &mut Ctx) -> Result<Vec<Block>> {
-        let (p, matrix, reserve) = (self.params.main, self.main.clone(), std::mem::take(&mut self.reserve));
-        let mut out = self.iterate(ctx, &p, &matrix, &reserve)?;
-        self.reserve = out.drain(..p.consumed()).collect();
-        Ok(out)
+    fn next_main(&mut self, ctx: &mut Ctx) -> Result<()> {
+        let matrix = self.main.clone();
+        self.iterate(ctx, self.params.main, &matrix)
     }
 }
 
@@ -211,20 +226,24 @@ impl CotReceiver for FerretReceiver {
     }
 
     fn receive_random(&mut self, ctx: &mut Ctx, n: usize) -> Result<Vec<Block>> {
-        let mut buffer = std::mem::take(&mut self.buffer);
-        let out = take(&mut buffer, n, |_| self.next_main(ctx));
-        self.buffer = buffer;
-        out
+        let mut out = Vec::with_capacity(n);
+        while out.len() < n {
+            if self.buffers.ready.is_empty() {
+                self.next_main(ctx)?;
+            }
+            hand_out(&mut self.buffers.ready, &mut out, n);
+        }
+        Ok(out)
     }
 
     fn prepare(&mut self, ctx: &mut Ctx, n: usize) -> Result<()> {
-        let mut buffer = std::mem::take(&mut self.buffer);
-        let out = fill(&mut buffer, n, |_| self.next_main(ctx));
-        self.buffer = buffer;
-        out
+        while self.buffers.ready.len() < n {
+            self.next_main(ctx)?;
+        }
+        Ok(())
     }
 
     fn prepared(&self) -> usize {
-        self.buffer.len()
+        self.buffers.ready.len()
     }
 }

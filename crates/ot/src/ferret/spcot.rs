@@ -44,7 +44,7 @@ fn expand_level(ggm: &Ggm, tree: &mut [Block], parents: usize, scratch: &mut Vec
 }
 
 /// The sender's side for `p.t` trees, from `p.t · p.h` COTs (tree `i` uses
-/// `cots[i·h..(i+1)·h]`, level by level). Returns the `p.n` leaves.
+/// `cots[i·h..(i+1)·h]`, level by level). Writes the `p.n` leaves into `leaves`.
 pub(crate) fn send(
     ctx: &mut Ctx,
     peer: PartyId,
@@ -52,12 +52,13 @@ pub(crate) fn send(
     delta: Block,
     cots: &[Block],
     tweak: u128,
-) -> Result<Vec<Block>> {
+    leaves: &mut Vec<Block>,
+) -> Result<()> {
     let h = p.h as usize;
     let width = 1usize << h;
     let roots: Vec<Block> = (0..p.t).map(|_| u128::from_le_bytes(ctx.rng().next_block())).collect();
     let ggm = Ggm::default();
-    let mut leaves = vec![0u128; p.n];
+    leaves.resize(p.n, 0);
     let mut sums = vec![0u128; p.t * (2 * h + 1)];
     leaves.par_chunks_mut(width).zip(sums.par_chunks_mut(2 * h + 1)).zip(&roots).for_each(
         |((tree, sum), &root)| {
@@ -85,19 +86,19 @@ pub(crate) fn send(
             sum[2 * level + 1] ^= one[i * h + level];
         }
     }
-    io::send_blocks(ctx, peer, &sums)?;
-    Ok(leaves)
+    io::send_blocks(ctx, peer, &sums)
 }
 
 /// The receiver's side: from its `p.t · p.h` COTs, every tree's leaves with the punctured
-/// leaf set to `s_α ⊕ Δ`. Returns the `p.n` blocks and the punctured position of each tree.
+/// leaf set to `s_α ⊕ Δ`, written into `leaves`. Returns the punctured position of each tree.
 pub(crate) fn receive(
     ctx: &mut Ctx,
     peer: PartyId,
     p: &LpnParams,
     cots: &[Block],
     tweak: u128,
-) -> Result<(Vec<Block>, Vec<usize>)> {
+    leaves: &mut Vec<Block>,
+) -> Result<Vec<usize>> {
     let h = p.h as usize;
     let width = 1usize << h;
     let mut sums = io::recv_blocks(ctx, peer, p.t * (2 * h + 1), STEP)?;
@@ -105,7 +106,7 @@ pub(crate) fn receive(
     let mut masks = cots.to_vec();
     tcr_hash(&prp, &mut masks, tweak);
     let ggm = Ggm::default();
-    let mut leaves = vec![0u128; p.n];
+    leaves.resize(p.n, 0);
     let mut alphas = vec![0usize; p.t];
     leaves
         .par_chunks_mut(width)
@@ -134,5 +135,5 @@ pub(crate) fn receive(
             tree[path] = sum[2 * h] ^ tree.iter().fold(0, |a, x| a ^ x);
             *alpha = path;
         });
-    Ok((leaves, alphas))
+    Ok(alphas)
 }
