@@ -1,0 +1,176 @@
+//! The millionaires' protocol of CrypTFlow2 (Rathee et al., "CrypTFlow2: Practical 2-Party
+//! Secure Inference", §3) with the correlated AND triples of M&M (App. B): P0 holds `x`, P1
+//! holds `y`, both `ℓ`-bit; they get Boolean shares of `1{x < y}`.
+//!
+//! 1. Split into `D = ⌈ℓ/4⌉` digits of `m = 4` bits (the top digit zero-padded, which keeps
+//!    the order).
+//! 2. **Leaves**: one 1-out-of-16 OT of 2-bit messages per digit. P0 draws `(s_lt, s_eq)` and
+//!    offers, for each `j`, `(s_lt ⊕ 1{x_i < j}, s_eq ⊕ 1{x_i = j})`; P1 picks `j = y_i`.
+//! 3. **Tree**, bottom-up, pairing digits `(2i, 2i+1)` (`2i+1` more significant):
+//!    `lt = lt_hi ⊕ (eq_hi ∧ lt_lo)`, `eq = eq_hi ∧ eq_lo`. The two ANDs share `eq_hi`, so
+//!    they take one correlated triple; the least significant node of a level needs no `eq`,
+//!    so it takes a plain AND. An odd node out moves up unchanged.
+//!
+//! Cost per comparison: `D·(4 + 32)` bits for the leaves (P1 sends 4 bits, P0 32), then per
+//! AND 2 bits and per correlated pair 3 bits from each party; latency rounds as `CommStats`
+//! counts them: `1 + ⌈log2 D⌉` (P0's first openings go out with its leaf messages). Triples come from random OT and send nothing beyond the COT
+//! engine's own traffic.
+
+use veil_mpc::cost::Cost;
+use veil_mpc::{Ctx, MpcError, Result};
+use veil_ot::flavours::{one_of_n_receive, one_of_n_send};
+
+use crate::TwoParty;
+use crate::bits::{Triples, and_gates, triples};
+
+/// Bits per digit.
+pub const DIGIT_BITS: u32 = 4;
+
+/// The digits of an `ℓ`-bit comparison.
+pub fn digits(bits: u32) -> usize {
+    bits.div_ceil(DIGIT_BITS).max(1) as usize
+}
+
+/// Nodes per level of the tree over `d` leaves, from the leaves up (the last level has 1).
+fn levels(d: usize) -> Vec<usize> {
+    let mut out = vec![d];
+    while *out.last().unwrap_or(&1) > 1 {
+        let n = *out.last().unwrap_or(&1);
+        out.push(n.div_ceil(2));
+    }
+    out
+}
+
+/// (plain ANDs, correlated pairs) of one comparison over `d` leaves.
+pub fn gates(d: usize) -> (usize, usize) {
+    let (mut plain, mut corr) = (0, 0);
+    for &n in &levels(d)[..levels(d).len() - 1] {
+        let pairs = n / 2;
+        if pairs > 0 {
+            plain += 1;
+            corr += pairs - 1;
+        }
+    }
+    (plain, corr)
+}
+
+/// Declared online cost at one party of `n` comparisons of `bits`-bit values, after the COTs
+/// were made ahead (`first`: whether the party is P0).
+pub fn cost(n: usize, bits: u32, first: bool) -> Cost {
+    let d = digits(bits);
+    let leaf_bits = if first { 32 * n * d } else { 4 * n * d };
+    let tree = levels(d).len() - 1;
+    let mut bytes = leaf_bits.div_ceil(8) as u64;
+    let mut messages = 1;
+    for w in levels(d).windows(2) {
+        let pairs = w[0] / 2;
+        if pairs == 0 {
+            continue;
+        }
+        let open = n * (2 + 3 * (pairs - 1));
+        bytes += open.div_ceil(8) as u64;
+        messages += 1;
+    }
+    Cost { bytes_sent: bytes, messages_sent: messages, rounds: 1 + tree as u64 }
+}
+
+/// COTs one party's engines use per direction for `n` comparisons (for making them ahead).
+pub fn cots_needed(n: usize, bits: u32) -> usize {
+    let d = digits(bits);
+    let (plain, corr) = gates(d);
+    // Leaves: P1 receives 4 COTs per digit (P0 sends); triples: one ROT each way per gate.
+    n * (4 * d + plain + corr)
+}
+
+/// Boolean shares of `1{x < y}`: P0 passes its `x` values, P1 its `y` values (each below
+/// `2^bits`, `1 ≤ bits ≤ 64`).
+pub fn less_than(tp: &mut TwoParty, ctx: &mut Ctx, mine: &[u64], bits: u32) -> Result<Vec<bool>> {
+    if !(1..=64).contains(&bits) {
+        return Err(MpcError::Invalid(format!("comparison of {bits}-bit values")));
+    }
+    if bits < 64 && mine.iter().any(|&v| v >> bits != 0) {
+        return Err(MpcError::Invalid(format!("a comparison input does not fit {bits} bits")));
+    }
+    let n = mine.len();
+    let d = digits(bits);
+    let digit = |v: u64, i: usize| ((v >> (DIGIT_BITS as usize * i)) & 15) as usize;
+    // Leaves: digit-major layout, leaf (c, i) at c·d + i.
+    let (mut lt, mut eq) = (vec![false; n * d], vec![false; n * d]);
+    if tp.is_first() {
+        let mut messages = Vec::with_capacity(n * d * 16);
+        let mut coins = vec![0u8; (n * d).div_ceil(4)];
+        ctx.rng().fill_bytes(&mut coins);
+        for (c, &value) in mine.iter().enumerate() {
+            for i in 0..d {
+                let k = c * d + i;
+                let (s_lt, s_eq) =
+                    (coins[k / 4] >> (2 * (k % 4)) & 1 == 1, coins[k / 4] >> (2 * (k % 4) + 1) & 1 == 1);
+                lt[k] = s_lt;
+                eq[k] = s_eq;
+                let x = digit(value, i);
+                for j in 0..16 {
+                    let m = u128::from(s_lt ^ (x < j)) | u128::from(s_eq ^ (x == j)) << 1;
+                    messages.push(m);
+                }
+            }
+        }
+        one_of_n_send(ctx, tp.sender(), DIGIT_BITS, 2, &messages)?;
+    } else {
+        let index: Vec<usize> = (0..n * d).map(|k| digit(mine[k / d], k % d)).collect();
+        let got = one_of_n_receive(ctx, tp.receiver(), DIGIT_BITS, 2, &index)?;
+        for (k, m) in got.into_iter().enumerate() {
+            lt[k] = m & 1 == 1;
+            eq[k] = m >> 1 & 1 == 1;
+        }
+    }
+    // Triples for the whole tree, made before it runs.
+    let (plain, corr) = gates(d);
+    let mut t_plain = triples(tp, ctx, n * plain, 1)?;
+    let mut t_corr = triples(tp, ctx, n * corr, 2)?;
+    let mut width = d;
+    while width > 1 {
+        let pairs = width / 2;
+        let next = width.div_ceil(2);
+        // Plain AND for pair 0 of every comparison; correlated for pairs 1.. .
+        let (mut px, mut py) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut cx, mut cy, mut cy2) = (Vec::new(), Vec::new(), Vec::new());
+        for c in 0..n {
+            let base = c * width;
+            px.push(eq[base + 1]);
+            py.push(lt[base]);
+            for p in 1..pairs {
+                cx.push(eq[base + 2 * p + 1]);
+                cy.push(lt[base + 2 * p]);
+                cy2.push(eq[base + 2 * p]);
+            }
+        }
+        let tp_plain = take(&mut t_plain, n);
+        let tp_corr = take(&mut t_corr, n * (pairs - 1));
+        // One round: both openings go out before either is read.
+        let (z0, (z1, z2)) = and_gates(tp, ctx, (&px, &py, &tp_plain), (&cx, &cy, &cy2, &tp_corr))?;
+        let (mut nlt, mut neq) = (vec![false; n * next], vec![false; n * next]);
+        for (c, &z) in z0.iter().enumerate() {
+            let (base, nbase) = (c * width, c * next);
+            nlt[nbase] = lt[base + 1] ^ z;
+            for p in 1..pairs {
+                let k = c * (pairs - 1) + p - 1;
+                nlt[nbase + p] = lt[base + 2 * p + 1] ^ z1[k];
+                neq[nbase + p] = z2[k];
+            }
+            if width % 2 == 1 {
+                nlt[nbase + pairs] = lt[base + width - 1];
+                neq[nbase + pairs] = eq[base + width - 1];
+            }
+        }
+        lt = nlt;
+        eq = neq;
+        width = next;
+    }
+    Ok(lt)
+}
+
+/// Takes the first `n` triples off `t`.
+fn take(t: &mut Triples, n: usize) -> Triples {
+    let rest = Triples { x: t.x.split_off(n), y: t.y.split_off(n), z: t.z.split_off(n) };
+    std::mem::replace(t, rest)
+}
