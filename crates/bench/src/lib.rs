@@ -4,6 +4,7 @@
 //! - [`ops`]: `veil bench ops --family mosformer`, one protocol or gate at a time;
 //! - [`aegis_ops`]: `veil bench ops --family aegis`;
 //! - [`ot_ops`]: `veil bench ops --family ot`, the OT engines (IKNP, KOS, Ferret);
+//! - [`twopc_ops`]: `veil bench ops --family ot --op cmp|relu|trunc|trunc-exact`, the 2-party toolkit;
 //! - [`model`]: `veil bench model`, whole CNNs and MiniLM through the runtime's sessions;
 //! - [`encoder`]: `veil bench layer`, BERT-base, BERT-large and GPT-2 layers among the three
 //!   `mosformer` servers with the cost split by block kind.
@@ -13,3 +14,4 @@ pub mod encoder;
 pub mod model;
 pub mod ops;
 pub mod ot_ops;
+pub mod twopc_ops;

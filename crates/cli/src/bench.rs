@@ -151,11 +151,94 @@ fn select_ops<'a>(family: &str, all: &[&'a str], op: Option<&str>) -> anyhow::Re
     }
 }
 
-/// `veil bench ops --family ot`: the OT engines at 10^6 and 10^7 COTs by default.
-pub fn ot_ops(n: Option<usize>, op: Option<&str>, threads: Option<usize>, json: bool) -> anyhow::Result<()> {
-    use veil_bench::ot_ops::{OT_OPS, ot_op};
-    let ops = select_ops("ot", OT_OPS, op)?;
+/// `veil bench ops --family ot`: the OT engines at 10^6 and 10^7 COTs by default, then the
+/// toolkit's ops at the paper's sizes.
+pub fn ot_ops(
+    n: Option<usize>,
+    op: Option<&str>,
+    ring: Option<u32>,
+    threads: Option<usize>,
+    json: bool,
+) -> anyhow::Result<()> {
+    use veil_bench::ot_ops::OT_OPS;
+    use veil_bench::twopc_ops::TWOPC_OPS;
+    let all: Vec<&str> = OT_OPS.iter().chain(TWOPC_OPS).copied().collect();
+    let ops = select_ops("ot", &all, op)?;
     let threads = threads.unwrap_or(1);
+    let (engines, toolkit): (Vec<&str>, Vec<&str>) = ops.into_iter().partition(|o| OT_OPS.contains(o));
+    if !engines.is_empty() {
+        engine_ops(&engines, n, threads, json)?;
+    }
+    if !toolkit.is_empty() {
+        toolkit_ops(&toolkit, n, ring, threads, json)?;
+    }
+    Ok(())
+}
+
+fn toolkit_ops(
+    ops: &[&str],
+    n: Option<usize>,
+    ring: Option<u32>,
+    threads: usize,
+    json: bool,
+) -> anyhow::Result<()> {
+    use veil_bench::twopc_ops::twopc_op;
+    if !json {
+        println!(
+            "{:<12} {:>4} {:>9} {:>7} {:>8} {:>9} {:>9} {:>8} {:>9} {:>11} {:>11} {:>7} {:>7} {:>9}",
+            "op",
+            "ring",
+            "n",
+            "threads",
+            "setup s",
+            "offline s",
+            "online s",
+            "total s",
+            "paper s",
+            "MB P0->P1",
+            "MB P1->P0",
+            "rounds",
+            "errors",
+            "peak MiB"
+        );
+    }
+    for &op in ops {
+        let bits = ring.unwrap_or(if op == "cmp" { 32 } else { 64 });
+        let size = n.unwrap_or(if op == "trunc" { 10_000_000 } else { 1 << 20 });
+        eprintln!("bench: {op} ring={bits} n={size} threads={threads} ...");
+        let r = twopc_op(op, size, bits, threads)?;
+        if json {
+            println!("{}", serde_json::to_string(&r)?);
+            continue;
+        }
+        println!(
+            "{:<12} {:>4} {:>9} {:>7} {:>8.3} {:>9.3} {:>9.3} {:>8.3} {:>9} {:>11.3} {:>11.3} {:>7} {:>7} {:>9}",
+            r.op,
+            r.ring_bits,
+            r.n,
+            r.threads,
+            r.seconds[0],
+            r.seconds[1],
+            r.seconds[2],
+            r.seconds_total,
+            r.paper.as_ref().map(|p| format!("{:.3}", p.value)).unwrap_or_else(|| "-".into()),
+            r.mb_total[0],
+            r.mb_total[1],
+            r.online_rounds,
+            r.errors,
+            r.peak_rss_mib.map(|m| format!("{m:.0}")).unwrap_or_else(|| "-".into())
+        );
+    }
+    if !json {
+        println!(
+            "(MB = 10^6 bytes, everything included, as the paper counts; paper s: M&M single thread with Ferret setup, LAN between two machines, see --json for the source; here both parties share this machine)"
+        );
+    }
+    Ok(())
+}
+
+fn engine_ops(ops: &[&str], n: Option<usize>, threads: usize, json: bool) -> anyhow::Result<()> {
+    use veil_bench::ot_ops::ot_op;
     if !json {
         println!(
             "{:<11} {:>10} {:>7} {:>9} {:>10} {:>12} {:>12} {:>9} {:>10} {:>7} {:>9}",
@@ -172,7 +255,7 @@ pub fn ot_ops(n: Option<usize>, op: Option<&str>, threads: Option<usize>, json: 
             "peak MiB"
         );
     }
-    for op in ops {
+    for &op in ops {
         for size in n.map(|v| vec![v]).unwrap_or_else(|| vec![1_000_000, 10_000_000]) {
             eprintln!("bench: {op} n={size} threads={threads} ...");
             let r = ot_op(op, size, threads)?;

@@ -509,7 +509,7 @@ fn main() -> ExitCode {
         },
         Command::Bench { what: BenchCommand::Ops { family, security, ring, n, op, threads, json } } => {
             if family == "ot" {
-                bench::ot_ops(n, op.as_deref(), threads, json)
+                bench::ot_ops(n, op.as_deref(), ring, threads, json)
             } else {
                 bench::ops(&family, &security, ring, n, op.as_deref(), json)
             }

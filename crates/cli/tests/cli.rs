@@ -264,6 +264,26 @@ fn party_with_another_partys_certificate_is_refused() {
 }
 
 #[test]
+fn bench_ops_ot_measures_the_engines_and_the_toolkit() {
+    let o = veil(&["bench", "ops", "--family", "ot", "--op", "cot-iknp", "--n", "5000", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_str(String::from_utf8_lossy(&o.stdout).trim()).unwrap();
+    assert_eq!(r["family"], "ot");
+    // IKNP sends one 128-bit row per COT (5000 rounded up to 40 tiles of 128).
+    assert_eq!(r["bits_per_cot"].as_f64().unwrap(), 128.0 * 5120.0 / 5000.0);
+    for (op, ring) in [("cmp", "16"), ("trunc", "32"), ("relu", "24")] {
+        let o =
+            veil(&["bench", "ops", "--family", "ot", "--op", op, "--ring", ring, "--n", "3000", "--json"]);
+        assert!(o.status.success(), "{op}: {}", stderr(&o));
+        let r: serde_json::Value = serde_json::from_str(String::from_utf8_lossy(&o.stdout).trim()).unwrap();
+        assert_eq!(r["errors"], 0, "{op}: {r}");
+        assert!(r["bytes_p0_to_p1"][2].as_u64().unwrap() > 0);
+    }
+    let bad = veil(&["bench", "ops", "--family", "ot", "--op", "teleport"]);
+    assert!(stderr(&bad).contains("no op 'teleport'"), "{}", stderr(&bad));
+}
+
+#[test]
 fn bench_ops_prints_json_lines_with_paper_figures() {
     let o = veil(&["bench", "ops", "--family", "mosformer", "--op", "mul", "--n", "1000", "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -59,6 +59,31 @@ pub fn unpack(bytes: &[u8], bits: u32, count: usize) -> Option<Vec<u128>> {
     )
 }
 
+/// Whether `bytes` is a packing of exactly `count` values of `bits` bits (right length, no
+/// padding bit set).
+pub fn fits(bytes: &[u8], bits: u32, count: usize) -> bool {
+    let Some(total) = count.checked_mul(bits as usize) else { return false };
+    bytes.len() == total.div_ceil(8)
+        && (total.is_multiple_of(8) || bytes.last().is_none_or(|&b| b >> (total % 8) == 0))
+}
+
+/// Value `index` of a packing checked by [`fits`].
+pub fn get(bytes: &[u8], bits: u32, index: usize) -> u128 {
+    let pos = index * bits as usize;
+    let (first, off) = (pos / 8, pos % 8);
+    let last = (pos + bits as usize).div_ceil(8).min(bytes.len());
+    let mut v = 0u128;
+    let mut shift = 0i32 - off as i32;
+    for &b in &bytes[first..last] {
+        v |= if shift >= 0 { u128::from(b) << shift } else { u128::from(b) >> -shift };
+        shift += 8;
+        if shift >= 128 {
+            break;
+        }
+    }
+    v & mask(bits)
+}
+
 /// The low `bits` bits set.
 pub fn mask(bits: u32) -> u128 {
     if bits >= 128 { u128::MAX } else { (1u128 << bits) - 1 }
@@ -77,6 +102,10 @@ mod tests {
                     .collect();
                 let packed = pack(&values, bits);
                 assert_eq!(packed.len(), (count * bits as usize).div_ceil(8));
+                assert!(fits(&packed, bits, count));
+                for (i, &v) in values.iter().enumerate() {
+                    assert_eq!(get(&packed, bits, i), v, "{bits} bits, value {i}");
+                }
                 assert_eq!(unpack(&packed, bits, count), Some(values), "{bits} bits, {count} values");
             }
         }

@@ -9,6 +9,7 @@
 //! | module | protocols |
 //! |---|---|
 //! | [`share`] | input sharing, opening |
+//! | [`cost`] | declared bytes and messages of every protocol |
 //! | [`bits`] | AND triples from random OT (plain and correlated), AND gates |
 //! | [`millionaire`] | `1{x < y}` for private `x`, `y` (CrypTFlow2, m = 4, M&M's triples) |
 //! | [`compare`] | MSB, DReLU, wrap bit, `x < y` on shares |
@@ -22,6 +23,7 @@
 pub mod bits;
 pub mod compare;
 pub mod convert;
+pub mod cost;
 pub mod millionaire;
 pub mod nonlinear;
 pub mod ring;

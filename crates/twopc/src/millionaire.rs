@@ -18,7 +18,7 @@
 
 use veil_mpc::cost::Cost;
 use veil_mpc::{Ctx, MpcError, Result};
-use veil_ot::flavours::{one_of_n_receive, one_of_n_send};
+use veil_ot::flavours::{one_of_n_receive, one_of_n_send_with};
 
 use crate::TwoParty;
 use crate::bits::{Triples, and_gates, triples};
@@ -74,12 +74,12 @@ pub fn cost(n: usize, bits: u32, first: bool) -> Cost {
     Cost { bytes_sent: bytes, messages_sent: messages, rounds: 1 + tree as u64 }
 }
 
-/// COTs one party's engines use per direction for `n` comparisons (for making them ahead).
-pub fn cots_needed(n: usize, bits: u32) -> usize {
+/// COTs that `n` comparisons use: `(P0 sending, P1 sending)`, for making them ahead.
+pub fn cots_needed(n: usize, bits: u32) -> (usize, usize) {
     let d = digits(bits);
     let (plain, corr) = gates(d);
-    // Leaves: P1 receives 4 COTs per digit (P0 sends); triples: one ROT each way per gate.
-    n * (4 * d + plain + corr)
+    // Leaves: 4 COTs per digit from P0; triples: one random OT each way per gate.
+    (n * (4 * d + plain + corr), n * (plain + corr))
 }
 
 /// Boolean shares of `1{x < y}`: P0 passes its `x` values, P1 its `y` values (each below
@@ -97,24 +97,17 @@ pub fn less_than(tp: &mut TwoParty, ctx: &mut Ctx, mine: &[u64], bits: u32) -> R
     // Leaves: digit-major layout, leaf (c, i) at c·d + i.
     let (mut lt, mut eq) = (vec![false; n * d], vec![false; n * d]);
     if tp.is_first() {
-        let mut messages = Vec::with_capacity(n * d * 16);
         let mut coins = vec![0u8; (n * d).div_ceil(4)];
         ctx.rng().fill_bytes(&mut coins);
-        for (c, &value) in mine.iter().enumerate() {
-            for i in 0..d {
-                let k = c * d + i;
-                let (s_lt, s_eq) =
-                    (coins[k / 4] >> (2 * (k % 4)) & 1 == 1, coins[k / 4] >> (2 * (k % 4) + 1) & 1 == 1);
-                lt[k] = s_lt;
-                eq[k] = s_eq;
-                let x = digit(value, i);
-                for j in 0..16 {
-                    let m = u128::from(s_lt ^ (x < j)) | u128::from(s_eq ^ (x == j)) << 1;
-                    messages.push(m);
-                }
-            }
+        for k in 0..n * d {
+            lt[k] = coins[k / 4] >> (2 * (k % 4)) & 1 == 1;
+            eq[k] = coins[k / 4] >> (2 * (k % 4) + 1) & 1 == 1;
         }
-        one_of_n_send(ctx, tp.sender(), DIGIT_BITS, 2, &messages)?;
+        let (lt, eq) = (&lt, &eq);
+        one_of_n_send_with(ctx, tp.sender(), DIGIT_BITS, 2, n * d, |k, j| {
+            let x = digit(mine[k / d], k % d);
+            u128::from(lt[k] ^ (x < j)) | u128::from(eq[k] ^ (x == j)) << 1
+        })?;
     } else {
         let index: Vec<usize> = (0..n * d).map(|k| digit(mine[k / d], k % d)).collect();
         let got = one_of_n_receive(ctx, tp.receiver(), DIGIT_BITS, 2, &index)?;

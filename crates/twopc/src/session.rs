@@ -108,14 +108,15 @@ impl TwoParty {
         self.receiver.as_mut()
     }
 
-    /// Makes `n` COTs ahead in each direction (an offline phase).
-    pub fn prepare(&mut self, ctx: &mut Ctx, n: usize) -> Result<()> {
+    /// Makes COTs ahead (an offline phase): `p0_sends` with P0 as sender, `p1_sends` with P1
+    /// as sender. Both parties pass the same two numbers.
+    pub fn prepare(&mut self, ctx: &mut Ctx, p0_sends: usize, p1_sends: usize) -> Result<()> {
         if self.is_first() {
-            self.sender.prepare(ctx, n)?;
-            self.receiver.prepare(ctx, n)
+            self.sender.prepare(ctx, p0_sends)?;
+            self.receiver.prepare(ctx, p1_sends)
         } else {
-            self.receiver.prepare(ctx, n)?;
-            self.sender.prepare(ctx, n)
+            self.receiver.prepare(ctx, p0_sends)?;
+            self.sender.prepare(ctx, p1_sends)
         }
     }
 }

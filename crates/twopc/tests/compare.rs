@@ -84,7 +84,8 @@ fn millionaires_cost_what_they_declare() {
         let n = 1000;
         let xs = values(n, bits, 7);
         let out = run(9, |tp, ctx| {
-            tp.prepare(ctx, millionaire::cots_needed(n, bits))?;
+            let (p0, p1) = millionaire::cots_needed(n, bits);
+            tp.prepare(ctx, p0, p1)?;
             ctx.set_phase("cmp");
             let (t0, before) = (ctx.stats().time(), ctx.stats().get("cmp"));
             millionaire::less_than(tp, ctx, &xs, bits)?;

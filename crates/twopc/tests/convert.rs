@@ -188,3 +188,73 @@ fn a_garbled_or_short_message_is_an_error_naming_the_step() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn every_protocol_sends_what_it_declares() {
+    use veil_twopc::{compare, cost, millionaire};
+    let (n, bits, f) = (500usize, 32u32, 12u32);
+    let x = values(n, bits, 30);
+    let xs = split(&x, bits, 31);
+    let small: Vec<u64> = x.iter().map(|&v| (signed(v, bits) >> 3) as u64 & mask(bits)).collect();
+    let ss = split(&small, bits, 32);
+    let b = bits_of(n, 33);
+    let bs = split_bits(&b, 34);
+    let idx = values(n, 6, 35);
+    let is = split(&idx, 6, 36);
+    let table: Vec<u64> = (0..64).collect();
+    let m = Modulus::Integer(P);
+    let out = run(37, |tp, ctx| {
+        // Far more COTs than the ops use, made ahead, so only the ops' own messages count.
+        let (c0, c1) = millionaire::cots_needed(8 * n, 64);
+        tp.prepare(ctx, c0, c1)?;
+        let p = usize::from(!tp.is_first());
+        let mut measured = Vec::new();
+        let mut step = |ctx: &mut veil_mpc::Ctx, name: &str| {
+            let total = ctx.stats().total();
+            measured.push((name.to_string(), total));
+        };
+        step(ctx, "start");
+        compare::msb(tp, ctx, &xs[p], bits)?;
+        step(ctx, "msb");
+        compare::wrap(tp, ctx, &xs[p], bits)?;
+        step(ctx, "wrap");
+        convert::b2a(tp, ctx, &bs[p], m)?;
+        step(ctx, "b2a");
+        convert::mux(tp, ctx, &bs[p], &xs[p], Modulus::PowerOfTwo(bits))?;
+        step(ctx, "mux");
+        convert::extend(tp, ctx, &xs[p], bits, 48, true)?;
+        step(ctx, "extend");
+        trunc::trunc(tp, ctx, &ss[p], bits, f)?;
+        step(ctx, "trunc");
+        trunc::trunc_exact(tp, ctx, &xs[p], bits, f)?;
+        step(ctx, "trunc_exact");
+        nonlinear::relu(tp, ctx, &xs[p], bits)?;
+        step(ctx, "relu");
+        nonlinear::lut(tp, ctx, &is[p], 6, &table, 20)?;
+        step(ctx, "lut");
+        Ok((tp.is_first(), measured))
+    });
+    for (first, measured) in &out {
+        let declared = |name: &str| match name {
+            "msb" => cost::msb(n, bits, *first),
+            "wrap" => cost::wrap(n, bits, *first),
+            "b2a" => cost::b2a(n, m, *first),
+            "mux" => cost::mux(n, Modulus::PowerOfTwo(bits), *first),
+            "extend" => cost::extend(n, bits, 48, *first),
+            "trunc" => cost::trunc(n, f, *first),
+            "trunc_exact" => cost::trunc_exact(n, bits, f, *first),
+            "relu" => cost::relu(n, bits, *first),
+            _ => cost::lut(n, 6, 20, *first),
+        };
+        for w in measured.windows(2) {
+            let (name, got) = (&w[1].0, w[1].1.since(&w[0].1));
+            let want = declared(name);
+            assert_eq!(
+                (got.bytes_sent, got.messages_sent),
+                (want.bytes_sent, want.messages_sent),
+                "{name} at P{}",
+                usize::from(!first)
+            );
+        }
+    }
+}

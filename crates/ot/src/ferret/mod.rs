@@ -152,6 +152,9 @@ impl CotSender for FerretSender {
     }
 
     fn prepare(&mut self, ctx: &mut Ctx, n: usize) -> Result<()> {
+        // Room for all of it at once: growing by doubling would copy and fault in pages again.
+        let missing = n.saturating_sub(self.buffers.ready.len());
+        self.buffers.ready.reserve(missing + self.params.main.n);
         while self.buffers.ready.len() < n {
             self.next_main(ctx)?;
         }
@@ -237,6 +240,9 @@ impl CotReceiver for FerretReceiver {
     }
 
     fn prepare(&mut self, ctx: &mut Ctx, n: usize) -> Result<()> {
+        // Room for all of it at once: growing by doubling would copy and fault in pages again.
+        let missing = n.saturating_sub(self.buffers.ready.len());
+        self.buffers.ready.reserve(missing + self.params.main.n);
         while self.buffers.ready.len() < n {
             self.next_main(ctx)?;
         }

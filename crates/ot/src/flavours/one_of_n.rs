@@ -1,17 +1,21 @@
 //! 1-out-of-N OT of ℓ-bit messages (ℓ ≤ 128, N = 2^m) from m random COTs (Naor and Pinkas,
 //! "Computationally Secure Oblivious Transfer", the reduction to 1-out-of-2 OT).
 //!
-//! Instance `i` uses m COTs, derandomized to the bits of the receiver's index `j*`. Message
-//! `j` is masked with `⊕_l H(k_l^{j_l}, tweak(i, l, j))` where `k_l^0 = v_l`,
-//! `k_l^1 = v_l ⊕ Δ`. The receiver knows `k_l^{j*_l}` only; for every `j ≠ j*` some `l` has
-//! `j_l ≠ j*_l`, whose key it does not know, and the tweak includes `j`, so the masks of
-//! different messages are independent (a mask built as a hash of the XOR of keys, or an XOR
-//! of per-key hashes without `j` in the tweak, would let the receiver combine messages).
+//! Instance `i` uses m COTs, derandomized to the bits of the receiver's index `j*`. Level `l`
+//! has the keys `k_l^0 = v_l` and `k_l^1 = v_l ⊕ Δ`; each key is stretched into `N·ℓ` bits
+//! `G_{i,l}(k) = H(k, t_{i,l,0}) ‖ H(k, t_{i,l,1}) ‖ …` (TCR hash, tweaks unique per instance,
+//! level and block), and message `j` is masked with `⊕_l G_{i,l}(k_l^{j_l})[j]`, the `j`-th
+//! ℓ-bit chunk. The receiver knows `k_l^{j*_l}` only; for every `j ≠ j*` some level has
+//! `j_l ≠ j*_l`, whose stretched key it cannot tell from random, and each `j` reads its own
+//! chunk of it, so the masks of different messages are independent. (A mask that hashed the
+//! XOR of keys, or XORed per-key hashes shared by all `j`, would let the receiver combine
+//! messages.)
 //!
-//! Messages are fused: many instances with the same chooser can share one index, and a
-//! message of ℓ bits costs ℓ bits on the wire. Cost: m bits from the receiver, N·ℓ bits from
-//! the sender.
+//! Cost: `m` bits from the receiver, `N·ℓ` bits from the sender; `2m·⌈N·ℓ/128⌉` TCR hashes at
+//! the sender, half that at the receiver. The sender's messages can come from a function, so
+//! millions of instances never sit in memory as a table.
 
+use rayon::prelude::*;
 use veil_mpc::{Ctx, MpcError, Result};
 
 use crate::block::Block;
@@ -19,24 +23,82 @@ use crate::cot::{CotReceiver, CotSender};
 use crate::flavours::{chosen_cot_receive, chosen_cot_send};
 use crate::io::malformed;
 use crate::pack::{self, mask};
-use crate::prp::Prp;
+use crate::prp::{Prp, tcr_hash};
 
 const STEP: &str = "1-of-N OT: masked messages";
-
-/// `H(k, t) = π(π(k) ⊕ t) ⊕ π(k)` with `π(k)` given.
-fn tweaked(prp: &Prp, pk: Block, tweak: u128) -> Block {
-    prp.permute_one(pk ^ tweak) ^ pk
-}
-
-fn tweak(instance: usize, level: usize, index: usize) -> u128 {
-    (instance as u128) << 64 | (level as u128) << 32 | index as u128
-}
+/// Instances hashed per task.
+const TASK: usize = 1 << 12;
 
 fn check(log_n: u32, bits: u32) -> Result<()> {
     if !(1..=16).contains(&log_n) || !(1..=128).contains(&bits) {
         return Err(MpcError::Invalid(format!("1-of-2^{log_n} OT of {bits}-bit messages is not supported")));
     }
     Ok(())
+}
+
+/// 128-bit blocks per stretched key.
+fn blocks_per_key(log_n: u32, bits: u32) -> usize {
+    ((bits as usize) << log_n).div_ceil(128)
+}
+
+/// Stretches keys: `keys[k]` (instance `first + k / m`, level `k % m`) into `w` blocks each.
+fn stretch(prp: &Prp, keys: &[Block], first: usize, m: usize, w: usize) -> Vec<Block> {
+    let mut out: Vec<Block> = keys.iter().flat_map(|&k| std::iter::repeat_n(k, w)).collect();
+    // Tweak of (instance, level, block): consecutive, so one base and the index suffice.
+    tcr_hash(prp, &mut out, (first * m * w) as u128);
+    out
+}
+
+/// The `ℓ`-bit chunk `j` of a stretched key (`w` blocks).
+fn chunk(key: &[Block], j: usize, bits: u32) -> u128 {
+    let pos = j * bits as usize;
+    let (b, off) = (pos / 128, (pos % 128) as u32);
+    let mut v = key[b] >> off;
+    if off + bits > 128 {
+        v |= key[b + 1] << (128 - off);
+    }
+    v & mask(bits)
+}
+
+/// Sender of `count` instances: message `j` of instance `i` is `message(i, j)` (its low
+/// `bits` bits).
+pub fn one_of_n_send_with(
+    ctx: &mut Ctx,
+    s: &mut dyn CotSender,
+    log_n: u32,
+    bits: u32,
+    count: usize,
+    message: impl Fn(usize, usize) -> u128 + Sync,
+) -> Result<()> {
+    check(log_n, bits)?;
+    let (m, n, w) = (log_n as usize, 1usize << log_n, blocks_per_key(log_n, bits));
+    let v = chosen_cot_send(ctx, s, count * m)?;
+    let delta = s.delta();
+    let prp = Prp::fixed("ot/one-of-n");
+    // Each task packs its own instances: TASK·N·ℓ bits is a whole number of bytes, so the
+    // tasks' bytes join into one packing.
+    let packed: Vec<Vec<u8>> = v
+        .par_chunks(TASK * m)
+        .enumerate()
+        .map(|(task, keys)| {
+            let first = task * TASK;
+            let zero = stretch(&prp, keys, first, m, w);
+            let one = stretch(&prp, &keys.iter().map(|k| k ^ delta).collect::<Vec<_>>(), first, m, w);
+            let mut masked = Vec::with_capacity(keys.len() / m * n);
+            for i in 0..keys.len() / m {
+                for j in 0..n {
+                    let mut pad = 0u128;
+                    for l in 0..m {
+                        let side = if j >> l & 1 == 1 { &one } else { &zero };
+                        pad ^= chunk(&side[(i * m + l) * w..(i * m + l + 1) * w], j, bits);
+                    }
+                    masked.push((message(first + i, j) ^ pad) & mask(bits));
+                }
+            }
+            pack::pack(&masked, bits)
+        })
+        .collect();
+    Ok(ctx.net().send(s.peer(), packed.concat())?)
 }
 
 /// Sender: `messages[i * N + j]` is message `j` of instance `i` (low `bits` bits used).
@@ -48,28 +110,11 @@ pub fn one_of_n_send(
     messages: &[u128],
 ) -> Result<()> {
     check(log_n, bits)?;
-    let (m, n) = (log_n as usize, 1usize << log_n);
+    let n = 1usize << log_n;
     if !messages.len().is_multiple_of(n) {
         return Err(MpcError::Invalid(format!("{} messages are not whole instances of {n}", messages.len())));
     }
-    let count = messages.len() / n;
-    let v = chosen_cot_send(ctx, s, count * m)?;
-    let delta = s.delta();
-    let prp = Prp::fixed("ot/one-of-n");
-    let mut keys: Vec<Block> = v.iter().flat_map(|&x| [x, x ^ delta]).collect();
-    prp.permute(&mut keys);
-    let mut masked = Vec::with_capacity(messages.len());
-    for i in 0..count {
-        for j in 0..n {
-            let mut pad = 0u128;
-            for l in 0..m {
-                let bit = j >> l & 1;
-                pad ^= tweaked(&prp, keys[2 * (i * m + l) + bit], tweak(i, l, j));
-            }
-            masked.push((messages[i * n + j] ^ pad) & mask(bits));
-        }
-    }
-    Ok(ctx.net().send(s.peer(), pack::pack(&masked, bits))?)
+    one_of_n_send_with(ctx, s, log_n, bits, messages.len() / n, |i, j| messages[i * n + j])
 }
 
 /// Receiver: message `indices[i]` of each instance.
@@ -81,29 +126,35 @@ pub fn one_of_n_receive(
     indices: &[usize],
 ) -> Result<Vec<u128>> {
     check(log_n, bits)?;
-    let (m, n) = (log_n as usize, 1usize << log_n);
+    let (m, n, w) = (log_n as usize, 1usize << log_n, blocks_per_key(log_n, bits));
     if let Some(&bad) = indices.iter().find(|&&j| j >= n) {
         return Err(MpcError::Invalid(format!("index {bad} is out of range for 1-of-{n} OT")));
     }
     let choices: Vec<bool> = indices.iter().flat_map(|&j| (0..m).map(move |l| j >> l & 1 == 1)).collect();
-    let mut w = chosen_cot_receive(ctx, r, &choices)?;
+    let keys = chosen_cot_receive(ctx, r, &choices)?;
     let bytes = ctx.net().recv(r.peer())?;
     let count = indices.len();
-    let masked = pack::unpack(&bytes, bits, count * n).ok_or_else(|| {
-        malformed(
+    if !pack::fits(&bytes, bits, count * n) {
+        return Err(malformed(
             r.peer(),
             STEP,
             format!("expected {} packed {bits}-bit messages, got {} bytes", count * n, bytes.len()),
-        )
-    })?;
+        ));
+    }
     let prp = Prp::fixed("ot/one-of-n");
-    prp.permute(&mut w);
-    Ok(indices
-        .iter()
+    Ok(keys
+        .par_chunks(TASK * m)
+        .zip(indices.par_chunks(TASK))
         .enumerate()
-        .map(|(i, &j)| {
-            let pad = (0..m).fold(0u128, |acc, l| acc ^ tweaked(&prp, w[i * m + l], tweak(i, l, j)));
-            (masked[i * n + j] ^ pad) & mask(bits)
+        .flat_map_iter(|(task, (keys, idx))| {
+            let first = task * TASK;
+            let known = stretch(&prp, keys, first, m, w);
+            let bytes = &bytes;
+            idx.iter().enumerate().map(move |(i, &j)| {
+                let pad = (0..m)
+                    .fold(0u128, |acc, l| acc ^ chunk(&known[(i * m + l) * w..(i * m + l + 1) * w], j, bits));
+                (pack::get(bytes, bits, (first + i) * n + j) ^ pad) & mask(bits)
+            })
         })
         .collect())
 }
