@@ -390,6 +390,9 @@ impl Offline {
                 CorrelationRequest::SignBits { .. } => {
                     return Err(MpcError::Invalid("mosformer makes no sign-bit material".into()));
                 }
+                CorrelationRequest::Cots { .. } => {
+                    return Err(MpcError::Invalid("mosformer makes no oblivious-transfer material".into()));
+                }
             }
         }
         if mul[0] > 0 {

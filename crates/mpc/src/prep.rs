@@ -18,9 +18,10 @@
 //!
 //! Sources today: `mosformer`'s offline phase (three servers; triples checked by sacrifice,
 //! verified DPF keys; ahead, on demand or stored), `aegis`'s dealing (P0 deals each
-//! operation's material right before it, verified with the products at the end) and the
-//! `additive` family's insecure test dealer. A source built on oblivious transfer or
-//! homomorphic encryption implements the same trait.
+//! operation's material right before it, verified with the products at the end), the
+//! `additive` family's insecure test dealer, and oblivious transfer between pairs of parties
+//! (`veil-twopc`'s `OtSource`, COTs made ahead or on demand). A source built on homomorphic
+//! encryption implements the same trait.
 
 use std::collections::BTreeMap;
 
@@ -113,6 +114,16 @@ pub enum CorrelationRequest {
     },
     /// The material of one gate call.
     Gate(Gate),
+    /// `count` random correlated OTs from party `sender` to party `receiver` (the 2-party and
+    /// n-party families that compute on oblivious transfer).
+    Cots {
+        /// The party holding Δ.
+        sender: usize,
+        /// The party holding the choice bits.
+        receiver: usize,
+        /// Number of COTs.
+        count: usize,
+    },
 }
 
 impl CorrelationRequest {
@@ -125,16 +136,18 @@ impl CorrelationRequest {
             CorrelationRequest::UpcastTuples { .. } => "upcast_tuples",
             CorrelationRequest::SignBits { .. } => "sign_bits",
             CorrelationRequest::Gate(_) => "gate_elements",
+            CorrelationRequest::Cots { .. } => "cots",
         }
     }
 
-    /// Units of its kind: triples, matrices, pairs, tuples, sign bits or gate elements.
+    /// Units of its kind: triples, matrices, pairs, tuples, sign bits, gate elements or COTs.
     pub fn units(&self) -> u64 {
         match *self {
             CorrelationRequest::MulTriples { count, .. }
             | CorrelationRequest::TruncPairs { count }
             | CorrelationRequest::UpcastTuples { count, .. }
-            | CorrelationRequest::SignBits { count } => count as u64,
+            | CorrelationRequest::SignBits { count }
+            | CorrelationRequest::Cots { count, .. } => count as u64,
             CorrelationRequest::MatmulTriple { .. } => 1,
             CorrelationRequest::Gate(ref g) => g.elements() as u64,
         }

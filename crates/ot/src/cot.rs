@@ -29,6 +29,10 @@ pub trait CotSender: Send {
     fn prepare(&mut self, ctx: &mut Ctx, n: usize) -> Result<()>;
     /// COTs made ahead and not handed out yet.
     fn prepared(&self) -> usize;
+    /// COTs handed out so far.
+    fn consumed(&self) -> u64;
+    /// COTs made by a request because not enough were made ahead.
+    fn made_on_demand(&self) -> u64;
 }
 
 /// The receiver's side of a random-COT engine.
@@ -41,6 +45,17 @@ pub trait CotReceiver: Send {
     fn prepare(&mut self, ctx: &mut Ctx, n: usize) -> Result<()>;
     /// COTs made ahead and not handed out yet.
     fn prepared(&self) -> usize;
+    /// COTs handed out so far.
+    fn consumed(&self) -> u64;
+    /// COTs made by a request because not enough were made ahead.
+    fn made_on_demand(&self) -> u64;
+}
+
+/// How many COTs an engine handed out and how many it had to make on demand.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Counters {
+    pub(crate) consumed: u64,
+    pub(crate) on_demand: u64,
 }
 
 /// Hands out `n` blocks from `buffer` (made ahead), making what is missing with `make`,

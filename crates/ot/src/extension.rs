@@ -31,7 +31,7 @@ use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use zerocopy::IntoBytes;
 
 use crate::block::{self, Block, clmul, gf_mul, reduce, transpose_columns};
-use crate::cot::{CotReceiver, CotSender, fill, normalize, take};
+use crate::cot::{CotReceiver, CotSender, Counters, fill, normalize, take};
 use crate::{base, io};
 
 /// Rows extended per message: 2^18 rows, a 4 MiB message.
@@ -88,6 +88,7 @@ pub struct ExtensionSender {
     check: Check,
     columns: Vec<Prg>,
     buffer: Vec<Block>,
+    counters: Counters,
 }
 
 impl std::fmt::Debug for ExtensionSender {
@@ -113,7 +114,7 @@ impl ExtensionSender {
         let choices: Vec<bool> = (0..128).map(|j| delta >> j & 1 == 1).collect();
         let keys = base::receive(ctx, peer, &choices)?;
         let columns = keys.iter().enumerate().map(|(j, &k)| column_prg(ctx, k, j)).collect();
-        Ok(ExtensionSender { peer, delta, check, columns, buffer: Vec::new() })
+        Ok(ExtensionSender { peer, delta, check, columns, buffer: Vec::new(), counters: Counters::default() })
     }
 
     fn chunk(&mut self, ctx: &mut Ctx, n: usize) -> Result<Vec<Block>> {
@@ -158,8 +159,15 @@ impl CotSender for ExtensionSender {
 
     fn send_random(&mut self, ctx: &mut Ctx, n: usize) -> Result<Vec<Block>> {
         let mut buffer = std::mem::take(&mut self.buffer);
-        let out = take(&mut buffer, n, |want| self.chunk(ctx, want.min(CHUNK_ROWS)));
+        let mut made = 0u64;
+        let out = take(&mut buffer, n, |want| {
+            let batch = self.chunk(ctx, want.min(CHUNK_ROWS))?;
+            made += batch.len() as u64;
+            Ok(batch)
+        });
         self.buffer = buffer;
+        self.counters.on_demand += made;
+        self.counters.consumed += n as u64;
         out
     }
 
@@ -173,6 +181,14 @@ impl CotSender for ExtensionSender {
     fn prepared(&self) -> usize {
         self.buffer.len()
     }
+
+    fn consumed(&self) -> u64 {
+        self.counters.consumed
+    }
+
+    fn made_on_demand(&self) -> u64 {
+        self.counters.on_demand
+    }
 }
 
 /// The COT receiver of IKNP/KOS.
@@ -181,6 +197,7 @@ pub struct ExtensionReceiver {
     check: Check,
     columns: Vec<(Prg, Prg)>,
     buffer: Vec<Block>,
+    counters: Counters,
 }
 
 impl std::fmt::Debug for ExtensionReceiver {
@@ -201,7 +218,7 @@ impl ExtensionReceiver {
             .enumerate()
             .map(|(j, &(k0, k1))| (column_prg(ctx, k0, j), column_prg(ctx, k1, j)))
             .collect();
-        Ok(ExtensionReceiver { peer, check, columns, buffer: Vec::new() })
+        Ok(ExtensionReceiver { peer, check, columns, buffer: Vec::new(), counters: Counters::default() })
     }
 
     fn chunk(&mut self, ctx: &mut Ctx, n: usize) -> Result<Vec<Block>> {
@@ -244,8 +261,15 @@ impl CotReceiver for ExtensionReceiver {
 
     fn receive_random(&mut self, ctx: &mut Ctx, n: usize) -> Result<Vec<Block>> {
         let mut buffer = std::mem::take(&mut self.buffer);
-        let out = take(&mut buffer, n, |want| self.chunk(ctx, want.min(CHUNK_ROWS)));
+        let mut made = 0u64;
+        let out = take(&mut buffer, n, |want| {
+            let batch = self.chunk(ctx, want.min(CHUNK_ROWS))?;
+            made += batch.len() as u64;
+            Ok(batch)
+        });
         self.buffer = buffer;
+        self.counters.on_demand += made;
+        self.counters.consumed += n as u64;
         out
     }
 
@@ -258,5 +282,13 @@ impl CotReceiver for ExtensionReceiver {
 
     fn prepared(&self) -> usize {
         self.buffer.len()
+    }
+
+    fn consumed(&self) -> u64 {
+        self.counters.consumed
+    }
+
+    fn made_on_demand(&self) -> u64 {
+        self.counters.on_demand
     }
 }

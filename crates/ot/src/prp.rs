@@ -60,16 +60,23 @@ impl Prp {
     }
 }
 
-/// The tweakable correlation-robust hash `H(x, tweak + i)` of every `xs[i]`, in place.
+/// The tweakable correlation-robust hash `H(x, tweak + i)` of every `xs[i]`, in place
+/// (through a small scratch buffer, so hashing millions of blocks allocates nothing large).
 pub fn tcr_hash(prp: &Prp, xs: &mut [Block], tweak: u128) {
-    let mut first = xs.to_vec();
-    prp.permute(&mut first);
-    for (i, (x, p)) in xs.iter_mut().zip(&first).enumerate() {
-        *x = p ^ tweak.wrapping_add(i as u128);
-    }
-    prp.permute(xs);
-    for (x, p) in xs.iter_mut().zip(&first) {
-        *x ^= p;
+    const CHUNK: usize = 256;
+    let mut first = [0u128; CHUNK];
+    for (c, xs) in xs.chunks_mut(CHUNK).enumerate() {
+        let first = &mut first[..xs.len()];
+        first.copy_from_slice(xs);
+        prp.permute(first);
+        let base = tweak.wrapping_add((c * CHUNK) as u128);
+        for (i, (x, p)) in xs.iter_mut().zip(first.iter()).enumerate() {
+            *x = p ^ base.wrapping_add(i as u128);
+        }
+        prp.permute(xs);
+        for (x, p) in xs.iter_mut().zip(first.iter()) {
+            *x ^= p;
+        }
     }
 }
 

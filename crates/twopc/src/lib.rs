@@ -16,6 +16,7 @@
 //! | [`convert`] | B2A, Boolean × arithmetic multiplexer, signed and unsigned extension |
 //! | [`trunc`] | exact truncation, and M&M's one-bit-error truncation for bounded values |
 //! | [`nonlinear`] | ReLU, row maxima, lookup tables by 1-of-N OT |
+//! | [`prep`] | OT as a preprocessing source: pairwise COTs, ahead or on demand |
 //!
 //! **Security model**: semi-honest, two parties, as the families that use it. The OT engines
 //! underneath are semi-honest (Ferret, IKNP) or secure against a malicious receiver (KOS).
@@ -26,6 +27,7 @@ pub mod convert;
 pub mod cost;
 pub mod millionaire;
 pub mod nonlinear;
+pub mod prep;
 pub mod ring;
 pub mod share;
 pub mod trunc;

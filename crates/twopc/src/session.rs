@@ -108,6 +108,16 @@ impl TwoParty {
         self.receiver.as_mut()
     }
 
+    /// `(COTs handed out, COTs made on demand)` of this party's sending engine.
+    pub fn sender_counters(&self) -> (u64, u64) {
+        (self.sender.consumed(), self.sender.made_on_demand())
+    }
+
+    /// `(COTs handed out, COTs made on demand)` of this party's receiving engine.
+    pub fn receiver_counters(&self) -> (u64, u64) {
+        (self.receiver.consumed(), self.receiver.made_on_demand())
+    }
+
     /// Makes COTs ahead (an offline phase): `p0_sends` with P0 as sender, `p1_sends` with P1
     /// as sender. Both parties pass the same two numbers.
     pub fn prepare(&mut self, ctx: &mut Ctx, p0_sends: usize, p1_sends: usize) -> Result<()> {

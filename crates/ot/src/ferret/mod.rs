@@ -30,7 +30,7 @@ use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use self::lpn::LpnMatrix;
 pub use self::params::{FerretParams, LpnParams};
 use crate::block::Block;
-use crate::cot::{CotReceiver, CotSender, normalize};
+use crate::cot::{CotReceiver, CotSender, Counters, normalize};
 use crate::extension::{Check, ExtensionReceiver, ExtensionSender};
 use crate::io;
 
@@ -68,12 +68,9 @@ impl Buffers {
         let keep = self.work.len() - consumed;
         self.reserve.clear();
         self.reserve.extend_from_slice(&self.work[keep..]);
-        self.work.truncate(keep);
-        if self.ready.is_empty() {
-            std::mem::swap(&mut self.ready, &mut self.work);
-        } else {
-            self.ready.extend_from_slice(&self.work);
-        }
+        // Copied, not swapped: both buffers keep their pages (a swap would leave the work area
+        // too small for the next iteration, and growing it faults in fresh pages each time).
+        self.ready.extend_from_slice(&self.work[..keep]);
         self.work.clear();
     }
 }
@@ -86,6 +83,7 @@ pub struct FerretSender {
     buffers: Buffers,
     tweak: u128,
     main: LpnMatrix,
+    counters: Counters,
 }
 
 impl std::fmt::Debug for FerretSender {
@@ -106,8 +104,15 @@ impl FerretSender {
         let me = ctx.party();
         let setup = lpn_matrix(ctx, me, peer, &params.setup);
         let main = lpn_matrix(ctx, me, peer, &params.main);
-        let mut engine =
-            FerretSender { peer, delta: ext.delta(), params, buffers: Buffers::default(), tweak: 0, main };
+        let mut engine = FerretSender {
+            peer,
+            delta: ext.delta(),
+            params,
+            buffers: Buffers::default(),
+            tweak: 0,
+            main,
+            counters: Counters::default(),
+        };
         engine.buffers.reserve = base;
         engine.iterate(ctx, params.setup, &setup)?;
         Ok(engine)
@@ -145,9 +150,11 @@ impl CotSender for FerretSender {
         while out.len() < n {
             if self.buffers.ready.is_empty() {
                 self.next_main(ctx)?;
+                self.counters.on_demand += self.buffers.ready.len() as u64;
             }
             hand_out(&mut self.buffers.ready, &mut out, n);
         }
+        self.counters.consumed += n as u64;
         Ok(out)
     }
 
@@ -163,6 +170,14 @@ impl CotSender for FerretSender {
 
     fn prepared(&self) -> usize {
         self.buffers.ready.len()
+    }
+
+    fn consumed(&self) -> u64 {
+        self.counters.consumed
+    }
+
+    fn made_on_demand(&self) -> u64 {
+        self.counters.on_demand
     }
 }
 
@@ -180,6 +195,7 @@ pub struct FerretReceiver {
     buffers: Buffers,
     tweak: u128,
     main: LpnMatrix,
+    counters: Counters,
 }
 
 impl std::fmt::Debug for FerretReceiver {
@@ -201,7 +217,14 @@ impl FerretReceiver {
         let me = ctx.party();
         let setup = lpn_matrix(ctx, peer, me, &params.setup);
         let main = lpn_matrix(ctx, peer, me, &params.main);
-        let mut engine = FerretReceiver { peer, params, buffers: Buffers::default(), tweak: 0, main };
+        let mut engine = FerretReceiver {
+            peer,
+            params,
+            buffers: Buffers::default(),
+            tweak: 0,
+            main,
+            counters: Counters::default(),
+        };
         engine.buffers.reserve = base;
         engine.iterate(ctx, params.setup, &setup)?;
         Ok(engine)
@@ -233,9 +256,11 @@ impl CotReceiver for FerretReceiver {
         while out.len() < n {
             if self.buffers.ready.is_empty() {
                 self.next_main(ctx)?;
+                self.counters.on_demand += self.buffers.ready.len() as u64;
             }
             hand_out(&mut self.buffers.ready, &mut out, n);
         }
+        self.counters.consumed += n as u64;
         Ok(out)
     }
 
@@ -251,5 +276,13 @@ impl CotReceiver for FerretReceiver {
 
     fn prepared(&self) -> usize {
         self.buffers.ready.len()
+    }
+
+    fn consumed(&self) -> u64 {
+        self.counters.consumed
+    }
+
+    fn made_on_demand(&self) -> u64 {
+        self.counters.on_demand
     }
 }

@@ -26,8 +26,9 @@ use crate::pack::{self, mask};
 use crate::prp::{Prp, tcr_hash};
 
 const STEP: &str = "1-of-N OT: masked messages";
-/// Instances hashed per task.
-const TASK: usize = 1 << 12;
+/// Instances hashed per task (small enough that a task's buffers come from the allocator's
+/// free lists, not fresh pages).
+const TASK: usize = 1 << 10;
 
 fn check(log_n: u32, bits: u32) -> Result<()> {
     if !(1..=16).contains(&log_n) || !(1..=128).contains(&bits) {
