@@ -233,9 +233,12 @@ impl FerretReceiver {
     fn iterate(&mut self, ctx: &mut Ctx, p: LpnParams, matrix: &LpnMatrix) -> Result<()> {
         let b = &mut self.buffers;
         let (x, trees) = b.reserve.split_at(p.k);
+        // A·x first, while the sender expands its trees; then the trees' leaves on top.
+        b.work.clear();
+        b.work.resize(p.n, 0);
+        matrix.encode(x, &mut b.work);
         spcot::receive(ctx, self.peer, &p, trees, self.tweak, &mut b.work)?;
         self.tweak += trees.len() as u128;
-        matrix.encode(x, &mut b.work);
         b.settle(self.params.main.consumed());
         Ok(())
     }

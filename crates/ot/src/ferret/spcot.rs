@@ -90,14 +90,15 @@ pub(crate) fn send(
 }
 
 /// The receiver's side: from its `p.t · p.h` COTs, every tree's leaves with the punctured
-/// leaf set to `s_α ⊕ Δ`, written into `leaves`. Returns the punctured position of each tree.
+/// leaf set to `s_α ⊕ Δ`, XORed into `out` (`p.n` blocks; the LPN part `A·x` is already there,
+/// made while the sender was expanding its trees). Returns the punctured position of each tree.
 pub(crate) fn receive(
     ctx: &mut Ctx,
     peer: PartyId,
     p: &LpnParams,
     cots: &[Block],
     tweak: u128,
-    leaves: &mut Vec<Block>,
+    out: &mut [Block],
 ) -> Result<Vec<usize>> {
     let h = p.h as usize;
     let width = 1usize << h;
@@ -106,17 +107,16 @@ pub(crate) fn receive(
     let mut masks = cots.to_vec();
     tcr_hash(&prp, &mut masks, tweak);
     let ggm = Ggm::default();
-    leaves.resize(p.n, 0);
     let mut alphas = vec![0usize; p.t];
-    leaves
-        .par_chunks_mut(width)
+    out.par_chunks_mut(width)
         .zip(sums.par_chunks_mut(2 * h + 1))
         .zip(alphas.par_iter_mut())
         .enumerate()
-        .for_each(|(i, ((tree, sum), alpha))| {
+        .for_each(|(i, ((out, sum), alpha))| {
             let mut scratch = Vec::with_capacity(width / 2);
+            let mut tree = vec![0u128; width];
+            let tree = &mut tree[..];
             let mut path = 0usize;
-            tree[0] = 0;
             for level in 0..h {
                 let parents = 1 << level;
                 expand_level(&ggm, tree, parents, &mut scratch);
@@ -134,6 +134,9 @@ pub(crate) fn receive(
             }
             tree[path] = sum[2 * h] ^ tree.iter().fold(0, |a, x| a ^ x);
             *alpha = path;
+            for (o, leaf) in out.iter_mut().zip(tree.iter()) {
+                *o ^= leaf;
+            }
         });
     Ok(alphas)
 }
