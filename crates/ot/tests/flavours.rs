@@ -252,3 +252,25 @@ fn bad_arguments_are_refused_before_anything_is_sent() {
     assert!(matches!(&out[0], Err(MpcError::Invalid(w)) if w.contains("not an element")));
     assert!(matches!(&out[1], Err(MpcError::Invalid(w)) if w.contains("out of range")));
 }
+
+#[test]
+fn one_of_n_ot_over_several_pieces_with_cots_made_on_demand() {
+    // Two pieces and a bit; the engines make COTs as the pieces ask (their messages interleave
+    // with the OT's own), for an engine whose receiver sends (KOS) and one whose sender does
+    // (Ferret).
+    for e in [Engine::Kos, Engine::Ferret] {
+        let count = 2 * flavours::PIECE + 100;
+        let idx: Vec<usize> = (0..count).map(|i| (i * 5 + 1) % 16).collect();
+        let out = all_ok(simulate(2, 8, |ctx| match engine(ctx, e)? {
+            Side::Sender(mut s) => {
+                flavours::one_of_n_send_with(ctx, s.as_mut(), 4, 2, count, |i, j| ((i + j) % 4) as u128)
+                    .map(|()| Vec::new())
+            }
+            Side::Receiver(mut r) => flavours::one_of_n_receive(ctx, r.as_mut(), 4, 2, &idx),
+        }))
+        .expect("honest run");
+        for (i, &j) in idx.iter().enumerate() {
+            assert_eq!(out[1][i], ((i + j) % 4) as u128, "{e:?} instance {i}");
+        }
+    }
+}

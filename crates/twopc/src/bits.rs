@@ -36,27 +36,33 @@ pub struct Triples {
     pub z: Vec<u8>,
 }
 
+/// Triples made per batch of random OTs (a batch's blocks stay a few MiB).
+const BATCH: usize = 1 << 16;
+
 /// `n` AND triples of width `w` (1 or 2) from two random OTs each.
 pub fn triples(tp: &mut TwoParty, ctx: &mut Ctx, n: usize, w: u32) -> Result<Triples> {
     let mask = (1u8 << w) - 1;
     let lo = |m: u128| (m as u8) & mask;
-    // ROT #1: P0 sends; ROT #2: P1 sends. Random OT sends nothing, so the order only has to
-    // match between the parties.
-    let (sent, received) = if tp.is_first() {
-        let s = random_ot_send(ctx, tp.sender(), n)?;
-        (s, random_ot_receive(ctx, tp.receiver(), n)?)
-    } else {
-        let r = random_ot_receive(ctx, tp.receiver(), n)?;
-        (random_ot_send(ctx, tp.sender(), n)?, r)
-    };
-    let (choices, chosen) = received;
-    let mut t = Triples { x: choices, y: Vec::with_capacity(n), z: Vec::with_capacity(n) };
-    for i in 0..n {
-        let (m0, m1) = (lo(sent[i].0), lo(sent[i].1));
-        let y = m0 ^ m1;
-        let z = (if t.x[i] { y } else { 0 }) ^ m0 ^ lo(chosen[i]);
-        t.y.push(y);
-        t.z.push(z);
+    let mut t = Triples { x: Vec::with_capacity(n), y: Vec::with_capacity(n), z: Vec::with_capacity(n) };
+    for start in (0..n).step_by(BATCH) {
+        let size = BATCH.min(n - start);
+        // ROT #1: P0 sends; ROT #2: P1 sends. Random OT sends nothing, so the order only has
+        // to match between the parties.
+        let (sent, (choices, chosen)) = if tp.is_first() {
+            let s = random_ot_send(ctx, tp.sender(), size)?;
+            (s, random_ot_receive(ctx, tp.receiver(), size)?)
+        } else {
+            let r = random_ot_receive(ctx, tp.receiver(), size)?;
+            (random_ot_send(ctx, tp.sender(), size)?, r)
+        };
+        for i in 0..size {
+            let (m0, m1) = (lo(sent[i].0), lo(sent[i].1));
+            let y = m0 ^ m1;
+            let z = (if choices[i] { y } else { 0 }) ^ m0 ^ lo(chosen[i]);
+            t.x.push(choices[i]);
+            t.y.push(y);
+            t.z.push(z);
+        }
     }
     Ok(t)
 }

@@ -70,5 +70,5 @@ pub fn trunc_exact(n: usize, bits: u32, f: u32, first: bool) -> Cost {
 /// Lookup table on `in_bits`-bit inputs with `bits`-bit entries: 1-of-2^in_bits OT from P0.
 pub fn lut(n: usize, in_bits: u32, bits: u32, first: bool) -> Cost {
     let b = if first { bytes((n * bits as usize) << in_bits) } else { bytes(n * in_bits as usize) };
-    Cost { bytes_sent: b, messages_sent: 1, rounds: 2 }
+    Cost { bytes_sent: b, messages_sent: n.div_ceil(veil_ot::flavours::PIECE) as u64, rounds: 2 }
 }

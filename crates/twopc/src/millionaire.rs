@@ -61,7 +61,8 @@ pub fn cost(n: usize, bits: u32, first: bool) -> Cost {
     let leaf_bits = if first { 32 * n * d } else { 4 * n * d };
     let tree = levels(d).len() - 1;
     let mut bytes = leaf_bits.div_ceil(8) as u64;
-    let mut messages = 1;
+    // The leaves' 1-of-16 OTs go a piece at a time: one message per piece each way.
+    let mut messages = (n * d).div_ceil(veil_ot::flavours::PIECE) as u64;
     for w in levels(d).windows(2) {
         let pairs = w[0] / 2;
         if pairs == 0 {

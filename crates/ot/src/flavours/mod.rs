@@ -22,4 +22,4 @@ pub use choice::{
     chosen_cot_receive, chosen_cot_send, chosen_ot_receive, chosen_ot_send, random_ot_receive, random_ot_send,
 };
 pub use modular::{Modulus, delta_ot_receive, delta_ot_send};
-pub use one_of_n::{one_of_n_receive, one_of_n_send, one_of_n_send_with};
+pub use one_of_n::{PIECE, one_of_n_receive, one_of_n_send, one_of_n_send_with};

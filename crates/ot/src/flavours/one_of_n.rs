@@ -11,9 +11,10 @@
 //! XOR of keys, or XORed per-key hashes shared by all `j`, would let the receiver combine
 //! messages.)
 //!
-//! Cost: `m` bits from the receiver, `N·ℓ` bits from the sender; `2m·⌈N·ℓ/128⌉` TCR hashes at
-//! the sender, half that at the receiver. The sender's messages can come from a function, so
-//! millions of instances never sit in memory as a table.
+//! Cost: `m` bits from the receiver, `N·ℓ` bits from the sender, one message each way per
+//! piece of [`PIECE`] instances, two latency rounds; `2m·⌈N·ℓ/128⌉` TCR hashes at the sender,
+//! half that at the receiver. The sender's messages come from a function and the work runs a
+//! piece at a time, so millions of instances never sit in memory.
 
 use rayon::prelude::*;
 use veil_mpc::{Ctx, MpcError, Result};
@@ -61,8 +62,13 @@ fn chunk(key: &[Block], j: usize, bits: u32) -> u128 {
     v & mask(bits)
 }
 
+/// Instances per piece: COTs are drawn, corrected and answered a piece at a time, so no
+/// party holds more than a piece's blocks (a whole batch of millions would be gigabytes).
+pub const PIECE: usize = 1 << 16;
+
 /// Sender of `count` instances: message `j` of instance `i` is `message(i, j)` (its low
-/// `bits` bits).
+/// `bits` bits). Per piece of [`PIECE`] instances: draw the COTs, read the receiver's
+/// corrections for them, send the masked messages.
 pub fn one_of_n_send_with(
     ctx: &mut Ctx,
     s: &mut dyn CotSender,
@@ -73,33 +79,37 @@ pub fn one_of_n_send_with(
 ) -> Result<()> {
     check(log_n, bits)?;
     let (m, n, w) = (log_n as usize, 1usize << log_n, blocks_per_key(log_n, bits));
-    let v = chosen_cot_send(ctx, s, count * m)?;
     let delta = s.delta();
     let prp = Prp::fixed("ot/one-of-n");
-    // Each task packs its own instances: TASK·N·ℓ bits is a whole number of bytes, so the
-    // tasks' bytes join into one packing.
-    let packed: Vec<Vec<u8>> = v
-        .par_chunks(TASK * m)
-        .enumerate()
-        .map(|(task, keys)| {
-            let first = task * TASK;
-            let zero = stretch(&prp, keys, first, m, w);
-            let one = stretch(&prp, &keys.iter().map(|k| k ^ delta).collect::<Vec<_>>(), first, m, w);
-            let mut masked = Vec::with_capacity(keys.len() / m * n);
-            for i in 0..keys.len() / m {
-                for j in 0..n {
-                    let mut pad = 0u128;
-                    for l in 0..m {
-                        let side = if j >> l & 1 == 1 { &one } else { &zero };
-                        pad ^= chunk(&side[(i * m + l) * w..(i * m + l + 1) * w], j, bits);
+    for start in (0..count).step_by(PIECE) {
+        let size = PIECE.min(count - start);
+        let v = chosen_cot_send(ctx, s, size * m)?;
+        // Each task packs its own instances: TASK·N·ℓ bits is a whole number of bytes, so
+        // the tasks' bytes join into one packing.
+        let packed: Vec<Vec<u8>> = v
+            .par_chunks(TASK * m)
+            .enumerate()
+            .map(|(task, keys)| {
+                let first = start + task * TASK;
+                let zero = stretch(&prp, keys, first, m, w);
+                let one = stretch(&prp, &keys.iter().map(|k| k ^ delta).collect::<Vec<_>>(), first, m, w);
+                let mut masked = Vec::with_capacity(keys.len() / m * n);
+                for i in 0..keys.len() / m {
+                    for j in 0..n {
+                        let mut pad = 0u128;
+                        for l in 0..m {
+                            let side = if j >> l & 1 == 1 { &one } else { &zero };
+                            pad ^= chunk(&side[(i * m + l) * w..(i * m + l + 1) * w], j, bits);
+                        }
+                        masked.push((message(first + i, j) ^ pad) & mask(bits));
                     }
-                    masked.push((message(first + i, j) ^ pad) & mask(bits));
                 }
-            }
-            pack::pack(&masked, bits)
-        })
-        .collect();
-    Ok(ctx.net().send(s.peer(), packed.concat())?)
+                pack::pack(&masked, bits)
+            })
+            .collect();
+        ctx.net().send(s.peer(), packed.concat())?;
+    }
+    Ok(())
 }
 
 /// Sender: `messages[i * N + j]` is message `j` of instance `i` (low `bits` bits used).
@@ -118,7 +128,9 @@ pub fn one_of_n_send(
     one_of_n_send_with(ctx, s, log_n, bits, messages.len() / n, |i, j| messages[i * n + j])
 }
 
-/// Receiver: message `indices[i]` of each instance.
+/// Receiver: message `indices[i]` of each instance. Per piece: draw the COTs, send the
+/// corrections to the piece's indices and keep only the ℓ-bit pads; the masked messages are
+/// read after every piece's corrections went out (two latency rounds in all).
 pub fn one_of_n_receive(
     ctx: &mut Ctx,
     r: &mut dyn CotReceiver,
@@ -131,31 +143,72 @@ pub fn one_of_n_receive(
     if let Some(&bad) = indices.iter().find(|&&j| j >= n) {
         return Err(MpcError::Invalid(format!("index {bad} is out of range for 1-of-{n} OT")));
     }
-    let choices: Vec<bool> = indices.iter().flat_map(|&j| (0..m).map(move |l| j >> l & 1 == 1)).collect();
-    let keys = chosen_cot_receive(ctx, r, &choices)?;
-    let bytes = ctx.net().recv(r.peer())?;
-    let count = indices.len();
-    if !pack::fits(&bytes, bits, count * n) {
+    let prp = Prp::fixed("ot/one-of-n");
+    let pieces: Vec<&[usize]> = indices.chunks(PIECE).collect();
+    let mut pads = vec![0u128; indices.len()];
+    let mut out = vec![0u128; indices.len()];
+    // Pieces whose masked messages are still to read. The sender's engine sends its own
+    // messages when it runs out of COTs made ahead, right after the masked messages of the
+    // pieces before: those are read first, so both sides take the channel in one order (the
+    // engines' counts agree, so both know when that happens).
+    let mut unread = 0usize;
+    for (piece, idx) in pieces.iter().enumerate() {
+        if r.prepared() < idx.len() * m {
+            for (p, idx) in pieces.iter().enumerate().take(piece).skip(unread) {
+                read_masked(ctx, r.peer(), bits, n, idx, p * PIECE, &pads, &mut out)?;
+            }
+            unread = piece;
+        }
+        let start = piece * PIECE;
+        let choices: Vec<bool> = idx.iter().flat_map(|&j| (0..m).map(move |l| j >> l & 1 == 1)).collect();
+        let keys = chosen_cot_receive(ctx, r, &choices)?;
+        let piece_pads: Vec<u128> = keys
+            .par_chunks(TASK * m)
+            .zip(idx.par_chunks(TASK))
+            .enumerate()
+            .flat_map_iter(|(task, (keys, idx))| {
+                let first = start + task * TASK;
+                let known = stretch(&prp, keys, first, m, w);
+                idx.iter()
+                    .enumerate()
+                    .map(|(i, &j)| {
+                        (0..m).fold(0u128, |acc, l| {
+                            acc ^ chunk(&known[(i * m + l) * w..(i * m + l + 1) * w], j, bits)
+                        })
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        pads[start..start + idx.len()].copy_from_slice(&piece_pads);
+    }
+    for (p, idx) in pieces.iter().enumerate().skip(unread) {
+        read_masked(ctx, r.peer(), bits, n, idx, p * PIECE, &pads, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// Reads the masked messages of one piece (first instance `start`) and unmasks the chosen ones.
+#[allow(clippy::too_many_arguments)]
+fn read_masked(
+    ctx: &mut Ctx,
+    peer: veil_mpc::PartyId,
+    bits: u32,
+    n: usize,
+    idx: &[usize],
+    start: usize,
+    pads: &[u128],
+    out: &mut [u128],
+) -> Result<()> {
+    let bytes = ctx.net().recv(peer)?;
+    if !pack::fits(&bytes, bits, idx.len() * n) {
         return Err(malformed(
-            r.peer(),
+            peer,
             STEP,
-            format!("expected {} packed {bits}-bit messages, got {} bytes", count * n, bytes.len()),
+            format!("expected {} packed {bits}-bit messages, got {} bytes", idx.len() * n, bytes.len()),
         ));
     }
-    let prp = Prp::fixed("ot/one-of-n");
-    Ok(keys
-        .par_chunks(TASK * m)
-        .zip(indices.par_chunks(TASK))
-        .enumerate()
-        .flat_map_iter(|(task, (keys, idx))| {
-            let first = task * TASK;
-            let known = stretch(&prp, keys, first, m, w);
-            let bytes = &bytes;
-            idx.iter().enumerate().map(move |(i, &j)| {
-                let pad = (0..m)
-                    .fold(0u128, |acc, l| acc ^ chunk(&known[(i * m + l) * w..(i * m + l + 1) * w], j, bits));
-                (pack::get(bytes, bits, (first + i) * n + j) ^ pad) & mask(bits)
-            })
-        })
-        .collect())
+    for (i, &j) in idx.iter().enumerate() {
+        out[start + i] = (pack::get(&bytes, bits, i * n + j) ^ pads[start + i]) & mask(bits);
+    }
+    Ok(())
 }
