@@ -158,21 +158,36 @@ fn cost(runs: &[PartyRun], phase: usize) -> PhaseCost {
     }
 }
 
+/// Runs `job` at both parties of a 2-party session on the in-memory mesh, each party on its
+/// own pool of `threads` threads (a long receive timeout: benchmarks run for minutes).
+pub(crate) fn two_parties_on_threads<T: Send>(
+    seed: u64,
+    threads: usize,
+    job: impl Fn(&mut Ctx) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    let mut cfg = SimConfig::new(seed);
+    cfg.timeout = std::time::Duration::from_secs(600);
+    all_ok(simulate_with(2, cfg, |ctx| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.max(1))
+            .build()
+            .map_err(|e| MpcError::Invalid(format!("thread pool: {e}")))?;
+        pool.install(|| job(ctx))
+    }))
+}
+
+/// Peak resident memory of this process, MiB (Linux only).
+pub(crate) fn peak_rss_mib() -> Option<f64> {
+    veil_runtime::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20))
+}
+
 /// Runs one engine for `n` COTs with `threads` threads per party.
 pub fn ot_op(op: &str, n: usize, threads: usize) -> Result<OtRecord> {
     if !OT_OPS.contains(&op) {
         return Err(MpcError::Invalid(format!("no OT op '{op}' (available: {})", OT_OPS.join(", "))));
     }
     let threads = threads.max(1);
-    let mut cfg = SimConfig::new(0x07);
-    cfg.timeout = std::time::Duration::from_secs(600);
-    let runs = all_ok(simulate_with(2, cfg, |ctx| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .map_err(|e| MpcError::Invalid(format!("thread pool: {e}")))?;
-        pool.install(|| run_party(ctx, op, n))
-    }))?;
+    let runs = two_parties_on_threads(0x07, threads, |ctx| run_party(ctx, op, n))?;
     let seconds = OtSeconds {
         setup: runs.iter().map(|r| r.seconds[0]).fold(0.0, f64::max),
         extend: runs.iter().map(|r| r.seconds[1]).fold(0.0, f64::max),
@@ -196,6 +211,6 @@ pub fn ot_op(op: &str, n: usize, threads: usize) -> Result<OtRecord> {
         seconds,
         net: "none",
         paper: paper(op),
-        peak_rss_mib: veil_runtime::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20)),
+        peak_rss_mib: peak_rss_mib(),
     })
 }

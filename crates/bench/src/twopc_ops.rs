@@ -13,12 +13,12 @@
 use std::time::Instant;
 
 use serde::Serialize;
-use veil_mpc::harness::{SimConfig, all_ok, simulate_with};
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_twopc::ring::mask;
 use veil_twopc::{Engine, TwoParty, millionaire, nonlinear, trunc};
 
 use crate::ops::PaperFigure;
+use crate::ot_ops::{peak_rss_mib, two_parties_on_threads};
 
 /// Toolkit ops `veil bench ops --family ot` knows.
 pub const TWOPC_OPS: &[&str] = &["cmp", "lt", "relu", "trunc", "trunc-exact"];
@@ -210,15 +210,7 @@ pub fn twopc_op(op: &str, n: usize, bits: u32, threads: usize) -> Result<TwoPcRe
         return Err(MpcError::Invalid(format!("no toolkit op '{op}' (available: {})", TWOPC_OPS.join(", "))));
     }
     let threads = threads.max(1);
-    let mut cfg = SimConfig::new(0x2b);
-    cfg.timeout = std::time::Duration::from_secs(600);
-    let runs = all_ok(simulate_with(2, cfg, |ctx| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .map_err(|e| MpcError::Invalid(format!("thread pool: {e}")))?;
-        pool.install(|| run_party(ctx, op, n, bits))
-    }))?;
+    let runs = two_parties_on_threads(0x2b, threads, |ctx| run_party(ctx, op, n, bits))?;
     let seconds: [f64; 3] = std::array::from_fn(|i| runs.iter().map(|r| r.seconds[i]).fold(0.0, f64::max));
     let outs: Vec<Vec<u64>> = runs.iter().map(|r| r.out.clone()).collect();
     Ok(TwoPcRecord {
@@ -242,6 +234,6 @@ pub fn twopc_op(op: &str, n: usize, bits: u32, threads: usize) -> Result<TwoPcRe
         errors: errors(op, n, bits, &outs),
         net: "none",
         paper: paper(op, bits),
-        peak_rss_mib: veil_runtime::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20)),
+        peak_rss_mib: peak_rss_mib(),
     })
 }

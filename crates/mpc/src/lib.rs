@@ -16,6 +16,7 @@
 //! - [`trace`]: a backend of shapes only that records the calls a walk makes (plans without
 //!   running the protocol).
 //! - [`reference`](mod@reference): a family's fixed-point non-linear layers in the clear.
+//! - [`packing`]: dense bit packing of values up to 128 bits.
 //! - [`cost`]: declared costs, compared with measured [`veil_net::PhaseStats`] in tests.
 //! - [`mode`]: the security mode and ring plan a session runs in, shared by every family.
 //! - [`roles`]: who computes and where the data and model owners sit.
@@ -26,6 +27,7 @@ mod error;
 pub mod cost;
 pub mod harness;
 pub mod mode;
+pub mod packing;
 pub mod phase;
 pub mod prep;
 pub mod reference;

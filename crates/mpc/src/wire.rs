@@ -2,7 +2,7 @@
 
 use veil_ring::{Ring, decode_slice, encode_slice};
 
-use crate::{MpcError, PartyId, Result};
+use crate::{MpcError, PartyId, Result, packing};
 
 /// Encodes ring elements as one message payload.
 pub fn encode<R: Ring>(xs: &[R]) -> Vec<u8> {
@@ -39,24 +39,15 @@ pub fn unpack_bits(from: PartyId, bytes: &[u8], bits: u32, count: usize) -> Resu
 
 /// Packs words of `bits` bits each (1..=64; higher bits are dropped) densely, LSB first.
 pub fn pack_words(values: &[u64], bits: u32) -> Vec<u8> {
-    let b = bits.clamp(1, 64) as usize;
-    let mut out = vec![0u8; (values.len() * b).div_ceil(8)];
-    for (i, &v) in values.iter().enumerate() {
-        for k in 0..b {
-            if (v >> k) & 1 == 1 {
-                let pos = i * b + k;
-                out[pos / 8] |= 1 << (pos % 8);
-            }
-        }
-    }
-    out
+    let wide: Vec<u128> = values.iter().map(|&v| u128::from(v)).collect();
+    packing::pack(&wide, bits.clamp(1, 64))
 }
 
 /// Inverse of [`pack_words`] for exactly `count` words; wrong length or nonzero padding is
 /// [`MpcError::Malformed`].
 pub fn unpack_words(from: PartyId, bytes: &[u8], bits: u32, count: usize) -> Result<Vec<u64>> {
-    let b = bits.clamp(1, 64) as usize;
-    let total = count * b;
+    let b = bits.clamp(1, 64);
+    let total = count.saturating_mul(b as usize);
     if bytes.len() != total.div_ceil(8) {
         return Err(MpcError::Malformed {
             from,
@@ -67,17 +58,9 @@ pub fn unpack_words(from: PartyId, bytes: &[u8], bits: u32, count: usize) -> Res
             ),
         });
     }
-    if !total.is_multiple_of(8) && bytes[bytes.len() - 1] >> (total % 8) != 0 {
-        return Err(MpcError::Malformed { from, what: "nonzero padding bits".into() });
-    }
-    Ok((0..count)
-        .map(|i| {
-            (0..b).fold(0u64, |acc, k| {
-                let pos = i * b + k;
-                acc | (u64::from((bytes[pos / 8] >> (pos % 8)) & 1) << k)
-            })
-        })
-        .collect())
+    let wide = packing::unpack(bytes, b, count)
+        .ok_or_else(|| MpcError::Malformed { from, what: "nonzero padding bits".into() })?;
+    Ok(wide.into_iter().map(|v| v as u64).collect())
 }
 
 #[cfg(test)]

@@ -51,43 +51,82 @@ pub trait CotReceiver: Send {
     fn made_on_demand(&self) -> u64;
 }
 
-/// How many COTs an engine handed out and how many it had to make on demand.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Counters {
-    pub(crate) consumed: u64,
-    pub(crate) on_demand: u64,
+/// The COTs an engine made and has not handed out, with its counts. One mechanism for every
+/// engine: requests are served from the end of `ready`; when it runs dry, the engine's
+/// [`Maker::make`] appends a batch (made on demand).
+#[derive(Debug, Default)]
+pub(crate) struct Stock {
+    pub(crate) ready: Vec<Block>,
+    consumed: u64,
+    on_demand: u64,
 }
 
-/// Hands out `n` blocks from `buffer` (made ahead), making what is missing with `make`,
-/// which returns a batch of whatever size it produces.
-pub(crate) fn take(
-    buffer: &mut Vec<Block>,
-    n: usize,
-    mut make: impl FnMut(usize) -> Result<Vec<Block>>,
-) -> Result<Vec<Block>> {
+/// An engine that makes COTs in batches into its [`Stock`].
+pub(crate) trait Maker {
+    /// The engine's stock.
+    fn stock(&mut self) -> &mut Stock;
+    /// Appends one batch of COTs (of about `want`, or the engine's own batch size) to `ready`.
+    fn make(&mut self, ctx: &mut Ctx, ready: &mut Vec<Block>, want: usize) -> Result<()>;
+    /// The most one batch may add beyond what was asked (room reserved ahead for it).
+    fn overshoot(&self) -> usize {
+        0
+    }
+}
+
+impl Stock {
+    /// COTs ready to hand out.
+    pub(crate) fn len(&self) -> usize {
+        self.ready.len()
+    }
+
+    /// COTs handed out so far.
+    pub(crate) fn consumed(&self) -> u64 {
+        self.consumed
+    }
+
+    /// COTs made because a request found too few ready.
+    pub(crate) fn on_demand(&self) -> u64 {
+        self.on_demand
+    }
+}
+
+/// Hands out `n` COTs of `engine`, making batches when none are ready.
+pub(crate) fn draw<M: Maker>(engine: &mut M, ctx: &mut Ctx, n: usize) -> Result<Vec<Block>> {
+    let mut stock = std::mem::take(engine.stock());
     let mut out = Vec::with_capacity(n);
+    let mut result = Ok(());
     while out.len() < n {
-        if buffer.is_empty() {
-            *buffer = make(n - out.len())?;
+        if stock.ready.is_empty() {
+            result = engine.make(ctx, &mut stock.ready, n - out.len());
+            stock.on_demand += stock.ready.len() as u64;
+            if result.is_err() || stock.ready.is_empty() {
+                break;
+            }
         }
-        let start = buffer.len().saturating_sub(n - out.len());
-        out.extend(buffer.drain(start..));
+        let start = stock.ready.len().saturating_sub(n - out.len());
+        out.extend_from_slice(&stock.ready[start..]);
+        stock.ready.truncate(start);
     }
-    Ok(out)
+    stock.consumed += out.len() as u64;
+    *engine.stock() = stock;
+    result.map(|()| out)
 }
 
-/// Grows `buffer` to at least `n` blocks with `make`.
-pub(crate) fn fill(
-    buffer: &mut Vec<Block>,
-    n: usize,
-    mut make: impl FnMut(usize) -> Result<Vec<Block>>,
-) -> Result<()> {
-    while buffer.len() < n {
-        let mut more = make(n - buffer.len())?;
-        more.append(buffer);
-        *buffer = more;
+/// Makes batches until at least `n` COTs of `engine` are ready.
+pub(crate) fn prepare<M: Maker>(engine: &mut M, ctx: &mut Ctx, n: usize) -> Result<()> {
+    let mut stock = std::mem::take(engine.stock());
+    // Room for all of it at once: growing by doubling would copy and fault in pages again.
+    stock.ready.reserve(n.saturating_sub(stock.ready.len()) + engine.overshoot());
+    let mut result = Ok(());
+    while stock.ready.len() < n && result.is_ok() {
+        let before = stock.ready.len();
+        result = engine.make(ctx, &mut stock.ready, n - before);
+        if stock.ready.len() == before {
+            break;
+        }
     }
-    Ok(())
+    *engine.stock() = stock;
+    result
 }
 
 /// Puts a sender's blocks in the normal form `lsb(v) = 0` by swapping the two messages of

@@ -31,7 +31,7 @@ use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use zerocopy::IntoBytes;
 
 use crate::block::{self, Block, clmul, gf_mul, reduce, transpose_columns};
-use crate::cot::{CotReceiver, CotSender, Counters, fill, normalize, take};
+use crate::cot::{self, CotReceiver, CotSender, Maker, Stock, normalize};
 use crate::{base, io};
 
 /// Rows extended per message: 2^18 rows, a 4 MiB message.
@@ -87,8 +87,7 @@ pub struct ExtensionSender {
     delta: Block,
     check: Check,
     columns: Vec<Prg>,
-    buffer: Vec<Block>,
-    counters: Counters,
+    stock: Stock,
 }
 
 impl std::fmt::Debug for ExtensionSender {
@@ -114,7 +113,7 @@ impl ExtensionSender {
         let choices: Vec<bool> = (0..128).map(|j| delta >> j & 1 == 1).collect();
         let keys = base::receive(ctx, peer, &choices)?;
         let columns = keys.iter().enumerate().map(|(j, &k)| column_prg(ctx, k, j)).collect();
-        Ok(ExtensionSender { peer, delta, check, columns, buffer: Vec::new(), counters: Counters::default() })
+        Ok(ExtensionSender { peer, delta, check, columns, stock: Stock::default() })
     }
 
     fn chunk(&mut self, ctx: &mut Ctx, n: usize) -> Result<Vec<Block>> {
@@ -148,6 +147,17 @@ impl ExtensionSender {
     }
 }
 
+impl Maker for ExtensionSender {
+    fn stock(&mut self) -> &mut Stock {
+        &mut self.stock
+    }
+
+    fn make(&mut self, ctx: &mut Ctx, ready: &mut Vec<Block>, want: usize) -> Result<()> {
+        ready.extend(self.chunk(ctx, want.min(CHUNK_ROWS))?);
+        Ok(())
+    }
+}
+
 impl CotSender for ExtensionSender {
     fn peer(&self) -> PartyId {
         self.peer
@@ -158,36 +168,23 @@ impl CotSender for ExtensionSender {
     }
 
     fn send_random(&mut self, ctx: &mut Ctx, n: usize) -> Result<Vec<Block>> {
-        let mut buffer = std::mem::take(&mut self.buffer);
-        let mut made = 0u64;
-        let out = take(&mut buffer, n, |want| {
-            let batch = self.chunk(ctx, want.min(CHUNK_ROWS))?;
-            made += batch.len() as u64;
-            Ok(batch)
-        });
-        self.buffer = buffer;
-        self.counters.on_demand += made;
-        self.counters.consumed += n as u64;
-        out
+        cot::draw(self, ctx, n)
     }
 
     fn prepare(&mut self, ctx: &mut Ctx, n: usize) -> Result<()> {
-        let mut buffer = std::mem::take(&mut self.buffer);
-        let out = fill(&mut buffer, n, |want| self.chunk(ctx, want.min(CHUNK_ROWS)));
-        self.buffer = buffer;
-        out
+        cot::prepare(self, ctx, n)
     }
 
     fn prepared(&self) -> usize {
-        self.buffer.len()
+        self.stock.len()
     }
 
     fn consumed(&self) -> u64 {
-        self.counters.consumed
+        self.stock.consumed()
     }
 
     fn made_on_demand(&self) -> u64 {
-        self.counters.on_demand
+        self.stock.on_demand()
     }
 }
 
@@ -196,8 +193,7 @@ pub struct ExtensionReceiver {
     peer: PartyId,
     check: Check,
     columns: Vec<(Prg, Prg)>,
-    buffer: Vec<Block>,
-    counters: Counters,
+    stock: Stock,
 }
 
 impl std::fmt::Debug for ExtensionReceiver {
@@ -218,7 +214,7 @@ impl ExtensionReceiver {
             .enumerate()
             .map(|(j, &(k0, k1))| (column_prg(ctx, k0, j), column_prg(ctx, k1, j)))
             .collect();
-        Ok(ExtensionReceiver { peer, check, columns, buffer: Vec::new(), counters: Counters::default() })
+        Ok(ExtensionReceiver { peer, check, columns, stock: Stock::default() })
     }
 
     fn chunk(&mut self, ctx: &mut Ctx, n: usize) -> Result<Vec<Block>> {
@@ -254,41 +250,39 @@ impl ExtensionReceiver {
     }
 }
 
+impl Maker for ExtensionReceiver {
+    fn stock(&mut self) -> &mut Stock {
+        &mut self.stock
+    }
+
+    fn make(&mut self, ctx: &mut Ctx, ready: &mut Vec<Block>, want: usize) -> Result<()> {
+        ready.extend(self.chunk(ctx, want.min(CHUNK_ROWS))?);
+        Ok(())
+    }
+}
+
 impl CotReceiver for ExtensionReceiver {
     fn peer(&self) -> PartyId {
         self.peer
     }
 
     fn receive_random(&mut self, ctx: &mut Ctx, n: usize) -> Result<Vec<Block>> {
-        let mut buffer = std::mem::take(&mut self.buffer);
-        let mut made = 0u64;
-        let out = take(&mut buffer, n, |want| {
-            let batch = self.chunk(ctx, want.min(CHUNK_ROWS))?;
-            made += batch.len() as u64;
-            Ok(batch)
-        });
-        self.buffer = buffer;
-        self.counters.on_demand += made;
-        self.counters.consumed += n as u64;
-        out
+        cot::draw(self, ctx, n)
     }
 
     fn prepare(&mut self, ctx: &mut Ctx, n: usize) -> Result<()> {
-        let mut buffer = std::mem::take(&mut self.buffer);
-        let out = fill(&mut buffer, n, |want| self.chunk(ctx, want.min(CHUNK_ROWS)));
-        self.buffer = buffer;
-        out
+        cot::prepare(self, ctx, n)
     }
 
     fn prepared(&self) -> usize {
-        self.buffer.len()
+        self.stock.len()
     }
 
     fn consumed(&self) -> u64 {
-        self.counters.consumed
+        self.stock.consumed()
     }
 
     fn made_on_demand(&self) -> u64 {
-        self.counters.on_demand
+        self.stock.on_demand()
     }
 }

@@ -21,10 +21,11 @@ pub mod extension;
 pub mod ferret;
 pub mod flavours;
 mod io;
-pub mod pack;
 pub mod prp;
 
 pub use block::Block;
 pub use cot::{CotReceiver, CotSender};
 pub use extension::{Check, ExtensionReceiver, ExtensionSender};
 pub use ferret::{FerretParams, FerretReceiver, FerretSender};
+/// Dense bit packing (`veil_mpc::packing`), under the name the OT code uses.
+pub use veil_mpc::packing as pack;

@@ -30,7 +30,7 @@ use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use self::lpn::LpnMatrix;
 pub use self::params::{FerretParams, LpnParams};
 use crate::block::Block;
-use crate::cot::{CotReceiver, CotSender, Counters, normalize};
+use crate::cot::{self, CotReceiver, CotSender, Maker, Stock, normalize};
 use crate::extension::{Check, ExtensionReceiver, ExtensionSender};
 use crate::io;
 
@@ -52,25 +52,24 @@ fn check_params(params: &FerretParams) -> Result<()> {
 }
 
 /// An engine's memory, kept across iterations so that no iteration faults in fresh pages:
-/// the COTs the next iteration consumes, the outputs ready to hand out, and the iteration's
-/// work area.
+/// the COTs the next iteration consumes and the iteration's work area (the outputs ready to
+/// hand out are the engine's [`Stock`]).
 #[derive(Default)]
 struct Buffers {
     reserve: Vec<Block>,
-    ready: Vec<Block>,
     work: Vec<Block>,
 }
 
 impl Buffers {
     /// After an iteration filled `work`: its last `consumed` blocks feed the next iteration,
-    /// the others join the ready outputs.
-    fn settle(&mut self, consumed: usize) {
+    /// the others join `ready`.
+    fn settle(&mut self, consumed: usize, ready: &mut Vec<Block>) {
         let keep = self.work.len() - consumed;
         self.reserve.clear();
         self.reserve.extend_from_slice(&self.work[keep..]);
         // Copied, not swapped: both buffers keep their pages (a swap would leave the work area
         // too small for the next iteration, and growing it faults in fresh pages each time).
-        self.ready.extend_from_slice(&self.work[..keep]);
+        ready.extend_from_slice(&self.work[..keep]);
         self.work.clear();
     }
 }
@@ -83,7 +82,7 @@ pub struct FerretSender {
     buffers: Buffers,
     tweak: u128,
     main: LpnMatrix,
-    counters: Counters,
+    stock: Stock,
 }
 
 impl std::fmt::Debug for FerretSender {
@@ -111,28 +110,47 @@ impl FerretSender {
             buffers: Buffers::default(),
             tweak: 0,
             main,
-            counters: Counters::default(),
+            stock: Stock::default(),
         };
         engine.buffers.reserve = base;
-        engine.iterate(ctx, params.setup, &setup)?;
+        let mut ready = Vec::new();
+        engine.iterate(ctx, params.setup, &setup, &mut ready)?;
+        engine.stock.ready = ready;
         Ok(engine)
     }
 
     /// One iteration from the reserve; its outputs join the ready ones.
-    fn iterate(&mut self, ctx: &mut Ctx, p: LpnParams, matrix: &LpnMatrix) -> Result<()> {
+    fn iterate(
+        &mut self,
+        ctx: &mut Ctx,
+        p: LpnParams,
+        matrix: &LpnMatrix,
+        ready: &mut Vec<Block>,
+    ) -> Result<()> {
         let b = &mut self.buffers;
         let (x, trees) = b.reserve.split_at(p.k);
         spcot::send(ctx, self.peer, &p, self.delta, trees, self.tweak, &mut b.work)?;
         self.tweak += trees.len() as u128;
         matrix.encode(x, &mut b.work);
         normalize(self.delta, &mut b.work);
-        b.settle(self.params.main.consumed());
+        b.settle(self.params.main.consumed(), ready);
         Ok(())
     }
+}
 
-    fn next_main(&mut self, ctx: &mut Ctx) -> Result<()> {
+impl Maker for FerretSender {
+    fn stock(&mut self) -> &mut Stock {
+        &mut self.stock
+    }
+
+    /// One main iteration (its whole output, whatever was asked).
+    fn make(&mut self, ctx: &mut Ctx, ready: &mut Vec<Block>, _want: usize) -> Result<()> {
         let matrix = self.main.clone();
-        self.iterate(ctx, self.params.main, &matrix)
+        self.iterate(ctx, self.params.main, &matrix, ready)
+    }
+
+    fn overshoot(&self) -> usize {
+        self.params.main.n
     }
 }
 
@@ -146,46 +164,24 @@ impl CotSender for FerretSender {
     }
 
     fn send_random(&mut self, ctx: &mut Ctx, n: usize) -> Result<Vec<Block>> {
-        let mut out = Vec::with_capacity(n);
-        while out.len() < n {
-            if self.buffers.ready.is_empty() {
-                self.next_main(ctx)?;
-                self.counters.on_demand += self.buffers.ready.len() as u64;
-            }
-            hand_out(&mut self.buffers.ready, &mut out, n);
-        }
-        self.counters.consumed += n as u64;
-        Ok(out)
+        cot::draw(self, ctx, n)
     }
 
     fn prepare(&mut self, ctx: &mut Ctx, n: usize) -> Result<()> {
-        // Room for all of it at once: growing by doubling would copy and fault in pages again.
-        let missing = n.saturating_sub(self.buffers.ready.len());
-        self.buffers.ready.reserve(missing + self.params.main.n);
-        while self.buffers.ready.len() < n {
-            self.next_main(ctx)?;
-        }
-        Ok(())
+        cot::prepare(self, ctx, n)
     }
 
     fn prepared(&self) -> usize {
-        self.buffers.ready.len()
+        self.stock.len()
     }
 
     fn consumed(&self) -> u64 {
-        self.counters.consumed
+        self.stock.consumed()
     }
 
     fn made_on_demand(&self) -> u64 {
-        self.counters.on_demand
+        self.stock.on_demand()
     }
-}
-
-/// Moves up to `n − out.len()` blocks from the end of `ready` to `out`.
-fn hand_out(ready: &mut Vec<Block>, out: &mut Vec<Block>, n: usize) {
-    let start = ready.len().saturating_sub(n - out.len());
-    out.extend_from_slice(&ready[start..]);
-    ready.truncate(start);
 }
 
 /// The receiver's side of a Ferret engine.
@@ -195,7 +191,7 @@ pub struct FerretReceiver {
     buffers: Buffers,
     tweak: u128,
     main: LpnMatrix,
-    counters: Counters,
+    stock: Stock,
 }
 
 impl std::fmt::Debug for FerretReceiver {
@@ -223,14 +219,22 @@ impl FerretReceiver {
             buffers: Buffers::default(),
             tweak: 0,
             main,
-            counters: Counters::default(),
+            stock: Stock::default(),
         };
         engine.buffers.reserve = base;
-        engine.iterate(ctx, params.setup, &setup)?;
+        let mut ready = Vec::new();
+        engine.iterate(ctx, params.setup, &setup, &mut ready)?;
+        engine.stock.ready = ready;
         Ok(engine)
     }
 
-    fn iterate(&mut self, ctx: &mut Ctx, p: LpnParams, matrix: &LpnMatrix) -> Result<()> {
+    fn iterate(
+        &mut self,
+        ctx: &mut Ctx,
+        p: LpnParams,
+        matrix: &LpnMatrix,
+        ready: &mut Vec<Block>,
+    ) -> Result<()> {
         let b = &mut self.buffers;
         let (x, trees) = b.reserve.split_at(p.k);
         // A·x first, while the sender expands its trees; then the trees' leaves on top.
@@ -239,13 +243,24 @@ impl FerretReceiver {
         matrix.encode(x, &mut b.work);
         spcot::receive(ctx, self.peer, &p, trees, self.tweak, &mut b.work)?;
         self.tweak += trees.len() as u128;
-        b.settle(self.params.main.consumed());
+        b.settle(self.params.main.consumed(), ready);
         Ok(())
     }
+}
 
-    fn next_main(&mut self, ctx: &mut Ctx) -> Result<()> {
+impl Maker for FerretReceiver {
+    fn stock(&mut self) -> &mut Stock {
+        &mut self.stock
+    }
+
+    /// One main iteration (its whole output, whatever was asked).
+    fn make(&mut self, ctx: &mut Ctx, ready: &mut Vec<Block>, _want: usize) -> Result<()> {
         let matrix = self.main.clone();
-        self.iterate(ctx, self.params.main, &matrix)
+        self.iterate(ctx, self.params.main, &matrix, ready)
+    }
+
+    fn overshoot(&self) -> usize {
+        self.params.main.n
     }
 }
 
@@ -255,37 +270,22 @@ impl CotReceiver for FerretReceiver {
     }
 
     fn receive_random(&mut self, ctx: &mut Ctx, n: usize) -> Result<Vec<Block>> {
-        let mut out = Vec::with_capacity(n);
-        while out.len() < n {
-            if self.buffers.ready.is_empty() {
-                self.next_main(ctx)?;
-                self.counters.on_demand += self.buffers.ready.len() as u64;
-            }
-            hand_out(&mut self.buffers.ready, &mut out, n);
-        }
-        self.counters.consumed += n as u64;
-        Ok(out)
+        cot::draw(self, ctx, n)
     }
 
     fn prepare(&mut self, ctx: &mut Ctx, n: usize) -> Result<()> {
-        // Room for all of it at once: growing by doubling would copy and fault in pages again.
-        let missing = n.saturating_sub(self.buffers.ready.len());
-        self.buffers.ready.reserve(missing + self.params.main.n);
-        while self.buffers.ready.len() < n {
-            self.next_main(ctx)?;
-        }
-        Ok(())
+        cot::prepare(self, ctx, n)
     }
 
     fn prepared(&self) -> usize {
-        self.buffers.ready.len()
+        self.stock.len()
     }
 
     fn consumed(&self) -> u64 {
-        self.counters.consumed
+        self.stock.consumed()
     }
 
     fn made_on_demand(&self) -> u64 {
-        self.counters.on_demand
+        self.stock.on_demand()
     }
 }

@@ -20,8 +20,8 @@ use veil_mpc::{Ctx, MpcError, Result};
 use crate::block::{Block, lsb};
 use crate::cot::{CotReceiver, CotSender};
 use crate::io::{self, malformed};
-use crate::pack::{self, mask};
 use crate::prp::{Prp, tcr_hash};
+use veil_mpc::packing::{self as pack, mask};
 
 const STEP_CHOICE: &str = "Δ-OT: choice corrections";
 const STEP_CORRECTION: &str = "Δ-OT: correlation corrections";

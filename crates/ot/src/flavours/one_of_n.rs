@@ -23,8 +23,8 @@ use crate::block::Block;
 use crate::cot::{CotReceiver, CotSender};
 use crate::flavours::{chosen_cot_receive, chosen_cot_send};
 use crate::io::malformed;
-use crate::pack::{self, mask};
 use crate::prp::{Prp, tcr_hash};
+use veil_mpc::packing::{self as pack, mask};
 
 const STEP: &str = "1-of-N OT: masked messages";
 /// Instances hashed per task (small enough that a task's buffers come from the allocator's

@@ -1,5 +1,6 @@
 //! Dense packing of `bits`-bit values (1 ≤ bits ≤ 128), least significant bit first, so a
-//! correction of `k` bits costs `k` bits on the wire.
+//! value of `k` bits costs `k` bits on the wire; a 128-bit accumulator moves whole words, not
+//! bits. [`crate::wire::pack_words`] and the OT protocols' corrections pack through here.
 
 /// Packs the low `bits` bits of each value.
 pub fn pack(values: &[u128], bits: u32) -> Vec<u8> {
