@@ -6,9 +6,11 @@
 //!
 //! Both parties run in this process on threads (`net = "none"`), each on its own pool of
 //! `--threads` threads. Three phases are measured apart: `setup` (base OTs, KOS and Ferret's
-//! first iteration, in both directions), `offline` (the COTs the op will use, made ahead) and
-//! `online` (the op). The paper's single-thread figures include Ferret's setup, so the record
-//! gives the total too. Bytes are split by direction as in the paper: P0 → P1 and P1 → P0.
+//! first iteration, in both directions), `offline` (the COTs the op will use, made ahead;
+//! empty with `--cots on-demand`, where the op makes them as it runs out, as the paper's
+//! implementation does) and `online` (the op). The paper's single-thread figures include
+//! Ferret's setup, so the record gives the total too. Bytes are split by direction as in the
+//! paper: P0 → P1 and P1 → P0.
 
 use std::time::Instant;
 
@@ -22,6 +24,26 @@ use crate::ot_ops::{peak_rss_mib, two_parties_on_threads};
 
 /// Toolkit ops `veil bench ops --family ot` knows.
 pub const TWOPC_OPS: &[&str] = &["cmp", "lt", "relu", "trunc", "trunc-exact"];
+
+/// When the COTs of an op are made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cots {
+    /// All of them in an offline phase before the op (the stock then holds them all).
+    Ahead,
+    /// Inside the op, a Ferret iteration whenever the stock runs out (no offline phase; the
+    /// engines' messages add rounds to the op).
+    OnDemand,
+}
+
+impl Cots {
+    /// The name in records and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cots::Ahead => "ahead",
+            Cots::OnDemand => "on-demand",
+        }
+    }
+}
 
 /// Fractional bits of the truncation benchmarks.
 pub const TRUNC_SHIFT: u32 = 16;
@@ -43,6 +65,8 @@ pub struct TwoPcRecord {
     pub n: usize,
     /// Threads per party.
     pub threads: usize,
+    /// When the COTs were made: `ahead` (offline phase) or `on-demand` (inside the op).
+    pub cots: &'static str,
     /// Parties.
     pub parties: usize,
     /// Bytes P0 → P1 and P1 → P0 in each phase: `[setup, offline, online]`.
@@ -98,7 +122,7 @@ struct PartyRun {
 }
 
 /// COTs `(P0 sending, P1 sending)` that `op` on `n` elements uses (made ahead offline).
-fn cots(op: &str, n: usize, bits: u32) -> (usize, usize) {
+fn cots_used(op: &str, n: usize, bits: u32) -> (usize, usize) {
     let add = |a: (usize, usize), b: (usize, usize)| (a.0 + b.0, a.1 + b.1);
     match op {
         "cmp" => millionaire::cots_needed(n, bits),
@@ -149,7 +173,7 @@ fn inputs(n: usize, bits: u32, party: usize, op: &str) -> Vec<u64> {
     }
 }
 
-fn run_party(ctx: &mut Ctx, op: &str, n: usize, bits: u32) -> Result<PartyRun> {
+fn run_party(ctx: &mut Ctx, op: &str, n: usize, bits: u32, cots: Cots) -> Result<PartyRun> {
     let mut sent = [0u64; 3];
     let mut spans = [(0, 0); 3];
     let mut seconds = [0f64; 3];
@@ -164,8 +188,10 @@ fn run_party(ctx: &mut Ctx, op: &str, n: usize, bits: u32) -> Result<PartyRun> {
     phase(ctx, 0, "setup", start, t0);
     ctx.set_phase("offline");
     let (t0, start) = (ctx.stats().time(), Instant::now());
-    let (p0, p1) = cots(op, n, bits);
-    tp.prepare(ctx, p0, p1)?;
+    let (p0, p1) = cots_used(op, n, bits);
+    if cots == Cots::Ahead {
+        tp.prepare(ctx, p0, p1)?;
+    }
     phase(ctx, 1, "offline", start, t0);
     let x = inputs(n, bits, ctx.party(), op);
     ctx.set_phase("online");
@@ -205,12 +231,12 @@ fn errors(op: &str, n: usize, bits: u32, outs: &[Vec<u64>]) -> usize {
 }
 
 /// Runs one toolkit op on `n` elements of Z_2^bits with `threads` threads per party.
-pub fn twopc_op(op: &str, n: usize, bits: u32, threads: usize) -> Result<TwoPcRecord> {
+pub fn twopc_op(op: &str, n: usize, bits: u32, threads: usize, cots: Cots) -> Result<TwoPcRecord> {
     if !TWOPC_OPS.contains(&op) {
         return Err(MpcError::Invalid(format!("no toolkit op '{op}' (available: {})", TWOPC_OPS.join(", "))));
     }
     let threads = threads.max(1);
-    let runs = two_parties_on_threads(0x2b, threads, |ctx| run_party(ctx, op, n, bits))?;
+    let runs = two_parties_on_threads(0x2b, threads, |ctx| run_party(ctx, op, n, bits, cots))?;
     let seconds: [f64; 3] = std::array::from_fn(|i| runs.iter().map(|r| r.seconds[i]).fold(0.0, f64::max));
     let outs: Vec<Vec<u64>> = runs.iter().map(|r| r.out.clone()).collect();
     Ok(TwoPcRecord {
@@ -221,6 +247,7 @@ pub fn twopc_op(op: &str, n: usize, bits: u32, threads: usize) -> Result<TwoPcRe
         frac_bits: if op.starts_with("trunc") { TRUNC_SHIFT } else { 0 },
         n,
         threads,
+        cots: cots.name(),
         parties: 2,
         bytes_p0_to_p1: runs[0].sent,
         bytes_p1_to_p0: runs[1].sent,

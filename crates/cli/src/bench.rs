@@ -157,20 +157,25 @@ pub fn ot_ops(
     n: Option<usize>,
     op: Option<&str>,
     ring: Option<u32>,
-    threads: Option<usize>,
+    (threads, cots): (Option<usize>, Option<&str>),
     json: bool,
 ) -> anyhow::Result<()> {
     use veil_bench::ot_ops::OT_OPS;
-    use veil_bench::twopc_ops::TWOPC_OPS;
+    use veil_bench::twopc_ops::{Cots, TWOPC_OPS};
     let all: Vec<&str> = OT_OPS.iter().chain(TWOPC_OPS).copied().collect();
     let ops = select_ops("ot", &all, op)?;
     let threads = threads.unwrap_or(1);
+    let cots = match cots {
+        None | Some("ahead") => Cots::Ahead,
+        Some("on-demand") => Cots::OnDemand,
+        Some(other) => bail!("--cots {other}: use ahead or on-demand"),
+    };
     let (engines, toolkit): (Vec<&str>, Vec<&str>) = ops.into_iter().partition(|o| OT_OPS.contains(o));
     if !engines.is_empty() {
         engine_ops(&engines, n, threads, json)?;
     }
     if !toolkit.is_empty() {
-        toolkit_ops(&toolkit, n, ring, threads, json)?;
+        toolkit_ops(&toolkit, n, ring, (threads, cots), json)?;
     }
     Ok(())
 }
@@ -179,7 +184,7 @@ fn toolkit_ops(
     ops: &[&str],
     n: Option<usize>,
     ring: Option<u32>,
-    threads: usize,
+    (threads, cots): (usize, veil_bench::twopc_ops::Cots),
     json: bool,
 ) -> anyhow::Result<()> {
     use veil_bench::twopc_ops::twopc_op;
@@ -205,8 +210,8 @@ fn toolkit_ops(
     for &op in ops {
         let bits = ring.unwrap_or(if op == "cmp" { 32 } else { 64 });
         let size = n.unwrap_or(if op == "trunc" { 10_000_000 } else { 1 << 20 });
-        eprintln!("bench: {op} ring={bits} n={size} threads={threads} ...");
-        let r = twopc_op(op, size, bits, threads)?;
+        eprintln!("bench: {op} ring={bits} n={size} threads={threads} cots={} ...", cots.name());
+        let r = twopc_op(op, size, bits, threads, cots)?;
         if json {
             println!("{}", serde_json::to_string(&r)?);
             continue;

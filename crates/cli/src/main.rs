@@ -348,6 +348,10 @@ enum BenchCommand {
         /// Threads per party (`--family ot`; default 1).
         #[arg(long)]
         threads: Option<usize>,
+        /// `--family ot` toolkit ops: make the COTs `ahead` (an offline phase, the default) or
+        /// `on-demand` inside the op, as they run out.
+        #[arg(long)]
+        cots: Option<String>,
         /// One JSON object per line.
         #[arg(long)]
         json: bool,
@@ -507,9 +511,11 @@ fn main() -> ExitCode {
             "mul" => demo::run(parties, json, workdir),
             other => Err(anyhow::anyhow!("--job {other}: use embed or mul")),
         },
-        Command::Bench { what: BenchCommand::Ops { family, security, ring, n, op, threads, json } } => {
+        Command::Bench { what: BenchCommand::Ops { family, security, ring, n, op, threads, cots, json } } => {
             if family == "ot" {
-                bench::ot_ops(n, op.as_deref(), ring, threads, json)
+                bench::ot_ops(n, op.as_deref(), ring, (threads, cots.as_deref()), json)
+            } else if cots.is_some() {
+                Err(anyhow::anyhow!("--cots applies to --family ot"))
             } else {
                 bench::ops(&family, &security, ring, n, op.as_deref(), json)
             }

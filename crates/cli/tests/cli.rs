@@ -279,6 +279,28 @@ fn bench_ops_ot_measures_the_engines_and_the_toolkit() {
         assert_eq!(r["errors"], 0, "{op}: {r}");
         assert!(r["bytes_p0_to_p1"][2].as_u64().unwrap() > 0);
     }
+    // COTs made inside the op: no offline phase, the same answers.
+    let o = veil(&[
+        "bench",
+        "ops",
+        "--family",
+        "ot",
+        "--op",
+        "cmp",
+        "--ring",
+        "20",
+        "--n",
+        "3000",
+        "--cots",
+        "on-demand",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_str(String::from_utf8_lossy(&o.stdout).trim()).unwrap();
+    assert_eq!((r["errors"].as_u64(), r["cots"].as_str()), (Some(0), Some("on-demand")), "{r}");
+    assert_eq!(r["bytes_p0_to_p1"][1], 0, "{r}");
+    let bad = veil(&["bench", "ops", "--family", "ot", "--op", "cmp", "--cots", "later"]);
+    assert!(stderr(&bad).contains("use ahead or on-demand"), "{}", stderr(&bad));
     let bad = veil(&["bench", "ops", "--family", "ot", "--op", "teleport"]);
     assert!(stderr(&bad).contains("no op 'teleport'"), "{}", stderr(&bad));
 }

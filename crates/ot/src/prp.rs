@@ -5,8 +5,12 @@
 //!   Fixed-Key Block Ciphers"): `H(x, i) = π(π(x) ⊕ i) ⊕ π(x)`, secure in the ideal
 //!   permutation model for correlated inputs `x`, `x ⊕ Δ` as long as no tweak `i` is used
 //!   twice under one Δ. Callers pass a tweak base and each instance adds its index.
-//! - **GGM expansion**: `G(s) = (π₀(s) ⊕ s, π₁(s) ⊕ s)` with two independent fixed keys
-//!   (Matyas–Meyer–Oseas), as in Ferret's trees.
+//! - **CCR hash** (same paper, §7): `H(x) = π(σ(x)) ⊕ σ(x)` with the linear orthomorphism
+//!   `σ(x_L ‖ x_R) = (x_L ⊕ x_R) ‖ x_L` on 64-bit halves, circular correlation robust: the
+//!   values `H(x_i ⊕ Δ) ⊕ b_i·Δ` cannot be told from random without Δ.
+//! - **Half-Tree expansion** (Guo, Yang, Wang, Zhang, Xie, Zhang, Liu, "Half-Tree: Halving
+//!   the Cost of Tree Expansion in COT and DPF", Eurocrypt 2023): node `x` has the children
+//!   `H(x)` and `x ⊕ H(x)`, one π call per node, and the two children XOR to their parent.
 //!
 //! The keys are public constants derived from labels; security rests on AES behaving as an
 //! ideal permutation, the standard assumption of fixed-key OT extension.
@@ -80,32 +84,55 @@ pub fn tcr_hash(prp: &Prp, xs: &mut [Block], tweak: u128) {
     }
 }
 
-/// The two fixed-key permutations of the GGM tree PRG.
-#[derive(Clone, Debug)]
-pub struct Ggm {
-    left: Prp,
-    right: Prp,
+/// The orthomorphism `σ(x_L ‖ x_R) = (x_L ⊕ x_R) ‖ x_L` (high half `x_L`).
+fn sigma(x: Block) -> Block {
+    let (high, low) = (x >> 64, x & u128::from(u64::MAX));
+    (high ^ low) << 64 | high
 }
 
-impl Default for Ggm {
-    fn default() -> Self {
-        Ggm { left: Prp::fixed("ggm/left"), right: Prp::fixed("ggm/right") }
+/// The circular correlation-robust hash `H(x) = π(σ(x)) ⊕ σ(x)` of every block, in place.
+pub fn ccr_hash(prp: &Prp, xs: &mut [Block]) {
+    for x in xs.iter_mut() {
+        *x = sigma(*x);
+    }
+    const CHUNK: usize = 256;
+    let mut image = [0u128; CHUNK];
+    for xs in xs.chunks_mut(CHUNK) {
+        let image = &mut image[..xs.len()];
+        image.copy_from_slice(xs);
+        prp.permute(image);
+        for (x, p) in xs.iter_mut().zip(image.iter()) {
+            *x ^= p;
+        }
     }
 }
 
-impl Ggm {
-    /// Expands one level of `n = parents.len()` nodes into `out[..2n]`: the left child of
-    /// node `j` at `out[j]`, its right child at `out[n + j]`.
-    pub fn expand_halves(&self, parents: &[Block], out: &mut [Block], n: usize) {
-        let (left, right) = out[..2 * n].split_at_mut(n);
-        left.copy_from_slice(parents);
-        right.copy_from_slice(parents);
-        self.left.permute(left);
-        self.right.permute(right);
-        for ((l, r), p) in left.iter_mut().zip(right.iter_mut()).zip(parents) {
-            *l ^= p;
-            *r ^= p;
+/// The tree expansion of Half-Tree: children `H(x)` (left) and `x ⊕ H(x)` (right).
+#[derive(Clone, Debug)]
+pub struct HalfTree {
+    prp: Prp,
+}
+
+impl Default for HalfTree {
+    fn default() -> Self {
+        HalfTree { prp: Prp::fixed("half-tree/ccr") }
+    }
+}
+
+impl HalfTree {
+    /// Expands one level of `n` nodes, `parents = level[..n]`, into `level[..2n]`: the left
+    /// child of node `j` at `level[j]`, its right child at `level[n + j]`. Returns the XOR of
+    /// the left children (the right ones XOR to that and the parents' XOR).
+    pub fn expand(&self, level: &mut [Block], n: usize) -> Block {
+        let (left, right) = level[..2 * n].split_at_mut(n);
+        right.copy_from_slice(left);
+        ccr_hash(&self.prp, left);
+        let mut sum = 0;
+        for (l, r) in left.iter().zip(right.iter_mut()) {
+            *r ^= l;
+            sum ^= l;
         }
+        sum
     }
 }
 
@@ -128,14 +155,35 @@ mod tests {
     }
 
     #[test]
-    fn ggm_children_come_from_their_parent() {
-        let ggm = Ggm::default();
-        let parents = vec![1u128, 2, 3];
-        let mut children = vec![0u128; 6];
-        ggm.expand_halves(&parents, &mut children, 3);
-        let mut one = vec![0u128; 2];
-        ggm.expand_halves(&[2], &mut one, 1);
-        assert_eq!([children[1], children[4]], [one[0], one[1]]);
-        assert_ne!(children[0], children[3]);
+    fn half_tree_children_come_from_their_parent_and_xor_to_it() {
+        let tree = HalfTree::default();
+        let mut level = vec![1u128, 2, 3, 0, 0, 0];
+        let sum = tree.expand(&mut level, 3);
+        let mut one = vec![2u128, 0];
+        tree.expand(&mut one, 1);
+        assert_eq!([level[1], level[4]], [one[0], one[1]]);
+        assert_eq!(sum, level[0] ^ level[1] ^ level[2]);
+        for j in 0..3 {
+            assert_eq!(level[j] ^ level[3 + j], [1u128, 2, 3][j]);
+        }
+        let mut h = vec![2u128];
+        ccr_hash(&Prp::fixed("half-tree/ccr"), &mut h);
+        assert_eq!(h[0], level[1]);
+        assert_ne!(level[0], level[3]);
+    }
+
+    #[test]
+    fn sigma_is_an_orthomorphism_on_samples() {
+        // σ and x ↦ σ(x) ⊕ x are both permutations: check injectivity on a sample.
+        let xs: Vec<Block> =
+            (0..1000u128).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835)).collect();
+        let mut a: Vec<Block> = xs.iter().map(|&x| sigma(x)).collect();
+        let mut b: Vec<Block> = xs.iter().map(|&x| sigma(x) ^ x).collect();
+        a.sort_unstable();
+        a.dedup();
+        b.sort_unstable();
+        b.dedup();
+        assert_eq!((a.len(), b.len()), (1000, 1000));
+        assert_eq!(sigma(1u128 << 64 | 2), 3u128 << 64 | 1);
     }
 }

@@ -65,7 +65,7 @@ fn ferret_agrees_over_tls() {
 }
 
 #[test]
-fn ferret_at_the_secure_parameters_sends_under_half_a_bit_per_cot() {
+fn ferret_at_the_secure_parameters_sends_under_a_quarter_bit_per_cot() {
     let main = FerretParams::SECURE.main;
     let per_iteration = main.n - main.consumed();
     let results = all_ok(simulate(2, 11, |ctx| {
@@ -86,13 +86,13 @@ fn ferret_at_the_secure_parameters_sends_under_half_a_bit_per_cot() {
     .expect("honest");
     let (outs, stats): (Vec<_>, Vec<_>) = results.into_iter().unzip();
     assert_correlated(&outs);
-    // One message from the sender: t·(2h + 1) blocks; nothing from the receiver.
-    let expected = (main.t * (2 * main.h as usize + 1) * 16) as u64;
+    // One message from the sender: t·(h − 1) blocks (Half-Tree); nothing from the receiver.
+    let expected = (main.t * (main.h as usize - 1) * 16) as u64;
     assert_eq!(stats[0].bytes_sent, expected);
     assert_eq!(stats[0].messages_sent, 1);
     assert_eq!(stats[1].bytes_sent, 0);
     let bits_per_cot = expected as f64 * 8.0 / per_iteration as f64;
-    assert!(bits_per_cot < 0.5, "{bits_per_cot}");
+    assert!(bits_per_cot < 0.25, "{bits_per_cot}");
 }
 
 #[test]
@@ -106,7 +106,9 @@ fn garbled_tree_sums_are_errors_naming_the_step() {
         });
     assert!(altered);
     match &results[1] {
-        Err(MpcError::Malformed { what, .. }) => assert!(what.contains("Ferret: GGM tree sums"), "{what}"),
+        Err(MpcError::Malformed { what, .. }) => {
+            assert!(what.contains("Ferret: Half-Tree level sums"), "{what}")
+        }
         other => panic!("{other:?}"),
     }
 }

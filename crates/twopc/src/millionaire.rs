@@ -4,21 +4,24 @@
 //!
 //! 1. Split into `D = ⌈ℓ/4⌉` digits of `m = 4` bits (the top digit zero-padded, which keeps
 //!    the order).
-//! 2. **Leaves**: one 1-out-of-16 OT of 2-bit messages per digit. P0 draws `(s_lt, s_eq)` and
-//!    offers, for each `j`, `(s_lt ⊕ 1{x_i < j}, s_eq ⊕ 1{x_i = j})`; P1 picks `j = y_i`.
+//! 2. **Leaves**: one 1-out-of-16 OT per digit. P0 draws `(s_lt, s_eq)` and offers, for each
+//!    `j`, `(s_lt ⊕ 1{x_i < j}, s_eq ⊕ 1{x_i = j})`; P1 picks `j = y_i`. The least
+//!    significant digit's `eq` is never used (see 3), so its messages are the `lt` bit alone.
 //! 3. **Tree**, bottom-up, pairing digits `(2i, 2i+1)` (`2i+1` more significant):
 //!    `lt = lt_hi ⊕ (eq_hi ∧ lt_lo)`, `eq = eq_hi ∧ eq_lo`. The two ANDs share `eq_hi`, so
 //!    they take one correlated triple; the least significant node of a level needs no `eq`,
 //!    so it takes a plain AND. An odd node out moves up unchanged.
 //!
-//! Cost per comparison: `D·(4 + 32)` bits for the leaves (P1 sends 4 bits, P0 32), then per
+//! Cost per comparison: `4·D` bits from P1 and `32·D − 16` from P0 for the leaves, then per
 //! AND 2 bits and per correlated pair 3 bits from each party; latency rounds as `CommStats`
-//! counts them: `1 + ⌈log2 D⌉` (P0's first openings go out with its leaf messages). Triples come from random OT and send nothing beyond the COT
-//! engine's own traffic.
+//! counts them: `1 + ⌈log2 D⌉` (P0's first openings go out with its leaf messages). Triples
+//! come from random OT and send nothing beyond the COT engine's own traffic. (The M&M paper
+//! counts `36·D` bits for the leaves, every digit with both bits.)
 
 use veil_mpc::cost::Cost;
 use veil_mpc::{Ctx, MpcError, Result};
-use veil_ot::flavours::{one_of_n_receive, one_of_n_send_with};
+use veil_ot::Block;
+use veil_ot::flavours::{one_of_n_receive_rows, one_of_n_send_rows};
 
 use crate::TwoParty;
 use crate::bits::{Triples, and_gates, triples};
@@ -58,7 +61,7 @@ pub fn gates(d: usize) -> (usize, usize) {
 /// were made ahead (`first`: whether the party is P0).
 pub fn cost(n: usize, bits: u32, first: bool) -> Cost {
     let d = digits(bits);
-    let leaf_bits = if first { 32 * n * d } else { 4 * n * d };
+    let leaf_bits = if first { n * (32 * d - 16) } else { 4 * n * d };
     let tree = levels(d).len() - 1;
     let mut bytes = leaf_bits.div_ceil(8) as u64;
     // The leaves' 1-of-16 OTs go a piece at a time: one message per piece each way.
@@ -97,21 +100,24 @@ pub fn less_than(tp: &mut TwoParty, ctx: &mut Ctx, mine: &[u64], bits: u32) -> R
     let digit = |v: u64, i: usize| ((v >> (DIGIT_BITS as usize * i)) & 15) as usize;
     // Leaves: digit-major layout, leaf (c, i) at c·d + i.
     let (mut lt, mut eq) = (vec![false; n * d], vec![false; n * d]);
+    // Digit 0 (the least significant) sends `lt` alone, the others `(lt, eq)`.
+    let width = |k: usize| if k.is_multiple_of(d) { 1 } else { 2 };
     if tp.is_first() {
         let mut coins = vec![0u8; (n * d).div_ceil(4)];
         ctx.rng().fill_bytes(&mut coins);
         for k in 0..n * d {
             lt[k] = coins[k / 4] >> (2 * (k % 4)) & 1 == 1;
-            eq[k] = coins[k / 4] >> (2 * (k % 4) + 1) & 1 == 1;
+            eq[k] = k % d != 0 && coins[k / 4] >> (2 * (k % 4) + 1) & 1 == 1;
         }
+        let rows = LeafRows::new();
         let (lt, eq) = (&lt, &eq);
-        one_of_n_send_with(ctx, tp.sender(), DIGIT_BITS, 2, n * d, |k, j| {
+        one_of_n_send_rows(ctx, tp.sender(), DIGIT_BITS, n * d, width, |k, row| {
             let x = digit(mine[k / d], k % d);
-            u128::from(lt[k] ^ (x < j)) | u128::from(eq[k] ^ (x == j)) << 1
+            row[0] = if k % d == 0 { rows.lt_only(x, lt[k]) } else { rows.lt_eq(x, lt[k], eq[k]) };
         })?;
     } else {
         let index: Vec<usize> = (0..n * d).map(|k| digit(mine[k / d], k % d)).collect();
-        let got = one_of_n_receive(ctx, tp.receiver(), DIGIT_BITS, 2, &index)?;
+        let got = one_of_n_receive_rows(ctx, tp.receiver(), DIGIT_BITS, width, &index)?;
         for (k, m) in got.into_iter().enumerate() {
             lt[k] = m & 1 == 1;
             eq[k] = m >> 1 & 1 == 1;
@@ -161,6 +167,37 @@ pub fn less_than(tp: &mut TwoParty, ctx: &mut Ctx, mine: &[u64], bits: u32) -> R
         width = next;
     }
     Ok(lt)
+}
+
+/// The leaves' 16 messages for each digit value `x`, packed as a row (message `j` at bit
+/// `j·w`): `1{x < j}` (w = 1), or `1{x < j}` and `1{x = j}` (w = 2, `lt` the low bit).
+struct LeafRows {
+    lt: [Block; 16],
+    lt_eq: [Block; 16],
+}
+
+impl LeafRows {
+    fn new() -> Self {
+        let row = |x: usize, w: usize, eq: bool| {
+            (0..16usize).fold(0u128, |acc, j| {
+                acc | u128::from(x < j) << (w * j) | u128::from(eq && x == j) << (w * j + 1)
+            })
+        };
+        LeafRows {
+            lt: std::array::from_fn(|x| row(x, 1, false)),
+            lt_eq: std::array::from_fn(|x| row(x, 2, true)),
+        }
+    }
+
+    /// Row of a digit with `lt` only, masked by P0's coin.
+    fn lt_only(&self, x: usize, coin: bool) -> Block {
+        self.lt[x] ^ if coin { 0xFFFF } else { 0 }
+    }
+
+    /// Row of a digit with `(lt, eq)`, masked by P0's coins.
+    fn lt_eq(&self, x: usize, coin_lt: bool, coin_eq: bool) -> Block {
+        self.lt_eq[x] ^ if coin_lt { 0x5555_5555 } else { 0 } ^ if coin_eq { 0xAAAA_AAAA } else { 0 }
+    }
 }
 
 /// Takes the first `n` triples off `t`.

@@ -6,15 +6,15 @@
 //!
 //! ```text
 //! x  = the first k COTs (the LPN secret; choice vector u, sender blocks v_x, receiver w_x)
-//! e  = regular multi-point COT from the other t·h COTs (one GGM tree per block of 2^h)
+//! e  = regular multi-point COT from the other t·h COTs (one Half-Tree per block of 2^h)
 //! sender:   v   = A·v_x ⊕ s                 receiver: w = A·w_x ⊕ (s ⊕ e·Δ)
 //!           so  w = v ⊕ (A·u ⊕ e)·Δ        (choice vector: an LPN sample, pseudorandom)
 //! ```
 //!
 //! The first `k + t·h` outputs are kept for the next iteration, the rest handed out. Setup
 //! runs KOS OT extension (after 128 base OTs) for the setup iteration's `k + t·h` COTs; that
-//! iteration's output feeds the main one. Per main iteration the sender sends `t·(2h + 1)`
-//! blocks, one message: 0.45 bits per COT with [`FerretParams::SECURE`] and nothing back.
+//! iteration's output feeds the main one. Per main iteration the sender sends `t·(h − 1)`
+//! blocks, one message: 0.20 bits per COT with [`FerretParams::SECURE`] and nothing back.
 //!
 //! **Security**: semi-honest (a malicious sender could learn whether the punctured positions lie in a set it picks, the selective-failure attack that Ferret's consistency check closes, which is not implemented); the LPN
 //! parameters are Ferret's for 128-bit security ([`params`]).
@@ -80,7 +80,6 @@ pub struct FerretSender {
     delta: Block,
     params: FerretParams,
     buffers: Buffers,
-    tweak: u128,
     main: LpnMatrix,
     stock: Stock,
 }
@@ -108,7 +107,6 @@ impl FerretSender {
             delta: ext.delta(),
             params,
             buffers: Buffers::default(),
-            tweak: 0,
             main,
             stock: Stock::default(),
         };
@@ -129,8 +127,7 @@ impl FerretSender {
     ) -> Result<()> {
         let b = &mut self.buffers;
         let (x, trees) = b.reserve.split_at(p.k);
-        spcot::send(ctx, self.peer, &p, self.delta, trees, self.tweak, &mut b.work)?;
-        self.tweak += trees.len() as u128;
+        spcot::send(ctx, self.peer, &p, self.delta, trees, &mut b.work)?;
         matrix.encode(x, &mut b.work);
         normalize(self.delta, &mut b.work);
         b.settle(self.params.main.consumed(), ready);
@@ -189,7 +186,6 @@ pub struct FerretReceiver {
     peer: PartyId,
     params: FerretParams,
     buffers: Buffers,
-    tweak: u128,
     main: LpnMatrix,
     stock: Stock,
 }
@@ -213,14 +209,8 @@ impl FerretReceiver {
         let me = ctx.party();
         let setup = lpn_matrix(ctx, peer, me, &params.setup);
         let main = lpn_matrix(ctx, peer, me, &params.main);
-        let mut engine = FerretReceiver {
-            peer,
-            params,
-            buffers: Buffers::default(),
-            tweak: 0,
-            main,
-            stock: Stock::default(),
-        };
+        let mut engine =
+            FerretReceiver { peer, params, buffers: Buffers::default(), main, stock: Stock::default() };
         engine.buffers.reserve = base;
         let mut ready = Vec::new();
         engine.iterate(ctx, params.setup, &setup, &mut ready)?;
@@ -241,8 +231,7 @@ impl FerretReceiver {
         b.work.clear();
         b.work.resize(p.n, 0);
         matrix.encode(x, &mut b.work);
-        spcot::receive(ctx, self.peer, &p, trees, self.tweak, &mut b.work)?;
-        self.tweak += trees.len() as u128;
+        spcot::receive(ctx, self.peer, &p, trees, &mut b.work)?;
         b.settle(self.params.main.consumed(), ready);
         Ok(())
     }

@@ -1,29 +1,36 @@
-//! Regular multi-point COT: `t` single-point COTs, one GGM tree of depth `h` each (Ferret §3;
-//! the puncturable-PRF construction of Boyle et al., "Efficient Two-Round OT Extension and
-//! Silent Non-Interactive Secure Computation").
+//! Regular multi-point COT: `t` single-point COTs, one tree of depth `h` each (Ferret §3),
+//! expanded as a Half-Tree (Guo, Yang, Wang, Zhang, Xie, Zhang, Liu, "Half-Tree: Halving the
+//! Cost of Tree Expansion in COT and DPF", Eurocrypt 2023, §4).
 //!
-//! For each tree the sender expands a random root into `2^h` leaves `s_j` and the receiver
-//! learns every leaf but one, at a position α it picks. Level `l` costs one random COT: its
-//! choice bit `b_l` fixes α's digit at that level to `¬b_l`, so the receiver sends nothing
-//! (α is uniform because the COT's choice is). The sender sends, per level, the XOR `K_l^0`
-//! of the level's left children and `K_l^1` of its right children, masked as
+//! For each tree the sender holds `2^h` leaves `s_j` and the receiver learns every leaf but
+//! one, at a position α it does not pick (α is uniform because the COTs' choices are). Node
+//! `x` has the children `H(x)` and `x ⊕ H(x)` (`H` the circular correlation-robust hash of
+//! [`crate::prp`]), so siblings XOR to their parent and every level XORs to the same value.
 //!
 //! ```text
-//! c_l^0 = K_l^0 ⊕ H(v_l),   c_l^1 = K_l^1 ⊕ H(v_l ⊕ Δ)        (H: TCR hash, unique tweak)
+//! level 1:  the nodes v_1 and v_1 ⊕ Δ (the sender's block of the tree's first COT): XOR Δ
+//! level l:  K_l^0 = ⊕ left children,  K_l^1 = ⊕ right children = K_l^0 ⊕ Δ
+//! sender → receiver, levels 2..h:   c_l = K_l^0 ⊕ v_l
 //! ```
 //!
-//! so the receiver, holding `w_l = v_l ⊕ b_l·Δ`, opens `K_l^{b_l}`, the XOR of the side off
-//! its path, and rebuilds every node off the path. Last, the sender sends
-//! `ψ = Δ ⊕ ⊕_j s_j`, and the receiver sets its leaf at α to `ψ ⊕ ⊕_{j≠α} s_j = s_α ⊕ Δ`.
-//! The sender's vector is `s`, the receiver's is `s ⊕ e_α·Δ`: a COT with a unit choice vector.
+//! The receiver holds `w_l = v_l ⊕ b_l·Δ`. At level 1 `w_1` is the node at position `b_1`; at
+//! level `l ≥ 2` it opens `c_l ⊕ w_l = K_l^{b_l}`, the XOR of the side off its path, and
+//! rebuilds the one child of its path's node it lacks there; α's digit is `¬b_l` throughout.
+//! The leaves XOR to Δ, so the receiver sets its leaf at α to `⊕_{j≠α} s_j = s_α ⊕ Δ`: the
+//! sender's vector is `s`, the receiver's `s ⊕ e_α·Δ`, a COT with a unit choice vector.
+//!
+//! **Cost.** Per tree `h` COTs, `h − 1` blocks from the sender, nothing back; one π call per
+//! node (a GGM tree of two PRG halves sends `2h + 1` blocks and calls π twice per node).
 //!
 //! **Layout.** At each level the children of node `p` (of `P` nodes) sit at `p` (left) and
 //! `p + P` (right), so a side is a contiguous half. Leaf `j` of tree `i` is output `i·2^h + j`.
 //!
-//! **Security.** Semi-honest: a malicious sender could send inconsistent `K` values and learn
+//! **Security.** Semi-honest: a malicious sender could send inconsistent sums and learn
 //! whether the receiver's α lies in a chosen set (the selective-failure attack that Ferret's
 //! consistency check closes). The families on top of this engine (`mm`, `blb`, `spin`) are
-//! semi-honest. Per tree the sender sends `2h + 1` blocks.
+//! semi-honest. The Half-Tree paper proves the semi-honest protocol secure when `H` is
+//! circular correlation robust, which the fixed-key construction is in the ideal permutation
+//! model.
 
 use rayon::prelude::*;
 use veil_mpc::{Ctx, PartyId, Result};
@@ -31,16 +38,13 @@ use veil_mpc::{Ctx, PartyId, Result};
 use super::params::LpnParams;
 use crate::block::{Block, lsb};
 use crate::io;
-use crate::prp::{Ggm, Prp, tcr_hash};
+use crate::prp::HalfTree;
 
-const STEP: &str = "Ferret: GGM tree sums";
+const STEP: &str = "Ferret: Half-Tree level sums";
 
-/// Expands `tree[..P]` (the nodes of one level) into `tree[..2P]`: left children in place,
-/// right children after them.
-fn expand_level(ggm: &Ggm, tree: &mut [Block], parents: usize, scratch: &mut Vec<Block>) {
-    scratch.clear();
-    scratch.extend_from_slice(&tree[..parents]);
-    ggm.expand_halves(scratch, tree, parents);
+/// Blocks the sender sends per tree of depth `h`.
+pub(crate) fn blocks_per_tree(h: usize) -> usize {
+    h - 1
 }
 
 /// The sender's side for `p.t` trees, from `p.t · p.h` COTs (tree `i` uses
@@ -51,41 +55,24 @@ pub(crate) fn send(
     p: &LpnParams,
     delta: Block,
     cots: &[Block],
-    tweak: u128,
     leaves: &mut Vec<Block>,
 ) -> Result<()> {
     let h = p.h as usize;
     let width = 1usize << h;
-    let roots: Vec<Block> = (0..p.t).map(|_| u128::from_le_bytes(ctx.rng().next_block())).collect();
-    let ggm = Ggm::default();
+    let expand = HalfTree::default();
     leaves.resize(p.n, 0);
-    let mut sums = vec![0u128; p.t * (2 * h + 1)];
-    leaves.par_chunks_mut(width).zip(sums.par_chunks_mut(2 * h + 1)).zip(&roots).for_each(
-        |((tree, sum), &root)| {
-            let mut scratch = Vec::with_capacity(width / 2);
-            tree[0] = root;
-            for level in 0..h {
-                let parents = 1 << level;
-                expand_level(&ggm, tree, parents, &mut scratch);
-                let (left, right) = tree[..2 * parents].split_at(parents);
-                sum[2 * level] = left.iter().fold(0, |a, b| a ^ b);
-                sum[2 * level + 1] = right.iter().fold(0, |a, b| a ^ b);
+    let per_tree = blocks_per_tree(h);
+    let mut sums = vec![0u128; p.t * per_tree];
+    leaves.par_chunks_mut(width).zip(sums.par_chunks_mut(per_tree)).zip(cots.par_chunks(h)).for_each(
+        |((tree, sum), cots)| {
+            tree[0] = cots[0];
+            tree[1] = cots[0] ^ delta;
+            for level in 1..h {
+                let k0 = expand.expand(tree, 1 << level);
+                sum[level - 1] = k0 ^ cots[level];
             }
-            sum[2 * h] = delta ^ tree.iter().fold(0, |a, b| a ^ b);
         },
     );
-    // Mask the level sums: c^0 with H(v), c^1 with H(v ⊕ Δ).
-    let prp = Prp::fixed("ferret/spcot");
-    let mut zero = cots.to_vec();
-    let mut one: Vec<Block> = cots.iter().map(|v| v ^ delta).collect();
-    tcr_hash(&prp, &mut zero, tweak);
-    tcr_hash(&prp, &mut one, tweak);
-    for (i, sum) in sums.chunks_mut(2 * h + 1).enumerate() {
-        for level in 0..h {
-            sum[2 * level] ^= zero[i * h + level];
-            sum[2 * level + 1] ^= one[i * h + level];
-        }
-    }
     io::send_blocks(ctx, peer, &sums)
 }
 
@@ -97,46 +84,46 @@ pub(crate) fn receive(
     peer: PartyId,
     p: &LpnParams,
     cots: &[Block],
-    tweak: u128,
     out: &mut [Block],
 ) -> Result<Vec<usize>> {
     let h = p.h as usize;
     let width = 1usize << h;
-    let mut sums = io::recv_blocks(ctx, peer, p.t * (2 * h + 1), STEP)?;
-    let prp = Prp::fixed("ferret/spcot");
-    let mut masks = cots.to_vec();
-    tcr_hash(&prp, &mut masks, tweak);
-    let ggm = Ggm::default();
+    let per_tree = blocks_per_tree(h);
+    let sums = io::recv_blocks(ctx, peer, p.t * per_tree, STEP)?;
+    let expand = HalfTree::default();
     let mut alphas = vec![0usize; p.t];
     out.par_chunks_mut(width)
-        .zip(sums.par_chunks_mut(2 * h + 1))
+        .zip(sums.par_chunks(per_tree))
+        .zip(cots.par_chunks(h))
         .zip(alphas.par_iter_mut())
-        .enumerate()
-        .for_each(|(i, ((out, sum), alpha))| {
-            let mut scratch = Vec::with_capacity(width / 2);
-            let mut tree = vec![0u128; width];
-            let tree = &mut tree[..];
-            let mut path = 0usize;
-            for level in 0..h {
-                let parents = 1 << level;
-                expand_level(&ggm, tree, parents, &mut scratch);
-                let cot = cots[i * h + level];
-                let b = lsb(cot);
-                // The opened sum is the side off the path: α's digit is ¬b.
-                let k_off = sum[2 * level + usize::from(b)] ^ masks[i * h + level];
-                let off = path + usize::from(b) * parents;
-                let on = path + usize::from(!b) * parents;
-                tree[on] = 0;
-                tree[off] = 0;
-                let side = &tree[usize::from(b) * parents..(usize::from(b) + 1) * parents];
-                tree[off] = k_off ^ side.iter().fold(0, |a, x| a ^ x);
-                path = on;
-            }
-            tree[path] = sum[2 * h] ^ tree.iter().fold(0, |a, x| a ^ x);
-            *alpha = path;
-            for (o, leaf) in out.iter_mut().zip(tree.iter()) {
-                *o ^= leaf;
-            }
-        });
+        .for_each_init(
+            || vec![0u128; width],
+            |tree, (((out, sum), cots), alpha)| {
+                // Level 1: w_1 is the node at b_1; the path goes to ¬b_1.
+                let b = usize::from(lsb(cots[0]));
+                tree[b] = cots[0];
+                tree[1 - b] = 0;
+                let mut path = 1 - b;
+                for level in 1..h {
+                    let parents = 1usize << level;
+                    // The path's node is unknown (zero here): its children come out wrong and
+                    // are overwritten below.
+                    expand.expand(tree, parents);
+                    let b = usize::from(lsb(cots[level]));
+                    let opened = sum[level - 1] ^ cots[level];
+                    let (off, on) = (path + b * parents, path + (1 - b) * parents);
+                    tree[off] = 0;
+                    tree[on] = 0;
+                    let side = tree[b * parents..(b + 1) * parents].iter().fold(0, |a, x| a ^ x);
+                    tree[off] = opened ^ side;
+                    path = on;
+                }
+                tree[path] = tree.iter().fold(0, |a, x| a ^ x);
+                *alpha = path;
+                for (o, leaf) in out.iter_mut().zip(tree.iter()) {
+                    *o ^= leaf;
+                }
+            },
+        );
     Ok(alphas)
 }

@@ -1,20 +1,26 @@
-//! 1-out-of-N OT of ℓ-bit messages (ℓ ≤ 128, N = 2^m) from m random COTs (Naor and Pinkas,
-//! "Computationally Secure Oblivious Transfer", the reduction to 1-out-of-2 OT).
+//! 1-out-of-N OT of short messages (N = 2^m, message widths up to 128 bits, each instance
+//! its own width) from m random COTs (Naor and Pinkas, "Computationally Secure Oblivious
+//! Transfer", the reduction to 1-out-of-2 OT).
 //!
-//! Instance `i` uses m COTs, derandomized to the bits of the receiver's index `j*`. Level `l`
-//! has the keys `k_l^0 = v_l` and `k_l^1 = v_l ⊕ Δ`; each key is stretched into `N·ℓ` bits
-//! `G_{i,l}(k) = H(k, t_{i,l,0}) ‖ H(k, t_{i,l,1}) ‖ …` (TCR hash, tweaks unique per instance,
-//! level and block), and message `j` is masked with `⊕_l G_{i,l}(k_l^{j_l})[j]`, the `j`-th
-//! ℓ-bit chunk. The receiver knows `k_l^{j*_l}` only; for every `j ≠ j*` some level has
-//! `j_l ≠ j*_l`, whose stretched key it cannot tell from random, and each `j` reads its own
-//! chunk of it, so the masks of different messages are independent. (A mask that hashed the
-//! XOR of keys, or XORed per-key hashes shared by all `j`, would let the receiver combine
-//! messages.)
+//! Instance `i` has messages of `w_i` bits and uses m COTs, derandomized to the bits of the
+//! receiver's index `j*`. Level `l` has the keys `k_l^0 = v_l` and `k_l^1 = v_l ⊕ Δ`; each key
+//! is stretched into a *row* of `N·w_i` bits `G_{i,l}(k) = H(k, t_{i,l,0}) ‖ H(k, t_{i,l,1}) ‖ …`
+//! (TCR hash, tweaks unique per instance, level and block), and message `j` is masked with
+//! `⊕_l G_{i,l}(k_l^{j_l})[j]`, the `j`-th `w_i`-bit chunk. The receiver knows `k_l^{j*_l}`
+//! only; for every `j ≠ j*` some level has `j_l ≠ j*_l`, whose stretched key it cannot tell
+//! from random, and each `j` reads its own chunk of it, so the masks of different messages are
+//! independent. (A mask that hashed the XOR of keys, or XORed per-key hashes shared by all `j`,
+//! would let the receiver combine messages.)
 //!
-//! Cost: `m` bits from the receiver, `N·ℓ` bits from the sender, one message each way per
-//! piece of [`PIECE`] instances, two latency rounds; `2m·⌈N·ℓ/128⌉` TCR hashes at the sender,
-//! half that at the receiver. The sender's messages come from a function and the work runs a
-//! piece at a time, so millions of instances never sit in memory.
+//! The sender masks a whole row at once: with `M_l` the bits of the chunks `j` whose bit `l`
+//! is set, the row of pads is `⊕_l (G(k_l^0) ∧ ¬M_l) ∨ (G(k_l^1) ∧ M_l)`, a few word
+//! operations per 128 bits instead of one chunk at a time per message and level. The masked
+//! rows go out back to back, `N·w_i` bits each.
+//!
+//! Cost: `m` bits from the receiver, `Σ N·w_i` bits from the sender, one message each way per
+//! piece of [`PIECE`] instances, two latency rounds; `2m·⌈N·w_i/128⌉` TCR hashes at the sender,
+//! half that at the receiver. The sender's rows come from a function and the work runs a piece
+//! at a time, so millions of instances never sit in memory.
 
 use rayon::prelude::*;
 use veil_mpc::{Ctx, MpcError, Result};
@@ -24,51 +30,90 @@ use crate::cot::{CotReceiver, CotSender};
 use crate::flavours::{chosen_cot_receive, chosen_cot_send};
 use crate::io::malformed;
 use crate::prp::{Prp, tcr_hash};
-use veil_mpc::packing::{self as pack, mask};
+use veil_mpc::packing::{BitWriter, get_at, mask};
 
 const STEP: &str = "1-of-N OT: masked messages";
 /// Instances hashed per task (small enough that a task's buffers come from the allocator's
 /// free lists, not fresh pages).
 const TASK: usize = 1 << 10;
 
-fn check(log_n: u32, bits: u32) -> Result<()> {
-    if !(1..=16).contains(&log_n) || !(1..=128).contains(&bits) {
-        return Err(MpcError::Invalid(format!("1-of-2^{log_n} OT of {bits}-bit messages is not supported")));
-    }
-    Ok(())
-}
-
-/// 128-bit blocks per stretched key.
-fn blocks_per_key(log_n: u32, bits: u32) -> usize {
-    ((bits as usize) << log_n).div_ceil(128)
-}
-
-/// Stretches keys: `keys[k]` (instance `first + k / m`, level `k % m`) into `w` blocks each.
-fn stretch(prp: &Prp, keys: &[Block], first: usize, m: usize, w: usize) -> Vec<Block> {
-    let mut out: Vec<Block> = keys.iter().flat_map(|&k| std::iter::repeat_n(k, w)).collect();
-    // Tweak of (instance, level, block): consecutive, so one base and the index suffice.
-    tcr_hash(prp, &mut out, (first * m * w) as u128);
-    out
-}
-
-/// The `ℓ`-bit chunk `j` of a stretched key (`w` blocks).
-fn chunk(key: &[Block], j: usize, bits: u32) -> u128 {
-    let pos = j * bits as usize;
-    let (b, off) = (pos / 128, (pos % 128) as u32);
-    let mut v = key[b] >> off;
-    if off + bits > 128 {
-        v |= key[b + 1] << (128 - off);
-    }
-    v & mask(bits)
-}
-
 /// Instances per piece: COTs are drawn, corrected and answered a piece at a time, so no
 /// party holds more than a piece's blocks (a whole batch of millions would be gigabytes).
 pub const PIECE: usize = 1 << 16;
 
+fn check(log_n: u32, widths: impl Iterator<Item = u32>) -> Result<()> {
+    if !(1..=16).contains(&log_n) {
+        return Err(MpcError::Invalid(format!("1-of-2^{log_n} OT is not supported")));
+    }
+    for bits in widths {
+        if !(1..=128).contains(&bits) {
+            return Err(MpcError::Invalid(format!(
+                "1-of-2^{log_n} OT of {bits}-bit messages is not supported"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// 128-bit blocks in a row of `N` messages of `bits` bits.
+fn row_blocks(log_n: u32, bits: u32) -> usize {
+    ((bits as usize) << log_n).div_ceil(128)
+}
+
+/// The stretched keys of a task's instances, one row per (instance, level), laid out
+/// instance by instance: `offsets[i]` is the first block of instance `i`'s `m` rows.
+struct Rows {
+    blocks: Vec<Block>,
+    offsets: Vec<usize>,
+}
+
+/// Stretches `keys` (instance `i` of the task has `keys[i·m..(i+1)·m]`, one per level) into
+/// rows: instance `i` with messages of `widths[i]` bits gets `m` rows of
+/// [`row_blocks`] blocks each. The tweak of a block is the task's first instance (high bits)
+/// and the block's position in the task (low 32 bits), so no tweak repeats within a call.
+fn stretch(prp: &Prp, keys: &[Block], widths: &[u32], first: usize, log_n: u32) -> Rows {
+    let m = log_n as usize;
+    let mut offsets = Vec::with_capacity(widths.len());
+    let mut blocks = Vec::new();
+    for (i, &bits) in widths.iter().enumerate() {
+        offsets.push(blocks.len());
+        let w = row_blocks(log_n, bits);
+        for &k in &keys[i * m..(i + 1) * m] {
+            blocks.extend(std::iter::repeat_n(k, w));
+        }
+    }
+    tcr_hash(prp, &mut blocks, (first as u128) << 32);
+    Rows { blocks, offsets }
+}
+
+/// `M_l` for every level: block `b` of level `l` (at `l·W + b`) has bit `p` set when the chunk
+/// holding bit `128·b + p` of the row has bit `l` of its index set.
+fn level_masks(log_n: u32, bits: u32) -> Vec<Block> {
+    let w = row_blocks(log_n, bits);
+    let mut masks = vec![0u128; log_n as usize * w];
+    for l in 0..log_n as usize {
+        for j in (0..1usize << log_n).filter(|j| j >> l & 1 == 1) {
+            for q in j * bits as usize..(j + 1) * bits as usize {
+                masks[l * w + q / 128] |= 1u128 << (q % 128);
+            }
+        }
+    }
+    masks
+}
+
+/// The `bits`-bit chunk `j` of a row.
+fn chunk(row: &[Block], j: usize, bits: u32) -> u128 {
+    let pos = j * bits as usize;
+    let (b, off) = (pos / 128, (pos % 128) as u32);
+    let mut v = row[b] >> off;
+    if off + bits > 128 {
+        v |= row[b + 1] << (128 - off);
+    }
+    v & mask(bits)
+}
+
 /// Sender of `count` instances: message `j` of instance `i` is `message(i, j)` (its low
-/// `bits` bits). Per piece of [`PIECE`] instances: draw the COTs, read the receiver's
-/// corrections for them, send the masked messages.
+/// `bits` bits).
 pub fn one_of_n_send_with(
     ctx: &mut Ctx,
     s: &mut dyn CotSender,
@@ -77,39 +122,26 @@ pub fn one_of_n_send_with(
     count: usize,
     message: impl Fn(usize, usize) -> u128 + Sync,
 ) -> Result<()> {
-    check(log_n, bits)?;
-    let (m, n, w) = (log_n as usize, 1usize << log_n, blocks_per_key(log_n, bits));
-    let delta = s.delta();
-    let prp = Prp::fixed("ot/one-of-n");
-    for start in (0..count).step_by(PIECE) {
-        let size = PIECE.min(count - start);
-        let v = chosen_cot_send(ctx, s, size * m)?;
-        // Each task packs its own instances: TASK·N·ℓ bits is a whole number of bytes, so
-        // the tasks' bytes join into one packing.
-        let packed: Vec<Vec<u8>> = v
-            .par_chunks(TASK * m)
-            .enumerate()
-            .map(|(task, keys)| {
-                let first = start + task * TASK;
-                let zero = stretch(&prp, keys, first, m, w);
-                let one = stretch(&prp, &keys.iter().map(|k| k ^ delta).collect::<Vec<_>>(), first, m, w);
-                let mut masked = Vec::with_capacity(keys.len() / m * n);
-                for i in 0..keys.len() / m {
-                    for j in 0..n {
-                        let mut pad = 0u128;
-                        for l in 0..m {
-                            let side = if j >> l & 1 == 1 { &one } else { &zero };
-                            pad ^= chunk(&side[(i * m + l) * w..(i * m + l + 1) * w], j, bits);
-                        }
-                        masked.push((message(first + i, j) ^ pad) & mask(bits));
-                    }
+    check(log_n, std::iter::once(bits))?;
+    let n = 1usize << log_n;
+    one_of_n_send_rows(
+        ctx,
+        s,
+        log_n,
+        count,
+        |_| bits,
+        |i, row| {
+            for j in 0..n {
+                let pos = j * bits as usize;
+                let (b, off) = (pos / 128, (pos % 128) as u32);
+                let v = message(i, j) & mask(bits);
+                row[b] |= v << off;
+                if off + bits > 128 {
+                    row[b + 1] |= v >> (128 - off);
                 }
-                pack::pack(&masked, bits)
-            })
-            .collect();
-        ctx.net().send(s.peer(), packed.concat())?;
-    }
-    Ok(())
+            }
+        },
+    )
 }
 
 /// Sender: `messages[i * N + j]` is message `j` of instance `i` (low `bits` bits used).
@@ -120,7 +152,7 @@ pub fn one_of_n_send(
     bits: u32,
     messages: &[u128],
 ) -> Result<()> {
-    check(log_n, bits)?;
+    check(log_n, std::iter::once(bits))?;
     let n = 1usize << log_n;
     if !messages.len().is_multiple_of(n) {
         return Err(MpcError::Invalid(format!("{} messages are not whole instances of {n}", messages.len())));
@@ -128,9 +160,80 @@ pub fn one_of_n_send(
     one_of_n_send_with(ctx, s, log_n, bits, messages.len() / n, |i, j| messages[i * n + j])
 }
 
-/// Receiver: message `indices[i]` of each instance. Per piece: draw the COTs, send the
-/// corrections to the piece's indices and keep only the ℓ-bit pads; the masked messages are
-/// read after every piece's corrections went out (two latency rounds in all).
+/// Sender of `count` instances, instance `i` with messages of `width(i)` bits, given as rows:
+/// `row(i, out)` writes the `N` messages of instance `i` into the zeroed `out`
+/// (`⌈N·width(i)/128⌉` blocks), message `j` at bits `j·width(i)..`, least significant first.
+/// Per piece of [`PIECE`] instances: draw the COTs, read the receiver's corrections for them,
+/// send the masked rows.
+pub fn one_of_n_send_rows(
+    ctx: &mut Ctx,
+    s: &mut dyn CotSender,
+    log_n: u32,
+    count: usize,
+    width: impl Fn(usize) -> u32 + Sync,
+    row: impl Fn(usize, &mut [Block]) + Sync,
+) -> Result<()> {
+    check(log_n, (0..count).map(&width))?;
+    let m = log_n as usize;
+    let delta = s.delta();
+    let prp = Prp::fixed("ot/one-of-n");
+    for start in (0..count).step_by(PIECE) {
+        let size = PIECE.min(count - start);
+        let v = chosen_cot_send(ctx, s, size * m)?;
+        let packed: Vec<(Vec<u8>, usize)> = v
+            .par_chunks(TASK * m)
+            .enumerate()
+            .map(|(task, keys)| {
+                let first = start + task * TASK;
+                let widths: Vec<u32> = (first..first + keys.len() / m).map(&width).collect();
+                let zero = stretch(&prp, keys, &widths, first, log_n);
+                let flipped: Vec<Block> = keys.iter().map(|k| k ^ delta).collect();
+                let one = stretch(&prp, &flipped, &widths, first, log_n);
+                let mut masks: Vec<(u32, Vec<Block>)> = Vec::new();
+                let mut out = BitWriter::with_capacity(widths.iter().map(|&b| (b as usize) << log_n).sum());
+                let mut buf = Vec::new();
+                for (i, &bits) in widths.iter().enumerate() {
+                    let w = row_blocks(log_n, bits);
+                    if !masks.iter().any(|(b, _)| *b == bits) {
+                        masks.push((bits, level_masks(log_n, bits)));
+                    }
+                    let level = &masks.iter().find(|(b, _)| *b == bits).map_or(&[][..], |(_, v)| &v[..]);
+                    buf.clear();
+                    buf.resize(w, 0);
+                    row(first + i, &mut buf);
+                    let at = zero.offsets[i];
+                    for l in 0..m {
+                        let (z, o) = (&zero.blocks[at + l * w..][..w], &one.blocks[at + l * w..][..w]);
+                        for b in 0..w {
+                            let sel = level[l * w + b];
+                            buf[b] ^= (z[b] & !sel) | (o[b] & sel);
+                        }
+                    }
+                    let mut left = (bits as usize) << log_n;
+                    for &b in &buf {
+                        let take = left.min(128) as u32;
+                        out.push(b, take);
+                        left -= take as usize;
+                    }
+                }
+                let len = out.len();
+                (out.finish(), len)
+            })
+            .collect();
+        if packed.iter().all(|(_, len)| len.is_multiple_of(8)) {
+            ctx.net().send(s.peer(), packed.into_iter().flat_map(|(bytes, _)| bytes).collect())?;
+        } else {
+            let mut payload = BitWriter::with_capacity(packed.iter().map(|(_, len)| len).sum());
+            for (bytes, len) in &packed {
+                payload.append(bytes, *len);
+            }
+            ctx.net().send(s.peer(), payload.finish())?;
+        }
+    }
+    Ok(())
+}
+
+/// Receiver: message `indices[i]` of each instance, all of `bits` bits.
 pub fn one_of_n_receive(
     ctx: &mut Ctx,
     r: &mut dyn CotReceiver,
@@ -138,8 +241,22 @@ pub fn one_of_n_receive(
     bits: u32,
     indices: &[usize],
 ) -> Result<Vec<u128>> {
-    check(log_n, bits)?;
-    let (m, n, w) = (log_n as usize, 1usize << log_n, blocks_per_key(log_n, bits));
+    one_of_n_receive_rows(ctx, r, log_n, |_| bits, indices)
+}
+
+/// Receiver: message `indices[i]` of each instance, instance `i`'s of `width(i)` bits (the
+/// widths the sender used). Per piece: draw the COTs, send the corrections to the piece's
+/// indices and keep only the pads of the chosen messages; the masked rows are read after
+/// every piece's corrections went out (two latency rounds in all).
+pub fn one_of_n_receive_rows(
+    ctx: &mut Ctx,
+    r: &mut dyn CotReceiver,
+    log_n: u32,
+    width: impl Fn(usize) -> u32 + Sync,
+    indices: &[usize],
+) -> Result<Vec<u128>> {
+    check(log_n, (0..indices.len()).map(&width))?;
+    let (m, n) = (log_n as usize, 1usize << log_n);
     if let Some(&bad) = indices.iter().find(|&&j| j >= n) {
         return Err(MpcError::Invalid(format!("index {bad} is out of range for 1-of-{n} OT")));
     }
@@ -147,15 +264,15 @@ pub fn one_of_n_receive(
     let pieces: Vec<&[usize]> = indices.chunks(PIECE).collect();
     let mut pads = vec![0u128; indices.len()];
     let mut out = vec![0u128; indices.len()];
-    // Pieces whose masked messages are still to read. The sender's engine sends its own
-    // messages when it runs out of COTs made ahead, right after the masked messages of the
-    // pieces before: those are read first, so both sides take the channel in one order (the
-    // engines' counts agree, so both know when that happens).
+    // Pieces whose masked rows are still to read. The sender's engine sends its own messages
+    // when it runs out of COTs made ahead, right after the masked rows of the pieces before:
+    // those are read first, so both sides take the channel in one order (the engines' counts
+    // agree, so both know when that happens).
     let mut unread = 0usize;
     for (piece, idx) in pieces.iter().enumerate() {
         if r.prepared() < idx.len() * m {
             for (p, idx) in pieces.iter().enumerate().take(piece).skip(unread) {
-                read_masked(ctx, r.peer(), bits, n, idx, p * PIECE, &pads, &mut out)?;
+                read_masked(ctx, r.peer(), log_n, &width, idx, p * PIECE, &pads, &mut out)?;
             }
             unread = piece;
         }
@@ -168,13 +285,15 @@ pub fn one_of_n_receive(
             .enumerate()
             .flat_map_iter(|(task, (keys, idx))| {
                 let first = start + task * TASK;
-                let known = stretch(&prp, keys, first, m, w);
+                let widths: Vec<u32> = (first..first + idx.len()).map(&width).collect();
+                let known = stretch(&prp, keys, &widths, first, log_n);
                 idx.iter()
+                    .zip(&widths)
                     .enumerate()
-                    .map(|(i, &j)| {
-                        (0..m).fold(0u128, |acc, l| {
-                            acc ^ chunk(&known[(i * m + l) * w..(i * m + l + 1) * w], j, bits)
-                        })
+                    .map(|(i, (&j, &bits))| {
+                        let w = row_blocks(log_n, bits);
+                        let at = known.offsets[i];
+                        (0..m).fold(0u128, |acc, l| acc ^ chunk(&known.blocks[at + l * w..][..w], j, bits))
                     })
                     .collect::<Vec<_>>()
             })
@@ -182,33 +301,39 @@ pub fn one_of_n_receive(
         pads[start..start + idx.len()].copy_from_slice(&piece_pads);
     }
     for (p, idx) in pieces.iter().enumerate().skip(unread) {
-        read_masked(ctx, r.peer(), bits, n, idx, p * PIECE, &pads, &mut out)?;
+        read_masked(ctx, r.peer(), log_n, &width, idx, p * PIECE, &pads, &mut out)?;
     }
     Ok(out)
 }
 
-/// Reads the masked messages of one piece (first instance `start`) and unmasks the chosen ones.
+/// Reads the masked rows of one piece (first instance `start`) and unmasks the chosen
+/// messages.
 #[allow(clippy::too_many_arguments)]
 fn read_masked(
     ctx: &mut Ctx,
     peer: veil_mpc::PartyId,
-    bits: u32,
-    n: usize,
+    log_n: u32,
+    width: &(impl Fn(usize) -> u32 + Sync),
     idx: &[usize],
     start: usize,
     pads: &[u128],
     out: &mut [u128],
 ) -> Result<()> {
     let bytes = ctx.net().recv(peer)?;
-    if !pack::fits(&bytes, bits, idx.len() * n) {
+    let total: usize = (start..start + idx.len()).map(|i| (width(i) as usize) << log_n).sum();
+    let padding_clear = total.is_multiple_of(8) || bytes.last().is_none_or(|&b| b >> (total % 8) == 0);
+    if bytes.len() != total.div_ceil(8) || !padding_clear {
         return Err(malformed(
             peer,
             STEP,
-            format!("expected {} packed {bits}-bit messages, got {} bytes", idx.len() * n, bytes.len()),
+            format!("expected {total} bits of masked messages, got {} bytes", bytes.len()),
         ));
     }
+    let mut pos = 0usize;
     for (i, &j) in idx.iter().enumerate() {
-        out[start + i] = (pack::get(&bytes, bits, i * n + j) ^ pads[start + i]) & mask(bits);
+        let bits = width(start + i);
+        out[start + i] = (get_at(&bytes, pos + j * bits as usize, bits) ^ pads[start + i]) & mask(bits);
+        pos += (bits as usize) << log_n;
     }
     Ok(())
 }
