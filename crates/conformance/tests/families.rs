@@ -3,7 +3,7 @@
 
 mod subjects;
 
-use subjects::{AdditiveSubject, AegisSubject, MosformerSubject};
+use subjects::{AdditiveSubject, AegisSubject, MosformerSubject, TwoPcSubject};
 use veil_additive::{
     Additive, Correlations, InsecureDealer, MatrixTriple, SignMaterial, TripleSource, Triples, TruncPairs,
 };
@@ -18,6 +18,12 @@ use veil_ring::{Ring, Z64};
 #[test]
 fn additive_conforms_among_2_3_and_5_parties() {
     let report = run(&AdditiveSubject, &[1, 2, 3]).unwrap();
+    assert_eq!(report, veil_conformance::Report::default(), "a semi-honest family is not tampered with");
+}
+
+#[test]
+fn the_two_party_toolkit_conforms() {
+    let report = run(&TwoPcSubject, &[1, 2, 3]).unwrap();
     assert_eq!(report, veil_conformance::Report::default(), "a semi-honest family is not tampered with");
 }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
-use subjects::{AdditiveSubject, AegisSubject, MosformerSubject};
+use subjects::{AdditiveSubject, AegisSubject, MosformerSubject, TwoPcSubject};
 use veil_conformance::{FuzzOutcome, MessageFuzz, Subject};
 use veil_mosformer::{Rings, Security};
 
@@ -51,6 +51,11 @@ fn fuzz<S: Subject>(subject: &S) {
 #[test]
 fn additive_messages() {
     fuzz(&AdditiveSubject);
+}
+
+#[test]
+fn two_party_toolkit_messages() {
+    fuzz(&TwoPcSubject);
 }
 
 #[test]

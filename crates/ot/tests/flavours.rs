@@ -4,7 +4,7 @@
 
 use veil_mpc::harness::{all_ok, simulate};
 use veil_mpc::{Ctx, MpcError, Result};
-use veil_ot::flavours::{self, Modulus};
+use veil_ot::flavours::{self, Modulus, Shape};
 use veil_ot::{
     Check, CotReceiver, CotSender, ExtensionReceiver, ExtensionSender, FerretParams, FerretReceiver,
     FerretSender,
@@ -276,26 +276,25 @@ fn one_of_n_ot_over_several_pieces_with_cots_made_on_demand() {
 }
 
 #[test]
-fn one_of_n_ot_with_a_width_per_instance_returns_the_indexed_message_and_sends_its_bits() {
+fn one_of_n_ot_with_a_shape_per_instance_returns_the_indexed_message_and_sends_its_rows() {
     // Odd widths with N = 2 leave tasks that end mid-byte; 128-bit messages span blocks.
     let widths = [1u32, 2, 3, 65, 128, 7];
-    let width = |i: usize| widths[i % widths.len()];
-    for log_n in [1u32, 2, 4] {
-        let n = 1usize << log_n;
+    for log_ns in [[1u32, 1, 1], [2, 2, 2], [4, 4, 4], [1, 4, 3]] {
+        let shape = |i: usize| Shape { log_n: log_ns[i % 3], bits: widths[i % widths.len()] };
         let count = 2_500;
         let message = |i: usize, j: usize| {
-            ((i * n + j) as u128).wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835)
-                & veil_ot::pack::mask(width(i))
+            ((i * 16 + j) as u128).wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835)
+                & veil_ot::pack::mask(shape(i).bits)
         };
-        let idx: Vec<usize> = (0..count).map(|i| (i * 7 + 3) % n).collect();
+        let idx: Vec<usize> = (0..count).map(|i| (i * 7 + 3) % (1 << shape(i).log_n)).collect();
         let out = all_ok(simulate(2, 9, |ctx| {
             let side = engine(ctx, Engine::Iknp)?;
             ctx.set_phase("ot");
             let got = match side {
                 Side::Sender(mut s) => {
-                    flavours::one_of_n_send_rows(ctx, s.as_mut(), log_n, count, width, |i, row| {
-                        let bits = width(i) as usize;
-                        for j in 0..n {
+                    flavours::one_of_n_send_rows(ctx, s.as_mut(), count, shape, |i, row| {
+                        let bits = shape(i).bits as usize;
+                        for j in 0..1 << shape(i).log_n {
                             let v = message(i, j);
                             let (b, off) = (j * bits / 128, (j * bits % 128) as u32);
                             row[b] |= v << off;
@@ -306,17 +305,17 @@ fn one_of_n_ot_with_a_width_per_instance_returns_the_indexed_message_and_sends_i
                     })
                     .map(|()| Vec::new())
                 }
-                Side::Receiver(mut r) => flavours::one_of_n_receive_rows(ctx, r.as_mut(), log_n, width, &idx),
+                Side::Receiver(mut r) => flavours::one_of_n_receive_rows(ctx, r.as_mut(), shape, &idx),
             }?;
             Ok((got, ctx.stats().get("ot").bytes_sent))
         }))
         .expect("honest run");
         for (i, &j) in idx.iter().enumerate() {
-            assert_eq!(out[1].0[i], message(i, j), "1-of-{n}, instance {i} of {} bits", width(i));
+            assert_eq!(out[1].0[i], message(i, j), "instance {i} of shape {:?}", shape(i));
         }
         // The sender sends its rows, N·w_i bits each, and nothing else (IKNP's sender is
         // silent).
-        let rows: usize = (0..count).map(|i| (width(i) as usize) << log_n).sum();
+        let rows: usize = (0..count).map(|i| (shape(i).bits as usize) << shape(i).log_n).sum();
         assert_eq!(out[0].1 as usize, rows.div_ceil(8));
     }
 }

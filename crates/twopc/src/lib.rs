@@ -16,7 +16,9 @@
 //! | [`convert`] | B2A, Boolean × arithmetic multiplexer, signed and unsigned extension |
 //! | [`trunc`] | exact truncation, and M&M's one-bit-error truncation for bounded values |
 //! | [`nonlinear`] | ReLU, row maxima, lookup tables by 1-of-N OT |
+//! | [`product`] | products of shares by bit-decomposed Δ-OT (Gilboa) |
 //! | [`prep`] | OT as a preprocessing source: pairwise COTs, ahead or on demand |
+//! | [`family`] | all of it behind `veil-mpc`'s capability traits over Z_2^64 ([`TwoPc`]) |
 //!
 //! **Security model**: semi-honest, two parties, as the families that use it. The OT engines
 //! underneath are semi-honest (Ferret, IKNP) or secure against a malicious receiver (KOS).
@@ -25,9 +27,11 @@ pub mod bits;
 pub mod compare;
 pub mod convert;
 pub mod cost;
+pub mod family;
 pub mod millionaire;
 pub mod nonlinear;
 pub mod prep;
+pub mod product;
 pub mod ring;
 pub mod share;
 pub mod trunc;
@@ -35,4 +39,5 @@ pub mod trunc;
 mod session;
 mod wire;
 
+pub use family::TwoPc;
 pub use session::{Engine, TwoParty};

@@ -4,15 +4,17 @@
 //!
 //! 1. Split into `D = ⌈ℓ/4⌉` digits of `m = 4` bits (the top digit zero-padded, which keeps
 //!    the order).
-//! 2. **Leaves**: one 1-out-of-16 OT per digit. P0 draws `(s_lt, s_eq)` and offers, for each
-//!    `j`, `(s_lt ⊕ 1{x_i < j}, s_eq ⊕ 1{x_i = j})`; P1 picks `j = y_i`. The least
-//!    significant digit's `eq` is never used (see 3), so its messages are the `lt` bit alone.
+//! 2. **Leaves**: one 1-out-of-16 OT per digit (1-out-of-2^r for a top digit of `r < 4`
+//!    bits). P0 draws `(s_lt, s_eq)` and offers, for each `j`, `(s_lt ⊕ 1{x_i < j},
+//!    s_eq ⊕ 1{x_i = j})`; P1 picks `j = y_i`. The least significant digit's `eq` is never
+//!    used (see 3), so its messages are the `lt` bit alone.
 //! 3. **Tree**, bottom-up, pairing digits `(2i, 2i+1)` (`2i+1` more significant):
 //!    `lt = lt_hi ⊕ (eq_hi ∧ lt_lo)`, `eq = eq_hi ∧ eq_lo`. The two ANDs share `eq_hi`, so
 //!    they take one correlated triple; the least significant node of a level needs no `eq`,
 //!    so it takes a plain AND. An odd node out moves up unchanged.
 //!
-//! Cost per comparison: `4·D` bits from P1 and `32·D − 16` from P0 for the leaves, then per
+//! Cost per comparison: `ℓ` bits from P1 and `Σ_i 2^{r_i}·w_i` from P0 for the leaves
+//! (`32·D − 16` when 4 divides ℓ), then per
 //! AND 2 bits and per correlated pair 3 bits from each party; latency rounds as `CommStats`
 //! counts them: `1 + ⌈log2 D⌉` (P0's first openings go out with its leaf messages). Triples
 //! come from random OT and send nothing beyond the COT engine's own traffic. (The M&M paper
@@ -21,7 +23,7 @@
 use veil_mpc::cost::Cost;
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_ot::Block;
-use veil_ot::flavours::{one_of_n_receive_rows, one_of_n_send_rows};
+use veil_ot::flavours::{Shape, one_of_n_receive_rows, one_of_n_send_rows};
 
 use crate::TwoParty;
 use crate::bits::{Triples, and_gates, triples};
@@ -32,6 +34,22 @@ pub const DIGIT_BITS: u32 = 4;
 /// The digits of an `ℓ`-bit comparison.
 pub fn digits(bits: u32) -> usize {
     bits.div_ceil(DIGIT_BITS).max(1) as usize
+}
+
+/// The leaf OT of digit `i` (0 the least significant) of `d`: 1-of-2^r for a digit of `r`
+/// bits (the top one may be short), messages `(lt, eq)`, or `lt` alone for digit 0 (its `eq`
+/// is never used).
+fn leaf_shape(bits: u32, d: usize, i: usize) -> Shape {
+    let log_n = if i + 1 == d { bits - DIGIT_BITS * (d as u32 - 1) } else { DIGIT_BITS };
+    Shape { log_n, bits: if i == 0 { 1 } else { 2 } }
+}
+
+/// Bits P1 and P0 send for one comparison's leaves: its digits' bits, and the rows.
+fn leaf_bits(bits: u32) -> (usize, usize) {
+    let d = digits(bits);
+    (0..d)
+        .map(|i| leaf_shape(bits, d, i))
+        .fold((0, 0), |(c, r), s| (c + s.log_n as usize, r + ((s.bits as usize) << s.log_n)))
 }
 
 /// Nodes per level of the tree over `d` leaves, from the leaves up (the last level has 1).
@@ -61,7 +79,8 @@ pub fn gates(d: usize) -> (usize, usize) {
 /// were made ahead (`first`: whether the party is P0).
 pub fn cost(n: usize, bits: u32, first: bool) -> Cost {
     let d = digits(bits);
-    let leaf_bits = if first { n * (32 * d - 16) } else { 4 * n * d };
+    let (choices, rows) = leaf_bits(bits);
+    let leaf_bits = n * if first { rows } else { choices };
     let tree = levels(d).len() - 1;
     let mut bytes = leaf_bits.div_ceil(8) as u64;
     // The leaves' 1-of-16 OTs go a piece at a time: one message per piece each way.
@@ -80,10 +99,9 @@ pub fn cost(n: usize, bits: u32, first: bool) -> Cost {
 
 /// COTs that `n` comparisons use: `(P0 sending, P1 sending)`, for making them ahead.
 pub fn cots_needed(n: usize, bits: u32) -> (usize, usize) {
-    let d = digits(bits);
-    let (plain, corr) = gates(d);
-    // Leaves: 4 COTs per digit from P0; triples: one random OT each way per gate.
-    (n * (4 * d + plain + corr), n * (plain + corr))
+    let (plain, corr) = gates(digits(bits));
+    // Leaves: one COT per input bit from P0; triples: one random OT each way per gate.
+    (n * (leaf_bits(bits).0 + plain + corr), n * (plain + corr))
 }
 
 /// Boolean shares of `1{x < y}`: P0 passes its `x` values, P1 its `y` values (each below
@@ -100,8 +118,7 @@ pub fn less_than(tp: &mut TwoParty, ctx: &mut Ctx, mine: &[u64], bits: u32) -> R
     let digit = |v: u64, i: usize| ((v >> (DIGIT_BITS as usize * i)) & 15) as usize;
     // Leaves: digit-major layout, leaf (c, i) at c·d + i.
     let (mut lt, mut eq) = (vec![false; n * d], vec![false; n * d]);
-    // Digit 0 (the least significant) sends `lt` alone, the others `(lt, eq)`.
-    let width = |k: usize| if k.is_multiple_of(d) { 1 } else { 2 };
+    let shape = |k: usize| leaf_shape(bits, d, k % d);
     if tp.is_first() {
         let mut coins = vec![0u8; (n * d).div_ceil(4)];
         ctx.rng().fill_bytes(&mut coins);
@@ -111,13 +128,13 @@ pub fn less_than(tp: &mut TwoParty, ctx: &mut Ctx, mine: &[u64], bits: u32) -> R
         }
         let rows = LeafRows::new();
         let (lt, eq) = (&lt, &eq);
-        one_of_n_send_rows(ctx, tp.sender(), DIGIT_BITS, n * d, width, |k, row| {
+        one_of_n_send_rows(ctx, tp.sender(), n * d, shape, |k, row| {
             let x = digit(mine[k / d], k % d);
-            row[0] = if k % d == 0 { rows.lt_only(x, lt[k]) } else { rows.lt_eq(x, lt[k], eq[k]) };
+            row[0] = if k.is_multiple_of(d) { rows.lt_only(x, lt[k]) } else { rows.lt_eq(x, lt[k], eq[k]) };
         })?;
     } else {
         let index: Vec<usize> = (0..n * d).map(|k| digit(mine[k / d], k % d)).collect();
-        let got = one_of_n_receive_rows(ctx, tp.receiver(), DIGIT_BITS, width, &index)?;
+        let got = one_of_n_receive_rows(ctx, tp.receiver(), shape, &index)?;
         for (k, m) in got.into_iter().enumerate() {
             lt[k] = m & 1 == 1;
             eq[k] = m >> 1 & 1 == 1;

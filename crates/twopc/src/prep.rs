@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use veil_mpc::prep::{Call, CorrelationRequest, Plan, PrepUsage, Preprocessing, Supply};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 
-use crate::{Engine, TwoParty, millionaire};
+use crate::{Engine, TwoParty, millionaire, product};
 
 /// Random COTs between every pair of parties.
 pub struct OtSource {
@@ -30,18 +30,30 @@ impl std::fmt::Debug for OtSource {
     }
 }
 
-/// COTs a call of the 2-party toolkit uses in `Z_2^bits`: `(P0 sending, P1 sending)`.
+/// COTs a call of the 2-party toolkit ([`crate::TwoPc`]) uses in `Z_2^bits`: `(P0 sending,
+/// P1 sending)`.
 pub fn cots_of_call(call: &Call, bits: u32) -> (usize, usize) {
     let relu = |n: usize| {
         let (a, b) = millionaire::cots_needed(n, bits - 1);
         (a + n, b + n)
     };
-    match *call {
-        Call::Relu { n } => relu(n),
+    let products = |n: usize| product::cots_needed(n, bits);
+    // A truncation (M&M's) is one Δ-OT from P0.
+    let trunc = |n: usize| (n, 0);
+    let add = |a: (usize, usize), b: (usize, usize)| (a.0 + b.0, a.1 + b.1);
+    let matmul = |[m, k, p]: [usize; 3], scaled: bool| {
+        add(products(m * k * p), if scaled { trunc(m * p) } else { (0, 0) })
+    };
+    match call {
+        Call::Relu { n } => relu(*n),
         // k − 1 comparisons and multiplexers per row.
         Call::MaxRows { rows, k } => relu(rows * k.saturating_sub(1)),
-        // A division by a power of two is one truncation: one Δ-OT from P0.
-        Call::DivPublic { n, d } if d.is_power_of_two() && d > 1 => (n, 0),
+        Call::Mul { n } => products(*n),
+        Call::MulFixed { n } => add(products(*n), trunc(*n)),
+        Call::Matmul { dims, scaled } => matmul(*dims, *scaled),
+        Call::MatmulMany { dims } => dims.iter().fold((0, 0), |acc, &d| add(acc, matmul(d, true))),
+        // One truncation, of `x` or of `x·⌈2^s/d⌉`.
+        Call::DivPublic { n, d } if *d > 1 => trunc(*n),
         _ => (0, 0),
     }
 }
@@ -49,8 +61,20 @@ pub fn cots_of_call(call: &Call, bits: u32) -> (usize, usize) {
 impl OtSource {
     /// Sets up a COT engine each way with every other party of the session.
     pub fn setup(ctx: &mut Ctx, engine: Engine, ring_bits: u32) -> Result<Self> {
+        Self::setup_among(ctx, engine, ring_bits, ctx.parties())
+    }
+
+    /// Sets up a COT engine each way between every two of the parties `0 .. parties` (the
+    /// computing parties; later ones, input owners, get an empty source).
+    pub fn setup_among(ctx: &mut Ctx, engine: Engine, ring_bits: u32, parties: usize) -> Result<Self> {
         crate::ring::check_bits(ring_bits)?;
-        let (me, parties) = (ctx.party(), ctx.parties());
+        let me = ctx.party();
+        if parties > ctx.parties() {
+            return Err(MpcError::Invalid(format!(
+                "{parties} computing parties in a session of {}",
+                ctx.parties()
+            )));
+        }
         let mut pairs = BTreeMap::new();
         for a in 0..parties {
             for b in a + 1..parties {
@@ -81,7 +105,8 @@ impl OtSource {
 
 impl Preprocessing for OtSource {
     fn requests(&self, call: &Call) -> Vec<CorrelationRequest> {
-        if self.parties != 2 {
+        // n-party families map their calls themselves; input owners consume nothing.
+        if self.parties != 2 || self.me >= self.parties {
             return Vec::new();
         }
         let (a, b) = cots_of_call(call, self.ring_bits);

@@ -38,6 +38,40 @@ impl Subject for AdditiveSubject {
     }
 }
 
+/// The 2-party toolkit behind the capability traits, on Ferret at small (insecure, fast)
+/// parameters.
+pub struct TwoPcSubject;
+
+impl Subject for TwoPcSubject {
+    type Family = veil_twopc::TwoPc;
+    fn name(&self) -> &'static str {
+        "2-party toolkit"
+    }
+    fn party_counts(&self) -> Vec<usize> {
+        vec![2]
+    }
+    /// COTs for the whole pipeline made ahead, so that the measured products send what they
+    /// declare (a Ferret iteration made inside one would add its own message).
+    fn make(&self, ctx: &mut Ctx) -> Result<Self::Family> {
+        let mut family = veil_twopc::TwoPc::setup(ctx, veil_twopc::Engine::FerretInsecureSmall)?;
+        family.prepare_cots(ctx, 60_000, 60_000)?;
+        Ok(family)
+    }
+    fn reference(&self) -> &'static dyn FixedReference {
+        &ExactCnn(16)
+    }
+    fn malicious(&self) -> bool {
+        false
+    }
+    /// M&M's truncation is `⌊x/d⌋` or one less; ReLU and maxima are exact on the whole ring.
+    fn tolerance(&self, op: Op) -> i64 {
+        match op {
+            Op::MulFixed | Op::MatmulFixed | Op::DivPublic => 1,
+            _ => 0,
+        }
+    }
+}
+
 pub struct AegisSubject;
 
 impl Subject for AegisSubject {

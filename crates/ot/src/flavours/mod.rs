@@ -21,7 +21,11 @@ mod one_of_n;
 pub use choice::{
     chosen_cot_receive, chosen_cot_send, chosen_ot_receive, chosen_ot_send, random_ot_receive, random_ot_send,
 };
-pub use modular::{Modulus, delta_ot_receive, delta_ot_send};
+pub use modular::{
+    DeltaOtReceive, DeltaOtSend, Modulus, delta_ot_begin_receive, delta_ot_begin_send,
+    delta_ot_correction_bytes, delta_ot_receive, delta_ot_send,
+};
 pub use one_of_n::{
-    PIECE, one_of_n_receive, one_of_n_receive_rows, one_of_n_send, one_of_n_send_rows, one_of_n_send_with,
+    PIECE, Shape, one_of_n_receive, one_of_n_receive_rows, one_of_n_send, one_of_n_send_rows,
+    one_of_n_send_with,
 };

@@ -13,7 +13,9 @@
 //!
 //! `H` is the 128-bit TCR hash; for M = 2^k its low k bits are used, otherwise it is reduced
 //! mod M, which is within statistical distance M / 2^129 of uniform (negligible for M < 2^64).
-//! Both messages go out before either is read: one round.
+//! Both messages go out before either is read: one round. The `begin`/`finish` halves let a
+//! protocol run Δ-OTs each way in one message per party, each instance over its own modulus
+//! (a product by bit decomposition uses `Z_2^{64−i}` for bit `i`).
 
 use veil_mpc::{Ctx, MpcError, Result};
 
@@ -85,28 +87,125 @@ impl Modulus {
     }
 }
 
-fn hash(m: Modulus, mut xs: Vec<Block>) -> Vec<u128> {
+fn hash(moduli: &dyn Fn(usize) -> Modulus, mut xs: Vec<Block>) -> Vec<u128> {
     tcr_hash(&Prp::fixed("ot/delta"), &mut xs, 0);
-    xs.into_iter().map(|x| m.reduce(x)).collect()
+    xs.into_iter().enumerate().map(|(i, x)| moduli(i).reduce(x)).collect()
+}
+
+fn check_all(moduli: &dyn Fn(usize) -> Modulus, n: usize) -> Result<()> {
+    (0..n).try_for_each(|i| moduli(i).check())
+}
+
+/// Bytes of the correction message of `n` Δ-OTs, instance `i` over `moduli(i)`.
+pub fn delta_ot_correction_bytes(moduli: &dyn Fn(usize) -> Modulus, n: usize) -> usize {
+    (0..n).map(|i| moduli(i).bits() as usize).sum::<usize>().div_ceil(8)
+}
+
+/// The sender's side of Δ-OTs begun by [`delta_ot_begin_send`], waiting for the receiver's
+/// choice flips.
+#[derive(Debug)]
+pub struct DeltaOtSend {
+    h0: Vec<u128>,
+    h1: Vec<u128>,
+}
+
+impl DeltaOtSend {
+    /// The sender's outputs `a`, given the receiver's flips `c' = u ⊕ c`.
+    pub fn finish(self, flips: &[bool]) -> Vec<u128> {
+        flips.iter().zip(self.h0.iter().zip(&self.h1)).map(|(&f, (&a, &b))| if f { b } else { a }).collect()
+    }
+}
+
+/// Begins `deltas.len()` Δ-OTs as sender, instance `i` over `moduli(i)` with correlation
+/// `deltas[i]`: draws the COTs and returns the packed corrections to send (the caller sends
+/// them, possibly with its own messages, so that Δ-OTs in both directions share one round).
+pub fn delta_ot_begin_send(
+    ctx: &mut Ctx,
+    s: &mut dyn CotSender,
+    moduli: &dyn Fn(usize) -> Modulus,
+    deltas: &[u128],
+) -> Result<(Vec<u8>, DeltaOtSend)> {
+    let n = deltas.len();
+    check_all(moduli, n)?;
+    if let Some(i) = (0..n).find(|&i| !moduli(i).contains(deltas[i])) {
+        return Err(MpcError::Invalid(format!("Δ-OT correlation {i} is not an element of {:?}", moduli(i))));
+    }
+    let v = s.send_random(ctx, n)?;
+    let delta = s.delta();
+    let h0 = hash(moduli, v.clone());
+    let h1 = hash(moduli, v.iter().map(|x| x ^ delta).collect());
+    let mut out = pack::BitWriter::with_capacity(8 * delta_ot_correction_bytes(moduli, n));
+    for i in 0..n {
+        let m = moduli(i);
+        out.push(m.add(m.add(h0[i], h1[i]), deltas[i]), m.bits());
+    }
+    Ok((out.finish(), DeltaOtSend { h0, h1 }))
+}
+
+/// The receiver's side of Δ-OTs begun by [`delta_ot_begin_receive`], waiting for the
+/// sender's corrections.
+#[derive(Debug)]
+pub struct DeltaOtReceive {
+    h: Vec<u128>,
+    choices: Vec<bool>,
+}
+
+impl DeltaOtReceive {
+    /// The receiver's outputs `b = a + c·Δ`, from the sender's packed corrections (from
+    /// `peer`, named in the error when they are malformed).
+    pub fn finish(
+        self,
+        peer: veil_mpc::PartyId,
+        moduli: &dyn Fn(usize) -> Modulus,
+        bytes: &[u8],
+    ) -> Result<Vec<u128>> {
+        let n = self.choices.len();
+        let bits: usize = (0..n).map(|i| moduli(i).bits() as usize).sum();
+        let padding_clear = bits.is_multiple_of(8) || bytes.last().is_none_or(|&b| b >> (bits % 8) == 0);
+        if bytes.len() != bits.div_ceil(8) || !padding_clear {
+            return Err(malformed(
+                peer,
+                STEP_CORRECTION,
+                format!("expected {bits} bits of corrections, got {} bytes", bytes.len()),
+            ));
+        }
+        let mut pos = 0;
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let m = moduli(i);
+            let b = pack::get_at(bytes, pos, m.bits());
+            pos += m.bits() as usize;
+            if !m.contains(b) {
+                return Err(malformed(peer, STEP_CORRECTION, format!("an element is not in {m:?}")));
+            }
+            out.push(if self.choices[i] { m.sub(b, self.h[i]) } else { self.h[i] });
+        }
+        Ok(out)
+    }
+}
+
+/// Begins Δ-OTs as receiver with choices `c`, instance `i` over `moduli(i)`: draws the COTs
+/// and returns the flips `c' = u ⊕ c` to send.
+pub fn delta_ot_begin_receive(
+    ctx: &mut Ctx,
+    r: &mut dyn CotReceiver,
+    moduli: &dyn Fn(usize) -> Modulus,
+    choices: &[bool],
+) -> Result<(Vec<bool>, DeltaOtReceive)> {
+    let n = choices.len();
+    check_all(moduli, n)?;
+    let w = r.receive_random(ctx, n)?;
+    let flips: Vec<bool> = w.iter().zip(choices).map(|(&w, &c)| lsb(w) ^ c).collect();
+    Ok((flips, DeltaOtReceive { h: hash(moduli, w), choices: choices.to_vec() }))
 }
 
 /// Sender of Δ-OT with correlations `deltas` (canonical elements of Z_M): returns `a` with
 /// the receiver's `b = a + c·Δ`.
 pub fn delta_ot_send(ctx: &mut Ctx, s: &mut dyn CotSender, m: Modulus, deltas: &[u128]) -> Result<Vec<u128>> {
-    m.check()?;
-    if let Some(i) = deltas.iter().position(|&d| !m.contains(d)) {
-        return Err(MpcError::Invalid(format!("Δ-OT correlation {i} is not an element of {m:?}")));
-    }
-    let n = deltas.len();
-    let v = s.send_random(ctx, n)?;
-    let delta = s.delta();
-    let h0 = hash(m, v.clone());
-    let h1 = hash(m, v.iter().map(|x| x ^ delta).collect());
-    let corrections: Vec<u128> =
-        h0.iter().zip(&h1).zip(deltas).map(|((&a, &b), &d)| m.add(m.add(a, b), d)).collect();
-    ctx.net().send(s.peer(), pack::pack(&corrections, m.bits()))?;
-    let flips = io::recv_bits(ctx, s.peer(), n, STEP_CHOICE)?;
-    Ok(flips.iter().zip(h0.iter().zip(&h1)).map(|(&f, (&a, &b))| if f { b } else { a }).collect())
+    let (corrections, pending) = delta_ot_begin_send(ctx, s, &|_| m, deltas)?;
+    ctx.net().send(s.peer(), corrections)?;
+    let flips = io::recv_bits(ctx, s.peer(), deltas.len(), STEP_CHOICE)?;
+    Ok(pending.finish(&flips))
 }
 
 /// Receiver of Δ-OT with choices `c`: returns `b = a + c·Δ`.
@@ -116,26 +215,8 @@ pub fn delta_ot_receive(
     m: Modulus,
     choices: &[bool],
 ) -> Result<Vec<u128>> {
-    m.check()?;
-    let n = choices.len();
-    let w = r.receive_random(ctx, n)?;
-    let flips: Vec<bool> = w.iter().zip(choices).map(|(&w, &c)| lsb(w) ^ c).collect();
+    let (flips, pending) = delta_ot_begin_receive(ctx, r, &|_| m, choices)?;
     io::send_bits(ctx, r.peer(), &flips)?;
     let bytes = ctx.net().recv(r.peer())?;
-    let corrections = pack::unpack(&bytes, m.bits(), n).ok_or_else(|| {
-        malformed(
-            r.peer(),
-            STEP_CORRECTION,
-            format!("expected {n} packed {}-bit elements, got {} bytes", m.bits(), bytes.len()),
-        )
-    })?;
-    if corrections.iter().any(|&x| !m.contains(x)) {
-        return Err(malformed(r.peer(), STEP_CORRECTION, format!("an element is not in {m:?}")));
-    }
-    let h = hash(m, w);
-    Ok(h.iter()
-        .zip(&corrections)
-        .zip(choices)
-        .map(|((&h, &b), &c)| if c { m.sub(b, h) } else { h })
-        .collect())
+    pending.finish(r.peer(), &|_| m, &bytes)
 }

@@ -1,6 +1,6 @@
 //! 1-out-of-N OT of short messages (N = 2^m, message widths up to 128 bits, each instance
-//! its own width) from m random COTs (Naor and Pinkas, "Computationally Secure Oblivious
-//! Transfer", the reduction to 1-out-of-2 OT).
+//! its own N and width: a [`Shape`]) from m random COTs (Naor and Pinkas, "Computationally
+//! Secure Oblivious Transfer", the reduction to 1-out-of-2 OT).
 //!
 //! Instance `i` has messages of `w_i` bits and uses m COTs, derandomized to the bits of the
 //! receiver's index `j*`. Level `l` has the keys `k_l^0 = v_l` and `k_l^1 = v_l ⊕ Δ`; each key
@@ -41,11 +41,32 @@ const TASK: usize = 1 << 10;
 /// party holds more than a piece's blocks (a whole batch of millions would be gigabytes).
 pub const PIECE: usize = 1 << 16;
 
-fn check(log_n: u32, widths: impl Iterator<Item = u32>) -> Result<()> {
-    if !(1..=16).contains(&log_n) {
-        return Err(MpcError::Invalid(format!("1-of-2^{log_n} OT is not supported")));
+/// The shape of one instance: `2^log_n` messages of `bits` bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// `log2 N` (1 to 16): the COTs the instance uses.
+    pub log_n: u32,
+    /// Message width (1 to 128).
+    pub bits: u32,
+}
+
+impl Shape {
+    /// 128-bit blocks in a row of the instance's messages.
+    fn blocks(self) -> usize {
+        row_blocks(self.log_n, self.bits)
     }
-    for bits in widths {
+
+    /// Bits in a row.
+    fn row_bits(self) -> usize {
+        (self.bits as usize) << self.log_n
+    }
+}
+
+fn check(shapes: impl Iterator<Item = Shape>) -> Result<()> {
+    for Shape { log_n, bits } in shapes {
+        if !(1..=16).contains(&log_n) {
+            return Err(MpcError::Invalid(format!("1-of-2^{log_n} OT is not supported")));
+        }
         if !(1..=128).contains(&bits) {
             return Err(MpcError::Invalid(format!(
                 "1-of-2^{log_n} OT of {bits}-bit messages is not supported"
@@ -55,31 +76,43 @@ fn check(log_n: u32, widths: impl Iterator<Item = u32>) -> Result<()> {
     Ok(())
 }
 
+/// First COT of each instance of a piece (instance `i` of the piece uses
+/// `log_n` COTs from `offsets[i]`), and the total as the last entry.
+fn cot_offsets(shapes: &[Shape]) -> Vec<usize> {
+    let mut offsets = Vec::with_capacity(shapes.len() + 1);
+    let mut at = 0;
+    for s in shapes {
+        offsets.push(at);
+        at += s.log_n as usize;
+    }
+    offsets.push(at);
+    offsets
+}
+
 /// 128-bit blocks in a row of `N` messages of `bits` bits.
 fn row_blocks(log_n: u32, bits: u32) -> usize {
     ((bits as usize) << log_n).div_ceil(128)
 }
 
 /// The stretched keys of a task's instances, one row per (instance, level), laid out
-/// instance by instance: `offsets[i]` is the first block of instance `i`'s `m` rows.
+/// instance by instance: `offsets[i]` is the first block of instance `i`'s rows.
 struct Rows {
     blocks: Vec<Block>,
     offsets: Vec<usize>,
 }
 
-/// Stretches `keys` (instance `i` of the task has `keys[i·m..(i+1)·m]`, one per level) into
-/// rows: instance `i` with messages of `widths[i]` bits gets `m` rows of
-/// [`row_blocks`] blocks each. The tweak of a block is the task's first instance (high bits)
-/// and the block's position in the task (low 32 bits), so no tweak repeats within a call.
-fn stretch(prp: &Prp, keys: &[Block], widths: &[u32], first: usize, log_n: u32) -> Rows {
-    let m = log_n as usize;
-    let mut offsets = Vec::with_capacity(widths.len());
+/// Stretches `keys` (instance `i` of the task has the next `shapes[i].log_n`, one per level)
+/// into rows: instance `i` gets `log_n` rows of [`Shape::blocks`] blocks each. The tweak of a
+/// block is the task's first instance (high bits) and the block's position in the task (low
+/// 32 bits), so no tweak repeats within a call.
+fn stretch(prp: &Prp, keys: &[Block], shapes: &[Shape], first: usize) -> Rows {
+    let mut offsets = Vec::with_capacity(shapes.len());
     let mut blocks = Vec::new();
-    for (i, &bits) in widths.iter().enumerate() {
+    let mut keys = keys.iter();
+    for shape in shapes {
         offsets.push(blocks.len());
-        let w = row_blocks(log_n, bits);
-        for &k in &keys[i * m..(i + 1) * m] {
-            blocks.extend(std::iter::repeat_n(k, w));
+        for &k in keys.by_ref().take(shape.log_n as usize) {
+            blocks.extend(std::iter::repeat_n(k, shape.blocks()));
         }
     }
     tcr_hash(prp, &mut blocks, (first as u128) << 32);
@@ -122,14 +155,14 @@ pub fn one_of_n_send_with(
     count: usize,
     message: impl Fn(usize, usize) -> u128 + Sync,
 ) -> Result<()> {
-    check(log_n, std::iter::once(bits))?;
+    let shape = Shape { log_n, bits };
+    check(std::iter::once(shape))?;
     let n = 1usize << log_n;
     one_of_n_send_rows(
         ctx,
         s,
-        log_n,
         count,
-        |_| bits,
+        |_| shape,
         |i, row| {
             for j in 0..n {
                 let pos = j * bits as usize;
@@ -152,7 +185,7 @@ pub fn one_of_n_send(
     bits: u32,
     messages: &[u128],
 ) -> Result<()> {
-    check(log_n, std::iter::once(bits))?;
+    check(std::iter::once(Shape { log_n, bits }))?;
     let n = 1usize << log_n;
     if !messages.len().is_multiple_of(n) {
         return Err(MpcError::Invalid(format!("{} messages are not whole instances of {n}", messages.len())));
@@ -160,56 +193,56 @@ pub fn one_of_n_send(
     one_of_n_send_with(ctx, s, log_n, bits, messages.len() / n, |i, j| messages[i * n + j])
 }
 
-/// Sender of `count` instances, instance `i` with messages of `width(i)` bits, given as rows:
+/// Sender of `count` instances, instance `i` of shape `shape(i)`, given as rows:
 /// `row(i, out)` writes the `N` messages of instance `i` into the zeroed `out`
-/// (`⌈N·width(i)/128⌉` blocks), message `j` at bits `j·width(i)..`, least significant first.
+/// (`⌈N·bits/128⌉` blocks), message `j` at bits `j·bits..`, least significant first.
 /// Per piece of [`PIECE`] instances: draw the COTs, read the receiver's corrections for them,
 /// send the masked rows.
 pub fn one_of_n_send_rows(
     ctx: &mut Ctx,
     s: &mut dyn CotSender,
-    log_n: u32,
     count: usize,
-    width: impl Fn(usize) -> u32 + Sync,
+    shape: impl Fn(usize) -> Shape + Sync,
     row: impl Fn(usize, &mut [Block]) + Sync,
 ) -> Result<()> {
-    check(log_n, (0..count).map(&width))?;
-    let m = log_n as usize;
+    check((0..count).map(&shape))?;
     let delta = s.delta();
     let prp = Prp::fixed("ot/one-of-n");
     for start in (0..count).step_by(PIECE) {
-        let size = PIECE.min(count - start);
-        let v = chosen_cot_send(ctx, s, size * m)?;
-        let packed: Vec<(Vec<u8>, usize)> = v
-            .par_chunks(TASK * m)
-            .enumerate()
-            .map(|(task, keys)| {
-                let first = start + task * TASK;
-                let widths: Vec<u32> = (first..first + keys.len() / m).map(&width).collect();
-                let zero = stretch(&prp, keys, &widths, first, log_n);
+        let shapes: Vec<Shape> = (start..count.min(start + PIECE)).map(&shape).collect();
+        let cots = cot_offsets(&shapes);
+        let v = chosen_cot_send(ctx, s, cots[shapes.len()])?;
+        let tasks = shapes.len().div_ceil(TASK);
+        let packed: Vec<(Vec<u8>, usize)> = (0..tasks)
+            .into_par_iter()
+            .map(|task| {
+                let (lo, hi) = (task * TASK, shapes.len().min((task + 1) * TASK));
+                let (first, shapes) = (start + lo, &shapes[lo..hi]);
+                let keys = &v[cots[lo]..cots[hi]];
+                let zero = stretch(&prp, keys, shapes, first);
                 let flipped: Vec<Block> = keys.iter().map(|k| k ^ delta).collect();
-                let one = stretch(&prp, &flipped, &widths, first, log_n);
-                let mut masks: Vec<(u32, Vec<Block>)> = Vec::new();
-                let mut out = BitWriter::with_capacity(widths.iter().map(|&b| (b as usize) << log_n).sum());
+                let one = stretch(&prp, &flipped, shapes, first);
+                let mut masks: Vec<(Shape, Vec<Block>)> = Vec::new();
+                let mut out = BitWriter::with_capacity(shapes.iter().map(|s| s.row_bits()).sum());
                 let mut buf = Vec::new();
-                for (i, &bits) in widths.iter().enumerate() {
-                    let w = row_blocks(log_n, bits);
-                    if !masks.iter().any(|(b, _)| *b == bits) {
-                        masks.push((bits, level_masks(log_n, bits)));
+                for (i, &shape) in shapes.iter().enumerate() {
+                    let w = shape.blocks();
+                    if !masks.iter().any(|(s, _)| *s == shape) {
+                        masks.push((shape, level_masks(shape.log_n, shape.bits)));
                     }
-                    let level = &masks.iter().find(|(b, _)| *b == bits).map_or(&[][..], |(_, v)| &v[..]);
+                    let level = masks.iter().find(|(s, _)| *s == shape).map_or(&[][..], |(_, v)| &v[..]);
                     buf.clear();
                     buf.resize(w, 0);
                     row(first + i, &mut buf);
                     let at = zero.offsets[i];
-                    for l in 0..m {
+                    for l in 0..shape.log_n as usize {
                         let (z, o) = (&zero.blocks[at + l * w..][..w], &one.blocks[at + l * w..][..w]);
                         for b in 0..w {
                             let sel = level[l * w + b];
                             buf[b] ^= (z[b] & !sel) | (o[b] & sel);
                         }
                     }
-                    let mut left = (bits as usize) << log_n;
+                    let mut left = shape.row_bits();
                     for &b in &buf {
                         let take = left.min(128) as u32;
                         out.push(b, take);
@@ -241,24 +274,25 @@ pub fn one_of_n_receive(
     bits: u32,
     indices: &[usize],
 ) -> Result<Vec<u128>> {
-    one_of_n_receive_rows(ctx, r, log_n, |_| bits, indices)
+    one_of_n_receive_rows(ctx, r, |_| Shape { log_n, bits }, indices)
 }
 
-/// Receiver: message `indices[i]` of each instance, instance `i`'s of `width(i)` bits (the
-/// widths the sender used). Per piece: draw the COTs, send the corrections to the piece's
+/// Receiver: message `indices[i]` of each instance, instance `i` of shape `shape(i)` (the
+/// shapes the sender used). Per piece: draw the COTs, send the corrections to the piece's
 /// indices and keep only the pads of the chosen messages; the masked rows are read after
 /// every piece's corrections went out (two latency rounds in all).
 pub fn one_of_n_receive_rows(
     ctx: &mut Ctx,
     r: &mut dyn CotReceiver,
-    log_n: u32,
-    width: impl Fn(usize) -> u32 + Sync,
+    shape: impl Fn(usize) -> Shape + Sync,
     indices: &[usize],
 ) -> Result<Vec<u128>> {
-    check(log_n, (0..indices.len()).map(&width))?;
-    let (m, n) = (log_n as usize, 1usize << log_n);
-    if let Some(&bad) = indices.iter().find(|&&j| j >= n) {
-        return Err(MpcError::Invalid(format!("index {bad} is out of range for 1-of-{n} OT")));
+    check((0..indices.len()).map(&shape))?;
+    if let Some((i, &bad)) = indices.iter().enumerate().find(|&(i, &j)| j >> shape(i).log_n != 0) {
+        return Err(MpcError::Invalid(format!(
+            "index {bad} is out of range for 1-of-{} OT",
+            1usize << shape(i).log_n
+        )));
     }
     let prp = Prp::fixed("ot/one-of-n");
     let pieces: Vec<&[usize]> = indices.chunks(PIECE).collect();
@@ -270,30 +304,33 @@ pub fn one_of_n_receive_rows(
     // agree, so both know when that happens).
     let mut unread = 0usize;
     for (piece, idx) in pieces.iter().enumerate() {
-        if r.prepared() < idx.len() * m {
+        let start = piece * PIECE;
+        let shapes: Vec<Shape> = (start..start + idx.len()).map(&shape).collect();
+        let cots = cot_offsets(&shapes);
+        if r.prepared() < cots[shapes.len()] {
             for (p, idx) in pieces.iter().enumerate().take(piece).skip(unread) {
-                read_masked(ctx, r.peer(), log_n, &width, idx, p * PIECE, &pads, &mut out)?;
+                read_masked(ctx, r.peer(), &shape, idx, p * PIECE, &pads, &mut out)?;
             }
             unread = piece;
         }
-        let start = piece * PIECE;
-        let choices: Vec<bool> = idx.iter().flat_map(|&j| (0..m).map(move |l| j >> l & 1 == 1)).collect();
+        let choices: Vec<bool> =
+            idx.iter().zip(&shapes).flat_map(|(&j, s)| (0..s.log_n).map(move |l| j >> l & 1 == 1)).collect();
         let keys = chosen_cot_receive(ctx, r, &choices)?;
-        let piece_pads: Vec<u128> = keys
-            .par_chunks(TASK * m)
-            .zip(idx.par_chunks(TASK))
-            .enumerate()
-            .flat_map_iter(|(task, (keys, idx))| {
-                let first = start + task * TASK;
-                let widths: Vec<u32> = (first..first + idx.len()).map(&width).collect();
-                let known = stretch(&prp, keys, &widths, first, log_n);
-                idx.iter()
-                    .zip(&widths)
+        let tasks = shapes.len().div_ceil(TASK);
+        let piece_pads: Vec<u128> = (0..tasks)
+            .into_par_iter()
+            .flat_map_iter(|task| {
+                let (lo, hi) = (task * TASK, shapes.len().min((task + 1) * TASK));
+                let shapes = &shapes[lo..hi];
+                let known = stretch(&prp, &keys[cots[lo]..cots[hi]], shapes, start + lo);
+                idx[lo..hi]
+                    .iter()
+                    .zip(shapes)
                     .enumerate()
-                    .map(|(i, (&j, &bits))| {
-                        let w = row_blocks(log_n, bits);
-                        let at = known.offsets[i];
-                        (0..m).fold(0u128, |acc, l| acc ^ chunk(&known.blocks[at + l * w..][..w], j, bits))
+                    .map(|(i, (&j, s))| {
+                        let (w, at) = (s.blocks(), known.offsets[i]);
+                        (0..s.log_n as usize)
+                            .fold(0u128, |acc, l| acc ^ chunk(&known.blocks[at + l * w..][..w], j, s.bits))
                     })
                     .collect::<Vec<_>>()
             })
@@ -301,26 +338,24 @@ pub fn one_of_n_receive_rows(
         pads[start..start + idx.len()].copy_from_slice(&piece_pads);
     }
     for (p, idx) in pieces.iter().enumerate().skip(unread) {
-        read_masked(ctx, r.peer(), log_n, &width, idx, p * PIECE, &pads, &mut out)?;
+        read_masked(ctx, r.peer(), &shape, idx, p * PIECE, &pads, &mut out)?;
     }
     Ok(out)
 }
 
 /// Reads the masked rows of one piece (first instance `start`) and unmasks the chosen
 /// messages.
-#[allow(clippy::too_many_arguments)]
 fn read_masked(
     ctx: &mut Ctx,
     peer: veil_mpc::PartyId,
-    log_n: u32,
-    width: &(impl Fn(usize) -> u32 + Sync),
+    shape: &(impl Fn(usize) -> Shape + Sync),
     idx: &[usize],
     start: usize,
     pads: &[u128],
     out: &mut [u128],
 ) -> Result<()> {
     let bytes = ctx.net().recv(peer)?;
-    let total: usize = (start..start + idx.len()).map(|i| (width(i) as usize) << log_n).sum();
+    let total: usize = (start..start + idx.len()).map(|i| shape(i).row_bits()).sum();
     let padding_clear = total.is_multiple_of(8) || bytes.last().is_none_or(|&b| b >> (total % 8) == 0);
     if bytes.len() != total.div_ceil(8) || !padding_clear {
         return Err(malformed(
@@ -331,9 +366,9 @@ fn read_masked(
     }
     let mut pos = 0usize;
     for (i, &j) in idx.iter().enumerate() {
-        let bits = width(start + i);
-        out[start + i] = (get_at(&bytes, pos + j * bits as usize, bits) ^ pads[start + i]) & mask(bits);
-        pos += (bits as usize) << log_n;
+        let s = shape(start + i);
+        out[start + i] = (get_at(&bytes, pos + j * s.bits as usize, s.bits) ^ pads[start + i]) & mask(s.bits);
+        pos += s.row_bits();
     }
     Ok(())
 }
