@@ -25,6 +25,8 @@ use crate::ot_ops::{peak_rss_mib, two_parties_on_threads};
 /// Toolkit ops `veil bench ops --family ot` knows.
 pub const TWOPC_OPS: &[&str] = &["cmp", "lt", "relu", "trunc", "trunc-exact"];
 
+const MIB: f64 = (1u64 << 20) as f64;
+
 /// When the COTs of an op are made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cots {
@@ -79,8 +81,10 @@ pub struct TwoPcRecord {
     pub seconds: [f64; 3],
     /// Seconds with everything included.
     pub seconds_total: f64,
-    /// MB (10^6 bytes, the paper's unit) sent each way, everything included.
-    pub mb_total: [f64; 2],
+    /// MiB (2^20 bytes) sent each way, everything included. The M&M paper's tables write
+    /// "MB" for this unit: its truncation sends 1.192 "MB" for 10^7 bits, and its
+    /// comparisons 42.02 for 2^20 · 336 bits.
+    pub mib_total: [f64; 2],
     /// Wrong results among the `n` (checked against the plaintext reference).
     pub errors: usize,
     /// Network (`none`: in-memory).
@@ -93,8 +97,8 @@ pub struct TwoPcRecord {
 
 fn paper(op: &str, bits: u32) -> Option<PaperFigure> {
     let (value, source) = match (op, bits) {
-        ("cmp", 32) => (7.145, "M&M Table VI: 2^20 comparisons, ℓ = 32, 6.504 MB + 35.520 MB, LAN"),
-        ("cmp", 64) => (15.226, "M&M Table VI: 2^20 comparisons, ℓ = 64, 13.633 MB + 71.410 MB, LAN"),
+        ("cmp", 32) => (7.145, "M&M Table VI: 2^20 comparisons, ℓ = 32, 6.504 + 35.520 MiB, LAN"),
+        ("cmp", 64) => (15.226, "M&M Table VI: 2^20 comparisons, ℓ = 64, 13.633 + 71.410 MiB, LAN"),
         ("lt", 64) => (
             22.3,
             "SPU 0.9.5 CHEETAH `gt_2^20` on this machine, 2026-11-27: 22.3 s, 84.8 MiB over both parties, setup excluded",
@@ -103,7 +107,7 @@ fn paper(op: &str, bits: u32) -> Option<PaperFigure> {
             25.5,
             "SPU 0.9.5 CHEETAH `relu_2^20` on this machine, 2026-11-27: 25.5 s, 102.0 MiB over both parties, setup excluded",
         ),
-        ("trunc", _) => (2.621, "M&M Table VIII: 10^7 truncations over 2^ℓ, 28.864 MB + 1.192 MB, LAN"),
+        ("trunc", _) => (2.621, "M&M Table VIII: 10^7 truncations over 2^ℓ, 28.864 + 1.192 MiB, LAN"),
         _ => return None,
     };
     Some(PaperFigure {
@@ -254,9 +258,9 @@ pub fn twopc_op(op: &str, n: usize, bits: u32, threads: usize, cots: Cots) -> Re
         online_rounds: veil_mpc::cost::rounds_across(&[runs[0].spans[2], runs[1].spans[2]]),
         seconds_total: seconds.iter().sum(),
         seconds,
-        mb_total: [
-            runs[0].sent.iter().sum::<u64>() as f64 / 1e6,
-            runs[1].sent.iter().sum::<u64>() as f64 / 1e6,
+        mib_total: [
+            runs[0].sent.iter().sum::<u64>() as f64 / MIB,
+            runs[1].sent.iter().sum::<u64>() as f64 / MIB,
         ],
         errors: errors(op, n, bits, &outs),
         net: "none",

@@ -200,8 +200,8 @@ fn toolkit_ops(
             "online s",
             "total s",
             "paper s",
-            "MB P0->P1",
-            "MB P1->P0",
+            "MiB P0->P1",
+            "MiB P1->P0",
             "rounds",
             "errors",
             "peak MiB"
@@ -227,8 +227,8 @@ fn toolkit_ops(
             r.seconds[2],
             r.seconds_total,
             r.paper.as_ref().map(|p| format!("{:.3}", p.value)).unwrap_or_else(|| "-".into()),
-            r.mb_total[0],
-            r.mb_total[1],
+            r.mib_total[0],
+            r.mib_total[1],
             r.online_rounds,
             r.errors,
             r.peak_rss_mib.map(|m| format!("{m:.0}")).unwrap_or_else(|| "-".into())
@@ -236,7 +236,7 @@ fn toolkit_ops(
     }
     if !json {
         println!(
-            "(MB = 10^6 bytes, everything included, as the paper counts; paper s: M&M single thread with Ferret setup, LAN between two machines, see --json for the source; here both parties share this machine)"
+            "(MiB = 2^20 bytes, everything included, the unit of the paper's tables (written MB there); paper s: M&M single thread with Ferret setup, LAN between two machines, see --json for the source; here both parties share this machine)"
         );
     }
     Ok(())

@@ -21,6 +21,7 @@
 
 pub mod params;
 
+mod huge;
 mod lpn;
 mod spcot;
 
@@ -58,6 +59,7 @@ fn check_params(params: &FerretParams) -> Result<()> {
 struct Buffers {
     reserve: Vec<Block>,
     work: Vec<Block>,
+    secret: huge::HugeBlocks,
 }
 
 impl Buffers {
@@ -128,7 +130,7 @@ impl FerretSender {
         let b = &mut self.buffers;
         let (x, trees) = b.reserve.split_at(p.k);
         spcot::send(ctx, self.peer, &p, self.delta, trees, &mut b.work)?;
-        matrix.encode(x, &mut b.work);
+        matrix.encode(b.secret.load(x), &mut b.work);
         normalize(self.delta, &mut b.work);
         b.settle(self.params.main.consumed(), ready);
         Ok(())
@@ -230,7 +232,7 @@ impl FerretReceiver {
         // A·x first, while the sender expands its trees; then the trees' leaves on top.
         b.work.clear();
         b.work.resize(p.n, 0);
-        matrix.encode(x, &mut b.work);
+        matrix.encode(b.secret.load(x), &mut b.work);
         spcot::receive(ctx, self.peer, &p, trees, &mut b.work)?;
         b.settle(self.params.main.consumed(), ready);
         Ok(())
