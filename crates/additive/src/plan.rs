@@ -9,7 +9,7 @@
 //! ReLU of `n` draws `n` sign-bit correlations, then the `n` triples of `x·DReLU(x)`; the maxima
 //! of `[rows, k]` run one such ReLU of `rows·⌊w/2⌋` per level of width `w` (then `⌈w/2⌉`).
 
-use veil_mpc::prep::{Call, CorrelationRequest, PrepUsage, Preprocessing};
+use veil_mpc::prep::{Call, CorrelationRequest, PrepUsage, Preprocessing, max_tree_levels};
 
 use crate::dealer::Correlations;
 use crate::protocol::Additive;
@@ -41,14 +41,7 @@ impl<D> Additive<D> {
             Call::MatmulMany { dims } => dims.iter().flat_map(|d| [matrix(*d), pairs(d[0] * d[2])]).collect(),
             Call::DivPublic { n, .. } => vec![pairs(*n)],
             Call::Relu { n } => relu(*n).to_vec(),
-            Call::MaxRows { rows, k } => {
-                let (mut width, mut out) = (*k, Vec::new());
-                while width > 1 {
-                    out.extend(relu(rows * (width / 2)));
-                    width = width / 2 + width % 2;
-                }
-                out
-            }
+            Call::MaxRows { rows, k } => max_tree_levels(*rows, *k).into_iter().flat_map(relu).collect(),
             Call::Gelu { .. }
             | Call::Softmax { .. }
             | Call::LayerNorm { .. }

@@ -14,7 +14,7 @@
 //! - maxima of `[rows, k]`: per level of the tree of width `w`, `rows·⌊w/2⌋` sign extractions,
 //!   then width `⌈w/2⌉`.
 
-use veil_mpc::prep::{Call, CorrelationRequest, PrepUsage, Preprocessing};
+use veil_mpc::prep::{Call, CorrelationRequest, PrepUsage, Preprocessing, max_tree_levels};
 
 use crate::Aegis;
 
@@ -33,14 +33,7 @@ impl Aegis {
                 dims.iter().flat_map(|[m, _, n]| [pairs(m * n), products(m * n)]).collect()
             }
             Call::Relu { n } => vec![signs(*n)],
-            Call::MaxRows { rows, k } => {
-                let (mut width, mut out) = (*k, Vec::new());
-                while width > 1 {
-                    out.push(signs(rows * (width / 2)));
-                    width = width.div_ceil(2);
-                }
-                out
-            }
+            Call::MaxRows { rows, k } => max_tree_levels(*rows, *k).into_iter().map(signs).collect(),
             Call::Gelu { .. }
             | Call::Softmax { .. }
             | Call::LayerNorm { .. }

@@ -25,7 +25,9 @@
 //! The session tests compare this with what a run asked for ([`Mosformer::recorded_plan`]),
 //! kind by kind and in order.
 
-use veil_mpc::prep::{Call, CorrelationRequest, Gate, Plan, PrepUsage, Preprocessing, Supply};
+use veil_mpc::prep::{
+    Call, CorrelationRequest, Gate, Plan, PrepUsage, Preprocessing, Supply, max_tree_levels,
+};
 use veil_mpc::{Ctx, Result};
 
 use veil_mpc::mode::{Rings, Security};
@@ -89,10 +91,8 @@ impl<D> Mosformer<D> {
             Call::DivPublic { n, .. } => steps(&mut out, &[trunc(*n)]),
             Call::Relu { n } => relu(&mut out, *n),
             Call::MaxRows { rows, k } => {
-                let mut width = *k;
-                while width > 1 {
-                    relu(&mut out, rows * (width / 2));
-                    width = width / 2 + width % 2;
+                for level in max_tree_levels(*rows, *k) {
+                    relu(&mut out, level);
                 }
             }
             Call::Gelu { n } => {

@@ -235,6 +235,18 @@ pub enum Call {
     Check,
 }
 
+/// The comparisons at each level of a row-maxima tournament over `[rows, k]`, widest level
+/// first: `rows·⌊w/2⌋` at a level of width `w`, the next level `⌈w/2⌉` wide (an odd entry
+/// moves up unchanged). They add up to `rows·(k − 1)`.
+pub fn max_tree_levels(rows: usize, k: usize) -> Vec<usize> {
+    let (mut width, mut out) = (k, Vec::new());
+    while width > 1 {
+        out.push(rows * (width / 2));
+        width = width.div_ceil(2);
+    }
+    out
+}
+
 /// The material a computation needs, in the order it consumes it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Plan {
@@ -360,6 +372,15 @@ impl PrepUsage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_max_tree_halves_each_level_and_compares_k_minus_one_times_per_row() {
+        assert_eq!(max_tree_levels(2, 5), [4, 2, 2]);
+        assert_eq!(max_tree_levels(3, 1), Vec::<usize>::new());
+        for k in 1..40 {
+            assert_eq!(max_tree_levels(7, k).iter().sum::<usize>(), 7 * (k - 1), "k = {k}");
+        }
+    }
 
     struct Doubling;
 
