@@ -1,118 +1,169 @@
-//! BFV with SIMD slots: `N` plaintext slots in Z_p, added and multiplied slot by slot.
+//! BFV with SIMD slots over the RNS/NTT polynomial layer of `fhe-math`: `N` plaintext slots in
+//! Z_t (`t ≡ 1 mod 2N` prime, the M&M paper's `p`), added and multiplied slot by slot.
 //!
-//! **Presets** after the M&M paper's Table VII, `(log2 N, log2 q, log2 p)`:
+//! Ring `R_q = Z_q[X]/(X^N + 1)` with `q = q_0·…·q_{L−1}` held limb by limb (RNS), every
+//! polynomial of a ciphertext in NTT form. A ciphertext `(c0, c1)` at level `l` (the first
+//! `L − l` primes, product `q_l`) encrypts `m ∈ R_t` under the secret `s` when
 //!
-//! | preset | paper | here: ciphertext primes (bits) | log2 q | why it differs |
-//! |---|---|---|---|---|
-//! | [`BfvPreset::N4096P16`] | (12, 109, 16) | 36 + 36 + 37 | 109 | – |
-//! | [`BfvPreset::N8192P32`] | (13, 135, 32) | 45 + 45 + 45 | 135 | – |
-//! | [`BfvPreset::N8192P60`] | (13, 173, 60) | 62 + 62 + 62 | 186 | with a ciphertext prime below the 60-bit `p` (58 + 58 + 57 bits) the library's modular arithmetic fails an assertion on a fresh encryption; three 62-bit primes stay within the standard's 218 bits |
+//! ```text
+//! c0 + c1·s = ⌊q_l·m/t⌋ + v  (mod q_l),   |v|∞ < q_l/(2t)  ⇒  m = ⌊t·(c0 + c1·s)/q_l⌉ mod t.
+//! ```
 //!
-//! Every prime is NTT-friendly (`≡ 1 mod 2N`), the plaintext modulus too, so that the slots
-//! exist (`p` is the largest such prime of its bit size). Only these presets are built, so no
-//! outside input reaches the library's parameter checks.
+//! - **Slots**: `m` is the inverse NTT mod `t` of the slot values, so `R_t ≅ Z_t^N` slotwise.
+//! - **Scaling** `⌊q·m/t⌋ = Δ·m + ⌊m·(q mod t)/t⌋` (`Δ = ⌊q/t⌋`) is computed in RNS as
+//!   `[m·(q mod t)]_t · (−t^{−1} mod q)`: with `m·(q mod t) = [m·(q mod t)]_t + t·j` and
+//!   `Δ·t ≡ −(q mod t)`, the product is `Δ·m + j`. The rounding `δ = q·m/t − ⌊q·m/t⌋ ∈ [0, 1)`
+//!   is all the encoding adds to the noise.
+//! - **Keys**: a uniform ternary secret `s` (the standard's assumption); errors from the
+//!   centred binomial of variance 10 (`|e| ≤ 20`); the public key `(p0, p1) = (−p1·s + e, p1)`
+//!   with `p1` expanded from a 32-byte seed, as is the `c1` of a secret-key encryption, so
+//!   both travel at half size.
+//! - **Ciphertext × plaintext**: both parts times the operand's *centred* lift (`|a|∞ ≤ t/2`),
+//!   which halves the noise the product adds against the usual `[0, t)` lift.
+//! - **Modulus switching** divides by the last prime with rounding (`fhe-math`'s
+//!   `switch_down`), multiplying the noise by `q_{l+1}/q_l` and adding `|r0 + r1·s| ≤ (N+1)/2`.
+//! - **Flooding** adds a uniform integer in `[−2^b, 2^b)` to `c0` (see [`crate::flood`]).
+//!
+//! **Security**: RLWE at the presets' `(N, q)` within the homomorphic-encryption standard's
+//! 128-bit bounds ([`crate::preset`]); semi-honest key holders (a party decrypts only what the
+//! protocol sends it).
 
 use std::sync::Arc;
 
-use fhe::bfv::{BfvParameters, BfvParametersBuilder, Ciphertext, Encoding, Plaintext, PublicKey, SecretKey};
-use fhe_math::zq::primes::generate_prime;
-use fhe_traits::{FheDecoder, FheDecrypter, FheEncoder, FheEncrypter};
-use rand::{CryptoRng, RngCore};
+use fhe_math::rns::ScalingFactor;
+use fhe_math::rq::scaler::Scaler;
+use fhe_math::rq::traits::TryConvertFrom;
+use fhe_math::rq::{Context, Poly, Representation};
+use fhe_math::zq::Modulus;
+use ndarray::Array2;
+use num_bigint::BigUint;
+use rand::{CryptoRng, Rng, RngCore};
 use veil_mpc::{MpcError, Result};
+use zeroize::Zeroize;
 
-/// A BFV parameter set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BfvPreset {
-    /// N = 4096, 16-bit `p`, 109-bit `q`.
-    N4096P16,
-    /// N = 8192, 32-bit `p`, 135-bit `q`.
-    N8192P32,
-    /// N = 8192, 60-bit `p`, 186-bit `q`.
-    N8192P60,
-}
+use crate::preset::{BfvPreset, primes};
 
-impl BfvPreset {
-    /// Every preset.
-    pub const ALL: [BfvPreset; 3] = [BfvPreset::N4096P16, BfvPreset::N8192P32, BfvPreset::N8192P60];
+/// A 32-byte seed from which a uniform polynomial is expanded (ChaCha8 keyed by its SHA-256).
+pub type Seed = [u8; 32];
 
-    /// The name on the command line and in records.
-    pub fn name(self) -> &'static str {
-        match self {
-            BfvPreset::N4096P16 => "n4096-p16",
-            BfvPreset::N8192P32 => "n8192-p32",
-            BfvPreset::N8192P60 => "n8192-p60",
-        }
-    }
+/// Variance of the centred binomial errors (`|e| ≤ 2·variance`).
+pub const ERROR_VARIANCE: usize = 10;
+/// The largest error coefficient, `2·ERROR_VARIANCE`.
+pub const ERROR_BOUND: u64 = 2 * ERROR_VARIANCE as u64;
 
-    /// The preset of a name.
-    pub fn from_name(name: &str) -> Result<Self> {
-        Self::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| {
-            let names: Vec<&str> = Self::ALL.iter().map(|p| p.name()).collect();
-            MpcError::Invalid(format!("no BFV preset '{name}' (available: {})", names.join(", ")))
-        })
-    }
-
-    /// Ring degree `N` (also the number of slots).
-    pub fn degree(self) -> usize {
-        match self {
-            BfvPreset::N4096P16 => 4096,
-            BfvPreset::N8192P32 | BfvPreset::N8192P60 => 8192,
-        }
-    }
-
-    /// Bits of the ciphertext primes.
-    pub fn moduli_bits(self) -> &'static [usize] {
-        match self {
-            BfvPreset::N4096P16 => &[36, 36, 37],
-            BfvPreset::N8192P32 => &[45, 45, 45],
-            BfvPreset::N8192P60 => &[62, 62, 62],
-        }
-    }
-
-    /// Bits of the plaintext modulus `p`.
-    pub fn plaintext_bits(self) -> usize {
-        match self {
-            BfvPreset::N4096P16 => 16,
-            BfvPreset::N8192P32 => 32,
-            BfvPreset::N8192P60 => 60,
-        }
-    }
-
-    /// The largest `log2 q` the homomorphic-encryption standard allows at this degree for
-    /// 128-bit security with ternary secrets.
-    pub fn max_modulus_bits(self) -> usize {
-        match self.degree() {
-            4096 => 109,
-            _ => 218,
-        }
-    }
-}
-
-fn he_error(what: &str, e: impl std::fmt::Display) -> MpcError {
+pub(crate) fn math_error(what: &str, e: impl std::fmt::Display) -> MpcError {
     MpcError::Invalid(format!("{what}: {e}"))
 }
 
-/// BFV at one preset: encoding, encryption and the slotwise operations.
-#[derive(Debug, Clone)]
+/// BFV at one preset: its primes, the contexts of every level and the precomputed scalings.
+#[derive(Debug)]
 pub struct Bfv {
     preset: BfvPreset,
-    par: Arc<BfvParameters>,
+    t: u64,
+    t_ctx: Arc<Context>,
+    /// `levels[l]`: the context of the first `L − l` primes.
+    levels: Vec<Arc<Context>>,
+    /// Per level: `q_l mod t` and, per prime, `−t^{−1} mod q_i`.
+    q_mod_t: Vec<u64>,
+    neg_t_inv: Vec<Vec<u64>>,
+    /// Per level: `x ↦ ⌊t·x/q_l⌉` into the plaintext context.
+    to_plain: Vec<Scaler>,
+}
+
+/// A secret key: ternary coefficients, and `s` in NTT form at every level.
+pub struct SecretKey {
+    coeffs: Vec<i64>,
+    ntt: Vec<Poly>,
+}
+
+impl Drop for SecretKey {
+    fn drop(&mut self) {
+        self.coeffs.zeroize();
+        self.ntt.iter_mut().for_each(Zeroize::zeroize);
+    }
+}
+
+impl std::fmt::Debug for SecretKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretKey(…)")
+    }
+}
+
+/// A public key `(p0, p1) = (−p1·s + e, p1)` at the top level, `p1` expanded from `seed`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicKey {
+    pub(crate) seed: Seed,
+    pub(crate) p0: Poly,
+    pub(crate) p1: Poly,
+}
+
+/// A BFV ciphertext `(c0, c1)` in NTT form. `seed` is set while `c1` is still the expansion of
+/// a seed (a fresh secret-key encryption), so that the wire carries the seed instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ciphertext {
+    pub(crate) level: usize,
+    pub(crate) c0: Poly,
+    pub(crate) c1: Poly,
+    pub(crate) seed: Option<Seed>,
+}
+
+impl Ciphertext {
+    /// The level (0: every prime).
+    pub fn level(&self) -> usize {
+        self.level
+    }
+
+    /// Whether `c1` travels as its seed.
+    pub fn is_seeded(&self) -> bool {
+        self.seed.is_some()
+    }
+
+    /// `c0` (NTT form).
+    pub fn c0(&self) -> &Poly {
+        &self.c0
+    }
+
+    /// `c1` (NTT form).
+    pub fn c1(&self) -> &Poly {
+        &self.c1
+    }
+}
+
+/// A plaintext: the coefficients of `m ∈ R_t` in `[0, t)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plaintext {
+    coeffs: Vec<u64>,
 }
 
 impl Bfv {
     /// The scheme at `preset`.
     pub fn new(preset: BfvPreset) -> Result<Self> {
         let n = preset.degree();
-        let bits = preset.plaintext_bits();
-        let p = generate_prime(bits, 2 * n as u64, (1u64 << bits) - 1)
-            .ok_or_else(|| MpcError::Invalid(format!("no {bits}-bit prime ≡ 1 mod {}", 2 * n)))?;
-        let par = BfvParametersBuilder::new()
-            .set_degree(n)
-            .set_plaintext_modulus(p)
-            .set_moduli_sizes(preset.moduli_bits())
-            .build_arc()
-            .map_err(|e| he_error("BFV parameters", e))?;
-        Ok(Bfv { preset, par })
+        let (t, q) = primes(preset)?;
+        let top = Context::new_arc(&q, n).map_err(|e| math_error("ciphertext ring", e))?;
+        let t_ctx = Context::new_arc(&[t], n).map_err(|e| math_error("plaintext ring", e))?;
+        let tm = Modulus::new(t).map_err(|e| math_error("plaintext modulus", e))?;
+        let mut levels = Vec::new();
+        let (mut q_mod_t, mut neg_t_inv, mut to_plain) = (Vec::new(), Vec::new(), Vec::new());
+        for l in 0..q.len() {
+            let ctx = top.context_at_level(l).map_err(|e| math_error("level", e))?;
+            let primes = &q[..q.len() - l];
+            q_mod_t.push(primes.iter().fold(1u64, |acc, &qi| tm.mul(acc, tm.reduce(qi))));
+            let inv = primes
+                .iter()
+                .map(|&qi| {
+                    let m = Modulus::new(qi).map_err(|e| math_error("prime", e))?;
+                    let inv =
+                        m.inv(m.reduce(t)).ok_or_else(|| MpcError::Invalid(format!("t ≡ 0 mod {qi}")))?;
+                    Ok(m.neg(inv))
+                })
+                .collect::<Result<Vec<u64>>>()?;
+            neg_t_inv.push(inv);
+            let factor = ScalingFactor::new(&BigUint::from(t), ctx.modulus());
+            to_plain.push(Scaler::new(&ctx, &t_ctx, factor).map_err(|e| math_error("decryption scaler", e))?);
+            levels.push(ctx);
+        }
+        Ok(Bfv { preset, t, t_ctx, levels, q_mod_t, neg_t_inv, to_plain })
     }
 
     /// The preset.
@@ -120,86 +171,274 @@ impl Bfv {
         self.preset
     }
 
-    /// The library's parameters.
-    pub fn parameters(&self) -> &Arc<BfvParameters> {
-        &self.par
-    }
-
-    /// The plaintext modulus `p`.
+    /// The plaintext modulus `t` (the papers' `p`).
     pub fn plaintext_modulus(&self) -> u64 {
-        self.par.plaintext()
+        self.t
     }
 
     /// Slots per ciphertext (`N`).
     pub fn slots(&self) -> usize {
-        self.par.degree()
+        self.preset.degree()
+    }
+
+    /// Number of levels (`L`, the number of ciphertext primes).
+    pub fn levels(&self) -> usize {
+        self.levels.len()
+    }
+
+    /// The deepest level whose `q_l` still holds `t` with 16 bits to spare for noise; switching
+    /// and encrypting stop there.
+    pub fn max_level(&self) -> usize {
+        let t_bits = u64::from(64 - self.t.leading_zeros());
+        (0..self.levels()).take_while(|&l| self.levels[l].modulus().bits() >= t_bits + 16).last().unwrap_or(0)
+    }
+
+    /// The context at `level`.
+    pub fn context(&self, level: usize) -> Result<&Arc<Context>> {
+        self.levels
+            .get(level)
+            .ok_or_else(|| MpcError::Invalid(format!("no level {level} (of {})", self.levels())))
+    }
+
+    /// The primes at `level`.
+    pub fn primes(&self, level: usize) -> Result<&[u64]> {
+        Ok(self.context(level)?.moduli())
+    }
+
+    /// `q_l` at `level`.
+    pub fn modulus(&self, level: usize) -> Result<&BigUint> {
+        Ok(self.context(level)?.modulus())
     }
 
     /// `log2 q`, the bits of the product of the ciphertext primes.
     pub fn modulus_bits(&self) -> usize {
-        self.par.moduli_sizes().iter().sum()
+        self.levels[0].modulus().bits() as usize
     }
 
-    /// A fresh secret key and its public key.
-    pub fn keygen<R: RngCore + CryptoRng>(&self, rng: &mut R) -> (SecretKey, PublicKey) {
-        let sk = SecretKey::random(&self.par, rng);
-        let pk = PublicKey::new(&sk, rng);
-        (sk, pk)
+    /// A fresh ternary secret key and its public key (`p1` from a seed drawn from `rng`).
+    pub fn keygen<R: RngCore + CryptoRng>(&self, rng: &mut R) -> Result<(SecretKey, PublicKey)> {
+        let coeffs: Vec<i64> = (0..self.slots()).map(|_| rng.random_range(-1i64..=1)).collect();
+        let ntt =
+            self.levels.iter().map(|ctx| self.lift_signed(&coeffs, ctx)).collect::<Result<Vec<Poly>>>()?;
+        let sk = SecretKey { coeffs, ntt };
+        let seed: Seed = rng.random();
+        let p1 = Poly::random_from_seed(&self.levels[0], Representation::Ntt, seed);
+        let mut p0 = self.error(0, rng)?;
+        p0 -= &(&p1 * &sk.ntt[0]);
+        Ok((sk, PublicKey { seed, p0, p1 }))
     }
 
-    /// Encodes up to `N` values of Z_p into the slots (the rest are 0).
+    /// Encodes up to `N` values of Z_t into the slots (the rest are 0).
     pub fn encode(&self, values: &[u64]) -> Result<Plaintext> {
-        let p = self.plaintext_modulus();
         if values.len() > self.slots() {
             return Err(MpcError::Invalid(format!("{} values for {} slots", values.len(), self.slots())));
         }
-        if let Some(v) = values.iter().find(|&&v| v >= p) {
-            return Err(MpcError::Invalid(format!("{v} is not an element of Z_{p}")));
+        if let Some(v) = values.iter().find(|&&v| v >= self.t) {
+            return Err(MpcError::Invalid(format!("{v} is not an element of Z_{}", self.t)));
         }
-        Plaintext::try_encode(values, Encoding::simd(), &self.par).map_err(|e| he_error("encoding", e))
+        let mut slots = values.to_vec();
+        slots.resize(self.slots(), 0);
+        let mut m = Poly::try_convert_from(slots, &self.t_ctx, false, Representation::Ntt)
+            .map_err(|e| math_error("encoding", e))?;
+        m.change_representation(Representation::PowerBasis);
+        Ok(Plaintext { coeffs: m.coefficients().row(0).to_vec() })
     }
 
     /// The `N` slots of a plaintext.
     pub fn decode(&self, pt: &Plaintext) -> Result<Vec<u64>> {
-        Vec::<u64>::try_decode(pt, Encoding::simd()).map_err(|e| he_error("decoding", e))
+        let mut m = Poly::try_convert_from(pt.coeffs.clone(), &self.t_ctx, false, Representation::PowerBasis)
+            .map_err(|e| math_error("decoding", e))?;
+        m.change_representation(Representation::Ntt);
+        Ok(m.coefficients().row(0).to_vec())
     }
 
-    /// Encrypts `values` under a public key.
-    pub fn encrypt<R: RngCore + CryptoRng>(
-        &self,
-        pk: &PublicKey,
-        values: &[u64],
-        rng: &mut R,
-    ) -> Result<Ciphertext> {
-        let pt = self.encode(values)?;
-        pk.try_encrypt(&pt, rng).map_err(|e| he_error("encryption", e))
+    /// `⌊q_l·m/t⌋` in NTT form at `level`.
+    fn scaled(&self, pt: &Plaintext, level: usize) -> Result<Poly> {
+        let ctx = self.context(level)?;
+        let tm = Modulus::new(self.t).map_err(|e| math_error("plaintext modulus", e))?;
+        let mut m = pt.coeffs.clone();
+        tm.scalar_mul_vec(&mut m, self.q_mod_t[level]);
+        let mut rows = Array2::<u64>::zeros((ctx.moduli().len(), self.slots()));
+        for ((mut row, qi), &inv) in
+            rows.outer_iter_mut().zip(ctx.moduli_operators()).zip(&self.neg_t_inv[level])
+        {
+            for (r, &mi) in row.iter_mut().zip(&m) {
+                *r = qi.mul(qi.reduce(mi), inv);
+            }
+        }
+        let mut p = Poly::try_convert_from(rows, ctx, false, Representation::PowerBasis)
+            .map_err(|e| math_error("scaling", e))?;
+        p.change_representation(Representation::Ntt);
+        Ok(p)
     }
 
-    /// Encrypts `values` under the secret key (smaller noise; the form a party uses for its own
-    /// queries).
+    /// The centred lift of `pt` (coefficients in `(−t/2, t/2]`) in NTT form at `level`: the
+    /// operand of a ciphertext × plaintext product.
+    pub fn operand(&self, pt: &Plaintext, level: usize) -> Result<Poly> {
+        let half = self.t / 2;
+        let centred: Vec<i64> =
+            pt.coeffs.iter().map(|&c| if c > half { c as i64 - self.t as i64 } else { c as i64 }).collect();
+        self.lift_signed(&centred, self.context(level)?)
+    }
+
+    fn lift_signed(&self, coeffs: &[i64], ctx: &Arc<Context>) -> Result<Poly> {
+        let mut p = Poly::try_convert_from(coeffs, ctx, false, Representation::PowerBasis)
+            .map_err(|e| math_error("lift", e))?;
+        p.change_representation(Representation::Ntt);
+        Ok(p)
+    }
+
+    fn error<R: RngCore + CryptoRng>(&self, level: usize, rng: &mut R) -> Result<Poly> {
+        Poly::small(self.context(level)?, Representation::Ntt, ERROR_VARIANCE, rng)
+            .map_err(|e| math_error("error", e))
+    }
+
+    /// Encrypts `pt` under the secret key at `level`: `c1` expanded from a fresh seed (so the
+    /// ciphertext travels at half size), `c0 = −c1·s + e + ⌊q·m/t⌋`.
     pub fn encrypt_secret<R: RngCore + CryptoRng>(
         &self,
         sk: &SecretKey,
-        values: &[u64],
+        pt: &Plaintext,
+        level: usize,
         rng: &mut R,
     ) -> Result<Ciphertext> {
-        let pt = self.encode(values)?;
-        sk.try_encrypt(&pt, rng).map_err(|e| he_error("encryption", e))
+        if level > self.max_level() {
+            return Err(MpcError::Invalid(format!(
+                "level {level} is past the deepest usable level {}",
+                self.max_level()
+            )));
+        }
+        let ctx = self.context(level)?;
+        let seed: Seed = rng.random();
+        let c1 = Poly::random_from_seed(ctx, Representation::Ntt, seed);
+        let mut c0 = self.error(level, rng)?;
+        c0 -= &(&c1 * &sk.ntt[level]);
+        c0 += &self.scaled(pt, level)?;
+        Ok(Ciphertext { level, c0, c1, seed: Some(seed) })
+    }
+
+    /// Encrypts `pt` under a public key (top level): `u` ternary, `(p0·u + e0 + ⌊q·m/t⌋,
+    /// p1·u + e1)`; then adds `2^flood_bits`-flooding to `c0` when asked.
+    pub fn encrypt_public<R: RngCore + CryptoRng>(
+        &self,
+        pk: &PublicKey,
+        pt: &Plaintext,
+        flood_bits: Option<u32>,
+        rng: &mut R,
+    ) -> Result<Ciphertext> {
+        let ctx = &self.levels[0];
+        let u: Vec<i64> = (0..self.slots()).map(|_| rng.random_range(-1i64..=1)).collect();
+        let u = self.lift_signed(&u, ctx)?;
+        let mut c0 = &pk.p0 * &u;
+        c0 += &self.error(0, rng)?;
+        c0 += &self.scaled(pt, 0)?;
+        let mut c1 = &pk.p1 * &u;
+        c1 += &self.error(0, rng)?;
+        let mut ct = Ciphertext { level: 0, c0, c1, seed: None };
+        if let Some(bits) = flood_bits {
+            self.flood(&mut ct, bits, rng)?;
+        }
+        Ok(ct)
+    }
+
+    /// Adds a uniform integer of `[−2^bits, 2^bits)` to every coefficient of `c0`
+    /// (`bits ≤ 127`).
+    pub fn flood<R: RngCore + CryptoRng>(&self, ct: &mut Ciphertext, bits: u32, rng: &mut R) -> Result<()> {
+        if bits > 127 {
+            return Err(MpcError::Invalid(format!("flooding of 2^{bits} is past 2^127")));
+        }
+        let ctx = self.context(ct.level)?;
+        let noise: Vec<i128> = (0..self.slots())
+            .map(|_| match bits {
+                127 => rng.random::<u128>() as i128,
+                _ => (rng.random::<u128>() & ((1u128 << (bits + 1)) - 1)) as i128 - (1i128 << bits),
+            })
+            .collect();
+        let mut rows = Array2::<u64>::zeros((ctx.moduli().len(), self.slots()));
+        for (mut row, &qi) in rows.outer_iter_mut().zip(ctx.moduli()) {
+            for (r, &x) in row.iter_mut().zip(&noise) {
+                *r = x.rem_euclid(qi as i128) as u64;
+            }
+        }
+        let mut p = Poly::try_convert_from(rows, ctx, false, Representation::PowerBasis)
+            .map_err(|e| math_error("flooding", e))?;
+        p.change_representation(Representation::Ntt);
+        ct.c0 += &p;
+        ct.seed = None;
+        Ok(())
     }
 
     /// The `N` slots of a ciphertext.
     pub fn decrypt(&self, sk: &SecretKey, ct: &Ciphertext) -> Result<Vec<u64>> {
-        let pt = sk.try_decrypt(ct).map_err(|e| he_error("decryption", e))?;
-        self.decode(&pt)
+        let mut x = self.phase(sk, ct)?;
+        x.change_representation(Representation::PowerBasis);
+        let mut m = x.scale(&self.to_plain[ct.level]).map_err(|e| math_error("decryption", e))?;
+        m.change_representation(Representation::Ntt);
+        Ok(m.coefficients().row(0).to_vec())
     }
 
-    /// `ct ⊙ pt`, slot by slot.
-    pub fn mul_plain(&self, ct: &Ciphertext, pt: &Plaintext) -> Ciphertext {
-        ct * pt
+    /// `c0 + c1·s` in NTT form.
+    fn phase(&self, sk: &SecretKey, ct: &Ciphertext) -> Result<Poly> {
+        let s = sk.ntt.get(ct.level).ok_or_else(|| MpcError::Invalid(format!("no level {}", ct.level)))?;
+        let mut x = &ct.c1 * s;
+        x += &ct.c0;
+        Ok(x)
     }
 
-    /// `ct + pt`, slot by slot.
-    pub fn add_plain(&self, ct: &Ciphertext, pt: &Plaintext) -> Ciphertext {
-        ct + pt
+    /// The noise `v = c0 + c1·s − ⌊q_l·m/t⌋` of a ciphertext of the slots `values`, centred,
+    /// coefficient by coefficient (for tests and measurements; errors past `2^127`).
+    pub fn noise(&self, sk: &SecretKey, ct: &Ciphertext, values: &[u64]) -> Result<Vec<i128>> {
+        let mut x = self.phase(sk, ct)?;
+        x -= &self.scaled(&self.encode(values)?, ct.level)?;
+        x.change_representation(Representation::PowerBasis);
+        let q = self.modulus(ct.level)?;
+        let half = q >> 1u32;
+        Vec::<BigUint>::from(&x)
+            .into_iter()
+            .map(|c| {
+                let (mag, neg) = if c > half { (q - &c, true) } else { (c, false) };
+                let v = i128::try_from(&mag).map_err(|_| MpcError::Invalid("noise past 2^127".into()))?;
+                Ok(if neg { -v } else { v })
+            })
+            .collect()
+    }
+
+    /// `ct ⊙ pt` slot by slot, `operand` from [`Bfv::operand`] at the ciphertext's level.
+    pub fn mul_plain(&self, ct: &Ciphertext, operand: &Poly) -> Ciphertext {
+        Ciphertext { level: ct.level, c0: &ct.c0 * operand, c1: &ct.c1 * operand, seed: None }
+    }
+
+    /// `a + b` slot by slot (same level).
+    pub fn add(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+        if a.level != b.level {
+            return Err(MpcError::Invalid(format!(
+                "adding ciphertexts of levels {} and {}",
+                a.level, b.level
+            )));
+        }
+        Ok(Ciphertext { level: a.level, c0: &a.c0 + &b.c0, c1: &a.c1 + &b.c1, seed: None })
+    }
+
+    /// `ct + pt` slot by slot.
+    pub fn add_plain(&self, ct: &Ciphertext, pt: &Plaintext) -> Result<Ciphertext> {
+        let mut out = ct.clone();
+        out.c0 += &self.scaled(pt, ct.level)?;
+        out.seed = None;
+        Ok(out)
+    }
+
+    /// Switches `ct` down to `level` (dropping the last primes with rounding).
+    pub fn switch_to(&self, ct: &mut Ciphertext, level: usize) -> Result<()> {
+        if level < ct.level || level > self.max_level() {
+            return Err(MpcError::Invalid(format!("cannot switch from level {} to {level}", ct.level)));
+        }
+        for c in [&mut ct.c0, &mut ct.c1] {
+            c.change_representation(Representation::PowerBasis);
+            c.switch_down_to(&self.levels[level]).map_err(|e| math_error("modulus switching", e))?;
+            c.change_representation(Representation::Ntt);
+        }
+        ct.level = level;
+        ct.seed = None;
+        Ok(())
     }
 }

@@ -1,19 +1,28 @@
 //! Lattice homomorphic encryption for Veil's 2-party families.
 //!
-//! - [`bfv`]: BFV with SIMD slots over a prime plaintext modulus `p` (`p ≡ 1 mod 2N`), the
-//!   scheme behind the `mm` family's Z_p products (the M&M paper, "Secure Two-Party ML through
-//!   Modulus Conversion and Mixed-Mode Protocols", §II-E): parameter presets for N = 4096
-//!   and 8192 after the paper's Table VII, encryption under a public or secret key, plaintext
-//!   addition and ciphertext × plaintext products.
+//! - [`preset`]: BFV parameter sets after the M&M paper's Table VII ("Secure Two-Party ML
+//!   through Modulus Conversion and Mixed-Mode Protocols", §II-E).
+//! - [`bfv`]: BFV with SIMD slots over a prime plaintext modulus `t ≡ 1 mod 2N`: keys,
+//!   secret- and public-key encryption, ciphertext × plaintext, additions, modulus switching,
+//!   flooding, noise measurement.
+//! - [`flood`]: the flooding bound for circuit privacy, derived per preset.
+//! - [`wire`]: ciphertexts and public keys on the wire, every field checked on receipt.
+//! - [`ole`]: the Z_p-OLE of the paper's §IV-B and share products over Z_p with role switching.
 //!
-//! The arithmetic is the `fhe` crate's (fhe.rs, MIT: RNS-BFV over an NTT polynomial layer,
-//! `fhe-math`); this crate fixes the parameters, checks every input, and adds what the
-//! families need on top.
+//! The polynomial arithmetic (RNS, NTT, modulus switching, RNS scaling) is `fhe-math`'s
+//! (fhe.rs, MIT); this crate builds the schemes on it, fixes the parameters and checks every
+//! input.
 //!
 //! **Security**: the presets keep `log2 q` within the homomorphic-encryption standard's bound
-//! for 128-bit security at their ring degree (ternary secrets): 109 bits at N = 4096, 218 at
-//! N = 8192. Semi-honest use: a party decrypts only what the protocol sends it.
+//! for 128-bit security at their ring degree (ternary secrets). Semi-honest parties; the
+//! evaluator's operands are hidden from the key holder statistically by flooding
+//! ([`flood`]) and computationally by re-randomising with a public-key encryption of zero.
 
 pub mod bfv;
+pub mod flood;
+pub mod ole;
+pub mod preset;
+pub mod wire;
 
-pub use bfv::{Bfv, BfvPreset};
+pub use bfv::{Bfv, Ciphertext, Plaintext, PublicKey, SecretKey};
+pub use preset::BfvPreset;

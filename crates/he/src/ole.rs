@@ -1,0 +1,225 @@
+//! The RLWE Z_p-OLE and share products over Z_p (the M&M paper §IV-B and App. C-A).
+//!
+//! `F_OLE`: the evaluator holds `a_0 … a_{K−1}`, the key holder `b_0 … b_{K−1}` (vectors of
+//! Z_t of one length `n`); the evaluator gets a uniform `u`, the key holder `Σ_k a_k ⊙ b_k − u`.
+//!
+//! ```text
+//! 1) key holder → evaluator:  ct_k = Enc_sk(b_k), seeded (c1 travels as 32 bytes)
+//! 2) evaluator → key holder:  ct' = Σ_k ct_k ⊠ a_k ⊞ Enc_pk(−u) ⊞ flooding, switched down
+//! 3) key holder:  Dec_sk(ct') = Σ_k a_k ⊙ b_k − u;   evaluator: u
+//! ```
+//!
+//! The evaluator encrypts `−u` (not `u`), so that the two outputs add up to the product (the
+//! paper's App. C-A prints `+u` on both sides). The flooding and the level of `ct'` are
+//! [`crate::flood::plan`]'s. Each party has its own key pair, made and exchanged in
+//! [`Ole::setup`].
+//!
+//! **Share products** ([`Ole::mul_shares`]): `x·y = x_0·y_0 + x_1·y_1 + (x_0·y_1 + x_1·y_0)`;
+//! the cross terms are one 2-term OLE, the key holder's `b = (x_R, y_R)` against the
+//! evaluator's `a = (y_E, x_E)`. The roles switch halfway (P0 evaluates the first half of the
+//! ciphertexts, P1 the second), so both parties compute at once; two messages each, two rounds.
+//!
+//! Ciphertexts are encrypted, evaluated and decrypted in parallel (rayon), each with its own
+//! ChaCha20 stream seeded from the party's generator.
+//!
+//! **Security**: semi-honest. The key holder learns `Σ a_k ⊙ b_k − u` and a ciphertext whose
+//! `c1` is re-randomised by the public-key encryption (RLWE) and whose noise is within
+//! statistical distance `2^{−40}` of the flooding alone; the evaluator sees only RLWE
+//! ciphertexts.
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use rayon::prelude::*;
+use veil_mpc::{Ctx, MpcError, PartyId, Result};
+
+use crate::bfv::{Bfv, Ciphertext, PublicKey, SecretKey};
+use crate::flood::{FloodPlan, plan};
+use crate::preset::BfvPreset;
+use crate::wire;
+
+/// One party's end of the OLE: the scheme, its own secret key and the peer's public key.
+#[derive(Debug)]
+pub struct Ole {
+    bfv: Bfv,
+    sk: SecretKey,
+    peer_pk: PublicKey,
+    peer: PartyId,
+}
+
+fn rngs(ctx: &mut Ctx, count: usize) -> Vec<ChaCha20Rng> {
+    (0..count)
+        .map(|_| {
+            let mut seed = [0u8; 32];
+            ctx.rng().fill_bytes(&mut seed);
+            ChaCha20Rng::from_seed(seed)
+        })
+        .collect()
+}
+
+fn check_operands(t: u64, n: usize, operands: &[&[u64]]) -> Result<()> {
+    if operands.is_empty() {
+        return Err(MpcError::Invalid("an OLE of no operands".into()));
+    }
+    for (k, op) in operands.iter().enumerate() {
+        if op.len() != n {
+            return Err(MpcError::Invalid(format!("operand {k} has {} values, expected {n}", op.len())));
+        }
+        if let Some(v) = op.iter().find(|&&v| v >= t) {
+            return Err(MpcError::Invalid(format!("operand {k} holds {v}, not an element of Z_{t}")));
+        }
+    }
+    Ok(())
+}
+
+impl Ole {
+    /// Makes this party's key pair and swaps public keys with `peer` (one message each way).
+    pub fn setup(ctx: &mut Ctx, peer: PartyId, preset: BfvPreset) -> Result<Self> {
+        let bfv = Bfv::new(preset)?;
+        let mut rng = rngs(ctx, 1).remove(0);
+        let (sk, pk) = bfv.keygen(&mut rng)?;
+        ctx.net().send(peer, wire::encode_public_key(&pk))?;
+        let bytes = ctx.net().recv(peer)?;
+        let peer_pk = wire::decode_public_key(&bfv, peer, &bytes)?;
+        Ok(Ole { bfv, sk, peer_pk, peer })
+    }
+
+    /// The scheme.
+    pub fn bfv(&self) -> &Bfv {
+        &self.bfv
+    }
+
+    /// The plaintext modulus `t`.
+    pub fn modulus(&self) -> u64 {
+        self.bfv.plaintext_modulus()
+    }
+
+    fn ciphertexts(&self, n: usize) -> usize {
+        n.div_ceil(self.bfv.slots())
+    }
+
+    /// The flooding plan of a `products`-term response.
+    pub fn plan(&self, products: usize) -> Result<FloodPlan> {
+        plan(&self.bfv, products)
+    }
+
+    /// Key holder, step 1: sends `Enc_sk(b_k)` for every operand (`⌈n/N⌉` ciphertexts each).
+    pub fn send_queries(&self, ctx: &mut Ctx, operands: &[&[u64]]) -> Result<()> {
+        let n = operands.first().map_or(0, |o| o.len());
+        check_operands(self.modulus(), n, operands)?;
+        let slots = self.bfv.slots();
+        let chunks: Vec<&[u64]> = operands.iter().flat_map(|op| op.chunks(slots)).collect();
+        let rngs = rngs(ctx, chunks.len());
+        let cts = chunks
+            .into_par_iter()
+            .zip(rngs)
+            .map(|(chunk, mut rng)| {
+                let pt = self.bfv.encode(chunk)?;
+                self.bfv.encrypt_secret(&self.sk, &pt, 0, &mut rng)
+            })
+            .collect::<Result<Vec<Ciphertext>>>()?;
+        ctx.net().send(self.peer, wire::encode_ciphertexts(&cts))?;
+        Ok(())
+    }
+
+    /// Evaluator, step 2: receives the peer's queries for `operands.len()` operands of
+    /// `operands[k].len()` values, answers `Σ_k ct_k ⊠ a_k − u` flooded and switched, and
+    /// returns its output `u`.
+    pub fn answer(&self, ctx: &mut Ctx, operands: &[&[u64]]) -> Result<Vec<u64>> {
+        let n = operands.first().map_or(0, |o| o.len());
+        check_operands(self.modulus(), n, operands)?;
+        let (k, per) = (operands.len(), self.ciphertexts(n));
+        let plan = self.plan(k)?;
+        let bytes = ctx.net().recv(self.peer)?;
+        let queries = wire::decode_ciphertexts(&self.bfv, self.peer, &bytes, k * per, 0, true)?;
+        let slots = self.bfv.slots();
+        let t = self.modulus();
+        let mut rngs = rngs(ctx, per);
+        let masks: Vec<Vec<u64>> = rngs
+            .iter_mut()
+            .enumerate()
+            .map(|(c, rng)| {
+                let len = slots.min(n - c * slots);
+                (0..len).map(|_| rand::Rng::random_range(rng, 0..t)).collect()
+            })
+            .collect();
+        let responses = (0..per)
+            .into_par_iter()
+            .zip(rngs)
+            .map(|(c, mut rng)| {
+                let range = c * slots..(c * slots + slots).min(n);
+                let neg_u: Vec<u64> = masks[c].iter().map(|&u| (t - u) % t).collect();
+                let mut acc =
+                    self.bfv.encrypt_public(&self.peer_pk, &self.bfv.encode(&neg_u)?, None, &mut rng)?;
+                for (j, op) in operands.iter().enumerate() {
+                    let a = self.bfv.operand(&self.bfv.encode(&op[range.clone()])?, 0)?;
+                    acc = self.bfv.add(&acc, &self.bfv.mul_plain(&queries[j * per + c], &a))?;
+                }
+                self.bfv.flood(&mut acc, plan.flood_bits, &mut rng)?;
+                self.bfv.switch_to(&mut acc, plan.response_level)?;
+                Ok(acc)
+            })
+            .collect::<Result<Vec<Ciphertext>>>()?;
+        ctx.net().send(self.peer, wire::encode_ciphertexts(&responses))?;
+        Ok(masks.concat())
+    }
+
+    /// Key holder, step 3: receives and decrypts the answers to `products`-term queries of `n`
+    /// values: `Σ_k a_k ⊙ b_k − u`.
+    pub fn receive_answers(&self, ctx: &mut Ctx, products: usize, n: usize) -> Result<Vec<u64>> {
+        let cts = self.receive_answer_ciphertexts(ctx, products, n)?;
+        let slots =
+            cts.par_iter().map(|ct| self.bfv.decrypt(&self.sk, ct)).collect::<Result<Vec<Vec<u64>>>>()?;
+        let mut out: Vec<u64> = slots.concat();
+        out.truncate(n);
+        Ok(out)
+    }
+
+    /// The answer ciphertexts of step 3, checked but not decrypted.
+    pub fn receive_answer_ciphertexts(
+        &self,
+        ctx: &mut Ctx,
+        products: usize,
+        n: usize,
+    ) -> Result<Vec<Ciphertext>> {
+        let plan = self.plan(products)?;
+        let bytes = ctx.net().recv(self.peer)?;
+        wire::decode_ciphertexts(
+            &self.bfv,
+            self.peer,
+            &bytes,
+            self.ciphertexts(n),
+            plan.response_level,
+            false,
+        )
+    }
+
+    /// The noise of a ciphertext under this party's key, around what it decrypts to (tests and
+    /// measurements: see [`Bfv::noise`]).
+    pub fn noise(&self, ct: &Ciphertext) -> Result<Vec<i128>> {
+        let values = self.bfv.decrypt(&self.sk, ct)?;
+        self.bfv.noise(&self.sk, ct, &values)
+    }
+
+    /// Shares of `x ⊙ y` over Z_t from this party's additive shares `x`, `y` (both parties call
+    /// it with vectors of one length; `first` is true at P0).
+    pub fn mul_shares(&self, ctx: &mut Ctx, x: &[u64], y: &[u64], first: bool) -> Result<Vec<u64>> {
+        let t = self.modulus();
+        check_operands(t, x.len(), &[x, y])?;
+        let n = x.len();
+        // P0 evaluates [0, split), P1 evaluates [split, n).
+        let split = (self.ciphertexts(n).div_ceil(2) * self.bfv.slots()).min(n);
+        let (mine, theirs) = if first { (0..split, split..n) } else { (split..n, 0..split) };
+        let (kx, ky) = (&x[theirs.clone()], &y[theirs.clone()]);
+        self.send_queries(ctx, &[kx, ky])?;
+        let u = self.answer(ctx, &[&y[mine.clone()], &x[mine.clone()]])?;
+        let w = self.receive_answers(ctx, 2, theirs.len())?;
+        let mut cross = vec![0u64; n];
+        cross[mine].copy_from_slice(&u);
+        cross[theirs].copy_from_slice(&w);
+        Ok(x.iter()
+            .zip(y)
+            .zip(cross)
+            .map(|((&a, &b), c)| ((u128::from(a) * u128::from(b) + u128::from(c)) % u128::from(t)) as u64)
+            .collect())
+    }
+}

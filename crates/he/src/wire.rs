@@ -1,0 +1,177 @@
+//! BFV ciphertexts and public keys on the wire, every field checked on receipt.
+//!
+//! A polynomial is its NTT-form residues, prime by prime, each residue in `⌈log2 q_i⌉` bits
+//! (packed least significant bit first, `N·⌈log2 q_i⌉` a multiple of 8). A ciphertext is
+//!
+//! ```text
+//! level: u8 | form: u8 (0: c0 and c1, 1: c0 and the 32-byte seed of c1) | c0 | c1 or seed
+//! ```
+//!
+//! and a public key is `seed | p0` at the top level. A receiver states the level and form it
+//! expects; a frame of another length, level or form, a residue `≥ q_i` or a nonzero padding
+//! bit is [`MpcError::Malformed`] naming the field, never a panic or an allocation sized by
+//! the peer.
+
+use fhe_math::rq::traits::TryConvertFrom;
+use fhe_math::rq::{Poly, Representation};
+use ndarray::Array2;
+use veil_mpc::wire::{pack_words, unpack_words};
+use veil_mpc::{MpcError, PartyId, Result};
+
+use crate::bfv::{Bfv, Ciphertext, PublicKey, Seed, math_error};
+
+const FULL: u8 = 0;
+const SEEDED: u8 = 1;
+
+fn prime_bits(q: u64) -> u32 {
+    64 - q.leading_zeros()
+}
+
+/// Bytes of one polynomial at `level`.
+pub fn poly_bytes(bfv: &Bfv, level: usize) -> Result<usize> {
+    Ok(bfv.primes(level)?.iter().map(|&q| (bfv.slots() * prime_bits(q) as usize).div_ceil(8)).sum())
+}
+
+/// Bytes of one ciphertext at `level`, seeded or not.
+pub fn ciphertext_bytes(bfv: &Bfv, level: usize, seeded: bool) -> Result<usize> {
+    let c1 = if seeded { 32 } else { poly_bytes(bfv, level)? };
+    Ok(2 + poly_bytes(bfv, level)? + c1)
+}
+
+/// Bytes of a public key.
+pub fn public_key_bytes(bfv: &Bfv) -> Result<usize> {
+    Ok(32 + poly_bytes(bfv, 0)?)
+}
+
+fn put_poly(out: &mut Vec<u8>, p: &Poly) {
+    for (row, q) in p.coefficients().outer_iter().zip(p.ctx().moduli()) {
+        let residues: Vec<u64> = row.iter().copied().collect();
+        out.extend_from_slice(&pack_words(&residues, prime_bits(*q)));
+    }
+}
+
+fn get_poly(bfv: &Bfv, from: PartyId, level: usize, bytes: &[u8], what: &str) -> Result<Poly> {
+    let ctx = bfv.context(level)?;
+    let n = bfv.slots();
+    let mut rows = Array2::<u64>::zeros((ctx.moduli().len(), n));
+    let mut at = 0;
+    for (i, (mut row, &q)) in rows.outer_iter_mut().zip(ctx.moduli()).enumerate() {
+        let len = (n * prime_bits(q) as usize).div_ceil(8);
+        let part = bytes.get(at..at + len).ok_or_else(|| MpcError::Malformed {
+            from,
+            what: format!("{what}: residues mod prime {i} are cut short"),
+        })?;
+        let residues = unpack_words(from, part, prime_bits(q), n)?;
+        if let Some(j) = residues.iter().position(|&r| r >= q) {
+            return Err(MpcError::Malformed {
+                from,
+                what: format!("{what}: residue {j} mod prime {i} is {} ≥ {q}", residues[j]),
+            });
+        }
+        row.iter_mut().zip(residues).for_each(|(r, v)| *r = v);
+        at += len;
+    }
+    Poly::try_convert_from(rows, ctx, false, Representation::Ntt).map_err(|e| math_error(what, e))
+}
+
+/// The bytes of `ct`.
+pub fn encode_ciphertext(ct: &Ciphertext, out: &mut Vec<u8>) {
+    out.push(ct.level as u8);
+    out.push(if ct.seed.is_some() { SEEDED } else { FULL });
+    put_poly(out, &ct.c0);
+    match &ct.seed {
+        Some(seed) => out.extend_from_slice(seed),
+        None => put_poly(out, &ct.c1),
+    }
+}
+
+/// The bytes of a batch of ciphertexts.
+pub fn encode_ciphertexts(cts: &[Ciphertext]) -> Vec<u8> {
+    let mut out = Vec::new();
+    cts.iter().for_each(|ct| encode_ciphertext(ct, &mut out));
+    out
+}
+
+/// Exactly `count` ciphertexts at `level`, seeded or not as the protocol step expects, from
+/// `from`'s bytes.
+pub fn decode_ciphertexts(
+    bfv: &Bfv,
+    from: PartyId,
+    bytes: &[u8],
+    count: usize,
+    level: usize,
+    seeded: bool,
+) -> Result<Vec<Ciphertext>> {
+    let size = ciphertext_bytes(bfv, level, seeded)?;
+    let expected =
+        size.checked_mul(count).ok_or_else(|| MpcError::Invalid(format!("{count} ciphertexts")))?;
+    if bytes.len() != expected {
+        return Err(MpcError::Malformed {
+            from,
+            what: format!(
+                "expected {count} ciphertexts of {size} bytes ({expected}), got {} bytes",
+                bytes.len()
+            ),
+        });
+    }
+    bytes
+        .chunks_exact(size)
+        .enumerate()
+        .map(|(i, b)| decode_one(bfv, from, b, level, seeded, &format!("ciphertext {i}")))
+        .collect()
+}
+
+fn decode_one(
+    bfv: &Bfv,
+    from: PartyId,
+    b: &[u8],
+    level: usize,
+    seeded: bool,
+    what: &str,
+) -> Result<Ciphertext> {
+    let malformed = |why: String| MpcError::Malformed { from, what: format!("{what}: {why}") };
+    let (got_level, form) = (usize::from(b[0]), b[1]);
+    if got_level != level {
+        return Err(malformed(format!("level {got_level}, expected {level}")));
+    }
+    let want = if seeded { SEEDED } else { FULL };
+    if form != want {
+        return Err(malformed(format!(
+            "form {form}, expected {want} (0: c0 and c1, 1: c0 and the seed of c1)"
+        )));
+    }
+    let half = poly_bytes(bfv, level)?;
+    let c0 = get_poly(bfv, from, level, &b[2..2 + half], &format!("{what} c0"))?;
+    let rest = &b[2 + half..];
+    let (c1, seed) = if seeded {
+        let mut seed: Seed = [0; 32];
+        seed.copy_from_slice(rest);
+        (Poly::random_from_seed(bfv.context(level)?, Representation::Ntt, seed), Some(seed))
+    } else {
+        (get_poly(bfv, from, level, rest, &format!("{what} c1"))?, None)
+    };
+    Ok(Ciphertext { level, c0, c1, seed })
+}
+
+/// The bytes of a public key: its seed and `p0`.
+pub fn encode_public_key(pk: &PublicKey) -> Vec<u8> {
+    let mut out = pk.seed.to_vec();
+    put_poly(&mut out, &pk.p0);
+    out
+}
+
+/// A public key from `from`'s bytes.
+pub fn decode_public_key(bfv: &Bfv, from: PartyId, bytes: &[u8]) -> Result<PublicKey> {
+    let expected = public_key_bytes(bfv)?;
+    if bytes.len() != expected {
+        return Err(MpcError::Malformed {
+            from,
+            what: format!("expected a public key of {expected} bytes, got {}", bytes.len()),
+        });
+    }
+    let mut seed: Seed = [0; 32];
+    seed.copy_from_slice(&bytes[..32]);
+    let p0 = get_poly(bfv, from, 0, &bytes[32..], "public key p0")?;
+    let p1 = Poly::random_from_seed(bfv.context(0)?, Representation::Ntt, seed);
+    Ok(PublicKey { seed, p0, p1 })
+}
