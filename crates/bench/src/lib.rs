@@ -11,7 +11,9 @@
 
 pub mod aegis_ops;
 pub mod encoder;
+pub mod he_ops;
 pub mod model;
 pub mod ops;
 pub mod ot_ops;
+pub mod seal;
 pub mod twopc_ops;

@@ -151,6 +151,74 @@ fn select_ops<'a>(family: &str, all: &[&'a str], op: Option<&str>) -> anyhow::Re
     }
 }
 
+/// `veil bench ops --family he`: BFV's operations and the Z_p-OLE at every preset (or one).
+pub fn he_ops(
+    n: Option<usize>,
+    op: Option<&str>,
+    preset: Option<&str>,
+    threads: Option<usize>,
+    json: bool,
+) -> anyhow::Result<()> {
+    use veil_bench::he_ops::{HE_OPS, he_op};
+    use veil_he::BfvPreset;
+    let ops = select_ops("he", HE_OPS, op)?;
+    let presets = match preset {
+        Some(name) => vec![BfvPreset::from_name(name)?],
+        None => BfvPreset::ALL.to_vec(),
+    };
+    let threads = threads.unwrap_or(1);
+    if !json {
+        println!(
+            "{:<15} {:<10} {:>8} {:>7} {:>9} {:>10} {:>8} {:>11} {:>11} {:>7} {:>7} {:>6} {:>7}",
+            "op",
+            "preset",
+            "n",
+            "threads",
+            "setup s",
+            "seconds",
+            "paper s",
+            "MiB P0->P1",
+            "MiB P1->P0",
+            "rounds",
+            "errors",
+            "flood",
+            "sigma"
+        );
+    }
+    for &op in &ops {
+        for &p in &presets {
+            eprintln!("bench: {op} preset={} threads={threads} ...", p.name());
+            let r = he_op(op, p, n, threads)?;
+            if json {
+                println!("{}", serde_json::to_string(&r)?);
+                continue;
+            }
+            println!(
+                "{:<15} {:<10} {:>8} {:>7} {:>9.3} {:>10.6} {:>8} {:>11.3} {:>11.3} {:>7} {:>7} {:>6} {:>7.1}",
+                r.op,
+                r.preset,
+                r.n,
+                r.threads,
+                r.seconds[0],
+                r.seconds[1],
+                r.paper.as_ref().map(|p| format!("{:.3}", p.value)).unwrap_or_else(|| "-".into()),
+                r.mib_online[0],
+                r.mib_online[1],
+                r.online_rounds,
+                r.errors,
+                format!("2^{}", r.flood_bits),
+                r.sigma
+            );
+        }
+    }
+    if !json {
+        println!(
+            "(MiB = 2^20 bytes, the paper's \"MB\"; bfv-ole: P0 holds the key and queries, P1 answers; single-ciphertext ops: seconds per ciphertext on one thread; paper: M&M Tables IV and VII, SEAL 4.1 + HEXL, LAN; see --json for sources)"
+        );
+    }
+    Ok(())
+}
+
 /// `veil bench ops --family ot`: the OT engines at 10^6 and 10^7 COTs by default, then the
 /// toolkit's ops at the paper's sizes.
 pub fn ot_ops(
@@ -305,7 +373,7 @@ pub fn ops(
         return aegis_ops(security, ring, n, op, json);
     }
     if family != "mosformer" {
-        bail!("no benchmarks for family '{family}' yet (available: mosformer, aegis, ot)");
+        bail!("no benchmarks for family '{family}' yet (available: mosformer, aegis, ot, he)");
     }
     let malicious = parse_security(security)? == veil_runtime::Security::Malicious;
     let ops = select_ops("mosformer", MOSFORMER_OPS, op)?;

@@ -352,6 +352,9 @@ enum BenchCommand {
         /// `on-demand` inside the op, as they run out.
         #[arg(long)]
         cots: Option<String>,
+        /// `--family he`: the parameter preset (n4096-p16, n8192-p32, n8192-p60; default all).
+        #[arg(long)]
+        preset: Option<String>,
         /// One JSON object per line.
         #[arg(long)]
         json: bool,
@@ -511,8 +514,14 @@ fn main() -> ExitCode {
             "mul" => demo::run(parties, json, workdir),
             other => Err(anyhow::anyhow!("--job {other}: use embed or mul")),
         },
-        Command::Bench { what: BenchCommand::Ops { family, security, ring, n, op, threads, cots, json } } => {
-            if family == "ot" {
+        Command::Bench {
+            what: BenchCommand::Ops { family, security, ring, n, op, threads, cots, preset, json },
+        } => {
+            if family == "he" {
+                bench::he_ops(n, op.as_deref(), preset.as_deref(), threads, json)
+            } else if preset.is_some() {
+                Err(anyhow::anyhow!("--preset applies to --family he"))
+            } else if family == "ot" {
                 bench::ot_ops(n, op.as_deref(), ring, (threads, cots.as_deref()), json)
             } else if cots.is_some() {
                 Err(anyhow::anyhow!("--cots applies to --family ot"))
