@@ -19,9 +19,11 @@
 //! ([`flood`]) and computationally by re-randomising with a public-key encryption of zero.
 
 pub mod bfv;
+pub mod ckks;
 pub mod flood;
 pub mod ole;
 pub mod preset;
+pub mod rns;
 pub mod wire;
 
 pub use bfv::{Bfv, Ciphertext, Plaintext, PublicKey, SecretKey};

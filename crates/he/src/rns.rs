@@ -1,0 +1,366 @@
+//! Polynomials of `Z_Q[X]/(X^N + 1)` in RNS form, limb by limb, with raw access: the layer
+//! under CKKS (and what `blb`'s CKKS↔MPC conversions read and write).
+//!
+//! A [`Ring`] holds `N` and a list of NTT-friendly primes; an [`RnsPoly`] holds one residue
+//! vector per prime of its *basis* (indices into the ring's primes), either as coefficients
+//! or in NTT form (evaluations at the odd powers of a primitive `2N`-th root `ψ`, in the
+//! NTT's own order). Arithmetic is `fhe-math`'s modular vector operations and its NTTs (on
+//! `tfhe-ntt`).
+//!
+//! The operations a scheme needs and that the library's `Poly` does not expose with this
+//! control:
+//!
+//! - **Dropping the last prime with rounding** in NTT form (rescaling, and the mod-down of key
+//!   switching): `x ↦ (x − [x]_{q_j}) / q_j` with the centred remainder, one inverse NTT of the
+//!   dropped limb and one forward NTT per kept limb.
+//! - **Automorphisms** `X ↦ X^g` (odd `g`): a signed permutation of coefficients, or, in NTT
+//!   form, a plain permutation of evaluations (`a(ψ^e) ↦ a(ψ^{e·g})`), computed once per `g`
+//!   from the NTT of `X`, so that hoisted rotations permute instead of transforming.
+//! - **Lifting a residue vector** `[c]_{q_j}` (centred) into other primes (key-switching digits).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use fhe_math::ntt::NttOperator;
+use fhe_math::zq::Modulus;
+use num_bigint::BigUint;
+use rand::{CryptoRng, RngCore, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use veil_mpc::{MpcError, Result};
+
+use crate::bfv::math_error;
+
+/// One prime of a ring: its modular arithmetic and its NTT.
+pub struct Prime {
+    /// The modulus (derefs to its value).
+    pub q: Modulus,
+    ntt: NttOperator,
+    /// Where the evaluation at `ψ^e` sits in NTT form, by `e` (odd `e < 2N`).
+    slot_of_exponent: Vec<usize>,
+}
+
+impl std::fmt::Debug for Prime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Prime({})", *self.q)
+    }
+}
+
+/// The ring `Z[X]/(X^N + 1)` over a list of primes.
+#[derive(Debug)]
+pub struct Ring {
+    n: usize,
+    primes: Vec<Prime>,
+}
+
+/// A polynomial over some of a ring's primes (its basis), as coefficients or in NTT form.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RnsPoly {
+    /// Indices of the primes, one per limb.
+    pub basis: Vec<usize>,
+    /// `limbs[i]`: the `N` residues mod prime `basis[i]`.
+    pub limbs: Vec<Vec<u64>>,
+    /// Whether the limbs are in NTT form.
+    pub ntt: bool,
+}
+
+impl RnsPoly {
+    /// Number of limbs.
+    pub fn len(&self) -> usize {
+        self.limbs.len()
+    }
+
+    /// Whether it has no limbs.
+    pub fn is_empty(&self) -> bool {
+        self.limbs.is_empty()
+    }
+}
+
+/// The centred representative of `a mod q` (`q` odd).
+fn centred(a: u64, q: u64) -> i64 {
+    if a > q / 2 { a as i64 - q as i64 } else { a as i64 }
+}
+
+impl Ring {
+    /// The ring of degree `n` (a power of two ≥ 8) over `primes` (each `≡ 1 mod 2n`, < 2^62).
+    pub fn new(n: usize, primes: &[u64]) -> Result<Arc<Self>> {
+        let primes = primes
+            .iter()
+            .map(|&p| {
+                let q = Modulus::new(p).map_err(|e| math_error("prime", e))?;
+                let ntt = NttOperator::new(&q, n)
+                    .ok_or_else(|| MpcError::Invalid(format!("{p} has no NTT of size {n}")))?;
+                // NTT(X)[k] = ψ^{e_k}: find each slot's exponent by walking the odd powers of ψ.
+                let mut x = vec![0u64; n];
+                x[1] = 1;
+                ntt.forward(&mut x);
+                let slot_of_value: HashMap<u64, usize> = x.iter().enumerate().map(|(k, &v)| (v, k)).collect();
+                let psi = x[0];
+                let psi2 = q.mul(psi, psi);
+                let mut slot_of_exponent = vec![usize::MAX; 2 * n];
+                // Every NTT value is an odd power of ψ_0 := x[0]; walk ψ_0^{1+2i}.
+                let mut w = psi;
+                for i in 0..n {
+                    let e = 1 + 2 * i;
+                    let k = slot_of_value.get(&w).copied().ok_or_else(|| {
+                        MpcError::Invalid(format!("the NTT mod {p} is not an evaluation at odd powers"))
+                    })?;
+                    slot_of_exponent[e] = k;
+                    w = q.mul(w, psi2);
+                }
+                Ok(Prime { q, ntt, slot_of_exponent })
+            })
+            .collect::<Result<Vec<Prime>>>()?;
+        Ok(Arc::new(Ring { n, primes }))
+    }
+
+    /// The degree `N`.
+    pub fn degree(&self) -> usize {
+        self.n
+    }
+
+    /// The primes.
+    pub fn primes(&self) -> &[Prime] {
+        &self.primes
+    }
+
+    /// The modulus of prime `i`.
+    pub fn modulus(&self, i: usize) -> u64 {
+        *self.primes[i].q
+    }
+
+    /// The zero polynomial over `basis`.
+    pub fn zero(&self, basis: &[usize], ntt: bool) -> RnsPoly {
+        RnsPoly { basis: basis.to_vec(), limbs: vec![vec![0; self.n]; basis.len()], ntt }
+    }
+
+    /// Coefficients given as signed integers (|c| < 2^127), over `basis`, coefficient form.
+    pub fn from_signed(&self, coeffs: &[i128], basis: &[usize]) -> RnsPoly {
+        let limbs = basis
+            .iter()
+            .map(|&b| {
+                let q = self.modulus(b) as i128;
+                let mut v: Vec<u64> = coeffs.iter().map(|&c| c.rem_euclid(q) as u64).collect();
+                v.resize(self.n, 0);
+                v
+            })
+            .collect();
+        RnsPoly { basis: basis.to_vec(), limbs, ntt: false }
+    }
+
+    /// Small signed coefficients (|c| < 2^63), over `basis`, coefficient form.
+    pub fn from_small(&self, coeffs: &[i64], basis: &[usize]) -> RnsPoly {
+        let limbs = basis.iter().map(|&b| self.primes[b].q.reduce_vec_i64(coeffs)).collect();
+        RnsPoly { basis: basis.to_vec(), limbs, ntt: false }
+    }
+
+    /// A uniform polynomial over `basis` in NTT form (uniform there too), expanded from `seed`
+    /// with ChaCha20.
+    pub fn uniform_from_seed(&self, seed: [u8; 32], basis: &[usize]) -> RnsPoly {
+        let mut rng = ChaCha20Rng::from_seed(seed);
+        self.uniform(&mut rng, basis)
+    }
+
+    /// A uniform polynomial over `basis` in NTT form.
+    pub fn uniform<R: RngCore + CryptoRng>(&self, rng: &mut R, basis: &[usize]) -> RnsPoly {
+        let limbs = basis.iter().map(|&b| self.primes[b].q.random_vec(self.n, rng)).collect();
+        RnsPoly { basis: basis.to_vec(), limbs, ntt: true }
+    }
+
+    /// To NTT form (no-op if already).
+    pub fn to_ntt(&self, p: &mut RnsPoly) {
+        if !p.ntt {
+            for (limb, &b) in p.limbs.iter_mut().zip(&p.basis) {
+                self.primes[b].ntt.forward(limb);
+            }
+            p.ntt = true;
+        }
+    }
+
+    /// To coefficient form (no-op if already).
+    pub fn to_coeff(&self, p: &mut RnsPoly) {
+        if p.ntt {
+            for (limb, &b) in p.limbs.iter_mut().zip(&p.basis) {
+                self.primes[b].ntt.backward(limb);
+            }
+            p.ntt = false;
+        }
+    }
+
+    fn same_shape(a: &RnsPoly, b: &RnsPoly) -> Result<()> {
+        if a.basis != b.basis || a.ntt != b.ntt {
+            return Err(MpcError::Invalid(format!(
+                "polynomials over primes {:?} ({}) and {:?} ({})",
+                a.basis,
+                if a.ntt { "NTT" } else { "coefficients" },
+                b.basis,
+                if b.ntt { "NTT" } else { "coefficients" }
+            )));
+        }
+        Ok(())
+    }
+
+    /// `a += b`.
+    pub fn add_assign(&self, a: &mut RnsPoly, b: &RnsPoly) -> Result<()> {
+        Self::same_shape(a, b)?;
+        for ((x, y), &i) in a.limbs.iter_mut().zip(&b.limbs).zip(&b.basis) {
+            self.primes[i].q.add_vec(x, y);
+        }
+        Ok(())
+    }
+
+    /// `a −= b`.
+    pub fn sub_assign(&self, a: &mut RnsPoly, b: &RnsPoly) -> Result<()> {
+        Self::same_shape(a, b)?;
+        for ((x, y), &i) in a.limbs.iter_mut().zip(&b.limbs).zip(&b.basis) {
+            self.primes[i].q.sub_vec(x, y);
+        }
+        Ok(())
+    }
+
+    /// `a = −a`.
+    pub fn neg_assign(&self, a: &mut RnsPoly) {
+        for (x, &i) in a.limbs.iter_mut().zip(&a.basis) {
+            self.primes[i].q.neg_vec(x);
+        }
+    }
+
+    /// `a *= b` (both in NTT form).
+    pub fn mul_assign(&self, a: &mut RnsPoly, b: &RnsPoly) -> Result<()> {
+        Self::same_shape(a, b)?;
+        if !a.ntt {
+            return Err(MpcError::Invalid("products need the NTT form".into()));
+        }
+        for ((x, y), &i) in a.limbs.iter_mut().zip(&b.limbs).zip(&b.basis) {
+            self.primes[i].q.mul_vec(x, y);
+        }
+        Ok(())
+    }
+
+    /// `a * b` (both in NTT form).
+    pub fn mul(&self, a: &RnsPoly, b: &RnsPoly) -> Result<RnsPoly> {
+        let mut out = a.clone();
+        self.mul_assign(&mut out, b)?;
+        Ok(out)
+    }
+
+    /// `a *= c` for a signed integer `c`.
+    pub fn scalar_mul_assign(&self, a: &mut RnsPoly, c: i128) {
+        for (x, &i) in a.limbs.iter_mut().zip(&a.basis) {
+            let q = self.modulus(i);
+            self.primes[i].q.scalar_mul_vec(x, c.rem_euclid(q as i128) as u64);
+        }
+    }
+
+    /// The polynomial restricted to the first `count` limbs of its basis (a level drop: the
+    /// value mod the smaller modulus, nothing divided).
+    pub fn truncate(&self, a: &mut RnsPoly, count: usize) {
+        a.basis.truncate(count);
+        a.limbs.truncate(count);
+    }
+
+    /// Divides by the last prime of the basis with rounding and drops it:
+    /// `x ↦ (x − r)/q_j`, `r` the centred residue mod `q_j`. Keeps the form.
+    pub fn drop_last(&self, a: &mut RnsPoly) -> Result<()> {
+        let (Some(mut last), Some(j)) = (a.limbs.pop(), a.basis.pop()) else {
+            return Err(MpcError::Invalid("dropping a prime of an empty polynomial".into()));
+        };
+        if a.ntt {
+            self.primes[j].ntt.backward(&mut last);
+        }
+        let qj = self.modulus(j);
+        let centred_last: Vec<i64> = last.iter().map(|&v| centred(v, qj)).collect();
+        for (x, &i) in a.limbs.iter_mut().zip(&a.basis) {
+            let p = &self.primes[i];
+            let mut r = p.q.reduce_vec_i64(&centred_last);
+            if a.ntt {
+                p.ntt.forward(&mut r);
+            }
+            p.q.sub_vec(x, &r);
+            let inv =
+                p.q.inv(p.q.reduce(qj)).ok_or_else(|| MpcError::Invalid(format!("{qj} ≡ 0 mod {}", *p.q)))?;
+            p.q.scalar_mul_vec(x, inv);
+        }
+        Ok(())
+    }
+
+    /// The residues mod prime `j` (coefficient form, centred) lifted into `basis`, in NTT form:
+    /// a key-switching digit.
+    pub fn lift_digit(&self, residues: &[u64], j: usize, basis: &[usize]) -> RnsPoly {
+        let qj = self.modulus(j);
+        let centred: Vec<i64> = residues.iter().map(|&v| centred(v, qj)).collect();
+        let mut p = self.from_small(&centred, basis);
+        self.to_ntt(&mut p);
+        p
+    }
+
+    /// `a(X^g)` for odd `g`, in either form.
+    pub fn automorphism(&self, a: &RnsPoly, g: usize) -> Result<RnsPoly> {
+        let two_n = 2 * self.n;
+        let g = g % two_n;
+        if g.is_multiple_of(2) {
+            return Err(MpcError::Invalid(format!("X ↦ X^{g}: the exponent must be odd")));
+        }
+        let mut out = a.clone();
+        for ((dst, src), &b) in out.limbs.iter_mut().zip(&a.limbs).zip(&a.basis) {
+            let p = &self.primes[b];
+            if a.ntt {
+                // (σ_g a)(ψ^e) = a(ψ^{e·g}).
+                for e in (1..two_n).step_by(2) {
+                    dst[p.slot_of_exponent[e]] = src[p.slot_of_exponent[e * g % two_n]];
+                }
+            } else {
+                for (i, &c) in src.iter().enumerate() {
+                    let j = i * g % two_n;
+                    if j < self.n {
+                        dst[j] = c;
+                    } else {
+                        dst[j - self.n] = p.q.neg(c);
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The product of the basis' primes.
+    pub fn modulus_of(&self, basis: &[usize]) -> BigUint {
+        basis.iter().fold(BigUint::from(1u8), |acc, &b| acc * self.modulus(b))
+    }
+
+    /// The coefficients as centred reals (coefficient form; CRT across the limbs).
+    pub fn centred_reals(&self, a: &RnsPoly) -> Result<Vec<f64>> {
+        if a.ntt {
+            return Err(MpcError::Invalid("reading coefficients of a polynomial in NTT form".into()));
+        }
+        if a.len() == 1 {
+            let q = self.modulus(a.basis[0]);
+            return Ok(a.limbs[0].iter().map(|&v| centred(v, q) as f64).collect());
+        }
+        let q = self.modulus_of(&a.basis);
+        let half = &q >> 1u32;
+        // Garner-free CRT: x = Σ r_i·(Q/q_i)·[(Q/q_i)^{-1}]_{q_i} mod Q.
+        let factors: Vec<BigUint> = a
+            .basis
+            .iter()
+            .map(|&b| {
+                let qi = self.modulus(b);
+                let hat = &q / qi;
+                let hat_mod = (&hat % qi).to_u64_digits().first().copied().unwrap_or(0);
+                let inv = self.primes[b].q.inv(hat_mod).unwrap_or(0);
+                hat * inv
+            })
+            .collect();
+        Ok((0..self.n)
+            .map(|c| {
+                let x =
+                    a.limbs.iter().zip(&factors).fold(BigUint::from(0u8), |acc, (l, f)| acc + f * l[c]) % &q;
+                let (mag, sign) = if x > half { (&q - x, -1.0) } else { (x, 1.0) };
+                sign * biguint_to_f64(&mag)
+            })
+            .collect())
+    }
+}
+
+fn biguint_to_f64(x: &BigUint) -> f64 {
+    x.to_u64_digits().iter().rev().fold(0.0, |acc, &d| acc * 18446744073709551616.0 + d as f64)
+}
