@@ -12,6 +12,9 @@ Requests:
       no network: queries encrypted and saved, answers computed, saved, loaded and decrypted)
   {"mode": "eval", "a": [...], "b": [...], "c": [...], ...}
       -> {"fresh": a, "product": a*b + c, "switched": the same after one modulus switch}
+  {"mode": "ckks-time", "op": "ckks-…", "n": N, "chain": [...], "scale": Δ}  -> {"seconds": median}
+  {"mode": "ckks-circuit", "x": [...], "y": ..., "z": ..., "w": ..., ...}
+      -> {"log2_error": largest slot error of (((x·y)·z)·w)², log2}
 """
 
 import json
@@ -83,6 +86,83 @@ class Bfv:
         return self.batch.encode(np.array(values, dtype=np.uint64))
 
 
+class Ckks:
+    """CKKS on Veil's chain (its last prime is the special prime in both libraries)."""
+
+    def __init__(self, req):
+        n, chain = req["n"], req["chain"]
+        parms = seal.EncryptionParameters(seal.scheme_type.ckks)
+        parms.set_poly_modulus_degree(n)
+        parms.set_coeff_modulus([seal.Modulus(q) for q in chain])
+        self.ctx = seal.SEALContext(parms, True, seal.sec_level_type.none)
+        if self.ctx.parameter_error_message() != "valid":
+            raise SystemExit(json.dumps({"error": self.ctx.parameter_error_message()}))
+        self.keys = seal.KeyGenerator(self.ctx)
+        self.sk, self.pk = self.keys.secret_key(), self.keys.create_public_key()
+        self.rk = self.keys.create_relin_keys()
+        self.enc = seal.Encryptor(self.ctx, self.pk)
+        self.enc.set_secret_key(self.sk)
+        self.dec = seal.Decryptor(self.ctx, self.sk)
+        self.ev = seal.Evaluator(self.ctx)
+        self.coder = seal.CKKSEncoder(self.ctx)
+        self.n, self.scale = n, req["scale"]
+
+    def encode(self, values, scale=None):
+        return self.coder.encode(np.array(values, dtype=np.float64), self.scale if scale is None else scale)
+
+    def last_prime(self, ct):
+        return self.ctx.get_context_data(ct.parms_id()).parms().coeff_modulus()[-1].value()
+
+
+def ckks_time(c, op, reps):
+    values = [((i * 7919) % 2001 - 1000) / 1000.0 for i in range(c.n // 2)]
+    pt = c.encode(values)
+    ct = c.enc.encrypt(pt)
+    gk = seal.GaloisKeys()
+    if op in ("ckks-rotate", "ckks-hoisted"):
+        c.keys.create_galois_keys(list(range(1, 17)), gk)
+    elif op == "ckks-conjugate":
+        c.keys.create_galois_keys(gk)
+    ops = {
+        "ckks-encrypt": lambda: c.enc.encrypt(pt),
+        "ckks-encrypt-sk": lambda: c.enc.encrypt_symmetric(pt),
+        "ckks-decrypt": lambda: c.coder.decode(c.dec.decrypt(ct)),
+        "ckks-add": lambda: c.ev.add(ct, ct),
+        "ckks-mul-plain": lambda: c.ev.multiply_plain(ct, pt),
+        "ckks-mul-relin": lambda: c.ev.relinearize(c.ev.multiply(ct, ct), c.rk),
+        "ckks-rescale": lambda: c.ev.rescale_to_next(ct),
+        "ckks-rotate": lambda: c.ev.rotate_vector(ct, 1, gk),
+        # SEAL's API has no hoisting: sixteen rotations one by one.
+        "ckks-hoisted": lambda: [c.ev.rotate_vector(ct, k, gk) for k in range(1, 17)],
+        "ckks-conjugate": lambda: c.ev.complex_conjugate(ct, gk),
+    }
+    if op not in ops:
+        raise SystemExit(json.dumps({"error": f"no SEAL counterpart for {op}"}))
+    return median_seconds(ops[op], reps)
+
+
+def ckks_circuit(c, req):
+    """(((x·y)·z)·w)², as Veil's test computes it; the largest slot error, log2."""
+    x, y, z, w = (req[k] for k in "xyzw")
+    enc = lambda v: c.enc.encrypt(c.encode(v))
+    ct = c.ev.relinearize(c.ev.multiply(enc(x), enc(y)), c.rk)
+    c.ev.rescale_to_next_inplace(ct)
+    cz = enc(z)
+    c.ev.mod_switch_to_inplace(cz, ct.parms_id())
+    ct = c.ev.relinearize(c.ev.multiply(ct, cz), c.rk)
+    c.ev.rescale_to_next_inplace(ct)
+    pw = c.encode(w, float(c.last_prime(ct)))
+    c.ev.mod_switch_to_inplace(pw, ct.parms_id())
+    ct = c.ev.multiply_plain(ct, pw)
+    c.ev.rescale_to_next_inplace(ct)
+    ct = c.ev.relinearize(c.ev.square(ct), c.rk)
+    c.ev.rescale_to_next_inplace(ct)
+    got = c.coder.decode(c.dec.decrypt(ct))
+    want = [(a * b * d * e) ** 2 for a, b, d, e in zip(x, y, z, w)]
+    err = max(abs(g - v) for g, v in zip(got, want))
+    return {"log2_error": float(np.log2(err))}
+
+
 def median_seconds(f, reps):
     times = []
     for _ in range(reps):
@@ -150,8 +230,16 @@ def evaluate(b, req):
 
 def main():
     req = json.load(sys.stdin)
-    b = Bfv(req)
     mode = req.get("mode", "time")
+    if mode.startswith("ckks"):
+        c = Ckks(req)
+        if mode == "ckks-time":
+            out = {"seconds": ckks_time(c, req["op"], req.get("reps", 10))}
+        else:
+            out = ckks_circuit(c, req)
+        print(json.dumps(out))
+        return
+    b = Bfv(req)
     if mode == "time":
         out = {"seconds": time_op(b, req["op"], req.get("reps", 20))}
     elif mode == "ole":

@@ -266,3 +266,116 @@ fn single(op: &str, bfv: &Bfv) -> Result<(f64, usize)> {
     times.sort_by(f64::total_cmp);
     Ok((times[reps / 2], bytes))
 }
+
+/// CKKS ops `veil bench ops --family he` knows (single ciphertext, one thread).
+pub const CKKS_OPS: &[&str] = &[
+    "ckks-encrypt",
+    "ckks-encrypt-sk",
+    "ckks-decrypt",
+    "ckks-add",
+    "ckks-mul-plain",
+    "ckks-mul-relin",
+    "ckks-rescale",
+    "ckks-rotate",
+    "ckks-hoisted",
+    "ckks-conjugate",
+];
+
+/// One record of a CKKS op.
+#[derive(Debug, Clone, Serialize)]
+pub struct CkksRecord {
+    /// Always `he`.
+    pub family: &'static str,
+    /// Operation (`ckks-hoisted`: sixteen rotations, by 1 … 16, of one ciphertext).
+    pub op: String,
+    /// Parameter preset.
+    pub preset: &'static str,
+    /// `log2 N`.
+    pub log_n: u32,
+    /// Bits of the primes, the special one last.
+    pub chain_bits: Vec<usize>,
+    /// `log2 Δ`.
+    pub scale_bits: u32,
+    /// Threads.
+    pub threads: usize,
+    /// Median seconds of one operation at the top level.
+    pub seconds: f64,
+    /// SEAL's median seconds for the same operation on the same chain, same run.
+    pub seal_seconds: Option<f64>,
+    /// Bytes of a fresh ciphertext, a public key, the relinearisation key and one Galois key
+    /// (seeded halves travel as 32-byte seeds).
+    pub bytes: CkksSizes,
+    /// Peak resident memory of the process, MiB.
+    pub peak_rss_mib: Option<f64>,
+}
+
+/// Key and ciphertext sizes.
+#[derive(Debug, Clone, Serialize)]
+pub struct CkksSizes {
+    /// A fresh ciphertext.
+    pub ciphertext: usize,
+    /// The public key.
+    pub public_key: usize,
+    /// The relinearisation key.
+    pub relin_key: usize,
+    /// One Galois key.
+    pub galois_key: usize,
+}
+
+/// Runs one CKKS op at `preset` on one thread.
+pub fn ckks_op(op: &str, preset: veil_he::ckks::CkksPreset) -> Result<CkksRecord> {
+    use veil_he::ckks::Ckks;
+    if !CKKS_OPS.contains(&op) {
+        return Err(MpcError::Invalid(format!("no CKKS op '{op}' (available: {})", CKKS_OPS.join(", "))));
+    }
+    let ckks = Ckks::new(preset)?;
+    let mut rng = ChaCha20Rng::seed_from_u64(0xc4);
+    let (sk, pk) = ckks.keygen(&mut rng)?;
+    let rk = ckks.relin_key(&sk, &mut rng)?;
+    let rotations: Vec<i64> = (1..=16).collect();
+    let gk = if matches!(op, "ckks-rotate" | "ckks-hoisted" | "ckks-conjugate") {
+        ckks.galois_keys(&sk, &rotations, true, &mut rng)?
+    } else {
+        Default::default()
+    };
+    let values: Vec<f64> = (0..ckks.slots()).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let pt = ckks.encode(&values, ckks.default_scale(), ckks.top_level())?;
+    let ct = ckks.encrypt(&pk, &pt, &mut rng)?;
+    let reps = if preset.degree() >= 32768 { 5 } else { 10 };
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let start = Instant::now();
+        match op {
+            "ckks-encrypt" => drop(std::hint::black_box(ckks.encrypt(&pk, &pt, &mut rng)?)),
+            "ckks-encrypt-sk" => drop(std::hint::black_box(ckks.encrypt_secret(&sk, &pt, &mut rng)?)),
+            "ckks-decrypt" => drop(std::hint::black_box(ckks.decrypt_values(&sk, &ct)?)),
+            "ckks-add" => drop(std::hint::black_box(ckks.add(&ct, &ct)?)),
+            "ckks-mul-plain" => drop(std::hint::black_box(ckks.mul_plain(&ct, &pt)?)),
+            "ckks-mul-relin" => drop(std::hint::black_box(ckks.mul_relin(&ct, &ct, &rk)?)),
+            "ckks-rescale" => drop(std::hint::black_box(ckks.rescale(&ct)?)),
+            "ckks-rotate" => drop(std::hint::black_box(ckks.rotate(&ct, 1, &gk)?)),
+            "ckks-hoisted" => drop(std::hint::black_box(ckks.rotate_hoisted(&ct, &rotations, &gk)?)),
+            _ => drop(std::hint::black_box(ckks.conjugate(&ct, &gk)?)),
+        }
+        times.push(start.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    let (ciphertext, public_key, switching) = ckks.sizes();
+    let chain: Vec<u64> = (0..ckks.ring().primes().len()).map(|i| ckks.ring().modulus(i)).collect();
+    let seal_seconds = seal::seconds_ckks(
+        serde_json::json!({"mode": "ckks-time", "op": op, "n": preset.degree(), "chain": chain, "scale": ckks.default_scale(), "reps": reps}),
+    );
+    Ok(CkksRecord {
+        family: "he",
+        op: op.to_string(),
+        preset: preset.name(),
+        log_n: preset.degree().trailing_zeros(),
+        chain_bits: preset.chain_bits().to_vec(),
+        scale_bits: preset.scale_bits(),
+        threads: 1,
+        seconds: times[reps / 2],
+        seal_seconds,
+        bytes: CkksSizes { ciphertext, public_key, relin_key: switching, galois_key: switching },
+        peak_rss_mib: peak_rss_mib(),
+    })
+}

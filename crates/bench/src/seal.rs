@@ -21,12 +21,17 @@ fn python() -> String {
     "python3".into()
 }
 
-/// Runs the script on `request` (with the scheme's parameters added); its JSON answer.
+/// Runs the script on `request` (with the BFV parameters added); its JSON answer.
 pub fn run(bfv: &Bfv, mut request: serde_json::Value) -> Result<serde_json::Value, String> {
     let primes = bfv.primes(0).map_err(|e| e.to_string())?.to_vec();
     request["n"] = bfv.slots().into();
     request["t"] = bfv.plaintext_modulus().into();
     request["primes"] = primes.into();
+    run_request(&request)
+}
+
+/// Runs the script on a complete request.
+pub fn run_request(request: &serde_json::Value) -> Result<serde_json::Value, String> {
     let mut child = Command::new(python())
         .args(["-c", SCRIPT])
         .stdin(Stdio::piped())
@@ -47,10 +52,19 @@ pub fn run(bfv: &Bfv, mut request: serde_json::Value) -> Result<serde_json::Valu
     }
 }
 
-/// SEAL's seconds for `request`, or `None` (said once on stderr) where SEAL is not there.
+/// SEAL's seconds for a BFV `request`, or `None` (said once on stderr) where SEAL is not there.
 pub fn seconds(bfv: &Bfv, request: serde_json::Value) -> Option<f64> {
+    said(run(bfv, request))
+}
+
+/// SEAL's seconds for a complete CKKS request (`n`, `chain`, `scale` given).
+pub fn seconds_ckks(request: serde_json::Value) -> Option<f64> {
+    said(run_request(&request))
+}
+
+fn said(answer: Result<serde_json::Value, String>) -> Option<f64> {
     static SAID: OnceLock<()> = OnceLock::new();
-    match run(bfv, request) {
+    match answer {
         Ok(answer) => answer.get("seconds").and_then(serde_json::Value::as_f64),
         Err(why) => {
             SAID.get_or_init(|| eprintln!("bench: no SEAL figures ({why})"));

@@ -151,7 +151,8 @@ fn select_ops<'a>(family: &str, all: &[&'a str], op: Option<&str>) -> anyhow::Re
     }
 }
 
-/// `veil bench ops --family he`: BFV's operations and the Z_p-OLE at every preset (or one).
+/// `veil bench ops --family he`: BFV's operations and the Z_p-OLE, CKKS's operations, at every
+/// preset of their scheme (or the one named).
 pub fn he_ops(
     n: Option<usize>,
     op: Option<&str>,
@@ -159,12 +160,43 @@ pub fn he_ops(
     threads: Option<usize>,
     json: bool,
 ) -> anyhow::Result<()> {
-    use veil_bench::he_ops::{HE_OPS, he_op};
+    use veil_bench::he_ops::{CKKS_OPS, HE_OPS, he_op};
     use veil_he::BfvPreset;
-    let ops = select_ops("he", HE_OPS, op)?;
-    let presets = match preset {
-        Some(name) => vec![BfvPreset::from_name(name)?],
-        None => BfvPreset::ALL.to_vec(),
+    use veil_he::ckks::CkksPreset;
+    let all: Vec<&str> = HE_OPS.iter().chain(CKKS_OPS).copied().collect();
+    let mut ops = select_ops("he", &all, op)?;
+    // A preset names its scheme: run that scheme's ops only.
+    let bfv_preset = preset.map(BfvPreset::from_name);
+    let ckks_preset = preset.map(CkksPreset::from_name);
+    match (&bfv_preset, &ckks_preset) {
+        (Some(Err(_)), Some(Err(_))) => bail!(
+            "no HE preset '{}' (BFV: {}; CKKS: {})",
+            preset.unwrap_or_default(),
+            BfvPreset::ALL.map(|p| p.name()).join(", "),
+            CkksPreset::ALL.map(|p| p.name()).join(", ")
+        ),
+        (Some(Ok(_)), _) => ops.retain(|o| o.starts_with("bfv")),
+        (_, Some(Ok(_))) => ops.retain(|o| o.starts_with("ckks")),
+        _ => {}
+    }
+    if ops.is_empty() {
+        bail!("--op {} does not run at preset {}", op.unwrap_or_default(), preset.unwrap_or_default());
+    }
+    let (ckks_ops, bfv_ops): (Vec<&str>, Vec<&str>) = ops.into_iter().partition(|o| o.starts_with("ckks"));
+    let ckks_presets = match ckks_preset {
+        Some(Ok(p)) => vec![p],
+        _ => vec![CkksPreset::N8192, CkksPreset::N16384, CkksPreset::N32768],
+    };
+    if !ckks_ops.is_empty() {
+        ckks_table(&ckks_ops, &ckks_presets, json)?;
+    }
+    if bfv_ops.is_empty() {
+        return Ok(());
+    }
+    let ops = bfv_ops;
+    let presets = match bfv_preset {
+        Some(Ok(p)) => vec![p],
+        _ => BfvPreset::ALL.to_vec(),
     };
     let threads = threads.unwrap_or(1);
     if !json {
@@ -214,6 +246,54 @@ pub fn he_ops(
     if !json {
         println!(
             "(MiB = 2^20 bytes, the paper's \"MB\"; bfv-ole: P0 holds the key and queries, P1 answers; single-ciphertext ops: seconds per ciphertext on one thread; paper: M&M Tables IV and VII, SEAL 4.1 + HEXL, LAN; see --json for sources)"
+        );
+    }
+    Ok(())
+}
+
+fn ckks_table(ops: &[&str], presets: &[veil_he::ckks::CkksPreset], json: bool) -> anyhow::Result<()> {
+    if !json {
+        println!(
+            "{:<15} {:<12} {:>6} {:>6} {:>11} {:>11} {:>8} {:>10} {:>10} {:>11}",
+            "op",
+            "preset",
+            "log N",
+            "log Q",
+            "seconds",
+            "SEAL s",
+            "ct KiB",
+            "pk KiB",
+            "rlk KiB",
+            "galois KiB"
+        );
+    }
+    for &op in ops {
+        for &p in presets {
+            eprintln!("bench: {op} preset={} ...", p.name());
+            let r = veil_bench::he_ops::ckks_op(op, p)?;
+            if json {
+                println!("{}", serde_json::to_string(&r)?);
+                continue;
+            }
+            let kib = |b: usize| b as f64 / 1024.0;
+            println!(
+                "{:<15} {:<12} {:>6} {:>6} {:>11.6} {:>11} {:>8.0} {:>10.0} {:>10.0} {:>11.0}",
+                r.op,
+                r.preset,
+                r.log_n,
+                r.chain_bits.iter().sum::<usize>(),
+                r.seconds,
+                r.seal_seconds.map(|s| format!("{s:.6}")).unwrap_or_else(|| "-".into()),
+                kib(r.bytes.ciphertext),
+                kib(r.bytes.public_key),
+                kib(r.bytes.relin_key),
+                kib(r.bytes.galois_key)
+            );
+        }
+    }
+    if !json {
+        println!(
+            "(one thread, top level; ckks-hoisted: sixteen rotations of one ciphertext, SEAL one by one; SEAL s: seal-python on the same chain in the same run)"
         );
     }
     Ok(())

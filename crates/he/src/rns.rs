@@ -166,6 +166,11 @@ impl Ring {
         RnsPoly { basis: basis.to_vec(), limbs, ntt: true }
     }
 
+    /// The forward NTT of one residue vector mod prime `b`.
+    pub fn ntt_forward(&self, b: usize, limb: &mut [u64]) {
+        self.primes[b].ntt.forward(limb);
+    }
+
     /// To NTT form (no-op if already).
     pub fn to_ntt(&self, p: &mut RnsPoly) {
         if !p.ntt {
@@ -304,9 +309,15 @@ impl Ring {
         for ((dst, src), &b) in out.limbs.iter_mut().zip(&a.limbs).zip(&a.basis) {
             let p = &self.primes[b];
             if a.ntt {
-                // (σ_g a)(ψ^e) = a(ψ^{e·g}).
+                // (σ_g a)(ψ^e) = a(ψ^{e·g}), e·g walked in steps of 2g mod 2N.
+                let step = 2 * g % two_n;
+                let mut eg = g;
                 for e in (1..two_n).step_by(2) {
-                    dst[p.slot_of_exponent[e]] = src[p.slot_of_exponent[e * g % two_n]];
+                    dst[p.slot_of_exponent[e]] = src[p.slot_of_exponent[eg]];
+                    eg += step;
+                    if eg >= two_n {
+                        eg -= two_n;
+                    }
                 }
             } else {
                 for (i, &c) in src.iter().enumerate() {
@@ -336,31 +347,40 @@ impl Ring {
             let q = self.modulus(a.basis[0]);
             return Ok(a.limbs[0].iter().map(|&v| centred(v, q) as f64).collect());
         }
-        let q = self.modulus_of(&a.basis);
-        let half = &q >> 1u32;
-        // Garner-free CRT: x = Σ r_i·(Q/q_i)·[(Q/q_i)^{-1}]_{q_i} mod Q.
-        let factors: Vec<BigUint> = a
-            .basis
-            .iter()
-            .map(|&b| {
-                let qi = self.modulus(b);
-                let hat = &q / qi;
-                let hat_mod = (&hat % qi).to_u64_digits().first().copied().unwrap_or(0);
-                let inv = self.primes[b].q.inv(hat_mod).unwrap_or(0);
-                hat * inv
-            })
-            .collect();
+        // Garner: x = v_0 + v_1·q_0 + v_2·q_0·q_1 + …, each v_i < q_i, from
+        // v_i = (r_i − (v_0 + v_1·q_0 + …)) · (q_0⋯q_{i−1})^{−1} mod q_i. The sign comes from the
+        // top digit; a negative x is read through the digits of Q − 1 − x.
+        let k = a.len();
+        let ps: Vec<&Modulus> = a.basis.iter().map(|&b| &self.primes[b].q).collect();
+        let qs: Vec<u64> = a.basis.iter().map(|&b| self.modulus(b)).collect();
+        let mut inv_prefix = Vec::with_capacity(k);
+        for i in 0..k {
+            let prefix = (0..i).fold(1u64, |acc, j| ps[i].mul(acc, ps[i].reduce(qs[j])));
+            inv_prefix.push(ps[i].inv(prefix).unwrap_or(0));
+        }
+        let weights: Vec<f64> = (0..k).map(|i| (0..i).map(|j| qs[j] as f64).product()).collect();
+        let top = qs[k - 1];
+        let mut v = vec![0u64; k];
         Ok((0..self.n)
             .map(|c| {
-                let x =
-                    a.limbs.iter().zip(&factors).fold(BigUint::from(0u8), |acc, (l, f)| acc + f * l[c]) % &q;
-                let (mag, sign) = if x > half { (&q - x, -1.0) } else { (x, 1.0) };
-                sign * biguint_to_f64(&mag)
+                for i in 0..k {
+                    let q = ps[i];
+                    // (v_0 + v_1·q_0 + … + v_{i−1}·q_0⋯q_{i−2}) mod q_i
+                    let mut acc = 0u64;
+                    let mut w = 1u64;
+                    for j in 0..i {
+                        acc = q.add(acc, q.mul(q.reduce(v[j]), w));
+                        w = q.mul(w, q.reduce(qs[j]));
+                    }
+                    v[i] = q.mul(q.sub(a.limbs[i][c], acc), inv_prefix[i]);
+                }
+                if v[k - 1] > top / 2 {
+                    let neg: f64 = (0..k).map(|i| (qs[i] - 1 - v[i]) as f64 * weights[i]).sum();
+                    -(neg + 1.0)
+                } else {
+                    (0..k).map(|i| v[i] as f64 * weights[i]).sum()
+                }
             })
             .collect())
     }
-}
-
-fn biguint_to_f64(x: &BigUint) -> f64 {
-    x.to_u64_digits().iter().rev().fold(0.0, |acc, &d| acc * 18446744073709551616.0 + d as f64)
 }

@@ -179,7 +179,7 @@ impl std::fmt::Debug for SecretKey {
     }
 }
 
-/// A public key `(−a·s + e, a)` over the data primes, `a` from `seed`.
+/// A public key `(−a·s + e, a)` over every prime (the special one too), `a` from `seed`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PublicKey {
     /// Seed of `a`.
@@ -236,6 +236,10 @@ impl Ckks {
     /// The scheme at `preset`.
     pub fn new(preset: CkksPreset) -> Result<Self> {
         let primes = chain_primes(preset)?;
+        // Key switching accumulates up to 16 products of 61-bit residues in 128 bits.
+        if primes.len() > 17 || primes.iter().any(|&p| p >= 1 << 61) {
+            return Err(MpcError::Invalid("chains are at most 16 data primes below 2^61".into()));
+        }
         let ring = Ring::new(preset.degree(), &primes)?;
         Ok(Ckks { preset, ring, encoder: Encoder::new(preset.degree()), data: primes.len() - 1 })
     }
@@ -305,11 +309,11 @@ impl Ckks {
         let mut s = self.ring.from_small(&coeffs, &(0..=self.data).collect::<Vec<_>>());
         self.ring.to_ntt(&mut s);
         let sk = SecretKey { coeffs, s };
-        let basis = self.basis(self.top_level());
+        let all: Vec<usize> = (0..=self.data).collect();
         let seed: [u8; 32] = rng.random();
-        let a = self.ring.uniform_from_seed(seed, &basis);
-        let mut b = self.error(rng, &basis)?;
-        self.ring.sub_assign(&mut b, &self.ring.mul(&a, &self.secret_on(&sk, &basis))?)?;
+        let a = self.ring.uniform_from_seed(seed, &all);
+        let mut b = self.error(rng, &all)?;
+        self.ring.sub_assign(&mut b, &self.ring.mul(&a, &sk.s)?)?;
         Ok((sk, PublicKey { seed, b, a }))
     }
 
@@ -438,26 +442,30 @@ impl Ckks {
         Ok(Ciphertext { parts: vec![c0, c1], scale: pt.scale })
     }
 
-    /// Encrypts under a public key: `(b·u + e0 + m, a·u + e1)`, `u` ternary; at the
-    /// plaintext's level.
+    /// Encrypts under a public key: `(b·u + e0, a·u + e1)` over the plaintext's primes and
+    /// `P`, divided by `P` (which leaves only the rounding of the division as noise, as SEAL
+    /// does), then `+ m`; `u` ternary.
     pub fn encrypt<R: RngCore + CryptoRng>(
         &self,
         pk: &PublicKey,
         pt: &Plaintext,
         rng: &mut R,
     ) -> Result<Ciphertext> {
-        let basis = pt.poly.basis.clone();
-        let mut u = self.ring.from_small(&self.ternary(rng), &basis);
+        let ext = self.ext_basis(pt.poly.len() - 1);
+        let mut u = self.ring.from_small(&self.ternary(rng), &ext);
         self.ring.to_ntt(&mut u);
-        let mut b = pk.b.clone();
-        let mut a = pk.a.clone();
-        self.ring.truncate(&mut b, basis.len());
-        self.ring.truncate(&mut a, basis.len());
-        let mut c0 = self.ring.mul(&b, &u)?;
-        self.ring.add_assign(&mut c0, &self.error(rng, &basis)?)?;
+        let restrict = |k: &RnsPoly| RnsPoly {
+            basis: ext.clone(),
+            limbs: ext.iter().map(|&b| k.limbs[b].clone()).collect(),
+            ntt: true,
+        };
+        let mut c0 = self.ring.mul(&restrict(&pk.b), &u)?;
+        self.ring.add_assign(&mut c0, &self.error(rng, &ext)?)?;
+        let mut c1 = self.ring.mul(&restrict(&pk.a), &u)?;
+        self.ring.add_assign(&mut c1, &self.error(rng, &ext)?)?;
+        self.ring.drop_last(&mut c0)?;
+        self.ring.drop_last(&mut c1)?;
         self.ring.add_assign(&mut c0, &pt.poly)?;
-        let mut c1 = self.ring.mul(&a, &u)?;
-        self.ring.add_assign(&mut c1, &self.error(rng, &basis)?)?;
         Ok(Ciphertext { parts: vec![c0, c1], scale: pt.scale })
     }
 
@@ -547,29 +555,63 @@ impl Ckks {
     }
 
     /// Splits `c` (NTT form, level `l`) into its residues, each lifted to `q_0 … q_l, P` in NTT
-    /// form: the digits of key switching, made once and reused across hoisted rotations.
+    /// form: the digits of key switching, made once and reused across hoisted rotations. The
+    /// limb of digit `j` at `q_j` is `c`'s own.
     fn digits(&self, c: &RnsPoly) -> Vec<RnsPoly> {
         let mut coeffs = c.clone();
         self.ring.to_coeff(&mut coeffs);
         let ext = self.ext_basis(c.len() - 1);
-        coeffs.limbs.iter().zip(&coeffs.basis).map(|(limb, &j)| self.ring.lift_digit(limb, j, &ext)).collect()
+        let primes = self.ring.primes();
+        (0..c.len())
+            .map(|j| {
+                let qj = self.ring.modulus(c.basis[j]);
+                let centred: Vec<i64> = coeffs.limbs[j]
+                    .iter()
+                    .map(|&v| if v > qj / 2 { v as i64 - qj as i64 } else { v as i64 })
+                    .collect();
+                let limbs = ext
+                    .iter()
+                    .map(|&b| {
+                        if b == c.basis[j] {
+                            return c.limbs[j].clone();
+                        }
+                        let mut limb = primes[b].q.reduce_vec_i64(&centred);
+                        self.ring.ntt_forward(b, &mut limb);
+                        limb
+                    })
+                    .collect();
+                RnsPoly { basis: ext.clone(), limbs, ntt: true }
+            })
+            .collect()
     }
 
-    /// `Σ_j digit_j · key_j`, divided by `P`: `(d0, d1)` with `d0 + d1·s ≈ c·s'`.
+    /// `Σ_j digit_j · key_j`, divided by `P`: `(d0, d1)` with `d0 + d1·s ≈ c·s'`. The products
+    /// accumulate in 128 bits and are reduced once per coefficient (at most 16 digits of
+    /// primes below 2^61: the sum stays below 2^126).
     fn apply_key(&self, digits: &[RnsPoly], key: &SwitchingKey) -> Result<(RnsPoly, RnsPoly)> {
         let ext = digits[0].basis.clone();
-        let mut acc = [self.ring.zero(&ext, true), self.ring.zero(&ext, true)];
-        for (digit, (kb, ka)) in digits.iter().zip(&key.digits) {
-            for (out, k) in acc.iter_mut().zip([kb, ka]) {
-                for ((o, d), &b) in out.limbs.iter_mut().zip(&digit.limbs).zip(&ext) {
-                    let q = &self.ring.primes()[b].q;
-                    let mut t = d.clone();
-                    q.mul_vec(&mut t, &k.limbs[b]);
-                    q.add_vec(o, &t);
+        let n = self.ring.degree();
+        let mut out = [self.ring.zero(&ext, true), self.ring.zero(&ext, true)];
+        let (mut acc0, mut acc1) = (vec![0u128; n], vec![0u128; n]);
+        for (pos, &b) in ext.iter().enumerate() {
+            acc0.iter_mut().for_each(|a| *a = 0);
+            acc1.iter_mut().for_each(|a| *a = 0);
+            for (digit, (kb, ka)) in digits.iter().zip(&key.digits) {
+                let (d, k0, k1) = (&digit.limbs[pos], &kb.limbs[b], &ka.limbs[b]);
+                for c in 0..n {
+                    let x = u128::from(d[c]);
+                    acc0[c] += x * u128::from(k0[c]);
+                    acc1[c] += x * u128::from(k1[c]);
                 }
             }
+            let q = &self.ring.primes()[b].q;
+            let [o0, o1] = &mut out;
+            for c in 0..n {
+                o0.limbs[pos][c] = q.reduce_u128(acc0[c]);
+                o1.limbs[pos][c] = q.reduce_u128(acc1[c]);
+            }
         }
-        let [mut d0, mut d1] = acc;
+        let [mut d0, mut d1] = out;
         self.ring.drop_last(&mut d0)?;
         self.ring.drop_last(&mut d1)?;
         Ok((d0, d1))
@@ -651,10 +693,26 @@ impl Ckks {
             .collect()
     }
 
+    /// Applies one Galois element: both parts permuted first, then `c1` switched (one
+    /// polynomial permuted instead of every lifted digit).
+    pub fn apply_galois(&self, ct: &Ciphertext, g: usize, gk: &GaloisKeys) -> Result<Ciphertext> {
+        if ct.parts.len() != 2 {
+            return Err(MpcError::Invalid("rotating a ciphertext that is not relinearised".into()));
+        }
+        if g == 1 {
+            return Ok(ct.clone());
+        }
+        let key = gk.keys.get(&g).ok_or_else(|| MpcError::Invalid(format!("no Galois key for X ↦ X^{g}")))?;
+        let c1 = self.ring.automorphism(&ct.parts[1], g)?;
+        let (d0, d1) = self.apply_key(&self.digits(&c1), key)?;
+        let mut c0 = self.ring.automorphism(&ct.parts[0], g)?;
+        self.ring.add_assign(&mut c0, &d0)?;
+        Ok(Ciphertext { parts: vec![c0, d1], scale: ct.scale })
+    }
+
     /// Left rotation by `k` slots (negative: right).
     pub fn rotate(&self, ct: &Ciphertext, k: i64, gk: &GaloisKeys) -> Result<Ciphertext> {
-        let mut out = self.apply_galois_hoisted(ct, &[self.rotation_element(k)], gk)?;
-        out.pop().ok_or_else(|| MpcError::Invalid("no rotation".into()))
+        self.apply_galois(ct, self.rotation_element(k), gk)
     }
 
     /// Left rotations by each of `steps`, hoisted.
@@ -665,8 +723,7 @@ impl Ckks {
 
     /// Complex conjugation of the slots.
     pub fn conjugate(&self, ct: &Ciphertext, gk: &GaloisKeys) -> Result<Ciphertext> {
-        let mut out = self.apply_galois_hoisted(ct, &[self.conjugation_element()], gk)?;
-        out.pop().ok_or_else(|| MpcError::Invalid("no conjugation".into()))
+        self.apply_galois(ct, self.conjugation_element(), gk)
     }
 
     /// Bytes of one polynomial over `count` data primes (residues at their bit widths).
@@ -682,7 +739,7 @@ impl Ckks {
     /// Bytes of a fresh ciphertext, a public key (seeded), and one switching key (seeded `a_j`).
     pub fn sizes(&self) -> (usize, usize, usize) {
         let ct = 2 * self.poly_bytes(self.data, false);
-        let pk = self.poly_bytes(self.data, false) + 32;
+        let pk = self.poly_bytes(self.data, true) + 32;
         let ksk = self.data * (self.poly_bytes(self.data, true) + 32);
         (ct, pk, ksk)
     }
