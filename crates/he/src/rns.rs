@@ -353,11 +353,11 @@ impl Ring {
         let k = a.len();
         let ps: Vec<&Modulus> = a.basis.iter().map(|&b| &self.primes[b].q).collect();
         let qs: Vec<u64> = a.basis.iter().map(|&b| self.modulus(b)).collect();
-        let mut inv_prefix = Vec::with_capacity(k);
-        for i in 0..k {
-            let prefix = (0..i).fold(1u64, |acc, j| ps[i].mul(acc, ps[i].reduce(qs[j])));
-            inv_prefix.push(ps[i].inv(prefix).unwrap_or(0));
-        }
+        let inv_prefix: Vec<u64> = ps
+            .iter()
+            .enumerate()
+            .map(|(i, p)| p.inv(qs[..i].iter().fold(1u64, |acc, &q| p.mul(acc, p.reduce(q)))).unwrap_or(0))
+            .collect();
         let weights: Vec<f64> = (0..k).map(|i| (0..i).map(|j| qs[j] as f64).product()).collect();
         let top = qs[k - 1];
         let mut v = vec![0u64; k];
