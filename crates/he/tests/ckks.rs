@@ -175,3 +175,72 @@ fn bad_inputs_are_refused() {
     assert!(ckks.drop_to_level(&b, 1).unwrap_err().to_string().contains("cannot raise"));
     let _ = sk;
 }
+
+#[test]
+fn ciphertexts_and_keys_cross_the_wire_checked() {
+    use veil_he::ckks::wire;
+    use veil_mpc::MpcError;
+    let mut rng = ChaCha20Rng::seed_from_u64(7);
+    let ckks = Ckks::new(CkksPreset::N8192).unwrap();
+    let (sk, pk) = ckks.keygen(&mut rng).unwrap();
+    let rk = ckks.relin_key(&sk, &mut rng).unwrap();
+    let gk = ckks.galois_keys(&sk, &[1, 2], true, &mut rng).unwrap();
+    let v = reals(&mut rng, ckks.slots());
+    let ct = ckks
+        .encrypt(&pk, &ckks.encode(&v, ckks.default_scale(), ckks.top_level()).unwrap(), &mut rng)
+        .unwrap();
+    let product = ckks.mul(&ct, &ct).unwrap();
+    for c in [&ct, &product, &ckks.drop_to_level(&ct, 0).unwrap()] {
+        let bytes = wire::encode_ciphertext(&ckks, c);
+        assert_eq!(bytes.len(), wire::ciphertext_bytes(&ckks, c.parts.len(), c.level()));
+        assert!(wire::decode_ciphertext(&ckks, 1, &bytes).unwrap() == *c);
+    }
+    let pk2 = wire::decode_public_key(&ckks, 1, &wire::encode_public_key(&ckks, &pk)).unwrap();
+    assert!(pk2 == pk);
+    let rk2 = wire::decode_switching_key(&ckks, 1, &wire::encode_switching_key(&ckks, &rk)).unwrap();
+    assert!(rk2 == rk);
+    let gk_bytes = wire::encode_galois_keys(&ckks, &gk);
+    let gk2 = wire::decode_galois_keys(&ckks, 1, &gk_bytes).unwrap();
+    assert!(gk2.keys == gk.keys);
+    // Keys that crossed still work.
+    let rotated = ckks.rotate(&ckks.relinearize(&product, &rk2).unwrap(), 1, &gk2).unwrap();
+    let want: Vec<Complex64> =
+        (0..ckks.slots()).map(|i| Complex64::new(v[(i + 1) % ckks.slots()].powi(2), 0.0)).collect();
+    let got = ckks.decode(&ckks.decrypt(&sk, &rotated).unwrap()).unwrap();
+    assert!(max_error(&got, &want) < 2f64.powi(-20));
+
+    let malformed = |r: veil_mpc::Result<veil_he::ckks::Ciphertext>| match r {
+        Err(MpcError::Malformed { from: 1, what }) => what,
+        other => panic!("expected a malformed-message error, got {other:?}"),
+    };
+    let good = wire::encode_ciphertext(&ckks, &ct);
+    assert!(
+        malformed(wire::decode_ciphertext(&ckks, 1, &good[..good.len() - 1])).contains("is 204810 bytes")
+    );
+    assert!(malformed(wire::decode_ciphertext(&ckks, 1, &good[..5])).contains("header is cut short"));
+    let mut bad = good.clone();
+    bad[0] = 4;
+    assert!(malformed(wire::decode_ciphertext(&ckks, 1, &bad)).contains("4 parts"));
+    let mut bad = good.clone();
+    bad[1] = 9;
+    assert!(malformed(wire::decode_ciphertext(&ckks, 1, &bad)).contains("level 9"));
+    let mut bad = good.clone();
+    bad[2..10].copy_from_slice(&f64::NAN.to_le_bytes());
+    assert!(malformed(wire::decode_ciphertext(&ckks, 1, &bad)).contains("scale NaN"));
+    let mut bad = good.clone();
+    bad[10..18].copy_from_slice(&[0xff; 8]);
+    assert!(malformed(wire::decode_ciphertext(&ckks, 1, &bad)).contains("residue 0 mod prime 0"));
+    let mut bad = gk_bytes.clone();
+    bad[2] = 2; // an even Galois element
+    assert!(wire::decode_galois_keys(&ckks, 1, &bad).unwrap_err().to_string().contains("odd"));
+    let mut bad = gk_bytes.clone();
+    bad[0..2].copy_from_slice(&65u16.to_le_bytes());
+    assert!(wire::decode_galois_keys(&ckks, 1, &bad).unwrap_err().to_string().contains("at most 64"));
+    let rk_bytes = wire::encode_switching_key(&ckks, &rk);
+    assert!(
+        wire::decode_switching_key(&ckks, 1, &rk_bytes[..100]).unwrap_err().to_string().contains("cut short")
+    );
+    let mut bad = rk_bytes.clone();
+    bad[0] = 5;
+    assert!(wire::decode_switching_key(&ckks, 1, &bad).unwrap_err().to_string().contains("5 digits"));
+}

@@ -26,6 +26,7 @@
 //! (`blb` converts to shares before decrypting, BLB notes §4.9).
 
 pub mod encoding;
+pub mod wire;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -190,11 +191,14 @@ pub struct PublicKey {
     pub a: RnsPoly,
 }
 
-/// A key-switching key from some `s'` to `s`: one `(b_j, a_j)` per data prime, over every prime.
+/// A key-switching key from some `s'` to `s`: one `(b_j, a_j)` per data prime, over every prime,
+/// `a_j` expanded from `seeds[j]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SwitchingKey {
     /// `(b_j, a_j)`.
     pub digits: Vec<(RnsPoly, RnsPoly)>,
+    /// The seed of each `a_j`.
+    pub seeds: Vec<[u8; 32]>,
 }
 
 /// Galois keys by Galois element `g` (rotations `5^k mod 2N`, conjugation `2N − 1`).
@@ -274,6 +278,11 @@ impl Ckks {
         self.ring.modulus_of(&(0..=self.data).collect::<Vec<_>>()).bits() as usize
     }
 
+    /// Number of data primes (`L`); the special prime is prime `L` of the ring.
+    pub fn data_primes(&self) -> usize {
+        self.data
+    }
+
     fn basis(&self, level: usize) -> Vec<usize> {
         (0..=level).collect()
     }
@@ -326,9 +335,10 @@ impl Ckks {
     ) -> Result<SwitchingKey> {
         let all: Vec<usize> = (0..=self.data).collect();
         let p = self.ring.modulus(self.data);
+        let seeds: Vec<[u8; 32]> = (0..self.data).map(|_| rng.random()).collect();
         let digits = (0..self.data)
             .map(|j| {
-                let a = self.ring.uniform_from_seed(rng.random(), &all);
+                let a = self.ring.uniform_from_seed(seeds[j], &all);
                 let mut b = self.error(rng, &all)?;
                 self.ring.sub_assign(&mut b, &self.ring.mul(&a, &sk.s)?)?;
                 // + P·s' on limb j only (the j-th CRT unit is 1 mod q_j, 0 mod the others and P).
@@ -339,7 +349,7 @@ impl Ckks {
                 Ok((b, a))
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(SwitchingKey { digits })
+        Ok(SwitchingKey { digits, seeds })
     }
 
     /// The relinearisation key (from `s²`).
