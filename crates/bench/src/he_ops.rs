@@ -279,6 +279,7 @@ pub const CKKS_OPS: &[&str] = &[
     "ckks-rotate",
     "ckks-hoisted",
     "ckks-conjugate",
+    "ckks-matmul",
 ];
 
 /// One record of a CKKS op.
@@ -325,7 +326,7 @@ pub struct CkksSizes {
 /// Runs one CKKS op at `preset` on one thread.
 pub fn ckks_op(op: &str, preset: veil_he::ckks::CkksPreset) -> Result<CkksRecord> {
     use veil_he::ckks::Ckks;
-    if !CKKS_OPS.contains(&op) {
+    if !CKKS_OPS.contains(&op) || op == "ckks-matmul" {
         return Err(MpcError::Invalid(format!("no CKKS op '{op}' (available: {})", CKKS_OPS.join(", "))));
     }
     let ckks = Ckks::new(preset)?;
@@ -376,6 +377,104 @@ pub fn ckks_op(op: &str, preset: veil_he::ckks::CkksPreset) -> Result<CkksRecord
         seconds: times[reps / 2],
         seal_seconds,
         bytes: CkksSizes { ciphertext, public_key, relin_key: switching, galois_key: switching },
+        peak_rss_mib: peak_rss_mib(),
+    })
+}
+
+/// One record of `ckks-matmul`: `X·W` under CKKS in spatial-first packing, BSGS diagonals
+/// encoded as they are used.
+#[derive(Debug, Clone, Serialize)]
+pub struct MatmulRecord {
+    /// Always `he`.
+    pub family: &'static str,
+    /// Always `ckks-matmul`.
+    pub op: &'static str,
+    /// Parameter preset.
+    pub preset: &'static str,
+    /// `[rows, inner, cols]`: `X` is rows × inner, `W` inner × cols.
+    pub shape: [usize; 3],
+    /// Level of the inputs (primes − 1).
+    pub level: usize,
+    /// Threads.
+    pub threads: usize,
+    /// Seconds of the product (diagonals encoded inside), then one rescale per output.
+    pub seconds: f64,
+    /// Rotations (hoisted baby steps + giant steps) and plaintext products.
+    pub rotations: usize,
+    /// See [`Self::rotations`].
+    pub plaintext_products: usize,
+    /// Input ciphertexts and their bytes; output ciphertexts (rescaled) and their bytes.
+    pub inputs: [usize; 2],
+    /// See [`Self::inputs`].
+    pub outputs: [usize; 2],
+    /// Bytes of the Galois keys the product needs.
+    pub galois_key_bytes: usize,
+    /// Largest error against the plaintext product (inputs in [−1, 1], weights in [−0.05, 0.05]).
+    pub max_error: f64,
+    /// Peak resident memory of the process, MiB.
+    pub peak_rss_mib: Option<f64>,
+}
+
+/// The BERT-base projection by default: `X` 128 × 768 by `W` 768 × 768.
+pub fn ckks_matmul(
+    preset: veil_he::ckks::CkksPreset,
+    shape: [usize; 3],
+    threads: usize,
+) -> Result<MatmulRecord> {
+    use veil_he::ckks::linalg::{MatmulPlan, matmul_streaming, pack, unpack};
+    use veil_he::ckks::{Ckks, wire};
+    let ckks = Ckks::new(preset)?;
+    let [rows, inner, cols] = shape;
+    let plan = MatmulPlan::new(rows, inner, cols, ckks.slots())?;
+    let mut rng = ChaCha20Rng::seed_from_u64(0x3a);
+    let (sk, pk) = ckks.keygen(&mut rng)?;
+    let gk = ckks.galois_keys(&sk, &plan.rotations(), false, &mut rng)?;
+    let x: Vec<f64> = (0..rows * inner).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let w: Vec<f64> = (0..inner * cols).map(|_| rng.random_range(-0.05..0.05)).collect();
+    let level = 1.min(ckks.top_level());
+    let cts = pack(&plan, &x)?
+        .iter()
+        .map(|v| ckks.encrypt(&pk, &ckks.encode(v, ckks.default_scale(), ckks.top_level())?, &mut rng))
+        .map(|ct| ckks.drop_to_level(&ct?, level))
+        .collect::<Result<Vec<_>>>()?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .build()
+        .map_err(|e| MpcError::Invalid(format!("thread pool: {e}")))?;
+    let start = Instant::now();
+    let out = pool.install(|| -> Result<Vec<_>> {
+        let scale = ckks.ring().modulus(level) as f64;
+        let prod = matmul_streaming(&ckks, &plan, &cts, &w, scale, &gk)?;
+        prod.iter().map(|c| ckks.rescale(c)).collect()
+    })?;
+    let seconds = start.elapsed().as_secs_f64();
+    let slots: Vec<Vec<f64>> = out
+        .iter()
+        .map(|ct| Ok(ckks.decrypt_values(&sk, ct)?.iter().map(|z| z.re).collect()))
+        .collect::<Result<_>>()?;
+    let got = unpack(&plan, &slots)?;
+    let mut max_error = 0f64;
+    for l in 0..rows {
+        for j in 0..cols {
+            let want: f64 = (0..inner).map(|d| x[l * inner + d] * w[d * cols + j]).sum();
+            max_error = max_error.max((got[l * cols + j] - want).abs());
+        }
+    }
+    let bytes = |c: &veil_he::ckks::Ciphertext| wire::encode_ciphertext(&ckks, c).len();
+    Ok(MatmulRecord {
+        family: "he",
+        op: "ckks-matmul",
+        preset: preset.name(),
+        shape,
+        level,
+        threads,
+        seconds,
+        rotations: plan.rotation_count(),
+        plaintext_products: plan.plaintext_products(),
+        inputs: [cts.len(), cts.iter().map(bytes).sum()],
+        outputs: [out.len(), out.iter().map(bytes).sum()],
+        galois_key_bytes: wire::encode_galois_keys(&ckks, &gk).len(),
+        max_error,
         peak_rss_mib: peak_rss_mib(),
     })
 }

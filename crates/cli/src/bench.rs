@@ -182,6 +182,12 @@ pub fn he_ops(
     if ops.is_empty() {
         bail!("--op {} does not run at preset {}", op.unwrap_or_default(), preset.unwrap_or_default());
     }
+    // The matrix product runs when asked for by name (it takes seconds to minutes).
+    if op.is_none() {
+        ops.retain(|o| *o != "ckks-matmul");
+    }
+    let matmul = ops.contains(&"ckks-matmul");
+    ops.retain(|o| *o != "ckks-matmul");
     let (ckks_ops, bfv_ops): (Vec<&str>, Vec<&str>) = ops.into_iter().partition(|o| o.starts_with("ckks"));
     let ckks_presets = match ckks_preset {
         Some(Ok(p)) => vec![p],
@@ -189,6 +195,40 @@ pub fn he_ops(
     };
     if !ckks_ops.is_empty() {
         ckks_table(&ckks_ops, &ckks_presets, json)?;
+    }
+    if matmul {
+        let p = match ckks_preset {
+            Some(Ok(p)) => p,
+            _ => CkksPreset::N16384,
+        };
+        // The BERT-base projection unless --n asks for fewer inner and output columns.
+        let d = n.unwrap_or(768);
+        let threads = threads.unwrap_or(1);
+        eprintln!("bench: ckks-matmul 128×{d} by {d}×{d} preset={} threads={threads} ...", p.name());
+        let r = veil_bench::he_ops::ckks_matmul(p, [128, d, d], threads)?;
+        if json {
+            println!("{}", serde_json::to_string(&r)?);
+        } else {
+            println!(
+                "ckks-matmul {}×{}·{}×{} at {} level {}: {:.3} s on {} thread(s), {} rotations, {} plaintext products, {} → {} ciphertexts ({:.1} → {:.1} MiB), Galois keys {:.1} MiB, largest error {:.2e}",
+                r.shape[0],
+                r.shape[1],
+                r.shape[1],
+                r.shape[2],
+                r.preset,
+                r.level,
+                r.seconds,
+                r.threads,
+                r.rotations,
+                r.plaintext_products,
+                r.inputs[0],
+                r.outputs[0],
+                r.inputs[1] as f64 / 1048576.0,
+                r.outputs[1] as f64 / 1048576.0,
+                r.galois_key_bytes as f64 / 1048576.0,
+                r.max_error
+            );
+        }
     }
     if bfv_ops.is_empty() {
         return Ok(());

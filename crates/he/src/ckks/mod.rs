@@ -26,6 +26,7 @@
 //! (`blb` converts to shares before decrypting, BLB notes §4.9).
 
 pub mod encoding;
+pub mod linalg;
 pub mod wire;
 
 use std::collections::BTreeMap;
@@ -422,8 +423,13 @@ impl Ckks {
                 "a coefficient of {c:e} is past 2^120: lower the scale or the values"
             )));
         }
-        let coeffs: Vec<i128> = reals.iter().map(|&c| c.round() as i128).collect();
-        let mut poly = self.ring.from_signed(&coeffs, &self.basis(level));
+        let mut poly = if reals.iter().all(|c| c.abs() < 2f64.powi(62)) {
+            let coeffs: Vec<i64> = reals.iter().map(|&c| c.round() as i64).collect();
+            self.ring.from_small(&coeffs, &self.basis(level))
+        } else {
+            let coeffs: Vec<i128> = reals.iter().map(|&c| c.round() as i128).collect();
+            self.ring.from_signed(&coeffs, &self.basis(level))
+        };
         self.ring.to_ntt(&mut poly);
         Ok(Plaintext { poly, scale })
     }
