@@ -244,6 +244,29 @@ impl Bfv {
         Ok(Plaintext { coeffs: m.coefficients().row(0).to_vec() })
     }
 
+    /// Up to `N` values of Z_t as the coefficients of `m` (coefficient encoding, as Cheetah's
+    /// linear layers use it; the rest are 0).
+    pub fn encode_coefficients(&self, values: &[u64]) -> Result<Plaintext> {
+        if values.len() > self.slots() {
+            return Err(MpcError::Invalid(format!(
+                "{} coefficients for degree {}",
+                values.len(),
+                self.slots()
+            )));
+        }
+        if let Some(v) = values.iter().find(|&&v| v >= self.t) {
+            return Err(MpcError::Invalid(format!("{v} is not an element of Z_{}", self.t)));
+        }
+        let mut coeffs = values.to_vec();
+        coeffs.resize(self.slots(), 0);
+        Ok(Plaintext { coeffs })
+    }
+
+    /// The coefficients of a plaintext.
+    pub fn coefficients(&self, pt: &Plaintext) -> Vec<u64> {
+        pt.coeffs.clone()
+    }
+
     /// The `N` slots of a plaintext.
     pub fn decode(&self, pt: &Plaintext) -> Result<Vec<u64>> {
         let mut m = Poly::try_convert_from(pt.coeffs.clone(), &self.t_ctx, false, Representation::PowerBasis)
@@ -374,6 +397,14 @@ impl Bfv {
         x.change_representation(Representation::PowerBasis);
         let mut m = x.scale(&self.to_plain[ct.level]).map_err(|e| math_error("decryption", e))?;
         m.change_representation(Representation::Ntt);
+        Ok(m.coefficients().row(0).to_vec())
+    }
+
+    /// The `N` coefficients of `m` in a ciphertext.
+    pub fn decrypt_coefficients(&self, sk: &SecretKey, ct: &Ciphertext) -> Result<Vec<u64>> {
+        let mut x = self.phase(sk, ct)?;
+        x.change_representation(Representation::PowerBasis);
+        let m = x.scale(&self.to_plain[ct.level]).map_err(|e| math_error("decryption", e))?;
         Ok(m.coefficients().row(0).to_vec())
     }
 

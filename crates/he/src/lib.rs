@@ -8,6 +8,11 @@
 //! - [`flood`]: the flooding bound for circuit privacy, derived per preset.
 //! - [`wire`]: ciphertexts and public keys on the wire, every field checked on receipt.
 //! - [`ole`]: the Z_p-OLE of the paper's §IV-B and share products over Z_p with role switching.
+//! - [`linear`]: fully connected and convolution layers on shares by coefficient encoding
+//!   (Cheetah's HomFC and HomConv).
+//! - [`rns`]: RNS polynomials with raw access to limbs, NTT-form rescaling and automorphisms.
+//! - [`ckks`]: RNS-CKKS (encoding, keys, products, rescaling, rotations, hoisting, linear
+//!   algebra in spatial-first packing, wire format), the scheme of `blb`'s fused blocks.
 //!
 //! The polynomial arithmetic (RNS, NTT, modulus switching, RNS scaling) is `fhe-math`'s
 //! (fhe.rs, MIT); this crate builds the schemes on it, fixes the parameters and checks every
@@ -21,6 +26,7 @@
 pub mod bfv;
 pub mod ckks;
 pub mod flood;
+pub mod linear;
 pub mod ole;
 pub mod preset;
 pub mod rns;

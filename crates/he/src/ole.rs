@@ -200,6 +200,81 @@ impl Ole {
         self.bfv.noise(&self.sk, ct, &values)
     }
 
+    /// Key holder: sends `Enc_sk(x̂)` for polynomials given by their coefficients (coefficient
+    /// encoding, at most `N` each), one ciphertext per polynomial.
+    pub fn send_polynomials(&self, ctx: &mut Ctx, polys: &[Vec<u64>]) -> Result<()> {
+        let rngs = rngs(ctx, polys.len());
+        let cts = polys
+            .par_iter()
+            .zip(rngs)
+            .map(|(p, mut rng)| {
+                let pt = self.bfv.encode_coefficients(p)?;
+                self.bfv.encrypt_secret(&self.sk, &pt, 0, &mut rng)
+            })
+            .collect::<Result<Vec<Ciphertext>>>()?;
+        ctx.net().send(self.peer, wire::encode_ciphertexts(&cts))?;
+        Ok(())
+    }
+
+    /// Evaluator: receives `inputs` polynomial ciphertexts and answers, for every output `o`,
+    /// `Σ_i Enc(x̂_i) ⊠ ŵ_{o,i} − R_o` (terms with `weights[o][i] = None` left out), flooded and
+    /// switched as [`crate::flood::plan`] says for the largest number of terms. Returns the
+    /// masks `R_o` (coefficients).
+    pub fn answer_polynomials(
+        &self,
+        ctx: &mut Ctx,
+        inputs: usize,
+        weights: &[Vec<Option<Vec<u64>>>],
+    ) -> Result<Vec<Vec<u64>>> {
+        if weights.iter().any(|row| row.len() != inputs) {
+            return Err(MpcError::Invalid(format!("a weight row does not have {inputs} entries")));
+        }
+        let terms = weights.iter().map(|row| row.iter().flatten().count()).max().unwrap_or(0);
+        let plan = self.plan(terms.max(1))?;
+        let bytes = ctx.net().recv(self.peer)?;
+        let queries = wire::decode_ciphertexts(&self.bfv, self.peer, &bytes, inputs, 0, true)?;
+        let t = self.modulus();
+        let n = self.bfv.slots();
+        let mut rngs = rngs(ctx, weights.len());
+        let masks: Vec<Vec<u64>> =
+            rngs.iter_mut().map(|rng| (0..n).map(|_| rand::Rng::random_range(rng, 0..t)).collect()).collect();
+        let answers = weights
+            .par_iter()
+            .zip(&masks)
+            .zip(rngs)
+            .map(|((row, mask), mut rng)| {
+                let neg: Vec<u64> = mask.iter().map(|&r| (t - r) % t).collect();
+                let mut acc = self.bfv.encrypt_public(
+                    &self.peer_pk,
+                    &self.bfv.encode_coefficients(&neg)?,
+                    None,
+                    &mut rng,
+                )?;
+                for (q, w) in queries.iter().zip(row) {
+                    let Some(w) = w else { continue };
+                    let op = self.bfv.operand(&self.bfv.encode_coefficients(w)?, 0)?;
+                    acc = self.bfv.add(&acc, &self.bfv.mul_plain(q, &op))?;
+                }
+                self.bfv.flood(&mut acc, plan.flood_bits, &mut rng)?;
+                self.bfv.switch_to(&mut acc, plan.response_level)?;
+                Ok(acc)
+            })
+            .collect::<Result<Vec<Ciphertext>>>()?;
+        ctx.net().send(self.peer, wire::encode_ciphertexts(&answers))?;
+        Ok(masks)
+    }
+
+    /// Key holder: receives and decrypts the `outputs` answers of
+    /// [`Ole::answer_polynomials`] whose largest sum had `terms` terms: the coefficients of
+    /// `Σ_i x̂_i·ŵ_{o,i} − R_o`.
+    pub fn receive_polynomials(&self, ctx: &mut Ctx, terms: usize, outputs: usize) -> Result<Vec<Vec<u64>>> {
+        let plan = self.plan(terms.max(1))?;
+        let bytes = ctx.net().recv(self.peer)?;
+        let cts =
+            wire::decode_ciphertexts(&self.bfv, self.peer, &bytes, outputs, plan.response_level, false)?;
+        cts.par_iter().map(|ct| self.bfv.decrypt_coefficients(&self.sk, ct)).collect()
+    }
+
     /// Shares of `x ⊙ y` over Z_t from this party's additive shares `x`, `y` (both parties call
     /// it with vectors of one length; `first` is true at P0).
     pub fn mul_shares(&self, ctx: &mut Ctx, x: &[u64], y: &[u64], first: bool) -> Result<Vec<u64>> {

@@ -1,0 +1,79 @@
+//! Fully connected and convolution layers on shares (coefficient encoding) against Z_t
+//! arithmetic: blocks of inputs and outputs, channel groups, row tiles of large images.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use veil_he::linear::{ConvPlan, FcPlan, Layer, evaluate, hold};
+use veil_he::ole::Ole;
+use veil_he::{Bfv, BfvPreset};
+use veil_mpc::harness::{all_ok, simulate};
+
+fn shares(rng: &mut ChaCha20Rng, x: &[u64], t: u64) -> (Vec<u64>, Vec<u64>) {
+    let x0: Vec<u64> = x.iter().map(|_| rng.random_range(0..t)).collect();
+    let x1 = x.iter().zip(&x0).map(|(&v, &r)| (v + t - r) % t).collect();
+    (x0, x1)
+}
+
+fn run(layer: &(dyn Layer + Sync), w: &[u64], x: &[u64], preset: BfvPreset, seed: u64) {
+    let t = Bfv::new(preset).unwrap().plaintext_modulus();
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let (x0, x1) = shares(&mut rng, x, t);
+    let out = all_ok(simulate(2, seed, |ctx| {
+        let me = ctx.party();
+        let ole = Ole::setup(ctx, 1 - me, preset)?;
+        if me == 0 { evaluate(&ole, ctx, layer, w, &x0) } else { hold(&ole, ctx, layer, &x1) }
+    }))
+    .unwrap();
+    let got: Vec<u64> = out[0].iter().zip(&out[1]).map(|(a, b)| (a + b) % t).collect();
+    assert!(got == layer.apply(w, x, t), "shares of the layer's output");
+}
+
+#[test]
+fn fully_connected_layers_in_blocks() {
+    let preset = BfvPreset::N4096P16;
+    let t = Bfv::new(preset).unwrap().plaintext_modulus();
+    let mut rng = ChaCha20Rng::seed_from_u64(1);
+    // 300 inputs, 100 outputs: 13 outputs per polynomial, 8 answers.
+    let plan = FcPlan::new(100, 300, 4096).unwrap();
+    assert_eq!((plan.in_block, plan.out_block, plan.input_polys(), plan.output_polys()), (300, 13, 1, 8));
+    let w: Vec<u64> = (0..100 * 300).map(|_| rng.random_range(0..t)).collect();
+    let x: Vec<u64> = (0..300).map(|_| rng.random_range(0..t)).collect();
+    run(&plan, &w, &x, preset, 11);
+    // 5000 inputs: two input blocks summed in every answer.
+    let plan = FcPlan::new(3, 5000, 4096).unwrap();
+    assert_eq!((plan.input_polys(), plan.output_polys(), plan.terms()), (2, 3, 2));
+    let w: Vec<u64> = (0..3 * 5000).map(|_| rng.random_range(0..t)).collect();
+    let x: Vec<u64> = (0..5000).map(|_| rng.random_range(0..t)).collect();
+    run(&plan, &w, &x, preset, 12);
+}
+
+#[test]
+fn convolutions_in_channel_groups_and_row_tiles() {
+    let preset = BfvPreset::N4096P16;
+    let t = Bfv::new(preset).unwrap().plaintext_modulus();
+    let mut rng = ChaCha20Rng::seed_from_u64(2);
+    // 20 channels of 16×16 in groups of 16, 3×3 kernels.
+    let plan = ConvPlan::new(20, 16, 16, 4, 3, 4096).unwrap();
+    assert_eq!((plan.group, plan.tiles.len(), plan.input_polys(), plan.output_polys()), (16, 1, 2, 4));
+    let k: Vec<u64> = (0..4 * 20 * 9).map(|_| rng.random_range(0..t)).collect();
+    let x: Vec<u64> = (0..20 * 256).map(|_| rng.random_range(0..t)).collect();
+    run(&plan, &k, &x, preset, 21);
+    // An 80×80 image: one channel per polynomial, tiles of 51 rows overlapping by 2.
+    let plan = ConvPlan::new(2, 80, 80, 2, 3, 4096).unwrap();
+    assert_eq!((plan.group, plan.tile_rows, plan.tiles.clone()), (1, 51, vec![0, 49]));
+    let k: Vec<u64> = (0..2 * 2 * 9).map(|_| rng.random_range(0..t)).collect();
+    let x: Vec<u64> = (0..2 * 6400).map(|_| rng.random_range(0..t)).collect();
+    run(&plan, &k, &x, preset, 22);
+}
+
+#[test]
+fn bad_shapes_are_refused() {
+    assert!(FcPlan::new(0, 3, 4096).is_err());
+    assert!(ConvPlan::new(1, 4, 4, 1, 5, 4096).unwrap_err().to_string().contains("5×5 convolution"));
+    assert!(ConvPlan::new(1, 4, 5000, 1, 3, 4096).unwrap_err().to_string().contains("exceed the degree"));
+    let plan = FcPlan::new(2, 3, 4096).unwrap();
+    assert!(plan.encode_input(&[1, 2]).unwrap_err().to_string().contains("2 inputs for a layer of 3"));
+    assert!(plan.encode_weights(&[1; 5]).unwrap_err().to_string().contains("5 weights"));
+}
