@@ -244,3 +244,36 @@ fn ciphertexts_and_keys_cross_the_wire_checked() {
     bad[0] = 5;
     assert!(wire::decode_switching_key(&ckks, 1, &bad).unwrap_err().to_string().contains("5 digits"));
 }
+
+#[test]
+fn every_preset_multiplies_rescales_rotates_and_conjugates() {
+    let mut rng = ChaCha20Rng::seed_from_u64(8);
+    for preset in CkksPreset::ALL {
+        let ckks = Ckks::new(preset).unwrap();
+        let (sk, pk) = ckks.keygen(&mut rng).unwrap();
+        let rk = ckks.relin_key(&sk, &mut rng).unwrap();
+        let gk = ckks.galois_keys(&sk, &[3], true, &mut rng).unwrap();
+        let n = ckks.slots();
+        let z: Vec<Complex64> = (0..n)
+            .map(|_| Complex64::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0)))
+            .collect();
+        let top = ckks.top_level();
+        let ct = ckks
+            .encrypt(&pk, &ckks.encode_complex(&z, ckks.default_scale(), top).unwrap(), &mut rng)
+            .unwrap();
+        // z², rescaled by the last data prime when the scale stays at least 2^30 (the BLB
+        // chains' primes differ from Δ, so the scale is tracked, not assumed: a waterline as
+        // EVA's), then rotated by 3 and conjugated.
+        let mut sq = ckks.mul_relin(&ct, &ct, &rk).unwrap();
+        if sq.scale / ckks.ring().modulus(top) as f64 >= 2f64.powi(30) {
+            sq = ckks.rescale(&sq).unwrap();
+        }
+        let out = ckks.conjugate(&ckks.rotate(&sq, 3, &gk).unwrap(), &gk).unwrap();
+        let want: Vec<Complex64> = (0..n).map(|i| (z[(i + 3) % n] * z[(i + 3) % n]).conj()).collect();
+        let err = max_error(&ckks.decrypt_values(&sk, &out).unwrap(), &want);
+        let bound =
+            2f64.powi(preset.degree().trailing_zeros() as i32 + 6) / sq.scale.min(ckks.default_scale());
+        eprintln!("{preset:?}: scale 2^{:.1}, error 2^{:.1}", sq.scale.log2(), err.log2());
+        assert!(err < bound, "{preset:?}: error 2^{:.1}, bound 2^{:.1}", err.log2(), bound.log2());
+    }
+}
