@@ -20,8 +20,9 @@
 //!   both travel at half size.
 //! - **Ciphertext × plaintext**: both parts times the operand's *centred* lift (`|a|∞ ≤ t/2`),
 //!   which halves the noise the product adds against the usual `[0, t)` lift.
-//! - **Modulus switching** divides by the last prime with rounding (`fhe-math`'s
-//!   `switch_down`), multiplying the noise by `q_{l+1}/q_l` and adding `|r0 + r1·s| ≤ (N+1)/2`.
+//! - **Modulus switching** divides by the dropped primes with rounding, in NTT form
+//!   ([`crate::rns`]), multiplying the noise by `q_{l+1}/q_l` and adding `|r0 + r1·s| ≤ (N+1)/2`
+//!   per step.
 //! - **Flooding** adds a uniform integer in `[−2^b, 2^b)` to `c0` (see [`crate::flood`]).
 //!
 //! **Security**: RLWE at the presets' `(N, q)` within the homomorphic-encryption standard's
@@ -42,6 +43,7 @@ use veil_mpc::{MpcError, Result};
 use zeroize::Zeroize;
 
 use crate::preset::{BfvPreset, primes};
+use crate::rns::{Ring, RnsPoly};
 
 /// A 32-byte seed from which a uniform polynomial is expanded (ChaCha8 keyed by its SHA-256).
 pub type Seed = [u8; 32];
@@ -68,6 +70,8 @@ pub struct Bfv {
     neg_t_inv: Vec<Vec<u64>>,
     /// Per level: `x ↦ ⌊t·x/q_l⌉` into the plaintext context.
     to_plain: Vec<Scaler>,
+    /// The ciphertext primes as an RNS ring, for switching in NTT form.
+    ring: Arc<Ring>,
 }
 
 /// A secret key: ternary coefficients, and `s` in NTT form at every level.
@@ -163,7 +167,8 @@ impl Bfv {
             to_plain.push(Scaler::new(&ctx, &t_ctx, factor).map_err(|e| math_error("decryption scaler", e))?);
             levels.push(ctx);
         }
-        Ok(Bfv { preset, t, t_ctx, levels, q_mod_t, neg_t_inv, to_plain })
+        let ring = Ring::new(n, &q)?;
+        Ok(Bfv { preset, t, t_ctx, levels, q_mod_t, neg_t_inv, to_plain, ring })
     }
 
     /// The preset.
@@ -458,15 +463,32 @@ impl Bfv {
         Ok(out)
     }
 
-    /// Switches `ct` down to `level` (dropping the last primes with rounding).
+    /// Switches `ct` down to `level` (dropping the last primes with rounding), in NTT form:
+    /// two primes at a time by a 128-bit CRT of the dropped limbs, one at a time otherwise.
     pub fn switch_to(&self, ct: &mut Ciphertext, level: usize) -> Result<()> {
         if level < ct.level || level > self.max_level() {
             return Err(MpcError::Invalid(format!("cannot switch from level {} to {level}", ct.level)));
         }
+        let target = self.context(level)?;
         for c in [&mut ct.c0, &mut ct.c1] {
-            c.change_representation(Representation::PowerBasis);
-            c.switch_down_to(&self.levels[level]).map_err(|e| math_error("modulus switching", e))?;
-            c.change_representation(Representation::Ntt);
+            let count = c.coefficients().nrows();
+            let mut p = RnsPoly {
+                basis: (0..count).collect(),
+                limbs: c.coefficients().outer_iter().map(|row| row.to_vec()).collect(),
+                ntt: true,
+            };
+            let mut drop = count - target.moduli().len();
+            while drop >= 2 {
+                self.ring.drop_last_two(&mut p)?;
+                drop -= 2;
+            }
+            if drop == 1 {
+                self.ring.drop_last(&mut p)?;
+            }
+            let rows = Array2::from_shape_vec((p.len(), self.slots()), p.limbs.concat())
+                .map_err(|e| math_error("modulus switching", e))?;
+            *c = Poly::try_convert_from(rows, target, false, Representation::Ntt)
+                .map_err(|e| math_error("modulus switching", e))?;
         }
         ct.level = level;
         ct.seed = None;

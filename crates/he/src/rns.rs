@@ -50,6 +50,9 @@ impl std::fmt::Debug for Prime {
 pub struct Ring {
     n: usize,
     primes: Vec<Prime>,
+    /// `inverse[j][i] = q_j^{−1} mod q_i` (0 on the diagonal): a modular inverse costs about
+    /// 40 µs in constant time, so rescaling looks them up.
+    inverse: Vec<Vec<u64>>,
 }
 
 /// A polynomial over some of a ring's primes (its basis), as coefficients or in NTT form.
@@ -110,7 +113,16 @@ impl Ring {
                 Ok(Prime { q, ntt, slot_of_exponent })
             })
             .collect::<Result<Vec<Prime>>>()?;
-        Ok(Arc::new(Ring { n, primes }))
+        let inverse = primes
+            .iter()
+            .map(|pj| {
+                primes
+                    .iter()
+                    .map(|pi| if pi.q == pj.q { 0 } else { pi.q.inv(pi.q.reduce(*pj.q)).unwrap_or(0) })
+                    .collect()
+            })
+            .collect();
+        Ok(Arc::new(Ring { n, primes, inverse }))
     }
 
     /// The degree `N`.
@@ -284,6 +296,52 @@ impl Ring {
             let inv =
                 p.q.inv(p.q.reduce(qj)).ok_or_else(|| MpcError::Invalid(format!("{qj} ≡ 0 mod {}", *p.q)))?;
             p.q.scalar_mul_vec(x, inv);
+        }
+        Ok(())
+    }
+
+    /// Divides by the product of the last two primes of the basis with rounding and drops both
+    /// (`x ↦ (x − r)/(q_a·q_b)`, `r` the centred residue mod `q_a·q_b`, from a 128-bit CRT):
+    /// two inverse NTTs and one forward NTT per kept limb, against four and two for two
+    /// single drops. Keeps the form.
+    pub fn drop_last_two(&self, a: &mut RnsPoly) -> Result<()> {
+        if a.len() < 3 {
+            return Err(MpcError::Invalid(format!("dropping two primes of {}", a.len())));
+        }
+        let (mut lb, jb) = (a.limbs.pop().unwrap_or_default(), a.basis.pop().unwrap_or_default());
+        let (mut la, ja) = (a.limbs.pop().unwrap_or_default(), a.basis.pop().unwrap_or_default());
+        if a.ntt {
+            self.primes[ja].ntt.backward(&mut la);
+            self.primes[jb].ntt.backward(&mut lb);
+        }
+        let (qa, qb) = (self.modulus(ja), self.modulus(jb));
+        let pb = &self.primes[jb].q;
+        let qa_inv = self.inverse[ja][jb];
+        let prod = u128::from(qa) * u128::from(qb);
+        // r = r_a + q_a·((r_b − r_a)·q_a^{−1} mod q_b) ∈ [0, q_a·q_b); negative if above half.
+        let residues: Vec<(u128, bool)> = la
+            .iter()
+            .zip(&lb)
+            .map(|(&ra, &rb)| {
+                let k = pb.mul(pb.sub(rb, pb.reduce(ra)), qa_inv);
+                let r = u128::from(ra) + u128::from(qa) * u128::from(k);
+                if r > prod / 2 { (prod - r, true) } else { (r, false) }
+            })
+            .collect();
+        for (x, &i) in a.limbs.iter_mut().zip(&a.basis) {
+            let p = &self.primes[i];
+            let mut r: Vec<u64> = residues
+                .iter()
+                .map(|&(mag, neg)| {
+                    let m = p.q.reduce_u128(mag);
+                    if neg { p.q.neg(m) } else { m }
+                })
+                .collect();
+            if a.ntt {
+                p.ntt.forward(&mut r);
+            }
+            p.q.sub_vec(x, &r);
+            p.q.scalar_mul_vec(x, p.q.mul(self.inverse[ja][i], self.inverse[jb][i]));
         }
         Ok(())
     }
