@@ -27,6 +27,7 @@
 
 pub mod encoding;
 pub mod linalg;
+pub mod session;
 mod switching;
 pub mod wire;
 

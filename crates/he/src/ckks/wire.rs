@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! ciphertext:     parts: u8 (2 or 3) | level: u8 | scale: f64 LE (finite, ≥ 1) | parts over q_0 … q_level
+//! plaintext:      level: u8 | scale: f64 LE | the polynomial over q_0 … q_level
 //! public key:     seed of a (32) | b over every prime
 //! switching key:  digits: u8 (= data primes) | per digit: seed of a_j (32) | b_j over every prime
 //! Galois keys:    count: u16 (≤ 64) | per key: g: u32 (odd, < 2N, increasing) | switching key
@@ -18,7 +19,7 @@ use std::collections::BTreeMap;
 use veil_mpc::wire::{pack_words, unpack_words};
 use veil_mpc::{MpcError, PartyId, Result};
 
-use super::{Ciphertext, Ckks, GaloisKeys, PublicKey, SwitchingKey};
+use super::{Ciphertext, Ckks, GaloisKeys, Plaintext, PublicKey, SwitchingKey};
 use crate::rns::RnsPoly;
 
 /// Most Galois keys one message may carry.
@@ -128,6 +129,72 @@ pub fn decode_ciphertext(ckks: &Ckks, from: PartyId, bytes: &[u8]) -> Result<Cip
         .collect::<Result<Vec<_>>>()?;
     r.end("ciphertext")?;
     Ok(Ciphertext { parts, scale })
+}
+
+/// The bytes of a plaintext.
+pub fn encode_plaintext(ckks: &Ckks, pt: &Plaintext) -> Vec<u8> {
+    let mut out = vec![(pt.poly.len() - 1) as u8];
+    out.extend_from_slice(&pt.scale.to_le_bytes());
+    put(&mut out, ckks, &pt.poly);
+    out
+}
+
+/// A plaintext from `from`'s bytes.
+pub fn decode_plaintext(ckks: &Ckks, from: PartyId, bytes: &[u8]) -> Result<Plaintext> {
+    let mut r = Reader { bytes, at: 0, from };
+    let head = r.take(9, "plaintext header")?;
+    let level = usize::from(head[0]);
+    let scale = f64::from_le_bytes(head[1..9].try_into().map_err(|_| r.malformed("scale".into()))?);
+    if level > ckks.top_level() {
+        return Err(r.malformed(format!("level {level} past the top level {}", ckks.top_level())));
+    }
+    if !scale.is_finite() || scale <= 0.0 {
+        return Err(r.malformed(format!("plaintext scale {scale} (finite, positive)")));
+    }
+    let basis: Vec<usize> = (0..=level).collect();
+    let expected = 9 + poly_bytes(ckks, &basis);
+    if bytes.len() != expected {
+        return Err(
+            r.malformed(format!("a plaintext at level {level} is {expected} bytes, got {}", bytes.len()))
+        );
+    }
+    let poly = r.poly(ckks, &basis, "plaintext")?;
+    r.end("plaintext")?;
+    Ok(Plaintext { poly, scale })
+}
+
+/// Exactly `count` ciphertexts, one after another, from `from`'s bytes (each read from its own
+/// checked header).
+pub fn decode_ciphertexts(ckks: &Ckks, from: PartyId, bytes: &[u8], count: usize) -> Result<Vec<Ciphertext>> {
+    let mut at = 0;
+    let mut out = Vec::with_capacity(count.min(bytes.len() / 10 + 1));
+    for i in 0..count {
+        let head = bytes.get(at..at + 2).ok_or_else(|| MpcError::Malformed {
+            from,
+            what: format!("ciphertext {i} of {count} is missing"),
+        })?;
+        let (parts, level) = (usize::from(head[0]), usize::from(head[1]));
+        if !(2..=3).contains(&parts) || level > ckks.top_level() {
+            return Err(MpcError::Malformed {
+                from,
+                what: format!("ciphertext {i}: {parts} parts at level {level}"),
+            });
+        }
+        let size = ciphertext_bytes(ckks, parts, level);
+        let one = bytes.get(at..at + size).ok_or_else(|| MpcError::Malformed {
+            from,
+            what: format!("ciphertext {i} of {count} is cut short"),
+        })?;
+        out.push(decode_ciphertext(ckks, from, one)?);
+        at += size;
+    }
+    if at != bytes.len() {
+        return Err(MpcError::Malformed {
+            from,
+            what: format!("{} bytes after {count} ciphertexts", bytes.len() - at),
+        });
+    }
+    Ok(out)
 }
 
 fn all_primes(ckks: &Ckks) -> Vec<usize> {
