@@ -297,7 +297,7 @@ pub struct CkksRecord {
     pub chain_bits: Vec<usize>,
     /// `log2 Δ`.
     pub scale_bits: u32,
-    /// Threads.
+    /// Threads the operation ran on (SEAL's figure: one thread).
     pub threads: usize,
     /// Median seconds of one operation at the top level.
     pub seconds: f64,
@@ -323,8 +323,19 @@ pub struct CkksSizes {
     pub galois_key: usize,
 }
 
-/// Runs one CKKS op at `preset` on one thread.
-pub fn ckks_op(op: &str, preset: veil_he::ckks::CkksPreset) -> Result<CkksRecord> {
+/// Runs one CKKS op at `preset` on a pool of `threads` threads (the limbs of one operation
+/// spread over them).
+pub fn ckks_op(op: &str, preset: veil_he::ckks::CkksPreset, threads: usize) -> Result<CkksRecord> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .build()
+        .map_err(|e| MpcError::Invalid(format!("thread pool: {e}")))?;
+    let mut record = pool.install(|| ckks_op_here(op, preset))?;
+    record.threads = threads.max(1);
+    Ok(record)
+}
+
+fn ckks_op_here(op: &str, preset: veil_he::ckks::CkksPreset) -> Result<CkksRecord> {
     use veil_he::ckks::Ckks;
     if !CKKS_OPS.contains(&op) || op == "ckks-matmul" {
         return Err(MpcError::Invalid(format!("no CKKS op '{op}' (available: {})", CKKS_OPS.join(", "))));

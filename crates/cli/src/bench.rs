@@ -194,7 +194,7 @@ pub fn he_ops(
         _ => vec![CkksPreset::N8192, CkksPreset::N16384, CkksPreset::N32768],
     };
     if !ckks_ops.is_empty() {
-        ckks_table(&ckks_ops, &ckks_presets, json)?;
+        ckks_table(&ckks_ops, &ckks_presets, threads.unwrap_or(1), json)?;
     }
     if matmul {
         let p = match ckks_preset {
@@ -291,7 +291,12 @@ pub fn he_ops(
     Ok(())
 }
 
-fn ckks_table(ops: &[&str], presets: &[veil_he::ckks::CkksPreset], json: bool) -> anyhow::Result<()> {
+fn ckks_table(
+    ops: &[&str],
+    presets: &[veil_he::ckks::CkksPreset],
+    threads: usize,
+    json: bool,
+) -> anyhow::Result<()> {
     if !json {
         println!(
             "{:<15} {:<12} {:>6} {:>6} {:>11} {:>11} {:>8} {:>10} {:>10} {:>11}",
@@ -309,8 +314,8 @@ fn ckks_table(ops: &[&str], presets: &[veil_he::ckks::CkksPreset], json: bool) -
     }
     for &op in ops {
         for &p in presets {
-            eprintln!("bench: {op} preset={} ...", p.name());
-            let r = veil_bench::he_ops::ckks_op(op, p)?;
+            eprintln!("bench: {op} preset={} threads={threads} ...", p.name());
+            let r = veil_bench::he_ops::ckks_op(op, p, threads)?;
             if json {
                 println!("{}", serde_json::to_string(&r)?);
                 continue;
@@ -333,7 +338,7 @@ fn ckks_table(ops: &[&str], presets: &[veil_he::ckks::CkksPreset], json: bool) -
     }
     if !json {
         println!(
-            "(one thread, top level; ckks-hoisted: sixteen rotations of one ciphertext, SEAL one by one; SEAL s: seal-python on the same chain in the same run)"
+            "(--threads threads, top level; ckks-hoisted: sixteen rotations of one ciphertext, SEAL one by one; SEAL s: seal-python on one thread, the same chain, the same run)"
         );
     }
     Ok(())

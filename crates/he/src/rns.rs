@@ -26,6 +26,7 @@ use fhe_math::zq::Modulus;
 use num_bigint::BigUint;
 use rand::{CryptoRng, RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
+use rayon::prelude::*;
 use veil_mpc::{MpcError, Result};
 
 use crate::bfv::math_error;
@@ -53,6 +54,9 @@ pub struct Ring {
     /// `inverse[j][i] = q_j^{−1} mod q_i` (0 on the diagonal): a modular inverse costs about
     /// 40 µs in constant time, so rescaling looks them up.
     inverse: Vec<Vec<u64>>,
+    /// `prefix_inverse[i] = (q_0⋯q_{i−1})^{−1} mod q_i`: Garner's constants for the bases
+    /// `q_0 … q_l` that ciphertexts use.
+    prefix_inverse: Vec<u64>,
 }
 
 /// A polynomial over some of a ring's primes (its basis), as coefficients or in NTT form.
@@ -122,7 +126,14 @@ impl Ring {
                     .collect()
             })
             .collect();
-        Ok(Arc::new(Ring { n, primes, inverse }))
+        let prefix_inverse = primes
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                p.q.inv(primes[..i].iter().fold(1u64, |acc, pj| p.q.mul(acc, p.q.reduce(*pj.q)))).unwrap_or(0)
+            })
+            .collect();
+        Ok(Arc::new(Ring { n, primes, inverse, prefix_inverse }))
     }
 
     /// The degree `N`.
@@ -186,9 +197,7 @@ impl Ring {
     /// To NTT form (no-op if already).
     pub fn to_ntt(&self, p: &mut RnsPoly) {
         if !p.ntt {
-            for (limb, &b) in p.limbs.iter_mut().zip(&p.basis) {
-                self.primes[b].ntt.forward(limb);
-            }
+            p.limbs.par_iter_mut().zip(&p.basis).for_each(|(limb, &b)| self.primes[b].ntt.forward(limb));
             p.ntt = true;
         }
     }
@@ -196,9 +205,7 @@ impl Ring {
     /// To coefficient form (no-op if already).
     pub fn to_coeff(&self, p: &mut RnsPoly) {
         if p.ntt {
-            for (limb, &b) in p.limbs.iter_mut().zip(&p.basis) {
-                self.primes[b].ntt.backward(limb);
-            }
+            p.limbs.par_iter_mut().zip(&p.basis).for_each(|(limb, &b)| self.primes[b].ntt.backward(limb));
             p.ntt = false;
         }
     }
@@ -286,17 +293,16 @@ impl Ring {
         }
         let qj = self.modulus(j);
         let centred_last: Vec<i64> = last.iter().map(|&v| centred(v, qj)).collect();
-        for (x, &i) in a.limbs.iter_mut().zip(&a.basis) {
+        let ntt = a.ntt;
+        a.limbs.par_iter_mut().zip(&a.basis).for_each(|(x, &i)| {
             let p = &self.primes[i];
             let mut r = p.q.reduce_vec_i64(&centred_last);
-            if a.ntt {
+            if ntt {
                 p.ntt.forward(&mut r);
             }
             p.q.sub_vec(x, &r);
-            let inv =
-                p.q.inv(p.q.reduce(qj)).ok_or_else(|| MpcError::Invalid(format!("{qj} ≡ 0 mod {}", *p.q)))?;
-            p.q.scalar_mul_vec(x, inv);
-        }
+            p.q.scalar_mul_vec(x, self.inverse[j][i]);
+        });
         Ok(())
     }
 
@@ -328,7 +334,8 @@ impl Ring {
                 if r > prod / 2 { (prod - r, true) } else { (r, false) }
             })
             .collect();
-        for (x, &i) in a.limbs.iter_mut().zip(&a.basis) {
+        let ntt = a.ntt;
+        a.limbs.par_iter_mut().zip(&a.basis).for_each(|(x, &i)| {
             let p = &self.primes[i];
             let mut r: Vec<u64> = residues
                 .iter()
@@ -337,12 +344,12 @@ impl Ring {
                     if neg { p.q.neg(m) } else { m }
                 })
                 .collect();
-            if a.ntt {
+            if ntt {
                 p.ntt.forward(&mut r);
             }
             p.q.sub_vec(x, &r);
             p.q.scalar_mul_vec(x, p.q.mul(self.inverse[ja][i], self.inverse[jb][i]));
-        }
+        });
         Ok(())
     }
 
@@ -411,34 +418,42 @@ impl Ring {
         let k = a.len();
         let ps: Vec<&Modulus> = a.basis.iter().map(|&b| &self.primes[b].q).collect();
         let qs: Vec<u64> = a.basis.iter().map(|&b| self.modulus(b)).collect();
-        let inv_prefix: Vec<u64> = ps
-            .iter()
-            .enumerate()
-            .map(|(i, p)| p.inv(qs[..i].iter().fold(1u64, |acc, &q| p.mul(acc, p.reduce(q)))).unwrap_or(0))
-            .collect();
+        let inv_prefix: Vec<u64> = if a.basis.iter().enumerate().all(|(i, &b)| i == b) {
+            self.prefix_inverse[..k].to_vec()
+        } else {
+            ps.iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    p.inv(qs[..i].iter().fold(1u64, |acc, &q| p.mul(acc, p.reduce(q)))).unwrap_or(0)
+                })
+                .collect()
+        };
         let weights: Vec<f64> = (0..k).map(|i| (0..i).map(|j| qs[j] as f64).product()).collect();
         let top = qs[k - 1];
-        let mut v = vec![0u64; k];
         Ok((0..self.n)
-            .map(|c| {
-                for i in 0..k {
-                    let q = ps[i];
-                    // (v_0 + v_1·q_0 + … + v_{i−1}·q_0⋯q_{i−2}) mod q_i
-                    let mut acc = 0u64;
-                    let mut w = 1u64;
-                    for j in 0..i {
-                        acc = q.add(acc, q.mul(q.reduce(v[j]), w));
-                        w = q.mul(w, q.reduce(qs[j]));
+            .into_par_iter()
+            .map_init(
+                || vec![0u64; k],
+                |v, c| {
+                    for i in 0..k {
+                        let q = ps[i];
+                        // (v_0 + v_1·q_0 + … + v_{i−1}·q_0⋯q_{i−2}) mod q_i
+                        let mut acc = 0u64;
+                        let mut w = 1u64;
+                        for j in 0..i {
+                            acc = q.add(acc, q.mul(q.reduce(v[j]), w));
+                            w = q.mul(w, q.reduce(qs[j]));
+                        }
+                        v[i] = q.mul(q.sub(a.limbs[i][c], acc), inv_prefix[i]);
                     }
-                    v[i] = q.mul(q.sub(a.limbs[i][c], acc), inv_prefix[i]);
-                }
-                if v[k - 1] > top / 2 {
-                    let neg: f64 = (0..k).map(|i| (qs[i] - 1 - v[i]) as f64 * weights[i]).sum();
-                    -(neg + 1.0)
-                } else {
-                    (0..k).map(|i| v[i] as f64 * weights[i]).sum()
-                }
-            })
+                    if v[k - 1] > top / 2 {
+                        let neg: f64 = (0..k).map(|i| (qs[i] - 1 - v[i]) as f64 * weights[i]).sum();
+                        -(neg + 1.0)
+                    } else {
+                        (0..k).map(|i| v[i] as f64 * weights[i]).sum()
+                    }
+                },
+            )
             .collect())
     }
 }

@@ -2,6 +2,7 @@
 //! relinearisation of products and the Galois automorphisms behind rotations and
 //! conjugation, hoisted or one at a time. See the module above for the math.
 
+use rayon::prelude::*;
 use veil_mpc::{MpcError, Result};
 
 use super::{Ciphertext, Ckks, GaloisKeys, SwitchingKey};
@@ -17,6 +18,7 @@ impl Ckks {
         let ext = self.ext_basis(c.len() - 1);
         let primes = self.ring.primes();
         (0..c.len())
+            .into_par_iter()
             .map(|j| {
                 let qj = self.ring.modulus(c.basis[j]);
                 let centred: Vec<i64> = coeffs.limbs[j]
@@ -45,26 +47,32 @@ impl Ckks {
     fn apply_key(&self, digits: &[RnsPoly], key: &SwitchingKey) -> Result<(RnsPoly, RnsPoly)> {
         let ext = digits[0].basis.clone();
         let n = self.ring.degree();
-        let mut out = [self.ring.zero(&ext, true), self.ring.zero(&ext, true)];
-        let (mut acc0, mut acc1) = (vec![0u128; n], vec![0u128; n]);
-        for (pos, &b) in ext.iter().enumerate() {
-            acc0.iter_mut().for_each(|a| *a = 0);
-            acc1.iter_mut().for_each(|a| *a = 0);
-            for (digit, (kb, ka)) in digits.iter().zip(&key.digits) {
-                let (d, k0, k1) = (&digit.limbs[pos], &kb.limbs[b], &ka.limbs[b]);
-                for c in 0..n {
-                    let x = u128::from(d[c]);
-                    acc0[c] += x * u128::from(k0[c]);
-                    acc1[c] += x * u128::from(k1[c]);
+        // Limb by limb (in parallel): Σ_j digit_j[limb]·key_j[limb] in 128 bits, reduced once.
+        let limbs: Vec<(Vec<u64>, Vec<u64>)> = ext
+            .par_iter()
+            .enumerate()
+            .map(|(pos, &b)| {
+                let (mut acc0, mut acc1) = (vec![0u128; n], vec![0u128; n]);
+                for (digit, (kb, ka)) in digits.iter().zip(&key.digits) {
+                    let (d, k0, k1) = (&digit.limbs[pos], &kb.limbs[b], &ka.limbs[b]);
+                    for c in 0..n {
+                        let x = u128::from(d[c]);
+                        acc0[c] += x * u128::from(k0[c]);
+                        acc1[c] += x * u128::from(k1[c]);
+                    }
                 }
-            }
-            let q = &self.ring.primes()[b].q;
-            let [o0, o1] = &mut out;
-            for c in 0..n {
-                o0.limbs[pos][c] = q.reduce_u128(acc0[c]);
-                o1.limbs[pos][c] = q.reduce_u128(acc1[c]);
-            }
-        }
+                let q = &self.ring.primes()[b].q;
+                (
+                    acc0.iter().map(|&a| q.reduce_u128(a)).collect(),
+                    acc1.iter().map(|&a| q.reduce_u128(a)).collect(),
+                )
+            })
+            .collect();
+        let (l0, l1): (Vec<Vec<u64>>, Vec<Vec<u64>>) = limbs.into_iter().unzip();
+        let out = [
+            RnsPoly { basis: ext.clone(), limbs: l0, ntt: true },
+            RnsPoly { basis: ext, limbs: l1, ntt: true },
+        ];
         let [mut d0, mut d1] = out;
         self.ring.drop_last(&mut d0)?;
         self.ring.drop_last(&mut d1)?;
@@ -100,7 +108,7 @@ impl Ckks {
         }
         let digits = self.digits(&ct.parts[1]);
         elements
-            .iter()
+            .par_iter()
             .map(|&g| {
                 if g == 1 {
                     return Ok(ct.clone());
