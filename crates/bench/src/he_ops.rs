@@ -261,7 +261,8 @@ fn single(op: &str, bfv: &Bfv) -> Result<(f64, usize)> {
             }
         };
         times.push(start.elapsed().as_secs_f64());
-        bytes = wire::ciphertext_bytes(bfv, out.level(), out.is_seeded())?;
+        let form = if out.is_seeded() { wire::Form::Seeded } else { wire::Form::Full };
+        bytes = wire::ciphertext_bytes(bfv, out.level(), form)?;
     }
     times.sort_by(f64::total_cmp);
     Ok((times[reps / 2], bytes))

@@ -69,16 +69,16 @@ fn bench_ops_he_runs_the_ole_and_single_ciphertext_ops() {
     let r: serde_json::Value = serde_json::from_str(String::from_utf8_lossy(&o.stdout).trim()).unwrap();
     assert_eq!((r["family"].as_str(), r["errors"].as_u64()), (Some("he"), Some(0)), "{r}");
     // Two seeded queries of 109 bits per slot (+2 header bytes +32 seed bytes each) out, two
-    // answers on one 36-bit prime back.
+    // answers on one 36-bit prime back with 19 and 7 low bits dropped (18 + 29 bits per slot).
     assert_eq!(r["bytes_p0_to_p1"][1], 2 * (2 + 4096 * 109 / 8 + 32), "{r}");
-    assert_eq!(r["bytes_p1_to_p0"][1], 2 * (2 + 2 * 4096 * 36 / 8), "{r}");
+    assert_eq!(r["bytes_p1_to_p0"][1], 2 * (2 + 4096 * (18 + 29) / 8), "{r}");
     assert_eq!((r["online_rounds"].as_u64(), r["answer_primes"].as_u64()), (Some(2), Some(1)), "{r}");
     assert!(r["sigma"].as_f64().unwrap() >= 40.0 && r["paper"]["value"].as_f64() == Some(0.649), "{r}");
     let o = veil(&["bench", "ops", "--family", "he", "--op", "bfv-add", "--preset", "n8192-p60"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("bfv-add"));
     let bad = veil(&["bench", "ops", "--family", "he", "--preset", "n16"]);
-    assert!(stderr(&bad).contains("no BFV preset 'n16'"), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("no HE preset 'n16'"), "{}", stderr(&bad));
     let bad = veil(&["bench", "ops", "--family", "ot", "--preset", "n4096-p16"]);
     assert!(stderr(&bad).contains("--preset applies to --family he"), "{}", stderr(&bad));
 }

@@ -133,6 +133,20 @@ impl Ciphertext {
     }
 }
 
+/// An answer with the low bits of its coefficients dropped ([`Bfv::compress`]):
+/// `c0' = ⌊c0/2^{k0}⌉`, `c1' = ⌊c1/2^{k1}⌉`, coefficients as integers mod `q_l` (< 2^124).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Compressed {
+    /// The level.
+    pub level: usize,
+    /// `(k0, k1)`.
+    pub dropped: (u32, u32),
+    /// `c0'`.
+    pub c0: Vec<u128>,
+    /// `c1'`.
+    pub c1: Vec<u128>,
+}
+
 /// A plaintext: the coefficients of `m ∈ R_t` in `[0, t)`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plaintext {
@@ -461,6 +475,78 @@ impl Bfv {
         out.c0 += &self.scaled(pt, ct.level)?;
         out.seed = None;
         Ok(out)
+    }
+
+    /// The largest value a coefficient of `⌊c/2^k⌉` takes at `level`: `⌈q_l/2^k⌉`.
+    pub fn compressed_max(&self, level: usize, k: u32) -> Result<u128> {
+        let q = self.small_modulus(level)?;
+        Ok(q.div_ceil(1u128 << k))
+    }
+
+    /// `q_l` as an integer, for levels whose modulus is below 2^124 (at most two primes).
+    fn small_modulus(&self, level: usize) -> Result<u128> {
+        let primes = self.primes(level)?;
+        let q = primes.iter().try_fold(1u128, |acc, &p| acc.checked_mul(u128::from(p)));
+        q.filter(|&q| q < 1 << 124 && primes.len() <= 2).ok_or_else(|| {
+            MpcError::Invalid(format!("level {level}: the modulus is past 2^124 or has more than two primes"))
+        })
+    }
+
+    /// Drops the low `k0` bits of `c0`'s coefficients and `k1` of `c1`'s (rounding): a public
+    /// post-processing of an answer that the key holder decrypts with the extra error
+    /// `|e0 + e1·s| ≤ 2^{k0−1} + N·2^{k1−1}` ([`crate::flood::FloodPlan::dropped_bits`]).
+    pub fn compress(&self, ct: &Ciphertext, k0: u32, k1: u32) -> Result<Compressed> {
+        self.small_modulus(ct.level)?;
+        let primes = self.primes(ct.level)?.to_vec();
+        let to_integers = |c: &Poly, k: u32| -> Vec<u128> {
+            let mut c = c.clone();
+            c.change_representation(Representation::PowerBasis);
+            let rows = c.coefficients();
+            (0..self.slots())
+                .map(|j| {
+                    let x = if primes.len() == 1 {
+                        u128::from(rows[[0, j]])
+                    } else {
+                        // x = r0 + q0·((r1 − r0)·q0^{−1} mod q1)
+                        let (r0, r1) = (rows[[0, j]], rows[[1, j]]);
+                        let m = &self.ring.primes()[1].q;
+                        let h = m.mul(m.sub(r1, m.reduce(r0)), self.ring.inverse(0, 1));
+                        u128::from(r0) + u128::from(primes[0]) * u128::from(h)
+                    };
+                    if k == 0 { x } else { (x + (1 << (k - 1))) >> k }
+                })
+                .collect()
+        };
+        Ok(Compressed {
+            level: ct.level,
+            dropped: (k0, k1),
+            c0: to_integers(&ct.c0, k0),
+            c1: to_integers(&ct.c1, k1),
+        })
+    }
+
+    /// The ciphertext `(c0'·2^{k0}, c1'·2^{k1}) mod q_l` of a compressed answer.
+    pub fn decompress(&self, c: &Compressed) -> Result<Ciphertext> {
+        let q = self.small_modulus(c.level)?;
+        let ctx = self.context(c.level)?;
+        let lift = |values: &[u128], k: u32| -> Result<Poly> {
+            let mut rows = Array2::<u64>::zeros((ctx.moduli().len(), self.slots()));
+            for (mut row, &qi) in rows.outer_iter_mut().zip(ctx.moduli()) {
+                for (r, &v) in row.iter_mut().zip(values) {
+                    *r = (((v << k) % q) % u128::from(qi)) as u64;
+                }
+            }
+            let mut p = Poly::try_convert_from(rows, ctx, false, Representation::PowerBasis)
+                .map_err(|e| math_error("decompression", e))?;
+            p.change_representation(Representation::Ntt);
+            Ok(p)
+        };
+        Ok(Ciphertext {
+            level: c.level,
+            c0: lift(&c.c0, c.dropped.0)?,
+            c1: lift(&c.c1, c.dropped.1)?,
+            seed: None,
+        })
     }
 
     /// Switches `ct` down to `level` (dropping the last primes with rounding), in NTT form:

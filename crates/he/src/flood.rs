@@ -23,13 +23,15 @@
 //! **Correctness**: decryption needs `|noise| + 1 < q/(2t)` (the `+1` the result's own
 //! rounding). After switching down to level `l`, the noise is scaled by `q_l/q` and grows by
 //! the rounding `|r0 + r1·s| ≤ (N+1)/2` per dropped prime; the response goes out at the
-//! deepest level where that still decrypts.
+//! deepest level where that still decrypts, with the low bits of its coefficients dropped as far
+//! as the rest of the room allows (`k0` from `c0`, `k1` from `c1`: the key holder's error
+//! `2^{k0−1} + N·2^{k1−1}` stays below the room; rounding a public ciphertext costs no privacy).
 //!
-//! | preset | `log2 B_op` (K = 2) | flooding `b` | response primes |
-//! |---|---|---|---|
-//! | n4096-p16 | ≈ 29.9 | 81 | 1 (36 bits) |
-//! | n8192-p32 | ≈ 46.5 | 99 | 2 (90 bits) |
-//! | n8192-p60 | ≈ 74.6 | 127 | 2 (100 bits) |
+//! | preset | `log2 B_op` (K = 2) | flooding `b` | response primes | bits dropped `(k0, k1)` |
+//! |---|---|---|---|---|
+//! | n4096-p16 | ≈ 29.9 | 81 | 1 (36 bits) | (19, 7) |
+//! | n8192-p32 | ≈ 46.5 | 99 | 2 (90 bits) | (56, 43) |
+//! | n8192-p60 | ≈ 74.6 | 127 | 2 (100 bits) | (38, 25) |
 
 use num_traits::ToPrimitive;
 use veil_mpc::{MpcError, Result};
@@ -52,6 +54,10 @@ pub struct FloodPlan {
     pub sigma: f64,
     /// The level the response is switched to before it is sent.
     pub response_level: usize,
+    /// Low bits dropped from the answer's `c0` and `c1` coefficients (`k0`, `k1`; `None` where
+    /// the answer's modulus is past 124 bits and it travels whole): the key holder's error
+    /// `|e0 + e1·s| ≤ 2^{k0−1} + N·2^{k1−1}` fits in what the noise leaves of `q_l/(2t)`.
+    pub dropped_bits: Option<(u32, u32)>,
 }
 
 /// The plan for responses of `products` terms at `bfv`'s preset; an error if `σ = 40` does not
@@ -86,5 +92,16 @@ pub fn plan(bfv: &Bfv, products: usize) -> Result<FloodPlan> {
     while response_level < bfv.max_level() && fits(response_level + 1)? {
         response_level += 1;
     }
-    Ok(FloodPlan { products, noise_bits, flood_bits, sigma, response_level })
+    // What the noise leaves below q_l/(2t), half for each dropped part.
+    let ql = bfv.modulus(response_level)?.to_f64().unwrap_or(f64::INFINITY);
+    let scaled =
+        (b_op + 2f64.powi(flood_bits as i32)) * (ql / q0) + (n + 1.0) / 2.0 * response_level as f64 + 1.0;
+    let room = ql / (2.0 * t) - scaled;
+    let small = bfv.modulus(response_level)?.bits() <= 124 && bfv.primes(response_level)?.len() <= 2;
+    let dropped_bits = small.then(|| {
+        let k0 = room.max(1.0).log2().floor() as u32; // 2^{k0−1} ≤ room/2
+        let k1 = (room / n).max(1.0).log2().floor() as u32; // N·2^{k1−1} ≤ room/2
+        (k0, k1)
+    });
+    Ok(FloodPlan { products, noise_bits, flood_bits, sigma, response_level, dropped_bits })
 }

@@ -5,7 +5,8 @@
 //!
 //! ```text
 //! 1) key holder → evaluator:  ct_k = Enc_sk(b_k), seeded (c1 travels as 32 bytes)
-//! 2) evaluator → key holder:  ct' = Σ_k ct_k ⊠ a_k ⊞ Enc_pk(−u) ⊞ flooding, switched down
+//! 2) evaluator → key holder:  ct' = Σ_k ct_k ⊠ a_k ⊞ Enc_pk(−u) ⊞ flooding, switched down,
+//!                             the low bits of its coefficients dropped
 //! 3) key holder:  Dec_sk(ct') = Σ_k a_k ⊙ b_k − u;   evaluator: u
 //! ```
 //!
@@ -32,10 +33,10 @@ use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 
-use crate::bfv::{Bfv, Ciphertext, PublicKey, SecretKey};
+use crate::bfv::{Bfv, Ciphertext, Compressed, PublicKey, SecretKey};
 use crate::flood::{FloodPlan, plan};
 use crate::preset::BfvPreset;
-use crate::wire;
+use crate::wire::{self, Form};
 
 /// One party's end of the OLE: the scheme, its own secret key and the peer's public key.
 #[derive(Debug)]
@@ -44,6 +45,7 @@ pub struct Ole {
     sk: SecretKey,
     peer_pk: PublicKey,
     peer: PartyId,
+    compress: bool,
 }
 
 fn rngs(ctx: &mut Ctx, count: usize) -> Vec<ChaCha20Rng> {
@@ -80,7 +82,35 @@ impl Ole {
         ctx.net().send(peer, wire::encode_public_key(&pk))?;
         let bytes = ctx.net().recv(peer)?;
         let peer_pk = wire::decode_public_key(&bfv, peer, &bytes)?;
-        Ok(Ole { bfv, sk, peer_pk, peer })
+        Ok(Ole { bfv, sk, peer_pk, peer, compress: true })
+    }
+
+    /// Whether answers drop the low bits of their coefficients (on by default; both parties
+    /// must agree). Off, the answer's noise is the flooding itself, which the statistical
+    /// tests observe.
+    pub fn with_compressed_answers(mut self, on: bool) -> Self {
+        self.compress = on;
+        self
+    }
+
+    fn answer_form(&self, plan: &FloodPlan) -> Form {
+        match plan.dropped_bits {
+            Some((k0, k1)) if self.compress => Form::Compressed(k0, k1),
+            _ => Form::Full,
+        }
+    }
+
+    fn encode_answers(&self, plan: &FloodPlan, answers: &[Ciphertext]) -> Result<Vec<u8>> {
+        match self.answer_form(plan) {
+            Form::Compressed(k0, k1) => {
+                let cs = answers
+                    .par_iter()
+                    .map(|a| self.bfv.compress(a, k0, k1))
+                    .collect::<Result<Vec<Compressed>>>()?;
+                wire::encode_compressed(&self.bfv, &cs)
+            }
+            _ => Ok(wire::encode_ciphertexts(answers)),
+        }
     }
 
     /// The scheme.
@@ -130,7 +160,7 @@ impl Ole {
         let (k, per) = (operands.len(), self.ciphertexts(n));
         let plan = self.plan(k)?;
         let bytes = ctx.net().recv(self.peer)?;
-        let queries = wire::decode_ciphertexts(&self.bfv, self.peer, &bytes, k * per, 0, true)?;
+        let queries = wire::decode_ciphertexts(&self.bfv, self.peer, &bytes, k * per, 0, Form::Seeded)?;
         let slots = self.bfv.slots();
         let t = self.modulus();
         let mut rngs = rngs(ctx, per);
@@ -159,7 +189,7 @@ impl Ole {
                 Ok(acc)
             })
             .collect::<Result<Vec<Ciphertext>>>()?;
-        ctx.net().send(self.peer, wire::encode_ciphertexts(&responses))?;
+        ctx.net().send(self.peer, self.encode_answers(&plan, &responses)?)?;
         Ok(masks.concat())
     }
 
@@ -189,7 +219,7 @@ impl Ole {
             &bytes,
             self.ciphertexts(n),
             plan.response_level,
-            false,
+            self.answer_form(&plan),
         )
     }
 
@@ -232,7 +262,7 @@ impl Ole {
         let terms = weights.iter().map(|row| row.iter().flatten().count()).max().unwrap_or(0);
         let plan = self.plan(terms.max(1))?;
         let bytes = ctx.net().recv(self.peer)?;
-        let queries = wire::decode_ciphertexts(&self.bfv, self.peer, &bytes, inputs, 0, true)?;
+        let queries = wire::decode_ciphertexts(&self.bfv, self.peer, &bytes, inputs, 0, Form::Seeded)?;
         let t = self.modulus();
         let n = self.bfv.slots();
         let mut rngs = rngs(ctx, weights.len());
@@ -260,7 +290,7 @@ impl Ole {
                 Ok(acc)
             })
             .collect::<Result<Vec<Ciphertext>>>()?;
-        ctx.net().send(self.peer, wire::encode_ciphertexts(&answers))?;
+        ctx.net().send(self.peer, self.encode_answers(&plan, &answers)?)?;
         Ok(masks)
     }
 
@@ -270,8 +300,14 @@ impl Ole {
     pub fn receive_polynomials(&self, ctx: &mut Ctx, terms: usize, outputs: usize) -> Result<Vec<Vec<u64>>> {
         let plan = self.plan(terms.max(1))?;
         let bytes = ctx.net().recv(self.peer)?;
-        let cts =
-            wire::decode_ciphertexts(&self.bfv, self.peer, &bytes, outputs, plan.response_level, false)?;
+        let cts = wire::decode_ciphertexts(
+            &self.bfv,
+            self.peer,
+            &bytes,
+            outputs,
+            plan.response_level,
+            self.answer_form(&plan),
+        )?;
         cts.par_iter().map(|ct| self.bfv.decrypt_coefficients(&self.sk, ct)).collect()
     }
 

@@ -146,6 +146,11 @@ impl Ring {
         &self.primes
     }
 
+    /// `q_j^{−1} mod q_i` (`j ≠ i`).
+    pub fn inverse(&self, j: usize, i: usize) -> u64 {
+        self.inverse[j][i]
+    }
+
     /// The modulus of prime `i`.
     pub fn modulus(&self, i: usize) -> u64 {
         *self.primes[i].q

@@ -4,7 +4,7 @@
 //! (packed least significant bit first, `N·⌈log2 q_i⌉` a multiple of 8). A ciphertext is
 //!
 //! ```text
-//! level: u8 | form: u8 (0: c0 and c1, 1: c0 and the 32-byte seed of c1) | c0 | c1 or seed
+//! level: u8 | form: u8 (0: c0 and c1, 1: c0 and the 32-byte seed of c1, 2: compressed) | c0 | c1 or seed
 //! ```
 //!
 //! and a public key is `seed | p0` at the top level. A receiver states the level and form it
@@ -15,13 +15,41 @@
 use fhe_math::rq::traits::TryConvertFrom;
 use fhe_math::rq::{Poly, Representation};
 use ndarray::Array2;
+use veil_mpc::packing::{pack, unpack};
 use veil_mpc::wire::{pack_words, unpack_words};
 use veil_mpc::{MpcError, PartyId, Result};
 
-use crate::bfv::{Bfv, Ciphertext, PublicKey, Seed, math_error};
+use crate::bfv::{Bfv, Ciphertext, Compressed, PublicKey, Seed, math_error};
 
 const FULL: u8 = 0;
 const SEEDED: u8 = 1;
+const COMPRESSED: u8 = 2;
+
+/// How the ciphertexts of a protocol step travel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// `c0` and `c1`, NTT residues.
+    Full,
+    /// `c0` and the 32-byte seed of `c1` (a fresh secret-key encryption).
+    Seeded,
+    /// An answer with `(k0, k1)` low bits dropped: `⌊c0/2^{k0}⌉`, `⌊c1/2^{k1}⌉` as integers
+    /// mod `q_l`, each in `bits(⌈q_l/2^k⌉)` bits ([`Bfv::compress`]).
+    Compressed(u32, u32),
+}
+
+impl Form {
+    fn code(self) -> u8 {
+        match self {
+            Form::Full => FULL,
+            Form::Seeded => SEEDED,
+            Form::Compressed(..) => COMPRESSED,
+        }
+    }
+}
+
+fn width(max: u128) -> u32 {
+    (128 - max.leading_zeros()).max(1)
+}
 
 fn prime_bits(q: u64) -> u32 {
     64 - q.leading_zeros()
@@ -32,10 +60,18 @@ pub fn poly_bytes(bfv: &Bfv, level: usize) -> Result<usize> {
     Ok(bfv.primes(level)?.iter().map(|&q| (bfv.slots() * prime_bits(q) as usize).div_ceil(8)).sum())
 }
 
-/// Bytes of one ciphertext at `level`, seeded or not.
-pub fn ciphertext_bytes(bfv: &Bfv, level: usize, seeded: bool) -> Result<usize> {
-    let c1 = if seeded { 32 } else { poly_bytes(bfv, level)? };
-    Ok(2 + poly_bytes(bfv, level)? + c1)
+/// Bytes of one ciphertext at `level` in `form`.
+pub fn ciphertext_bytes(bfv: &Bfv, level: usize, form: Form) -> Result<usize> {
+    Ok(2 + match form {
+        Form::Full => 2 * poly_bytes(bfv, level)?,
+        Form::Seeded => poly_bytes(bfv, level)? + 32,
+        Form::Compressed(k0, k1) => {
+            let n = bfv.slots();
+            let b0 = width(bfv.compressed_max(level, k0)?) as usize;
+            let b1 = width(bfv.compressed_max(level, k1)?) as usize;
+            (n * b0).div_ceil(8) + (n * b1).div_ceil(8)
+        }
+    })
 }
 
 /// Bytes of a public key.
@@ -92,17 +128,30 @@ pub fn encode_ciphertexts(cts: &[Ciphertext]) -> Vec<u8> {
     out
 }
 
-/// Exactly `count` ciphertexts at `level`, seeded or not as the protocol step expects, from
-/// `from`'s bytes.
+/// The bytes of compressed answers.
+pub fn encode_compressed(bfv: &Bfv, cs: &[Compressed]) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    for c in cs {
+        out.push(c.level as u8);
+        out.push(COMPRESSED);
+        for (values, k) in [(&c.c0, c.dropped.0), (&c.c1, c.dropped.1)] {
+            out.extend_from_slice(&pack(values, width(bfv.compressed_max(c.level, k)?)));
+        }
+    }
+    Ok(out)
+}
+
+/// Exactly `count` ciphertexts at `level` in the form the protocol step expects, from
+/// `from`'s bytes (compressed answers come back as ciphertexts).
 pub fn decode_ciphertexts(
     bfv: &Bfv,
     from: PartyId,
     bytes: &[u8],
     count: usize,
     level: usize,
-    seeded: bool,
+    form: Form,
 ) -> Result<Vec<Ciphertext>> {
-    let size = ciphertext_bytes(bfv, level, seeded)?;
+    let size = ciphertext_bytes(bfv, level, form)?;
     let expected =
         size.checked_mul(count).ok_or_else(|| MpcError::Invalid(format!("{count} ciphertexts")))?;
     if bytes.len() != expected {
@@ -117,8 +166,44 @@ pub fn decode_ciphertexts(
     bytes
         .chunks_exact(size)
         .enumerate()
-        .map(|(i, b)| decode_one(bfv, from, b, level, seeded, &format!("ciphertext {i}")))
+        .map(|(i, b)| decode_one(bfv, from, b, level, form, &format!("ciphertext {i}")))
         .collect()
+}
+
+fn decode_compressed(
+    bfv: &Bfv,
+    from: PartyId,
+    b: &[u8],
+    level: usize,
+    k: (u32, u32),
+    what: &str,
+) -> Result<Ciphertext> {
+    let n = bfv.slots();
+    let mut at = 0;
+    let mut parts = Vec::with_capacity(2);
+    for (name, k) in [("c0", k.0), ("c1", k.1)] {
+        let max = bfv.compressed_max(level, k)?;
+        let bits = width(max);
+        let len = (n * bits as usize).div_ceil(8);
+        let part = b
+            .get(at..at + len)
+            .ok_or_else(|| MpcError::Malformed { from, what: format!("{what} {name} is cut short") })?;
+        let values = unpack(part, bits, n).ok_or_else(|| MpcError::Malformed {
+            from,
+            what: format!("{what} {name}: a padding bit is set"),
+        })?;
+        if let Some(j) = values.iter().position(|&v| v > max) {
+            return Err(MpcError::Malformed {
+                from,
+                what: format!("{what} {name}: coefficient {j} is {} > {max}", values[j]),
+            });
+        }
+        parts.push(values);
+        at += len;
+    }
+    let c1 = parts.pop().unwrap_or_default();
+    let c0 = parts.pop().unwrap_or_default();
+    bfv.decompress(&Compressed { level, dropped: k, c0, c1 })
 }
 
 fn decode_one(
@@ -126,20 +211,25 @@ fn decode_one(
     from: PartyId,
     b: &[u8],
     level: usize,
-    seeded: bool,
+    form: Form,
     what: &str,
 ) -> Result<Ciphertext> {
     let malformed = |why: String| MpcError::Malformed { from, what: format!("{what}: {why}") };
-    let (got_level, form) = (usize::from(b[0]), b[1]);
+    let got_level = usize::from(b[0]);
     if got_level != level {
         return Err(malformed(format!("level {got_level}, expected {level}")));
     }
-    let want = if seeded { SEEDED } else { FULL };
-    if form != want {
+    let want = form.code();
+    if b[1] != want {
         return Err(malformed(format!(
-            "form {form}, expected {want} (0: c0 and c1, 1: c0 and the seed of c1)"
+            "form {}, expected {want} (0: c0 and c1, 1: c0 and the seed of c1, 2: compressed)",
+            b[1]
         )));
     }
+    if let Form::Compressed(k0, k1) = form {
+        return decode_compressed(bfv, from, &b[2..], level, (k0, k1), what);
+    }
+    let seeded = form == Form::Seeded;
     let half = poly_bytes(bfv, level)?;
     let c0 = get_poly(bfv, from, level, &b[2..2 + half], &format!("{what} c0"))?;
     let rest = &b[2 + half..];

@@ -9,6 +9,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use veil_he::flood::{STATISTICAL_SECURITY, plan};
 use veil_he::ole::Ole;
+use veil_he::wire::Form;
 use veil_he::{Bfv, BfvPreset, wire};
 use veil_mpc::harness::{all_ok, simulate};
 use veil_mpc::{MpcError, Result};
@@ -24,12 +25,20 @@ fn random(rng: &mut ChaCha20Rng, n: usize, t: u64) -> Vec<u64> {
 
 #[test]
 fn flooding_plans_reach_forty_bits_and_switch_as_documented() {
-    let expect = [(BfvPreset::N4096P16, 81, 2), (BfvPreset::N8192P32, 99, 1), (BfvPreset::N8192P60, 127, 2)];
-    for (preset, bits, level) in expect {
+    let expect = [
+        (BfvPreset::N4096P16, 81, 2, (19, 7)),
+        (BfvPreset::N8192P32, 99, 1, (56, 43)),
+        (BfvPreset::N8192P60, 127, 2, (38, 25)),
+    ];
+    for (preset, bits, level, dropped) in expect {
         let bfv = Bfv::new(preset).unwrap();
         let p = plan(&bfv, 2).unwrap();
         assert!(p.sigma >= STATISTICAL_SECURITY && p.sigma < STATISTICAL_SECURITY + 1.0, "{preset:?}: {p:?}");
-        assert_eq!((p.flood_bits, p.response_level), (bits, level), "{preset:?}: {p:?}");
+        assert_eq!(
+            (p.flood_bits, p.response_level, p.dropped_bits),
+            (bits, level, Some(dropped)),
+            "{preset:?}: {p:?}"
+        );
         // More terms, more noise to hide.
         assert!(plan(&bfv, 8).unwrap().flood_bits > p.flood_bits);
     }
@@ -106,7 +115,8 @@ fn ks(mut a: Vec<f64>, mut b: Vec<f64>) -> f64 {
 fn answer_noise(preset: BfvPreset, b: &[u64], a: &[u64], seed: u64) -> (Vec<f64>, f64) {
     let out = all_ok(simulate(2, seed, |ctx| {
         let me = ctx.party();
-        let ole = Ole::setup(ctx, 1 - me, preset)?;
+        // Whole answers: their noise is the flooding itself (compression adds a public rounding).
+        let ole = Ole::setup(ctx, 1 - me, preset)?.with_compressed_answers(false);
         if me == 0 {
             ole.answer(ctx, &[a])?;
             return Ok((Vec::new(), 0.0));
@@ -182,14 +192,15 @@ fn bad_bytes_from_the_peer_are_named_errors() {
     let mut full = bfv.encrypt_public(&pk, &pt, None, &mut rng).unwrap();
     bfv.switch_to(&mut full, 1).unwrap();
     let good = wire::encode_ciphertexts(&[seeded.clone(), seeded.clone()]);
-    let back = wire::decode_ciphertexts(&bfv, 1, &good, 2, 0, true).unwrap();
+    let back = wire::decode_ciphertexts(&bfv, 1, &good, 2, 0, Form::Seeded).unwrap();
     assert!(back[0] == seeded && back[1] == seeded);
     let full_bytes = wire::encode_ciphertexts(std::slice::from_ref(&full));
-    assert!(wire::decode_ciphertexts(&bfv, 1, &full_bytes, 1, 1, false).unwrap()[0] == full);
-    assert_eq!(good.len(), 2 * wire::ciphertext_bytes(&bfv, 0, true).unwrap());
+    assert!(wire::decode_ciphertexts(&bfv, 1, &full_bytes, 1, 1, Form::Full).unwrap()[0] == full);
+    assert_eq!(good.len(), 2 * wire::ciphertext_bytes(&bfv, 0, Form::Seeded).unwrap());
 
     let err = |bytes: &[u8], count: usize, level: usize, seeded: bool| -> String {
-        match wire::decode_ciphertexts(&bfv, 1, bytes, count, level, seeded) {
+        let form = if seeded { Form::Seeded } else { Form::Full };
+        match wire::decode_ciphertexts(&bfv, 1, bytes, count, level, form) {
             Err(MpcError::Malformed { from: 1, what }) => what,
             other => panic!("expected a malformed-message error, got {other:?}"),
         }
@@ -211,6 +222,22 @@ fn bad_bytes_from_the_peer_are_named_errors() {
     }
     wrong[6] |= 0x0f;
     assert!(err(&wrong, 2, 0, true).contains("ciphertext 0 c0: residue 0 mod prime 0"));
+    // Compressed answers: a coefficient past ⌈q/2^k⌉ is refused.
+    let k = (19, 7);
+    let compressed = bfv.compress(&full, k.0, k.1).unwrap();
+    let bytes = wire::encode_compressed(&bfv, std::slice::from_ref(&compressed)).unwrap();
+    assert_eq!(bytes.len(), wire::ciphertext_bytes(&bfv, 1, Form::Compressed(k.0, k.1)).unwrap());
+    let back = wire::decode_ciphertexts(&bfv, 1, &bytes, 1, 1, Form::Compressed(k.0, k.1)).unwrap();
+    assert!(bfv.decrypt(&sk, &back[0]).unwrap()[..3] == [5, 6, 7]);
+    let mut wrong = bytes.clone();
+    for byte in &mut wrong[2..9] {
+        *byte = 0xff;
+    }
+    let what = match wire::decode_ciphertexts(&bfv, 1, &wrong, 1, 1, Form::Compressed(k.0, k.1)) {
+        Err(MpcError::Malformed { from: 1, what }) => what,
+        other => panic!("expected a malformed-message error, got {other:?}"),
+    };
+    assert!(what.contains("c0: coefficient 0 is"), "{what}");
     // Public keys.
     let key = wire::encode_public_key(&pk);
     assert!(wire::decode_public_key(&bfv, 1, &key).unwrap() == pk);
