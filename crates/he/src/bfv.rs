@@ -247,6 +247,19 @@ impl Bfv {
         Ok((sk, PublicKey { seed, p0, p1 }))
     }
 
+    /// The secret key's ternary coefficients as bytes ([`crate::keyfile`]).
+    pub fn secret_key_bytes(&self, sk: &SecretKey) -> Vec<u8> {
+        crate::keyfile::ternary_to_bytes(&sk.coeffs)
+    }
+
+    /// A secret key from [`Bfv::secret_key_bytes`].
+    pub fn secret_key_from_bytes(&self, bytes: &[u8]) -> Result<SecretKey> {
+        let coeffs = crate::keyfile::ternary_from_bytes(bytes, self.slots())?;
+        let ntt =
+            self.levels.iter().map(|ctx| self.lift_signed(&coeffs, ctx)).collect::<Result<Vec<Poly>>>()?;
+        Ok(SecretKey { coeffs, ntt })
+    }
+
     /// Encodes up to `N` values of Z_t into the slots (the rest are 0).
     pub fn encode(&self, values: &[u64]) -> Result<Plaintext> {
         if values.len() > self.slots() {

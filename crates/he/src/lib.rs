@@ -7,6 +7,7 @@
 //!   flooding, noise measurement.
 //! - [`flood`]: the flooding bound for circuit privacy, derived per preset.
 //! - [`wire`]: ciphertexts and public keys on the wire, every field checked on receipt.
+//! - [`keyfile`]: keys kept between the sessions of a deployment, with a digest.
 //! - [`ole`]: the Z_p-OLE of the paper's §IV-B and share products over Z_p with role switching.
 //! - [`linear`]: fully connected and convolution layers on shares by coefficient encoding
 //!   (Cheetah's HomFC and HomConv).
@@ -26,6 +27,7 @@
 pub mod bfv;
 pub mod ckks;
 pub mod flood;
+pub mod keyfile;
 pub mod linear;
 pub mod ole;
 pub mod preset;

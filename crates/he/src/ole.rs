@@ -35,6 +35,7 @@ use veil_mpc::{Ctx, MpcError, PartyId, Result};
 
 use crate::bfv::{Bfv, Ciphertext, Compressed, PublicKey, SecretKey};
 use crate::flood::{FloodPlan, plan};
+use crate::keyfile;
 use crate::preset::BfvPreset;
 use crate::wire::{self, Form};
 
@@ -82,6 +83,23 @@ impl Ole {
         ctx.net().send(peer, wire::encode_public_key(&pk))?;
         let bytes = ctx.net().recv(peer)?;
         let peer_pk = wire::decode_public_key(&bfv, peer, &bytes)?;
+        Ok(Ole { bfv, sk, peer_pk, peer, compress: true })
+    }
+
+    /// This end's keys (own secret key, the peer's public key) as a key file's bytes, to skip
+    /// setup in the later sessions of a deployment ([`crate::keyfile`]).
+    pub fn export_keys(&self) -> Vec<u8> {
+        let sk = self.bfv.secret_key_bytes(&self.sk);
+        let pk = wire::encode_public_key(&self.peer_pk);
+        keyfile::seal(keyfile::Kind::BfvOle, self.bfv.preset().name(), &[&sk, &pk])
+    }
+
+    /// An end from a key file of [`Ole::export_keys`], talking to `peer`.
+    pub fn import_keys(bytes: &[u8], peer: PartyId, preset: BfvPreset) -> Result<Self> {
+        let bfv = Bfv::new(preset)?;
+        let sections = keyfile::open(bytes, keyfile::Kind::BfvOle, preset.name(), 2)?;
+        let sk = bfv.secret_key_from_bytes(sections[0])?;
+        let peer_pk = wire::decode_public_key(&bfv, peer, sections[1]).map_err(keyfile::section_error)?;
         Ok(Ole { bfv, sk, peer_pk, peer, compress: true })
     }
 

@@ -315,6 +315,19 @@ impl Ckks {
         }
     }
 
+    /// The secret key's ternary coefficients as bytes ([`crate::keyfile`]).
+    pub fn secret_key_bytes(&self, sk: &SecretKey) -> Vec<u8> {
+        crate::keyfile::ternary_to_bytes(&sk.coeffs)
+    }
+
+    /// A secret key from [`Ckks::secret_key_bytes`].
+    pub fn secret_key_from_bytes(&self, bytes: &[u8]) -> Result<SecretKey> {
+        let coeffs = crate::keyfile::ternary_from_bytes(bytes, self.preset.degree())?;
+        let mut s = self.ring.from_small(&coeffs, &(0..=self.data).collect::<Vec<_>>());
+        self.ring.to_ntt(&mut s);
+        Ok(SecretKey { coeffs, s })
+    }
+
     /// A fresh ternary secret key and its public key.
     pub fn keygen<R: RngCore + CryptoRng>(&self, rng: &mut R) -> Result<(SecretKey, PublicKey)> {
         let coeffs = self.ternary(rng);

@@ -5,7 +5,9 @@
 //! Setup is one message from the key holder: the public key, the relinearisation key and the
 //! Galois keys of the rotations the computation needs (seeded halves as seeds), each section
 //! length-prefixed and checked ([`super::wire`]). The keys serve every later exchange of the
-//! session; the phase a caller puts the setup in reports its bytes and seconds apart.
+//! session; the phase a caller puts the setup in reports its bytes and seconds apart. Both
+//! ends can keep their keys in a key file (`export_keys` / `import_keys`, [`crate::keyfile`])
+//! and skip the setup in the later sessions of a deployment.
 //!
 //! **Security**: semi-honest. The evaluator sees only ciphertexts and keys. A CKKS decryption
 //! carries the evaluator's noise, which depends on its plaintexts: a protocol that decrypts an
@@ -18,6 +20,7 @@ use rand_chacha::ChaCha20Rng;
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 
 use super::{Ciphertext, Ckks, CkksPreset, GaloisKeys, PublicKey, SecretKey, SwitchingKey, wire};
+use crate::keyfile::{self, Kind, section_error};
 
 fn rng(ctx: &mut Ctx) -> ChaCha20Rng {
     let mut seed = [0u8; 32];
@@ -94,6 +97,23 @@ impl KeyHolder {
         &self.ckks
     }
 
+    /// The secret and public keys as a key file's bytes ([`crate::keyfile`]).
+    pub fn export_keys(&self) -> Vec<u8> {
+        let sk = self.ckks.secret_key_bytes(&self.sk);
+        let pk = wire::encode_public_key(&self.ckks, &self.pk);
+        keyfile::seal(Kind::CkksKeyHolder, self.ckks.preset().name(), &[&sk, &pk])
+    }
+
+    /// A key holder from a key file of [`KeyHolder::export_keys`], talking to `peer` (the
+    /// evaluator keeps its keys in its own file: no setup message).
+    pub fn import_keys(bytes: &[u8], peer: PartyId, preset: CkksPreset) -> Result<Self> {
+        let ckks = Ckks::new(preset)?;
+        let sections = keyfile::open(bytes, Kind::CkksKeyHolder, preset.name(), 2)?;
+        let sk = ckks.secret_key_from_bytes(sections[0])?;
+        let pk = wire::decode_public_key(&ckks, peer, sections[1]).map_err(section_error)?;
+        Ok(KeyHolder { ckks, sk, pk, peer })
+    }
+
     /// Encrypts each slot vector at `scale` and `level` and sends them in one message.
     pub fn encrypt_and_send(
         &self,
@@ -144,6 +164,24 @@ impl Evaluator {
     /// The scheme.
     pub fn ckks(&self) -> &Ckks {
         &self.ckks
+    }
+
+    /// The key holder's keys as a key file's bytes ([`crate::keyfile`]).
+    pub fn export_keys(&self) -> Vec<u8> {
+        let pk = wire::encode_public_key(&self.ckks, &self.pk);
+        let rk = wire::encode_switching_key(&self.ckks, &self.rk);
+        let gk = wire::encode_galois_keys(&self.ckks, &self.gk);
+        keyfile::seal(Kind::CkksEvaluator, self.ckks.preset().name(), &[&pk, &rk, &gk])
+    }
+
+    /// An evaluator from a key file of [`Evaluator::export_keys`], talking to `peer`.
+    pub fn import_keys(bytes: &[u8], peer: PartyId, preset: CkksPreset) -> Result<Self> {
+        let ckks = Ckks::new(preset)?;
+        let sections = keyfile::open(bytes, Kind::CkksEvaluator, preset.name(), 3)?;
+        let pk = wire::decode_public_key(&ckks, peer, sections[0]).map_err(section_error)?;
+        let rk = wire::decode_switching_key(&ckks, peer, sections[1]).map_err(section_error)?;
+        let gk = wire::decode_galois_keys(&ckks, peer, sections[2]).map_err(section_error)?;
+        Ok(Evaluator { ckks, pk, rk, gk, peer })
     }
 
     /// Receives exactly `count` ciphertexts.
