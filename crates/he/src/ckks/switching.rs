@@ -52,20 +52,31 @@ impl Ckks {
             .par_iter()
             .enumerate()
             .map(|(pos, &b)| {
-                let (mut acc0, mut acc1) = (vec![0u128; n], vec![0u128; n]);
-                for (digit, (kb, ka)) in digits.iter().zip(&key.digits) {
-                    let (d, k0, k1) = (&digit.limbs[pos], &kb.limbs[b], &ka.limbs[b]);
-                    for c in 0..n {
-                        let x = u128::from(d[c]);
-                        acc0[c] += x * u128::from(k0[c]);
-                        acc1[c] += x * u128::from(k1[c]);
+                // In chunks that stay in cache, accumulated on the stack.
+                const CHUNK: usize = 512;
+                let q = &self.ring.primes()[b].q;
+                let (mut out0, mut out1) = (vec![0u64; n], vec![0u64; n]);
+                let (mut acc0, mut acc1) = ([0u128; CHUNK], [0u128; CHUNK]);
+                for start in (0..n).step_by(CHUNK) {
+                    let len = CHUNK.min(n - start);
+                    acc0[..len].fill(0);
+                    acc1[..len].fill(0);
+                    for (digit, (kb, ka)) in digits.iter().zip(&key.digits) {
+                        let d = &digit.limbs[pos][start..start + len];
+                        let k0 = &kb.limbs[b][start..start + len];
+                        let k1 = &ka.limbs[b][start..start + len];
+                        for c in 0..len {
+                            let x = u128::from(d[c]);
+                            acc0[c] += x * u128::from(k0[c]);
+                            acc1[c] += x * u128::from(k1[c]);
+                        }
+                    }
+                    for c in 0..len {
+                        out0[start + c] = q.reduce_u128(acc0[c]);
+                        out1[start + c] = q.reduce_u128(acc1[c]);
                     }
                 }
-                let q = &self.ring.primes()[b].q;
-                (
-                    acc0.iter().map(|&a| q.reduce_u128(a)).collect(),
-                    acc1.iter().map(|&a| q.reduce_u128(a)).collect(),
-                )
+                (out0, out1)
             })
             .collect();
         let (l0, l1): (Vec<Vec<u64>>, Vec<Vec<u64>>) = limbs.into_iter().unzip();
