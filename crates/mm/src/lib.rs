@@ -1,0 +1,12 @@
+//! The `mm` family: 2-party, semi-honest secure computation by modulus conversion and mixed-mode
+//! protocols ("Secure Two-Party ML through Modulus Conversion and Mixed-Mode Protocols"):
+//! non-linear work on shares of Z_2^ℓ with Ferret OT (`veil-twopc`), products on shares of Z_p
+//! with BFV (`veil-he`), and cheap conversions between the two.
+//!
+//! - [`convert`]: the positive-wrap protocol Π_wrap+ (Fig. 3) and the heuristic conversions
+//!   between any two moduli it gives (Eq. (1), Fig. 4, §III-B/C).
+//!
+//! **Security**: semi-honest, as the Δ-OTs and BFV underneath; the conversions are exact on
+//! inputs within their stated range (the "add L" heuristic), which callers must keep.
+
+pub mod convert;
