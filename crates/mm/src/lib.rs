@@ -5,8 +5,11 @@
 //!
 //! - [`convert`]: the positive-wrap protocol Π_wrap+ (Fig. 3) and the heuristic conversions
 //!   between any two moduli it gives (Eq. (1), Fig. 4, §III-B/C).
+//! - [`trunc`]: approximate truncation over any modulus (Theorem 1) and `Z_p → Z_2^ℓ` with a
+//!   free truncation (Fig. 7).
 //!
 //! **Security**: semi-honest, as the Δ-OTs and BFV underneath; the conversions are exact on
 //! inputs within their stated range (the "add L" heuristic), which callers must keep.
 
 pub mod convert;
+pub mod trunc;
