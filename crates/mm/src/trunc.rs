@@ -45,7 +45,7 @@ pub fn truncate(
     dest: Modulus,
 ) -> Result<Vec<u128>> {
     let eta = headroom(m);
-    if m < 8 || m > 1u128 << 64 || f == 0 || f > eta {
+    if !(8..=1u128 << 64).contains(&m) || f == 0 || f > eta {
         return Err(MpcError::Invalid(format!("a truncation by 2^{f} in Z_{m}: 1 ≤ f ≤ η = {eta}")));
     }
     let first = tp.is_first();
