@@ -5,6 +5,8 @@
 //!
 //! - [`convert`]: the positive-wrap protocol Π_wrap+ (Fig. 3) and the heuristic conversions
 //!   between any two moduli it gives (Eq. (1), Fig. 4, §III-B/C).
+//! - [`mul`]: products of shares across rings of different widths through the Z_p OLE, the
+//!   truncation folded into the way back (§V-B).
 //! - [`trunc`]: approximate truncation over any modulus (Theorem 1) and `Z_p → Z_2^ℓ` with a
 //!   free truncation (Fig. 7).
 //!
@@ -12,4 +14,5 @@
 //! inputs within their stated range (the "add L" heuristic), which callers must keep.
 
 pub mod convert;
+pub mod mul;
 pub mod trunc;
