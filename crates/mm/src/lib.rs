@@ -5,6 +5,7 @@
 //!
 //! - [`convert`]: the positive-wrap protocol Π_wrap+ (Fig. 3) and the heuristic conversions
 //!   between any two moduli it gives (Eq. (1), Fig. 4, §III-B/C).
+//! - [`exp`]: constant-round base-2 exponentiation, one OLE per value (Fig. 8).
 //! - [`mul`]: products of shares across rings of different widths through the Z_p OLE, the
 //!   truncation folded into the way back (§V-B).
 //! - [`trunc`]: approximate truncation over any modulus (Theorem 1) and `Z_p → Z_2^ℓ` with a
@@ -14,5 +15,6 @@
 //! inputs within their stated range (the "add L" heuristic), which callers must keep.
 
 pub mod convert;
+pub mod exp;
 pub mod mul;
 pub mod trunc;
