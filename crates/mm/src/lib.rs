@@ -8,6 +8,8 @@
 //! - [`exp`]: constant-round base-2 exponentiation, one OLE per value (Fig. 8).
 //! - [`mul`]: products of shares across rings of different widths through the Z_p OLE, the
 //!   truncation folded into the way back (§V-B).
+//! - [`oppe`]: piecewise polynomials with comparisons on the ring, powers on the field and one
+//!   delayed truncation (Fig. 13), GeLU and sigmoid with the paper's coefficients.
 //! - [`trunc`]: approximate truncation over any modulus (Theorem 1) and `Z_p → Z_2^ℓ` with a
 //!   free truncation (Fig. 7).
 //!
@@ -17,4 +19,5 @@
 pub mod convert;
 pub mod exp;
 pub mod mul;
+pub mod oppe;
 pub mod trunc;
