@@ -12,6 +12,7 @@
 pub mod aegis_ops;
 pub mod encoder;
 pub mod he_ops;
+pub mod mm_ops;
 pub mod model;
 pub mod ops;
 pub mod ot_ops;

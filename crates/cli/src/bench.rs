@@ -344,6 +344,45 @@ fn ckks_table(
     Ok(())
 }
 
+/// `veil bench ops --family mm`: the `mm` protocols so far at the paper's sizes (or `n`).
+pub fn mm_ops(n: Option<usize>, op: Option<&str>, threads: Option<usize>, json: bool) -> anyhow::Result<()> {
+    use veil_bench::mm_ops::{MM_OPS, mm_op};
+    let ops = select_ops("mm", MM_OPS, op)?;
+    let threads = threads.unwrap_or(1);
+    if !json {
+        println!(
+            "{:<15} {:>9} {:>8} {:>9} {:>8} {:>9} {:>11} {:>11} {:>7}",
+            "op", "n", "setup s", "online s", "total s", "paper s", "MiB P0->P1", "MiB P1->P0", "errors"
+        );
+    }
+    for &op in &ops {
+        eprintln!("bench: mm {op} threads={threads} ...");
+        let r = mm_op(op, n, threads)?;
+        if json {
+            println!("{}", serde_json::to_string(&r)?);
+            continue;
+        }
+        println!(
+            "{:<15} {:>9} {:>8.3} {:>9.3} {:>8.3} {:>9} {:>11.3} {:>11.3} {:>7}",
+            r.op,
+            r.n,
+            r.seconds[0],
+            r.seconds[1],
+            r.seconds_total,
+            r.paper.as_ref().map(|p| format!("{:.3}", p.value)).unwrap_or_else(|| "-".into()),
+            r.mib_total[0],
+            r.mib_total[1],
+            r.errors
+        );
+    }
+    if !json {
+        println!(
+            "(both parties in this process, one thread each; Ferret COTs on demand; MiB = 2^20 bytes, the paper's \"MB\", everything included; paper: M&M Tables V, VIII, IX, X, single thread, LAN; see --json for shapes and sources)"
+        );
+    }
+    Ok(())
+}
+
 /// `veil bench ops --family ot`: the OT engines at 10^6 and 10^7 COTs by default, then the
 /// toolkit's ops at the paper's sizes.
 pub fn ot_ops(
@@ -498,7 +537,7 @@ pub fn ops(
         return aegis_ops(security, ring, n, op, json);
     }
     if family != "mosformer" {
-        bail!("no benchmarks for family '{family}' yet (available: mosformer, aegis, ot, he)");
+        bail!("no benchmarks for family '{family}' yet (available: mosformer, aegis, ot, he, mm)");
     }
     let malicious = parse_security(security)? == veil_runtime::Security::Malicious;
     let ops = select_ops("mosformer", MOSFORMER_OPS, op)?;

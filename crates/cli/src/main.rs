@@ -519,6 +519,8 @@ fn main() -> ExitCode {
         } => {
             if family == "he" {
                 bench::he_ops(n, op.as_deref(), preset.as_deref(), threads, json)
+            } else if family == "mm" {
+                bench::mm_ops(n, op.as_deref(), threads, json)
             } else if preset.is_some() {
                 Err(anyhow::anyhow!("--preset applies to --family he"))
             } else if family == "ot" {

@@ -84,6 +84,24 @@ fn bench_ops_he_runs_the_ole_and_single_ciphertext_ops() {
 }
 
 #[test]
+fn bench_ops_mm_runs_the_conversions_and_the_ole_protocols() {
+    for (op, n) in [("convert", "3000"), ("exp", "500"), ("gelu", "200")] {
+        let o = veil(&["bench", "ops", "--family", "mm", "--op", op, "--n", n, "--json"]);
+        assert!(o.status.success(), "{op}: {}", stderr(&o));
+        let r: serde_json::Value = serde_json::from_str(String::from_utf8_lossy(&o.stdout).trim()).unwrap();
+        assert_eq!((r["family"].as_str(), r["errors"].as_u64()), (Some("mm"), Some(0)), "{op}: {r}");
+        assert!(r["paper"]["value"].as_f64().is_some(), "{op}: {r}");
+    }
+    // Z_2^32 → Z_2^64: P0 sends 32 bits of corrections per value, P1 one choice bit.
+    let o = veil(&["bench", "ops", "--family", "mm", "--op", "convert", "--n", "8000", "--json"]);
+    let r: serde_json::Value = serde_json::from_str(String::from_utf8_lossy(&o.stdout).trim()).unwrap();
+    let online = (r["bytes_p0_to_p1"][1].as_u64().unwrap(), r["bytes_p1_to_p0"][1].as_u64().unwrap());
+    assert!(online.0 >= 8000 * 32 / 8 && online.1 >= 8000 / 8, "{r}");
+    let bad = veil(&["bench", "ops", "--family", "mm", "--op", "teleport"]);
+    assert!(stderr(&bad).contains("mm has no op 'teleport'"), "{}", stderr(&bad));
+}
+
+#[test]
 fn bench_ops_prints_json_lines_with_paper_figures() {
     let o = veil(&["bench", "ops", "--family", "mosformer", "--op", "mul", "--n", "1000", "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
