@@ -6,6 +6,8 @@
 //! - [`convert`]: the positive-wrap protocol Π_wrap+ (Fig. 3) and the heuristic conversions
 //!   between any two moduli it gives (Eq. (1), Fig. 4, §III-B/C).
 //! - [`exp`]: constant-round base-2 exponentiation, one OLE per value (Fig. 8).
+//! - [`layers`]: fully connected and convolution layers on fixed-point ring shares, by
+//!   coefficient encoding over Z_p with the truncation folded into the way back.
 //! - [`mul`]: products of shares across rings of different widths through the Z_p OLE, the
 //!   truncation folded into the way back (§V-B).
 //! - [`oppe`]: piecewise polynomials with comparisons on the ring, powers on the field and one
@@ -18,6 +20,7 @@
 
 pub mod convert;
 pub mod exp;
+pub mod layers;
 pub mod mul;
 pub mod oppe;
 pub mod trunc;
