@@ -50,29 +50,63 @@ pub fn exp2(
     f: u32,
     range: u32,
 ) -> Result<Vec<u128>> {
+    exp2_scaled(tp, ole, ctx, x, l, (f, f), range)
+}
+
+/// `e^{x̃}` as `2^{log2(e)·x̃}` (the paper's Exp): `x` is multiplied by `⌊log2(e)·2^f⌉`
+/// locally and the product, with `2f` fractional bits, goes into [`exp2_scaled`] untruncated
+/// (notes §3.13). `x̃ ∈ [−T·ln 2, 0)`.
+pub fn exp(
+    tp: &mut TwoParty,
+    ole: &Ole,
+    ctx: &mut Ctx,
+    x: &[u64],
+    l: u32,
+    f: u32,
+    range: u32,
+) -> Result<Vec<u128>> {
+    let c = (std::f64::consts::LOG2_E * (1u64 << f) as f64).round() as u64;
+    let mask = if l == 64 { u64::MAX } else { (1u64 << l) - 1 };
+    let scaled: Vec<u64> = x.iter().map(|&v| v.wrapping_mul(c) & mask).collect();
+    exp2_scaled(tp, ole, ctx, &scaled, l, (2 * f, f), range)
+}
+
+/// [`exp2`] for an input with `f_in` fractional bits and an output with `f_out`.
+pub fn exp2_scaled(
+    tp: &mut TwoParty,
+    ole: &Ole,
+    ctx: &mut Ctx,
+    x: &[u64],
+    l: u32,
+    (f_in, f_out): (u32, u32),
+    range: u32,
+) -> Result<Vec<u128>> {
     let p = ole.modulus();
     let p_bits = 64 - p.leading_zeros();
-    if !(2..=64).contains(&l) || f == 0 || f + 2 > l || range == 0 || p_bits < 2 * f + range + 4 {
+    let fits = (2..=64).contains(&l) && f_in >= 1 && f_out >= 1 && f_in < 53 && f_in + 2 + range.ilog2() < l;
+    if !fits || range == 0 || p_bits < 2 * f_out + range + 4 {
         return Err(MpcError::Invalid(format!(
-            "2^x on Z_2^{l} with f = {f}, T = {range}: needs f + 2 ≤ ℓ ≤ 64 and log2 p ≥ 2f + T + 4 (p has {p_bits} bits)"
+            "2^x on Z_2^{l} with {f_in} fractional bits in, {f_out} out, T = {range}: needs the input's integer part \
+             to fit ℓ and log2 p ≥ 2·f_out + T + 4 (p has {p_bits} bits)"
         )));
     }
     let mask = if l == 64 { u64::MAX } else { (1u64 << l) - 1 };
     let first = tp.is_first();
-    let offset = u64::from(1 + range) << f;
+    let offset = u64::from(1 + range) << f_in;
     let shifted: Vec<u64> =
         x.iter().map(|&v| if first { v.wrapping_add(offset) & mask } else { v & mask }).collect();
-    let high: Vec<u64> = shifted.iter().map(|&v| v >> f).collect();
-    let frac: Vec<u64> = shifted.iter().map(|&v| v & ((1u64 << f) - 1)).collect();
+    let high: Vec<u64> = shifted.iter().map(|&v| v >> f_in).collect();
+    let frac: Vec<u64> = shifted.iter().map(|&v| v & ((1u64 << f_in) - 1)).collect();
     // t ∈ [0, 1 + T): positive and tiny against 2^{ℓ−f}; any L ≥ 1 + T up to a quarter works.
-    let m = 1u128 << (l - f);
+    let m = 1u128 << (l - f_in);
     let h = convert(tp, ctx, &high, m, Modulus::Integer(p - 1), m / 4)?;
     let pm = u128::from(p);
     let u: Vec<u64> = h
         .iter()
         .zip(&frac)
         .map(|(&h, &fr)| {
-            let mantissa = ((fr as f64 / (1u64 << f) as f64).exp2() * (1u64 << f) as f64).floor() as u128;
+            let mantissa =
+                ((fr as f64 / (1u64 << f_in) as f64).exp2() * (1u64 << f_out) as f64).floor() as u128;
             (pow_mod(2, h, pm) * mantissa % pm) as u64
         })
         .collect();
@@ -83,5 +117,5 @@ pub fn exp2(
         ole.send_queries(ctx, &[&u])?;
         ole.receive_answers(ctx, 1, u.len())?
     };
-    field_to_ring_truncated(tp, ctx, &shares, p, f + 1 + range, l)
+    field_to_ring_truncated(tp, ctx, &shares, p, f_out + 1 + range, l)
 }

@@ -1,5 +1,6 @@
-//! Base-2 exponentiation (Fig. 8) on a fine grid of [−T, 0) against `f64`: within
-//! `2^{−f}·(2 + 2·2^x)` everywhere; the ranges it cannot serve are refused.
+//! Base-2 and natural exponentiation (Fig. 8) on fine grids against `f64`: 2^x within
+//! `2^{−f}·(2 + 2·2^x)` everywhere, e^x (log2 e folded in) within that plus the constant's
+//! rounding; the ranges it cannot serve are refused.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
@@ -47,5 +48,31 @@ fn ranges_it_cannot_serve_are_refused() {
         Ok(exp2(&mut tp, &ole, ctx, &[0], 32, 12, 16).unwrap_err().to_string())
     });
     let e = res.into_iter().next().unwrap().unwrap();
-    assert!(e.contains("log2 p ≥ 2f + T + 4"), "{e}");
+    assert!(e.contains("log2 p ≥ 2·f_out + T + 4"), "{e}");
+}
+
+#[test]
+fn e_to_the_x_with_log2_e_folded_in() {
+    use veil_mm::exp::exp;
+    let (l, f, range) = (64u32, 18u32, 20u32);
+    // [−13.8, 0) in steps of 1/16, and the end.
+    let mut xs: Vec<i64> = (1..=220).map(|i| -(i << (f - 4))).collect();
+    xs.push(-1);
+    let r: Vec<u64> = (0..xs.len() as u64).map(|i| i.wrapping_mul(0xD1B5_4A32_D192_ED03)).collect();
+    let x0: Vec<u64> = xs.iter().zip(&r).map(|(&x, &r)| (x as u64).wrapping_sub(r)).collect();
+    let out = all_ok(simulate(2, 5, |ctx| {
+        let me = ctx.party();
+        let mut tp = TwoParty::with_other(ctx, Engine::Iknp)?;
+        let ole = Ole::setup(ctx, 1 - me, BfvPreset::N8192P60)?;
+        exp(&mut tp, &ole, ctx, if me == 0 { &x0 } else { &r }, l, f, range)
+    }))
+    .unwrap();
+    let scale = (1u64 << f) as f64;
+    for (i, &x) in xs.iter().enumerate() {
+        let got = out[0][i].wrapping_add(out[1][i]) as u64 as i64 as f64 / scale;
+        let want = (x as f64 / scale).exp();
+        // The fixed-point error of 2^x, and log2(e) rounded to f bits (≤ T·2^{−f−1} in the exponent).
+        let bound = (2.0 + 2.0 * want) / scale + want * f64::from(range) / scale;
+        assert!((got - want).abs() < bound, "e^{}: got {got}, want {want}", x as f64 / scale);
+    }
 }
