@@ -33,11 +33,18 @@ use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 
-use crate::bfv::{Bfv, Ciphertext, Compressed, PublicKey, SecretKey};
+use crate::bfv::{Bfv, Ciphertext, Compressed, Plaintext, PublicKey, SecretKey};
 use crate::flood::{FloodPlan, plan};
 use crate::keyfile;
 use crate::preset::BfvPreset;
 use crate::wire::{self, Form};
+
+/// How values sit in a plaintext: in the SIMD slots, or as the coefficients.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Packing {
+    Slots,
+    Coefficients,
+}
 
 /// One party's end of the OLE: the scheme, its own secret key and the peer's public key.
 #[derive(Debug)]
@@ -150,23 +157,105 @@ impl Ole {
         plan(&self.bfv, products)
     }
 
+    fn encode(&self, packing: Packing, values: &[u64]) -> Result<Plaintext> {
+        match packing {
+            Packing::Slots => self.bfv.encode(values),
+            Packing::Coefficients => self.bfv.encode_coefficients(values),
+        }
+    }
+
+    /// Encrypts each vector under this party's key (seeded) and sends them in one message.
+    fn send_encrypted(&self, ctx: &mut Ctx, packing: Packing, vectors: &[&[u64]]) -> Result<()> {
+        let rngs = rngs(ctx, vectors.len());
+        let cts = vectors
+            .par_iter()
+            .zip(rngs)
+            .map(|(v, mut rng)| self.bfv.encrypt_secret(&self.sk, &self.encode(packing, v)?, 0, &mut rng))
+            .collect::<Result<Vec<Ciphertext>>>()?;
+        ctx.net().send(self.peer, wire::encode_ciphertexts(&cts))?;
+        Ok(())
+    }
+
+    /// Receives `count` queries and answers, for each output `o`, `Σ Enc(q_i) ⊠ a` over the
+    /// pairs `(i, a)` of `rows[o]`, minus a mask of `mask_lens[o]` uniform values, flooded for
+    /// `terms` terms and switched; sends the answers and returns the masks.
+    fn answer_queries(
+        &self,
+        ctx: &mut Ctx,
+        packing: Packing,
+        count: usize,
+        rows: &[Vec<(usize, &[u64])>],
+        mask_lens: &[usize],
+        terms: usize,
+    ) -> Result<Vec<Vec<u64>>> {
+        let plan = self.plan(terms.max(1))?;
+        let bytes = ctx.net().recv(self.peer)?;
+        let queries = wire::decode_ciphertexts(&self.bfv, self.peer, &bytes, count, 0, Form::Seeded)?;
+        let t = self.modulus();
+        let mut rngs = rngs(ctx, rows.len());
+        let masks: Vec<Vec<u64>> = rngs
+            .iter_mut()
+            .zip(mask_lens)
+            .map(|(rng, &len)| (0..len).map(|_| rand::Rng::random_range(rng, 0..t)).collect())
+            .collect();
+        let answers = rows
+            .par_iter()
+            .zip(&masks)
+            .zip(rngs)
+            .map(|((row, mask), mut rng)| {
+                let neg: Vec<u64> = mask.iter().map(|&r| (t - r) % t).collect();
+                let mut acc =
+                    self.bfv.encrypt_public(&self.peer_pk, &self.encode(packing, &neg)?, None, &mut rng)?;
+                for &(i, a) in row {
+                    let op = self.bfv.operand(&self.encode(packing, a)?, 0)?;
+                    acc = self.bfv.add(&acc, &self.bfv.mul_plain(&queries[i], &op))?;
+                }
+                self.bfv.flood(&mut acc, plan.flood_bits, &mut rng)?;
+                self.bfv.switch_to(&mut acc, plan.response_level)?;
+                Ok(acc)
+            })
+            .collect::<Result<Vec<Ciphertext>>>()?;
+        ctx.net().send(self.peer, self.encode_answers(&plan, &answers)?)?;
+        Ok(masks)
+    }
+
+    /// Receives `outputs` answers of `terms`-term sums and decrypts them.
+    fn receive_decrypted(
+        &self,
+        ctx: &mut Ctx,
+        packing: Packing,
+        terms: usize,
+        outputs: usize,
+    ) -> Result<Vec<Vec<u64>>> {
+        let cts = self.receive_ciphertexts(ctx, terms, outputs)?;
+        cts.par_iter()
+            .map(|ct| match packing {
+                Packing::Slots => self.bfv.decrypt(&self.sk, ct),
+                Packing::Coefficients => self.bfv.decrypt_coefficients(&self.sk, ct),
+            })
+            .collect()
+    }
+
+    fn receive_ciphertexts(&self, ctx: &mut Ctx, terms: usize, outputs: usize) -> Result<Vec<Ciphertext>> {
+        let plan = self.plan(terms.max(1))?;
+        let bytes = ctx.net().recv(self.peer)?;
+        wire::decode_ciphertexts(
+            &self.bfv,
+            self.peer,
+            &bytes,
+            outputs,
+            plan.response_level,
+            self.answer_form(&plan),
+        )
+    }
+
     /// Key holder, step 1: sends `Enc_sk(b_k)` for every operand (`⌈n/N⌉` ciphertexts each).
     pub fn send_queries(&self, ctx: &mut Ctx, operands: &[&[u64]]) -> Result<()> {
         let n = operands.first().map_or(0, |o| o.len());
         check_operands(self.modulus(), n, operands)?;
         let slots = self.bfv.slots();
         let chunks: Vec<&[u64]> = operands.iter().flat_map(|op| op.chunks(slots)).collect();
-        let rngs = rngs(ctx, chunks.len());
-        let cts = chunks
-            .into_par_iter()
-            .zip(rngs)
-            .map(|(chunk, mut rng)| {
-                let pt = self.bfv.encode(chunk)?;
-                self.bfv.encrypt_secret(&self.sk, &pt, 0, &mut rng)
-            })
-            .collect::<Result<Vec<Ciphertext>>>()?;
-        ctx.net().send(self.peer, wire::encode_ciphertexts(&cts))?;
-        Ok(())
+        self.send_encrypted(ctx, Packing::Slots, &chunks)
     }
 
     /// Evaluator, step 2: receives the peer's queries for `operands.len()` operands of
@@ -175,49 +264,22 @@ impl Ole {
     pub fn answer(&self, ctx: &mut Ctx, operands: &[&[u64]]) -> Result<Vec<u64>> {
         let n = operands.first().map_or(0, |o| o.len());
         check_operands(self.modulus(), n, operands)?;
-        let (k, per) = (operands.len(), self.ciphertexts(n));
-        let plan = self.plan(k)?;
-        let bytes = ctx.net().recv(self.peer)?;
-        let queries = wire::decode_ciphertexts(&self.bfv, self.peer, &bytes, k * per, 0, Form::Seeded)?;
-        let slots = self.bfv.slots();
-        let t = self.modulus();
-        let mut rngs = rngs(ctx, per);
-        let masks: Vec<Vec<u64>> = rngs
-            .iter_mut()
+        let (k, per, slots) = (operands.len(), self.ciphertexts(n), self.bfv.slots());
+        let ranges: Vec<std::ops::Range<usize>> =
+            (0..per).map(|c| c * slots..(c * slots + slots).min(n)).collect();
+        let rows: Vec<Vec<(usize, &[u64])>> = ranges
+            .iter()
             .enumerate()
-            .map(|(c, rng)| {
-                let len = slots.min(n - c * slots);
-                (0..len).map(|_| rand::Rng::random_range(rng, 0..t)).collect()
-            })
+            .map(|(c, r)| (0..k).map(|j| (j * per + c, &operands[j][r.clone()])).collect())
             .collect();
-        let responses = (0..per)
-            .into_par_iter()
-            .zip(rngs)
-            .map(|(c, mut rng)| {
-                let range = c * slots..(c * slots + slots).min(n);
-                let neg_u: Vec<u64> = masks[c].iter().map(|&u| (t - u) % t).collect();
-                let mut acc =
-                    self.bfv.encrypt_public(&self.peer_pk, &self.bfv.encode(&neg_u)?, None, &mut rng)?;
-                for (j, op) in operands.iter().enumerate() {
-                    let a = self.bfv.operand(&self.bfv.encode(&op[range.clone()])?, 0)?;
-                    acc = self.bfv.add(&acc, &self.bfv.mul_plain(&queries[j * per + c], &a))?;
-                }
-                self.bfv.flood(&mut acc, plan.flood_bits, &mut rng)?;
-                self.bfv.switch_to(&mut acc, plan.response_level)?;
-                Ok(acc)
-            })
-            .collect::<Result<Vec<Ciphertext>>>()?;
-        ctx.net().send(self.peer, self.encode_answers(&plan, &responses)?)?;
-        Ok(masks.concat())
+        let lens: Vec<usize> = ranges.iter().map(ExactSizeIterator::len).collect();
+        Ok(self.answer_queries(ctx, Packing::Slots, k * per, &rows, &lens, k)?.concat())
     }
 
     /// Key holder, step 3: receives and decrypts the answers to `products`-term queries of `n`
     /// values: `Σ_k a_k ⊙ b_k − u`.
     pub fn receive_answers(&self, ctx: &mut Ctx, products: usize, n: usize) -> Result<Vec<u64>> {
-        let cts = self.receive_answer_ciphertexts(ctx, products, n)?;
-        let slots =
-            cts.par_iter().map(|ct| self.bfv.decrypt(&self.sk, ct)).collect::<Result<Vec<Vec<u64>>>>()?;
-        let mut out: Vec<u64> = slots.concat();
+        let mut out = self.receive_decrypted(ctx, Packing::Slots, products, self.ciphertexts(n))?.concat();
         out.truncate(n);
         Ok(out)
     }
@@ -229,16 +291,7 @@ impl Ole {
         products: usize,
         n: usize,
     ) -> Result<Vec<Ciphertext>> {
-        let plan = self.plan(products)?;
-        let bytes = ctx.net().recv(self.peer)?;
-        wire::decode_ciphertexts(
-            &self.bfv,
-            self.peer,
-            &bytes,
-            self.ciphertexts(n),
-            plan.response_level,
-            self.answer_form(&plan),
-        )
+        self.receive_ciphertexts(ctx, products, self.ciphertexts(n))
     }
 
     /// The noise of a ciphertext under this party's key, around what it decrypts to (tests and
@@ -251,17 +304,8 @@ impl Ole {
     /// Key holder: sends `Enc_sk(x̂)` for polynomials given by their coefficients (coefficient
     /// encoding, at most `N` each), one ciphertext per polynomial.
     pub fn send_polynomials(&self, ctx: &mut Ctx, polys: &[Vec<u64>]) -> Result<()> {
-        let rngs = rngs(ctx, polys.len());
-        let cts = polys
-            .par_iter()
-            .zip(rngs)
-            .map(|(p, mut rng)| {
-                let pt = self.bfv.encode_coefficients(p)?;
-                self.bfv.encrypt_secret(&self.sk, &pt, 0, &mut rng)
-            })
-            .collect::<Result<Vec<Ciphertext>>>()?;
-        ctx.net().send(self.peer, wire::encode_ciphertexts(&cts))?;
-        Ok(())
+        let vectors: Vec<&[u64]> = polys.iter().map(Vec::as_slice).collect();
+        self.send_encrypted(ctx, Packing::Coefficients, &vectors)
     }
 
     /// Evaluator: receives `inputs` polynomial ciphertexts and answers, for every output `o`,
@@ -277,56 +321,20 @@ impl Ole {
         if weights.iter().any(|row| row.len() != inputs) {
             return Err(MpcError::Invalid(format!("a weight row does not have {inputs} entries")));
         }
-        let terms = weights.iter().map(|row| row.iter().flatten().count()).max().unwrap_or(0);
-        let plan = self.plan(terms.max(1))?;
-        let bytes = ctx.net().recv(self.peer)?;
-        let queries = wire::decode_ciphertexts(&self.bfv, self.peer, &bytes, inputs, 0, Form::Seeded)?;
-        let t = self.modulus();
-        let n = self.bfv.slots();
-        let mut rngs = rngs(ctx, weights.len());
-        let masks: Vec<Vec<u64>> =
-            rngs.iter_mut().map(|rng| (0..n).map(|_| rand::Rng::random_range(rng, 0..t)).collect()).collect();
-        let answers = weights
-            .par_iter()
-            .zip(&masks)
-            .zip(rngs)
-            .map(|((row, mask), mut rng)| {
-                let neg: Vec<u64> = mask.iter().map(|&r| (t - r) % t).collect();
-                let mut acc = self.bfv.encrypt_public(
-                    &self.peer_pk,
-                    &self.bfv.encode_coefficients(&neg)?,
-                    None,
-                    &mut rng,
-                )?;
-                for (q, w) in queries.iter().zip(row) {
-                    let Some(w) = w else { continue };
-                    let op = self.bfv.operand(&self.bfv.encode_coefficients(w)?, 0)?;
-                    acc = self.bfv.add(&acc, &self.bfv.mul_plain(q, &op))?;
-                }
-                self.bfv.flood(&mut acc, plan.flood_bits, &mut rng)?;
-                self.bfv.switch_to(&mut acc, plan.response_level)?;
-                Ok(acc)
-            })
-            .collect::<Result<Vec<Ciphertext>>>()?;
-        ctx.net().send(self.peer, self.encode_answers(&plan, &answers)?)?;
-        Ok(masks)
+        let rows: Vec<Vec<(usize, &[u64])>> = weights
+            .iter()
+            .map(|row| row.iter().enumerate().filter_map(|(i, w)| w.as_deref().map(|w| (i, w))).collect())
+            .collect();
+        let terms = rows.iter().map(Vec::len).max().unwrap_or(0);
+        let lens = vec![self.bfv.slots(); rows.len()];
+        self.answer_queries(ctx, Packing::Coefficients, inputs, &rows, &lens, terms)
     }
 
     /// Key holder: receives and decrypts the `outputs` answers of
     /// [`Ole::answer_polynomials`] whose largest sum had `terms` terms: the coefficients of
     /// `Σ_i x̂_i·ŵ_{o,i} − R_o`.
     pub fn receive_polynomials(&self, ctx: &mut Ctx, terms: usize, outputs: usize) -> Result<Vec<Vec<u64>>> {
-        let plan = self.plan(terms.max(1))?;
-        let bytes = ctx.net().recv(self.peer)?;
-        let cts = wire::decode_ciphertexts(
-            &self.bfv,
-            self.peer,
-            &bytes,
-            outputs,
-            plan.response_level,
-            self.answer_form(&plan),
-        )?;
-        cts.par_iter().map(|ct| self.bfv.decrypt_coefficients(&self.sk, ct)).collect()
+        self.receive_decrypted(ctx, Packing::Coefficients, terms, outputs)
     }
 
     /// Shares of `x ⊙ y` over Z_t from this party's additive shares `x`, `y` (both parties call
