@@ -62,6 +62,8 @@ pub(crate) fn math_error(what: &str, e: impl std::fmt::Display) -> MpcError {
 pub struct Bfv {
     preset: BfvPreset,
     t: u64,
+    /// Arithmetic mod `t`.
+    t_mod: Modulus,
     t_ctx: Arc<Context>,
     /// `levels[l]`: the context of the first `L − l` primes.
     levels: Vec<Arc<Context>>,
@@ -182,7 +184,7 @@ impl Bfv {
             levels.push(ctx);
         }
         let ring = Ring::new(n, &q)?;
-        Ok(Bfv { preset, t, t_ctx, levels, q_mod_t, neg_t_inv, to_plain, ring })
+        Ok(Bfv { preset, t, t_mod: tm, t_ctx, levels, q_mod_t, neg_t_inv, to_plain, ring })
     }
 
     /// The preset.
@@ -310,9 +312,8 @@ impl Bfv {
     /// `⌊q_l·m/t⌋` in NTT form at `level`.
     fn scaled(&self, pt: &Plaintext, level: usize) -> Result<Poly> {
         let ctx = self.context(level)?;
-        let tm = Modulus::new(self.t).map_err(|e| math_error("plaintext modulus", e))?;
         let mut m = pt.coeffs.clone();
-        tm.scalar_mul_vec(&mut m, self.q_mod_t[level]);
+        self.t_mod.scalar_mul_vec(&mut m, self.q_mod_t[level]);
         let mut rows = Array2::<u64>::zeros((ctx.moduli().len(), self.slots()));
         for ((mut row, qi), &inv) in
             rows.outer_iter_mut().zip(ctx.moduli_operators()).zip(&self.neg_t_inv[level])

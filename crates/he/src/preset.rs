@@ -83,24 +83,32 @@ impl BfvPreset {
     }
 }
 
-/// The plaintext modulus `p` and the ciphertext primes `q_0, …, q_{L−1}` of a preset: for each
-/// bit size, the largest primes `≡ 1 mod 2N` below `2^bits` not already taken.
-pub(crate) fn primes(preset: BfvPreset) -> Result<(u64, Vec<u64>)> {
-    let step = 2 * preset.degree() as u64;
-    let mut taken: Vec<u64> = Vec::new();
-    let mut next = |bits: usize| -> Result<u64> {
-        let mut upper = (1u64 << bits) - 1;
+/// Distinct NTT-friendly primes for ring degree `degree`, one per entry of `bits`: for each
+/// bit size, the largest prime `≡ 1 mod 2N` below `2^bits` not already taken.
+pub(crate) fn ntt_primes(degree: usize, bits: &[usize]) -> Result<Vec<u64>> {
+    let step = 2 * degree as u64;
+    let mut taken: Vec<u64> = Vec::with_capacity(bits.len());
+    for &b in bits {
+        let mut upper = (1u64 << b) - 1;
         loop {
-            let p = generate_prime(bits, step, upper)
-                .ok_or_else(|| MpcError::Invalid(format!("no {bits}-bit prime ≡ 1 mod {step} left")))?;
+            let p = generate_prime(b, step, upper)
+                .ok_or_else(|| MpcError::Invalid(format!("no {b}-bit prime ≡ 1 mod {step} left")))?;
+            upper = p - 1;
             if !taken.contains(&p) {
                 taken.push(p);
-                return Ok(p);
+                break;
             }
-            upper = p - 1;
         }
-    };
-    let t = next(preset.plaintext_bits())?;
-    let q = preset.moduli_bits().iter().map(|&b| next(b)).collect::<Result<Vec<u64>>>()?;
-    Ok((t, q))
+    }
+    Ok(taken)
+}
+
+/// The plaintext modulus `p` and the ciphertext primes `q_0, …, q_{L−1}` of a preset (`p`
+/// first, so that no ciphertext prime takes it).
+pub(crate) fn primes(preset: BfvPreset) -> Result<(u64, Vec<u64>)> {
+    let bits: Vec<usize> =
+        std::iter::once(preset.plaintext_bits()).chain(preset.moduli_bits().iter().copied()).collect();
+    let mut all = ntt_primes(preset.degree(), &bits)?;
+    let q = all.split_off(1);
+    Ok((all[0], q))
 }

@@ -83,7 +83,7 @@ impl RnsPoly {
 }
 
 /// The centred representative of `a mod q` (`q` odd).
-fn centred(a: u64, q: u64) -> i64 {
+pub(crate) fn centred(a: u64, q: u64) -> i64 {
     if a > q / 2 { a as i64 - q as i64 } else { a as i64 }
 }
 

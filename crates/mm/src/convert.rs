@@ -41,14 +41,6 @@ fn check_source(x: &[u64], m: u128) -> Result<()> {
     Ok(())
 }
 
-fn element(dest: Modulus, v: u128) -> u128 {
-    match dest {
-        Modulus::PowerOfTwo(k) if k >= 128 => v,
-        Modulus::PowerOfTwo(k) => v & ((1u128 << k) - 1),
-        Modulus::Integer(q) => v % u128::from(q),
-    }
-}
-
 /// Π_wrap+: shares in `dest` of `factor·wrap(x_0, x_1)` for shares `x` in `Z_M` of values
 /// with `sgn_M(x) = 0`. One Δ-OT per value (P0 sends the correlations).
 pub fn wrap_positive(
@@ -60,7 +52,7 @@ pub fn wrap_positive(
     factor: u128,
 ) -> Result<Vec<u128>> {
     check_source(x, m)?;
-    let f = element(dest, factor);
+    let f = dest.reduce(factor);
     let s: Vec<bool> = x.iter().map(|&v| sign(u128::from(v), m)).collect();
     if tp.is_first() {
         let deltas: Vec<u128> = s.iter().map(|&s0| if s0 { 0 } else { f }).collect();
@@ -97,13 +89,13 @@ pub fn convert(
         _ => (dest, m, 1),
     };
     let w = wrap_positive(tp, ctx, &shifted, m, wrap_dest, factor)?;
-    let neg_l = dest.sub(0, element(dest, l));
+    let neg_l = dest.sub(0, dest.reduce(l));
     Ok(shifted
         .iter()
         .zip(w)
         .map(|(&v, w)| {
-            let mw = element(dest, w.wrapping_mul(scale));
-            let z = dest.sub(element(dest, u128::from(v)), mw);
+            let mw = dest.reduce(w.wrapping_mul(scale));
+            let z = dest.sub(dest.reduce(u128::from(v)), mw);
             if first { z } else { dest.add(z, neg_l) }
         })
         .collect())

@@ -21,14 +21,6 @@ use veil_twopc::TwoParty;
 
 use crate::convert::wrap_positive;
 
-fn element(dest: Modulus, v: u128) -> u128 {
-    match dest {
-        Modulus::PowerOfTwo(k) if k >= 128 => v,
-        Modulus::PowerOfTwo(k) => v & ((1u128 << k) - 1),
-        Modulus::Integer(q) => v % u128::from(q),
-    }
-}
-
 /// `η = ⌊log2 M⌋ − 2`: values must lie in `[0, 2^η) ∪ [M − 2^η, M)`.
 pub fn headroom(m: u128) -> u32 {
     (127 - m.leading_zeros()).saturating_sub(2)
@@ -59,12 +51,12 @@ pub fn truncate(
         _ => (dest, high, 1),
     };
     let w = wrap_positive(tp, ctx, &shifted, m, wrap_dest, factor)?;
-    let offset = element(dest, 1u128 << (eta - f));
+    let offset = dest.reduce(1u128 << (eta - f));
     Ok(shifted
         .iter()
         .zip(w)
         .map(|(&y, w)| {
-            let z = dest.sub(element(dest, u128::from(y) >> f), element(dest, w.wrapping_mul(scale)));
+            let z = dest.sub(dest.reduce(u128::from(y) >> f), dest.reduce(w.wrapping_mul(scale)));
             if first { z } else { dest.sub(z, offset) }
         })
         .collect())

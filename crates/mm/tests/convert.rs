@@ -6,27 +6,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
+mod common;
+
+use common::{rep, stream};
 use veil_mm::convert::{convert, extend, field_to_ring, ring_to_field, sign, wrap_positive};
 use veil_mpc::harness::{all_ok, simulate};
 use veil_mpc::{Ctx, Result};
 use veil_ot::flavours::Modulus;
 use veil_twopc::{Engine, TwoParty};
-
-/// A deterministic stream for share splits.
-fn stream(seed: u64) -> impl FnMut() -> u64 {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        s
-    }
-}
-
-/// The signed representative of `x mod m`.
-fn rep(x: u128, m: u128) -> i128 {
-    if x >= m.div_ceil(2) { x as i128 - m as i128 } else { x as i128 }
-}
 
 fn into(dest: Modulus, v: i128) -> u128 {
     match dest {

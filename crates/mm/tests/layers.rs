@@ -3,22 +3,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
+mod common;
+
+use common::stream;
 use veil_he::BfvPreset;
 use veil_he::linear::{ConvPlan, FcPlan, Layer};
 use veil_he::ole::Ole;
 use veil_mm::layers::linear;
 use veil_mpc::harness::{all_ok, simulate};
 use veil_twopc::{Engine, TwoParty};
-
-fn stream(seed: u64) -> impl FnMut() -> u64 {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        s
-    }
-}
 
 /// Runs the layer on shares of `x` (Z_2^32, f = 12) with the weights at P0; returns the
 /// reconstructed signed outputs and the exact ones.

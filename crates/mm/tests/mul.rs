@@ -4,21 +4,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
+mod common;
+
+use common::stream;
 use veil_he::BfvPreset;
 use veil_he::ole::Ole;
 use veil_mm::mul::mul_mixed;
 use veil_mpc::harness::{all_ok, simulate};
 use veil_twopc::{Engine, TwoParty};
-
-fn stream(seed: u64) -> impl FnMut() -> u64 {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        s
-    }
-}
 
 fn share(v: &[i64], bits: u32, next: &mut impl FnMut() -> u64) -> (Vec<u64>, Vec<u64>) {
     let mask = (1u64 << bits) - 1;

@@ -5,24 +5,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
+mod common;
+
+use common::{rep, stream};
 use veil_mm::trunc::{field_to_ring_truncated, headroom, truncate};
 use veil_mpc::harness::{all_ok, simulate};
 use veil_ot::flavours::Modulus;
 use veil_twopc::{Engine, TwoParty};
-
-fn stream(seed: u64) -> impl FnMut() -> u64 {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        s
-    }
-}
-
-fn rep(x: u128, m: u128) -> i128 {
-    if x >= m.div_ceil(2) { x as i128 - m as i128 } else { x as i128 }
-}
 
 fn signed_in(dest: Modulus, v: u128) -> i128 {
     match dest {

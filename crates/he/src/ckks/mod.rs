@@ -34,13 +34,13 @@ pub mod wire;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use fhe_math::zq::primes::generate_prime;
 use num_complex::Complex64;
 use rand::{CryptoRng, Rng, RngCore};
 use veil_mpc::{MpcError, Result};
 use zeroize::Zeroize;
 
 use crate::bfv::ERROR_VARIANCE;
+use crate::preset::ntt_primes;
 use crate::rns::{Ring, RnsPoly};
 use encoding::Encoder;
 
@@ -221,28 +221,10 @@ pub struct Ckks {
     data: usize,
 }
 
-fn chain_primes(preset: CkksPreset) -> Result<Vec<u64>> {
-    let step = 2 * preset.degree() as u64;
-    let mut taken: Vec<u64> = Vec::new();
-    for &bits in preset.chain_bits() {
-        let mut upper = (1u64 << bits) - 1;
-        loop {
-            let p = generate_prime(bits, step, upper)
-                .ok_or_else(|| MpcError::Invalid(format!("no {bits}-bit prime ≡ 1 mod {step} left")))?;
-            upper = p - 1;
-            if !taken.contains(&p) {
-                taken.push(p);
-                break;
-            }
-        }
-    }
-    Ok(taken)
-}
-
 impl Ckks {
     /// The scheme at `preset`.
     pub fn new(preset: CkksPreset) -> Result<Self> {
-        let primes = chain_primes(preset)?;
+        let primes = ntt_primes(preset.degree(), preset.chain_bits())?;
         // Key switching accumulates up to 16 products of 61-bit residues in 128 bits.
         if primes.len() > 17 || primes.iter().any(|&p| p >= 1 << 61) {
             return Err(MpcError::Invalid("chains are at most 16 data primes below 2^61".into()));

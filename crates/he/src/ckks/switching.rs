@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use veil_mpc::{MpcError, Result};
 
 use super::{Ciphertext, Ckks, GaloisKeys, SwitchingKey};
-use crate::rns::RnsPoly;
+use crate::rns::{RnsPoly, centred};
 
 impl Ckks {
     /// Splits `c` (NTT form, level `l`) into its residues, each lifted to `q_0 … q_l, P` in NTT
@@ -21,10 +21,7 @@ impl Ckks {
             .into_par_iter()
             .map(|j| {
                 let qj = self.ring.modulus(c.basis[j]);
-                let centred: Vec<i64> = coeffs.limbs[j]
-                    .iter()
-                    .map(|&v| if v > qj / 2 { v as i64 - qj as i64 } else { v as i64 })
-                    .collect();
+                let centred: Vec<i64> = coeffs.limbs[j].iter().map(|&v| centred(v, qj)).collect();
                 let limbs = ext
                     .iter()
                     .map(|&b| {
