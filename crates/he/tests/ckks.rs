@@ -6,6 +6,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
+mod common;
+
+use common::depth_four_error;
 use num_complex::Complex64;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -73,28 +76,11 @@ fn every_preset_encrypts_and_decrypts() {
 fn a_depth_four_circuit_keeps_twenty_bits() {
     let mut rng = ChaCha20Rng::seed_from_u64(3);
     let ckks = Ckks::new(CkksPreset::N16384).unwrap();
-    let (sk, pk) = ckks.keygen(&mut rng).unwrap();
-    let rk = ckks.relin_key(&sk, &mut rng).unwrap();
     let n = ckks.slots();
     let (x, y, z, w) = (reals(&mut rng, n), reals(&mut rng, n), reals(&mut rng, n), reals(&mut rng, n));
-    let delta = ckks.default_scale();
-    let top = ckks.top_level();
-    let enc = |v: &[f64], rng: &mut ChaCha20Rng| {
-        ckks.encrypt(&pk, &ckks.encode(v, delta, top).unwrap(), rng).unwrap()
-    };
-    let (cx, cy, cz) = (enc(&x, &mut rng), enc(&y, &mut rng), enc(&z, &mut rng));
-    // (((x·y)·z)·w)²: two ciphertext products, a plaintext product, a square, each followed by
-    // a rescale (the plaintext at the scale of the prime it is divided by); values stay in [−1, 1].
-    let mut ct = ckks.rescale(&ckks.mul_relin(&cx, &cy, &rk).unwrap()).unwrap();
-    let cz = ckks.drop_to_level(&cz, ct.level()).unwrap();
-    ct = ckks.rescale(&ckks.mul_relin(&ct, &cz, &rk).unwrap()).unwrap();
-    let pw = ckks.encode(&w, ckks.ring().modulus(ct.level()) as f64, ct.level()).unwrap();
-    ct = ckks.rescale(&ckks.mul_plain(&ct, &pw).unwrap()).unwrap();
-    ct = ckks.rescale(&ckks.mul_relin(&ct, &ct, &rk).unwrap()).unwrap();
-    let want: Vec<f64> = (0..n).map(|i| (x[i] * y[i] * z[i] * w[i]).powi(2)).collect();
-    assert_eq!(ct.level(), 0);
-    let err = max_error(&ckks.decrypt_values(&sk, &ct).unwrap(), &complex(&want));
-    assert!(err < 2f64.powi(-20), "error 2^{:.1}", err.log2());
+    let (err, _, level) = depth_four_error(&ckks, [&x, &y, &z, &w], &mut rng);
+    assert_eq!(level, 0);
+    assert!(err < -20.0, "error 2^{err:.1}");
 }
 
 #[test]

@@ -2,11 +2,14 @@
 //! requirements-dev.txt): at every preset, the same primes and plaintext modulus, the same
 //! slots in, `a`, `a ⊙ b + c` and the same after one modulus switch out of both libraries,
 //! equal slot by slot and to Z_t arithmetic; CKKS on the same chain and scale through the same
-//! depth-4 circuit, the largest slot error of both within a bit. Skips with a message where Python or seal-python
+//! depth-4 circuit, the RMS slot error of both within a bit. Skips with a message where Python or seal-python
 //! is absent (`$VEIL_PYTHON`, else the workspace's `.venv/bin/python`, else `python3`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
+mod common;
+
+use common::depth_four_error;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -114,26 +117,16 @@ fn ckks_precision_matches_seal_within_a_bit() {
         "x": x, "y": y, "z": z, "w": w,
     });
     let Some(theirs) = seal(request) else { return };
-    let theirs = theirs["log2_error"].as_f64().unwrap();
+    let (their_max, their_rms) =
+        (theirs["log2_error"].as_f64().unwrap(), theirs["log2_rms"].as_f64().unwrap());
 
     let mut rng = ChaCha20Rng::seed_from_u64(20);
-    let (sk, pk) = ckks.keygen(&mut rng).unwrap();
-    let rk = ckks.relin_key(&sk, &mut rng).unwrap();
-    let (delta, top) = (ckks.default_scale(), ckks.top_level());
-    let mut enc = |v: &[f64]| ckks.encrypt(&pk, &ckks.encode(v, delta, top).unwrap(), &mut rng).unwrap();
-    let (cx, cy, cz) = (enc(&x), enc(&y), enc(&z));
-    let mut ct = ckks.rescale(&ckks.mul_relin(&cx, &cy, &rk).unwrap()).unwrap();
-    let cz = ckks.drop_to_level(&cz, ct.level()).unwrap();
-    ct = ckks.rescale(&ckks.mul_relin(&ct, &cz, &rk).unwrap()).unwrap();
-    let pw = ckks.encode(&w, ckks.ring().modulus(ct.level()) as f64, ct.level()).unwrap();
-    ct = ckks.rescale(&ckks.mul_plain(&ct, &pw).unwrap()).unwrap();
-    ct = ckks.rescale(&ckks.mul_relin(&ct, &ct, &rk).unwrap()).unwrap();
-    let got = ckks.decrypt_values(&sk, &ct).unwrap();
-    let ours =
-        (0..n).map(|i| (got[i].re - (x[i] * y[i] * z[i] * w[i]).powi(2)).abs()).fold(0.0, f64::max).log2();
+    let (max, rms, _) = depth_four_error(&ckks, [&x, &y, &z, &w], &mut rng);
     eprintln!(
-        "depth-4 circuit at Δ = 2^40, N = 16384: largest error 2^{ours:.2} here, 2^{theirs:.2} in SEAL"
+        "depth-4 circuit at Δ = 2^40, N = 16384: RMS error 2^{rms:.2} here, 2^{their_rms:.2} in SEAL; largest 2^{max:.2} and 2^{their_max:.2}"
     );
-    assert!((ours - theirs).abs() <= 1.0, "2^{ours:.2} here against 2^{theirs:.2} in SEAL");
-    assert!(ours < -20.0);
+    // The RMS over 8192 slots is stable from run to run; the largest error moves by more
+    // than a bit with SEAL's own random keys and noise.
+    assert!((rms - their_rms).abs() <= 1.0, "RMS 2^{rms:.2} here against 2^{their_rms:.2} in SEAL");
+    assert!(max < -20.0);
 }
