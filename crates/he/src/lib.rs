@@ -11,6 +11,7 @@
 //! - [`ole`]: the Z_p-OLE of the paper's §IV-B and share products over Z_p with role switching.
 //! - [`linear`]: fully connected and convolution layers on shares by coefficient encoding
 //!   (Cheetah's HomFC and HomConv).
+//! - [`matmul`]: matrix products `X·W` on shares by coefficient encoding, rows batched.
 //! - [`rns`]: RNS polynomials with raw access to limbs, NTT-form rescaling and automorphisms.
 //! - [`ckks`]: RNS-CKKS (encoding, keys, products, rescaling, rotations, hoisting, linear
 //!   algebra in spatial-first packing, wire format), the scheme of `blb`'s fused blocks.
@@ -29,6 +30,7 @@ pub mod ckks;
 pub mod flood;
 pub mod keyfile;
 pub mod linear;
+pub mod matmul;
 pub mod ole;
 pub mod preset;
 pub mod rns;

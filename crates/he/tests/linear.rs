@@ -6,6 +6,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use veil_he::linear::{ConvPlan, FcPlan, Layer, evaluate, hold};
+use veil_he::matmul::MatPlan;
 use veil_he::ole::Ole;
 use veil_he::{Bfv, BfvPreset};
 use veil_mpc::harness::{all_ok, simulate};
@@ -76,4 +77,21 @@ fn bad_shapes_are_refused() {
     let plan = FcPlan::new(2, 3, 4096).unwrap();
     assert!(plan.encode_input(&[1, 2]).unwrap_err().to_string().contains("2 inputs for a layer of 3"));
     assert!(plan.encode_weights(&[1; 5]).unwrap_err().to_string().contains("5 weights"));
+}
+
+#[test]
+fn matrix_products_batch_rows_in_blocks() {
+    let preset = BfvPreset::N4096P16;
+    let t = Bfv::new(preset).unwrap().plaintext_modulus();
+    let mut rng = ChaCha20Rng::seed_from_u64(3);
+    // Shapes whose blocks cut every dimension unevenly, one row, and a long inner axis.
+    for (rows, inner, cols) in [(7, 30, 5), (20, 100, 70), (1, 9, 3), (3, 5000, 2), (65, 64, 65)] {
+        let plan = MatPlan::new(rows, inner, cols, 4096).unwrap();
+        let (nb, kb, mb) = plan.blocks;
+        assert!(nb * kb * mb <= 4096, "{:?}", plan.blocks);
+        let w: Vec<u64> = (0..inner * cols).map(|_| rng.random_range(0..t)).collect();
+        let x: Vec<u64> = (0..rows * inner).map(|_| rng.random_range(0..t)).collect();
+        run(&plan, &w, &x, preset, rows as u64);
+    }
+    assert!(MatPlan::new(0, 3, 3, 4096).is_err());
 }
