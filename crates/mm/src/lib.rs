@@ -5,6 +5,7 @@
 //!
 //! - [`convert`]: the positive-wrap protocol Π_wrap+ (Fig. 3) and the heuristic conversions
 //!   between any two moduli it gives (Eq. (1), Fig. 4, §III-B/C).
+//! - [`family`]: the family behind `veil-mpc`'s capability traits, for the secure executor.
 //! - [`exp`]: constant-round base-2 exponentiation, one OLE per value (Fig. 8).
 //! - [`layers`]: fully connected and convolution layers on fixed-point ring shares, by
 //!   coefficient encoding over Z_p with the truncation folded into the way back.
@@ -12,6 +13,10 @@
 //!   truncation folded into the way back (§V-B).
 //! - [`oppe`]: piecewise polynomials with comparisons on the ring, powers on the field and one
 //!   delayed truncation (Fig. 13), GeLU and sigmoid with the paper's coefficients.
+//! - [`products`]: elementwise and matrix products on fixed-point shares, local lifts of
+//!   operands one party knows.
+//! - [`recip`]: reciprocal and reciprocal square root by normalisation and Newton steps.
+//! - [`transformer`]: GeLU, softmax and LayerNorm.
 //! - [`trunc`]: approximate truncation over any modulus (Theorem 1) and `Z_p → Z_2^ℓ` with a
 //!   free truncation (Fig. 7).
 //!
@@ -20,7 +25,11 @@
 
 pub mod convert;
 pub mod exp;
+pub mod family;
 pub mod layers;
 pub mod mul;
 pub mod oppe;
+pub mod products;
+pub mod recip;
+pub mod transformer;
 pub mod trunc;

@@ -93,7 +93,11 @@ impl TwoPc {
         self.tp(ctx)?.prepare(ctx, p0_sends, p1_sends)
     }
 
-    /// The OT session of a computing party.
+    /// The OT session of a computing party, for families that build on the toolkit.
+    pub fn session(&mut self, ctx: &Ctx) -> Result<&mut TwoParty> {
+        self.tp(ctx)
+    }
+
     fn tp(&mut self, ctx: &Ctx) -> Result<&mut TwoParty> {
         match ctx.party() {
             0 => self.source.pair(1),
