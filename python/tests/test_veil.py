@@ -196,9 +196,10 @@ def test_material_prepared_ahead_serves_one_private_run(tmp_path):
 
 def test_families_and_the_additive_family_among_any_number_of_parties():
     names = [f["name"] for f in veil.families()]
-    assert names == ["mosformer", "aegis", "additive"]
-    additive = veil.families()[2]
+    assert names == ["mosformer", "aegis", "mm", "additive"]
+    additive = veil.families()[3]
     assert additive["parties"] == {"at_least": 2} and additive["owners"] == ["inside", "outside"]
+    assert veil.families()[2]["parties"] == {"exactly": 2}
     assert "InsecureDealer" in additive["preprocessing"]
     cnn = veil.Model(DIGITS)
     bar = [[[1.0 if 3 <= c <= 4 else 0.0 for c in range(8)] for _ in range(8)]]
@@ -211,5 +212,8 @@ def test_families_and_the_additive_family_among_any_number_of_parties():
         cnn.run_private([bar], family="additive", parties=1)
     with pytest.raises(ValueError, match="no family"):
         cnn.run_private([bar], family="spdz")
+    # mm: the client and the server compute, each owning its part.
+    r = cnn.run_private([bar], family="mm")
+    assert r["predictions"] == r["plaintext_predictions"] and r["topology"]["computing"] == 2
     with pytest.raises(ValueError, match="no transformer layers"):
         veil.Model().run_private("Hi there.", family="additive")

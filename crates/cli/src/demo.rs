@@ -85,23 +85,33 @@ pub fn run(parties: usize, json: bool, workdir: Option<PathBuf>) -> anyhow::Resu
 
 /// `veil demo` (the main job): a private sentence embedding with all-MiniLM-L6-v2 (or
 /// `--model`), every party a separate `veil party` process on 127.0.0.1 over mutual TLS —
-/// servers 0, 1, 2, the data owner 3 (holds the text, alone gets the embedding) and the model
-/// owner 4 (holds the weights). The launcher then computes the float reference on the same
+/// under `mosformer`, servers 0, 1, 2, the data owner 3 (holds the text, alone gets the
+/// embedding) and the model owner 4 (holds the weights); under `mm`, the client 0 (the text)
+/// and the server 1 (the weights), who compute together. The launcher then computes the float reference on the same
 /// text (it holds both inputs, being the demo) and prints the cosine similarity and the report.
 pub fn run_embed(
     model: Option<PathBuf>,
     text: &str,
-    security: &str,
-    offline: &str,
+    (family, security, offline): (&str, Option<&str>, Option<&str>),
     json: bool,
     workdir: Option<PathBuf>,
 ) -> anyhow::Result<()> {
+    use veil_runtime::families::{FamilyChoice, Request};
     use veil_runtime::inference::report;
-    crate::run::parse_offline(offline)?;
-    let sec = crate::bench::parse_security(security)?;
-    let choice = veil_runtime::families::FamilyChoice::mosformer(sec.into());
+    let request = Request {
+        family: Some(family),
+        security: security.map(crate::bench::parse_security).transpose()?,
+        ..Request::default()
+    };
+    let choice = FamilyChoice::new(&request, "mosformer")?;
+    if !choice.family.info.runs_transformers() {
+        anyhow::bail!("{family} does not run transformers; the demo embeds a sentence");
+    }
+    let offline = offline.map_or_else(|| choice.default_material().name().to_string(), str::to_string);
+    crate::run::parse_offline(&offline)?;
     let (parties, data_owner) = (choice.topology.parties(), choice.topology.roles.data_owner);
-    if model.is_none() && sec == veil_runtime::Security::Malicious {
+    if model.is_none() && choice.name() == "mosformer" && choice.security == veil_runtime::Security::Malicious
+    {
         warn_if_short_of_memory(DEMO_MEMORY_BYTES);
     }
     let dir_model = crate::run::model_dir(model)?;
@@ -113,10 +123,10 @@ pub fn run_embed(
     };
     let dir: &Path = workdir.as_deref().or(temp.as_ref().map(|t| t.path())).context("no work folder")?;
     let job = Job::Embed {
-        family: "mosformer".into(),
-        security: Some(security.into()),
-        offline: Some(offline.into()),
-        rings: Some("mixed".into()),
+        family: choice.name().into(),
+        security: Some(choice.security.name().into()),
+        offline: Some(offline),
+        rings: choice.rings_name().map(str::to_string),
         owners: None,
     };
     let config = prepare_config(dir, parties, job, veil_runtime::inference::OWNER_WAIT_S)?;

@@ -308,12 +308,17 @@ enum Command {
         /// The data owner's text for `embed`.
         #[arg(long, default_value = "Secure inference keeps both the model and the data private.")]
         text: String,
-        /// `malicious` or `semi-honest`, for `embed`.
-        #[arg(long, default_value = "malicious")]
-        security: String,
-        /// The servers' offline material for `embed`: `ahead` or `on-demand` (see `veil run`).
-        #[arg(long, default_value = "ahead")]
-        offline: String,
+        /// The protocol family for `embed` (`veil families`): `mosformer` (5 processes: 3
+        /// servers and the two owners) or `mm` (2 processes: the client and the server).
+        #[arg(long, default_value = "mosformer")]
+        family: String,
+        /// `malicious` or `semi-honest`, for `embed` (default: the family's strongest).
+        #[arg(long)]
+        security: Option<String>,
+        /// The servers' offline material for `embed`: `ahead` or `on-demand` (see `veil run`;
+        /// default: the family's).
+        #[arg(long)]
+        offline: Option<String>,
         /// Number of parties for `mul`.
         #[arg(long, default_value_t = 3)]
         parties: usize,
@@ -509,11 +514,19 @@ fn main() -> ExitCode {
                 model => eval_text::eval(model, &sentences, &args, limit, resume.as_deref(), json),
             }
         }
-        Command::Demo { job, model, text, security, offline, parties, json, workdir } => match job.as_str() {
-            "embed" => demo::run_embed(model, &text, &security, &offline, json, workdir),
-            "mul" => demo::run(parties, json, workdir),
-            other => Err(anyhow::anyhow!("--job {other}: use embed or mul")),
-        },
+        Command::Demo { job, model, text, family, security, offline, parties, json, workdir } => {
+            match job.as_str() {
+                "embed" => demo::run_embed(
+                    model,
+                    &text,
+                    (&family, security.as_deref(), offline.as_deref()),
+                    json,
+                    workdir,
+                ),
+                "mul" => demo::run(parties, json, workdir),
+                other => Err(anyhow::anyhow!("--job {other}: use embed or mul")),
+            }
+        }
         Command::Bench {
             what: BenchCommand::Ops { family, security, ring, n, op, threads, cots, preset, json },
         } => {

@@ -109,7 +109,9 @@ pub fn print_report(r: &InferenceReport, json: bool) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(r)?);
         return Ok(());
     }
-    println!("Veil: private inference of {} under {} ({}, {} rings)", r.model, r.family, r.security, r.rings);
+    // A ring plan's name (`mixed`, `z64`) reads "… rings"; a family's arithmetic says itself.
+    let rings = if r.rings.contains(' ') { r.rings.clone() } else { format!("{} rings", r.rings) };
+    println!("Veil: private inference of {} under {} ({}, {rings})", r.model, r.family, r.security);
     println!("  parties: {} — {}", r.topology.describe(), r.transport);
     println!("  preprocessing: {}", r.preprocessing);
     println!("  input: {:?} ({} tokens, only their number is public)", r.text, r.tokens);

@@ -72,6 +72,38 @@ fn demo_embeds_a_sentence_privately_with_five_processes() {
 }
 
 #[test]
+fn mm_runs_the_client_and_the_server_as_two_processes_and_the_digits_as_threads() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let gpt2 = root.join("crates/nn/tests/data/tiny-gpt2");
+    let o = veil(&[
+        "demo",
+        "--family",
+        "mm",
+        "--model",
+        gpt2.to_str().unwrap(),
+        "--text",
+        "Hello there.",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(r["cosine_vs_plaintext"].as_f64().unwrap() > 0.999, "{r}");
+    let parties = r["per_party"].as_array().unwrap();
+    assert_eq!(parties.len(), 2, "the client and the server");
+    assert_eq!((parties[0]["output"].is_null(), parties[1]["output"].is_null()), (false, true));
+    let onnx = root.join("models/digits-cnn/model.onnx");
+    let o = veil(&["run", "--model", onnx.to_str().unwrap(), "--family", "mm", "--batch", "3", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["predictions"], r["plaintext_predictions"], "{r}");
+    // mm offers its material on demand only, and is semi-honest.
+    let o = veil(&["demo", "--family", "mm", "--offline", "ahead", "--model", gpt2.to_str().unwrap()]);
+    assert!(stderr(&o).contains("ahead material is not an option"), "{}", stderr(&o));
+    let o = veil(&["demo", "--family", "mm", "--security", "malicious"]);
+    assert!(stderr(&o).contains("mm runs only with --security semi-honest"), "{}", stderr(&o));
+}
+
+#[test]
 fn embed_party_errors_are_clear() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = write_config(dir.path(), 5, |i| i, "00112233445566778899aabbccddeeff");
@@ -500,8 +532,9 @@ fn families_are_listed_and_additive_runs_the_digits_among_any_number_of_parties(
     let listed: Vec<serde_json::Value> =
         String::from_utf8_lossy(&o.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let names: Vec<&str> = listed.iter().map(|f| f["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["mosformer", "aegis", "additive"]);
-    assert_eq!(listed[2]["parties"]["at_least"], 2);
+    assert_eq!(names, ["mosformer", "aegis", "mm", "additive"]);
+    assert_eq!(listed[3]["parties"]["at_least"], 2);
+    assert_eq!(listed[2]["parties"]["exactly"], 2);
     assert_eq!(listed[0]["owners"], serde_json::json!(["outside"]));
     let o = veil(&["families"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("InsecureDealer"));
@@ -535,7 +568,7 @@ fn families_are_listed_and_additive_runs_the_digits_among_any_number_of_parties(
     assert!(stderr(&o).contains("cannot place the data and model owners inside"), "{}", stderr(&o));
     let o = veil(&["run", "--model", m, "--family", "spdz"]);
     assert!(
-        stderr(&o).contains("no family `spdz`; the families are mosformer, aegis, additive"),
+        stderr(&o).contains("no family `spdz`; the families are mosformer, aegis, mm, additive"),
         "{}",
         stderr(&o)
     );

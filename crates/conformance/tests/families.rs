@@ -3,7 +3,7 @@
 
 mod subjects;
 
-use subjects::{AdditiveSubject, AegisSubject, MosformerSubject, TwoPcSubject};
+use subjects::{AdditiveSubject, AegisSubject, MmSubject, MosformerSubject, TwoPcSubject};
 use veil_additive::{
     Additive, Correlations, InsecureDealer, MatrixTriple, SignMaterial, TripleSource, Triples, TruncPairs,
 };
@@ -24,6 +24,12 @@ fn additive_conforms_among_2_3_and_5_parties() {
 #[test]
 fn the_two_party_toolkit_conforms() {
     let report = run(&TwoPcSubject, &[1, 2, 3]).unwrap();
+    assert_eq!(report, veil_conformance::Report::default(), "a semi-honest family is not tampered with");
+}
+
+#[test]
+fn mm_conforms() {
+    let report = run(&MmSubject, &[1, 2, 3]).unwrap();
     assert_eq!(report, veil_conformance::Report::default(), "a semi-honest family is not tampered with");
 }
 

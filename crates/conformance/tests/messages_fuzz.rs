@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
-use subjects::{AdditiveSubject, AegisSubject, MosformerSubject, TwoPcSubject};
+use subjects::{AdditiveSubject, AegisSubject, MmSubject, MosformerSubject, TwoPcSubject};
 use veil_conformance::{FuzzOutcome, MessageFuzz, Subject};
 use veil_mosformer::{Rings, Security};
 
@@ -56,6 +56,11 @@ fn additive_messages() {
 #[test]
 fn two_party_toolkit_messages() {
     fuzz(&TwoPcSubject);
+}
+
+#[test]
+fn mm_messages() {
+    fuzz(&MmSubject);
 }
 
 #[test]

@@ -398,22 +398,36 @@ impl Bfv {
     }
 
     /// Adds a uniform integer of `[−2^bits, 2^bits)` to every coefficient of `c0`
-    /// (`bits ≤ 127`).
+    /// (`bits ≤ 190`): below 2^127 one draw, above it `a·2^64 + b` with `b` uniform in
+    /// `[0, 2^64)` and `a` in `[−2^{bits−64}, 2^{bits−64})`, which is uniform on the same range.
     pub fn flood<R: RngCore + CryptoRng>(&self, ct: &mut Ciphertext, bits: u32, rng: &mut R) -> Result<()> {
-        if bits > 127 {
-            return Err(MpcError::Invalid(format!("flooding of 2^{bits} is past 2^127")));
+        if bits > 190 {
+            return Err(MpcError::Invalid(format!("flooding of 2^{bits} is past 2^190")));
         }
         let ctx = self.context(ct.level)?;
-        let noise: Vec<i128> = (0..self.slots())
-            .map(|_| match bits {
+        fn uniform<R: RngCore>(rng: &mut R, bits: u32) -> i128 {
+            match bits {
                 127 => rng.random::<u128>() as i128,
                 _ => (rng.random::<u128>() & ((1u128 << (bits + 1)) - 1)) as i128 - (1i128 << bits),
+            }
+        }
+        // (high, low): the noise is high·2^64 + low.
+        let noise: Vec<(i128, i128)> = (0..self.slots())
+            .map(|_| {
+                if bits <= 127 {
+                    (0, uniform(rng, bits))
+                } else {
+                    (uniform(rng, bits - 64), i128::from(rng.random::<u64>()))
+                }
             })
             .collect();
         let mut rows = Array2::<u64>::zeros((ctx.moduli().len(), self.slots()));
         for (mut row, &qi) in rows.outer_iter_mut().zip(ctx.moduli()) {
-            for (r, &x) in row.iter_mut().zip(&noise) {
-                *r = x.rem_euclid(qi as i128) as u64;
+            let q = i128::from(qi);
+            let shift = ((1i128 << 64) % q) as u128;
+            for (r, &(h, l)) in row.iter_mut().zip(&noise) {
+                let high = (h.rem_euclid(q) as u128 * shift) % qi as u128;
+                *r = ((high + l.rem_euclid(q) as u128) % qi as u128) as u64;
             }
         }
         let mut p = Poly::try_convert_from(rows, ctx, false, Representation::PowerBasis)

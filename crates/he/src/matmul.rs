@@ -95,7 +95,12 @@ impl MatPlan {
     /// `x̂` per (row block, inner block); `x` row-major.
     pub fn encode_input(&self, x: &[u64]) -> Result<Vec<Vec<u64>>> {
         if x.len() != self.rows * self.inner {
-            return Err(MpcError::Invalid(format!("{} entries for a {}×{} matrix", x.len(), self.rows, self.inner)));
+            return Err(MpcError::Invalid(format!(
+                "{} entries for a {}×{} matrix",
+                x.len(),
+                self.rows,
+                self.inner
+            )));
         }
         let (nb, kb, mb) = self.blocks;
         let mut polys = Vec::with_capacity(self.input_polys());
@@ -117,7 +122,12 @@ impl MatPlan {
     /// block's inputs; `w` row-major.
     pub fn encode_weights(&self, w: &[u64]) -> Result<Vec<Vec<Option<Vec<u64>>>>> {
         if w.len() != self.inner * self.cols {
-            return Err(MpcError::Invalid(format!("{} weights for a {}×{} matrix", w.len(), self.inner, self.cols)));
+            return Err(MpcError::Invalid(format!(
+                "{} weights for a {}×{} matrix",
+                w.len(),
+                self.inner,
+                self.cols
+            )));
         }
         let (_, kb, mb) = self.blocks;
         let blocks: Vec<Vec<Vec<u64>>> = (0..self.col_blocks())
@@ -169,10 +179,9 @@ impl MatPlan {
         for (r, row) in z.chunks_mut(self.cols).enumerate() {
             let xr = &x[r * self.inner..(r + 1) * self.inner];
             for (c, v) in row.iter_mut().enumerate() {
-                let sum = xr
-                    .iter()
-                    .enumerate()
-                    .fold(0u128, |acc, (j, &a)| (acc + u128::from(a) * u128::from(w[j * self.cols + c])) % t128);
+                let sum = xr.iter().enumerate().fold(0u128, |acc, (j, &a)| {
+                    (acc + u128::from(a) * u128::from(w[j * self.cols + c])) % t128
+                });
                 *v = sum as u64;
             }
         }

@@ -38,7 +38,7 @@ use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use veil_ring::{Ring, Z64};
 use veil_tensor::Tensor;
 use veil_twopc::family::Shares;
-use veil_twopc::{Engine, TwoPc, TwoParty};
+use veil_twopc::{Engine, TwoParty, TwoPc};
 
 use crate::products::{Operand, matmul, mul_shift};
 use crate::transformer;
@@ -98,7 +98,10 @@ pub struct Mm {
 
 impl std::fmt::Debug for Mm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Mm").field("base", &self.base).field("bfv", &self.ole.as_ref().map(|o| o.bfv().preset())).finish()
+        f.debug_struct("Mm")
+            .field("base", &self.base)
+            .field("bfv", &self.ole.as_ref().map(|o| o.bfv().preset()))
+            .finish()
     }
 }
 
@@ -139,7 +142,11 @@ impl Mm {
 
     /// `⌊x / 2^s⌋` at the party that knows `x`.
     fn local_shift(ctx: &Ctx, x: &MmShares, h: PartyId, s: u32) -> Result<MmShares> {
-        let w = if ctx.party() == h { x.words().iter().map(|&v| ((v as i64) >> s) as u64).collect() } else { vec![0; x.share.0.len()] };
+        let w = if ctx.party() == h {
+            x.words().iter().map(|&v| ((v as i64) >> s) as u64).collect()
+        } else {
+            vec![0; x.share.0.len()]
+        };
         x.with(w, x.shape(), Some(h))
     }
 }
@@ -147,7 +154,13 @@ impl Mm {
 impl Sharing<Z64> for Mm {
     type Share = MmShares;
 
-    fn share_input(&mut self, ctx: &mut Ctx, owner: PartyId, value: Option<&Tensor<Z64>>, shape: &[usize]) -> Result<MmShares> {
+    fn share_input(
+        &mut self,
+        ctx: &mut Ctx,
+        owner: PartyId,
+        value: Option<&Tensor<Z64>>,
+        shape: &[usize],
+    ) -> Result<MmShares> {
         Ok(MmShares::shared(self.base.share_input(ctx, owner, value, shape)?))
     }
 
@@ -174,7 +187,11 @@ impl Linear<Z64> for Mm {
         match x.holder {
             Some(h) => {
                 if x.shape() != c.shape() {
-                    return Err(MpcError::Invalid(format!("shapes {:?} and {:?} differ", x.shape(), c.shape())));
+                    return Err(MpcError::Invalid(format!(
+                        "shapes {:?} and {:?} differ",
+                        x.shape(),
+                        c.shape()
+                    )));
                 }
                 let share = if ctx.party() == h { Shares(x.share.0.add(c)?) } else { x.share.clone() };
                 Ok(MmShares { share, holder: Some(h) })
@@ -208,7 +225,12 @@ impl FixedPoint<Z64> for Mm {
             return Err(MpcError::Invalid(format!("shapes {:?} and {:?} differ", x.shape(), y.shape())));
         }
         if let Some(h) = same_holder(x, y) {
-            let w: Vec<u64> = x.words().iter().zip(y.words()).map(|(&a, b)| ((i128::from(a as i64) * i128::from(b as i64)) >> FRAC_BITS) as i64 as u64).collect();
+            let w: Vec<u64> = x
+                .words()
+                .iter()
+                .zip(y.words())
+                .map(|(&a, b)| ((i128::from(a as i64) * i128::from(b as i64)) >> FRAC_BITS) as i64 as u64)
+                .collect();
             let w = if ctx.party() == h { w } else { vec![0; w.len()] };
             return x.with(w, x.shape(), Some(h));
         }
@@ -261,14 +283,29 @@ impl TransformerOps<Z64> for Mm {
         x.with(y, x.shape(), None)
     }
 
-    fn softmax(&mut self, ctx: &mut Ctx, x: &MmShares, rows: usize, k: usize, mask: Option<&[bool]>) -> Result<MmShares> {
+    fn softmax(
+        &mut self,
+        ctx: &mut Ctx,
+        x: &MmShares,
+        rows: usize,
+        k: usize,
+        mask: Option<&[bool]>,
+    ) -> Result<MmShares> {
         let w = x.words();
         let (tp, ole) = self.parts(ctx)?;
         let y = transformer::softmax(tp, ole, ctx, &w, (rows, k), mask, FRAC_BITS)?;
         x.with(y, x.shape(), None)
     }
 
-    fn layernorm(&mut self, ctx: &mut Ctx, x: &MmShares, gamma: &MmShares, beta: &MmShares, rows: usize, k: usize) -> Result<MmShares> {
+    fn layernorm(
+        &mut self,
+        ctx: &mut Ctx,
+        x: &MmShares,
+        gamma: &MmShares,
+        beta: &MmShares,
+        rows: usize,
+        k: usize,
+    ) -> Result<MmShares> {
         let (w, g, b) = (x.words(), gamma.words(), beta.words());
         let (tp, ole) = self.parts(ctx)?;
         let y = transformer::layernorm(tp, ole, ctx, &w, (&g, &b), (rows, k), FRAC_BITS)?;
@@ -295,7 +332,8 @@ impl Layout<Z64> for Mm {
 
     fn concat(&self, parts: &[&MmShares], axis: usize) -> Result<MmShares> {
         let shares: Vec<&Shares> = parts.iter().map(|p| &p.share).collect();
-        let holder = parts.first().and_then(|p| p.holder).filter(|h| parts.iter().all(|p| p.holder == Some(*h)));
+        let holder =
+            parts.first().and_then(|p| p.holder).filter(|h| parts.iter().all(|p| p.holder == Some(*h)));
         Ok(MmShares { share: self.base.concat(&shares, axis)?, holder })
     }
 
@@ -311,7 +349,13 @@ impl Owners<Z64> for Mm {
 
     /// A computing party's tensor stays whole at its owner (the other's share is 0: nothing
     /// is sent); an outside owner's is shared as in the toolkit.
-    fn share_from_owner(&mut self, ctx: &mut Ctx, owner: PartyId, value: Option<&Tensor<Z64>>, shape: &[usize]) -> Result<Option<MmShares>> {
+    fn share_from_owner(
+        &mut self,
+        ctx: &mut Ctx,
+        owner: PartyId,
+        value: Option<&Tensor<Z64>>,
+        shape: &[usize],
+    ) -> Result<Option<MmShares>> {
         let me = ctx.party();
         if owner >= 2 || me >= 2 {
             return Ok(self.base.share_from_owner(ctx, owner, value, shape)?.map(MmShares::shared));
@@ -328,7 +372,13 @@ impl Owners<Z64> for Mm {
         Ok(Some(MmShares { share: Shares(share), holder: Some(owner) }))
     }
 
-    fn reveal_to_owner(&mut self, ctx: &mut Ctx, x: Option<&MmShares>, owner: PartyId, shape: &[usize]) -> Result<Option<Tensor<Z64>>> {
+    fn reveal_to_owner(
+        &mut self,
+        ctx: &mut Ctx,
+        x: Option<&MmShares>,
+        owner: PartyId,
+        shape: &[usize],
+    ) -> Result<Option<Tensor<Z64>>> {
         self.base.reveal_to_owner(ctx, x.map(|x| &x.share), owner, shape)
     }
 }

@@ -3,6 +3,7 @@
 //! non-linear work on shares of Z_2^ℓ with Ferret OT (`veil-twopc`), products on shares of Z_p
 //! with BFV (`veil-he`), and cheap conversions between the two.
 //!
+//! - [`clear`]: the family's fixed-point arithmetic in the clear, with the ranges it needs.
 //! - [`convert`]: the positive-wrap protocol Π_wrap+ (Fig. 3) and the heuristic conversions
 //!   between any two moduli it gives (Eq. (1), Fig. 4, §III-B/C).
 //! - [`family`]: the family behind `veil-mpc`'s capability traits, for the secure executor.
@@ -23,6 +24,7 @@
 //! **Security**: semi-honest, as the Δ-OTs and BFV underneath; the conversions are exact on
 //! inputs within their stated range (the "add L" heuristic), which callers must keep.
 
+pub mod clear;
 pub mod convert;
 pub mod exp;
 pub mod family;

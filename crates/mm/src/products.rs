@@ -41,7 +41,13 @@ fn reduce_signed(v: u64, p: u64) -> u64 {
 }
 
 /// Shares in Z_p of the signed values of `x`: local when one party holds them.
-pub fn lift(tp: &mut TwoParty, ctx: &mut Ctx, x: &[u64], holder: Option<PartyId>, p: u64) -> Result<Vec<u64>> {
+pub fn lift(
+    tp: &mut TwoParty,
+    ctx: &mut Ctx,
+    x: &[u64],
+    holder: Option<PartyId>,
+    p: u64,
+) -> Result<Vec<u64>> {
     match holder {
         Some(h) if ctx.party() == h => Ok(x.iter().map(|&v| reduce_signed(v, p)).collect()),
         Some(_) => Ok(vec![0; x.len()]),
@@ -61,7 +67,14 @@ pub fn lower(tp: &mut TwoParty, ctx: &mut Ctx, z: &[u64], p: u64, s: u32) -> Res
 }
 
 /// `⌊x·y / 2^s⌋` elementwise on shares (one OLE each way, role switched).
-pub fn mul_shift(tp: &mut TwoParty, ole: &Ole, ctx: &mut Ctx, x: &[u64], y: &[u64], s: u32) -> Result<Vec<u64>> {
+pub fn mul_shift(
+    tp: &mut TwoParty,
+    ole: &Ole,
+    ctx: &mut Ctx,
+    x: &[u64],
+    y: &[u64],
+    s: u32,
+) -> Result<Vec<u64>> {
     if x.len() != y.len() {
         return Err(MpcError::Invalid(format!("products of {} and {} values", x.len(), y.len())));
     }
@@ -81,8 +94,9 @@ fn local_product(ctx: &Ctx, holder: PartyId, x: Operand<'_>, w: Operand<'_>, s: 
     let mut out = vec![0u64; m * n];
     for (i, row) in out.chunks_mut(n).enumerate() {
         for (j, v) in row.iter_mut().enumerate() {
-            let sum: i128 =
-                (0..k).map(|l| i128::from(x.words[i * k + l] as i64) * i128::from(w.words[l * n + j] as i64)).sum();
+            let sum: i128 = (0..k)
+                .map(|l| i128::from(x.words[i * k + l] as i64) * i128::from(w.words[l * n + j] as i64))
+                .sum();
             *v = (sum >> s) as i64 as u64;
         }
     }
@@ -100,7 +114,14 @@ fn transpose(x: &[u64], [rows, cols]: [usize; 2]) -> Vec<u64> {
 }
 
 /// Shares in Z_p of `X·W` where `W` (Z_p) is known to `holder` and `X` is shared in Z_p.
-fn evaluate_known(ole: &Ole, ctx: &mut Ctx, plan: &MatPlan, holder: PartyId, xp: &[u64], wp: &[u64]) -> Result<Vec<u64>> {
+fn evaluate_known(
+    ole: &Ole,
+    ctx: &mut Ctx,
+    plan: &MatPlan,
+    holder: PartyId,
+    xp: &[u64],
+    wp: &[u64],
+) -> Result<Vec<u64>> {
     if ctx.party() == holder { evaluate(ole, ctx, plan, wp, xp) } else { hold(ole, ctx, plan, xp) }
 }
 
@@ -113,7 +134,12 @@ fn evaluate_shared(ole: &Ole, ctx: &mut Ctx, plan: &MatPlan, xp: &[u64], wp: &[u
     let own = plan.apply(wp, xp, p);
     let mine = plan.decode_output(&masks);
     let cross = plan.decode_output(&ole.receive_polynomials(ctx, plan.terms(), plan.output_polys())?);
-    Ok(own.iter().zip(mine).zip(cross).map(|((&a, b), c)| ((u128::from(a) + u128::from(b) + u128::from(c)) % u128::from(p)) as u64).collect())
+    Ok(own
+        .iter()
+        .zip(mine)
+        .zip(cross)
+        .map(|((&a, b), c)| ((u128::from(a) + u128::from(b) + u128::from(c)) % u128::from(p)) as u64)
+        .collect())
 }
 
 /// Shares of `⌊X·W / 2^s⌋` (`[m, k] × [k, n]`) and who knows the result.

@@ -98,7 +98,9 @@ pub fn inverse(
     extra: u32,
 ) -> Result<Vec<u64>> {
     if extra > 16 {
-        return Err(veil_mpc::MpcError::Invalid(format!("an inverse with {extra} extra fractional bits (at most 16)")));
+        return Err(veil_mpc::MpcError::Invalid(format!(
+            "an inverse with {extra} extra fractional bits (at most 16)"
+        )));
     }
     let (n, first) = (x.len(), tp.is_first());
     let js: Vec<u32> = thresholds(f).collect();

@@ -9,11 +9,13 @@
 mod common;
 
 use veil_he::BfvPreset;
+use veil_mm::clear::MmReference;
 use veil_mm::family::{FRAC_BITS, Mm, Planner};
 use veil_mm::recip::{Inverse, inverse, inverse_clear};
 use veil_mpc::Ctx;
 use veil_mpc::harness::{all_ok, simulate};
 use veil_mpc::prep::{Call, Plan, Preprocessing};
+use veil_mpc::reference::FixedReference;
 use veil_mpc::traits::{FixedPoint, Owners, Sharing, TransformerOps};
 use veil_ring::Z64;
 use veil_tensor::Tensor;
@@ -43,7 +45,8 @@ fn run_op(
     x: &[i64],
     shape: &[usize],
     call: Call,
-    job: impl Fn(&mut Mm, &mut Ctx, &<Mm as Sharing<Z64>>::Share) -> veil_mpc::Result<<Mm as Sharing<Z64>>::Share> + Sync,
+    job: impl Fn(&mut Mm, &mut Ctx, &<Mm as Sharing<Z64>>::Share) -> veil_mpc::Result<<Mm as Sharing<Z64>>::Share>
+    + Sync,
 ) -> Vec<f64> {
     let out = all_ok(simulate(2, 5, |ctx| {
         let mut mm = setup(ctx)?;
@@ -53,7 +56,7 @@ fn run_op(
         let y = job(&mut mm, ctx, &xs)?;
         let used = mm.usage();
         let opened = mm.reveal_all(ctx, &y)?;
-        let planned = Plan::of(&Planner { me: ctx.party() }, &[call.clone()]).totals();
+        let planned = Plan::of(&Planner { me: ctx.party() }, std::slice::from_ref(&call)).totals();
         Ok((opened, before, used, planned))
     }))
     .unwrap();
@@ -65,6 +68,14 @@ fn run_op(
         );
     }
     out[0].0.data().iter().map(|v| dec(v.0)).collect()
+}
+
+/// The secure layer within `units` of the clear one.
+fn near_reference(got: &[f64], clear: &[i64], units: i64, what: &str) {
+    for (i, (&g, &c)) in got.iter().zip(clear).enumerate() {
+        let d = (enc(g) - c).abs();
+        assert!(d <= units, "{what}[{i}]: {g} is {d} units from the clear {}", dec(c as u64));
+    }
 }
 
 #[test]
@@ -80,6 +91,7 @@ fn softmax_with_and_without_a_mask() {
         let m = masked.then_some(mask.as_slice());
         let call = Call::Softmax { rows, k, masked };
         let got = run_op(&xi, &[rows, k], call, |mm, ctx, xs| mm.softmax(ctx, xs, rows, k, m));
+        near_reference(&got, &MmReference.softmax(&xi, rows, k, m).unwrap().values, 8, "softmax");
         for r in 0..rows {
             let keep = |j: usize| !m.is_some_and(|m| m[r * k + j]);
             let row = &x[r * k..(r + 1) * k];
@@ -98,11 +110,15 @@ fn softmax_with_and_without_a_mask() {
 fn layernorm_and_gelu_against_f64() {
     let (rows, k) = (4, 16);
     let mut next = common::stream(2);
-    let x: Vec<f64> = (0..rows * k).map(|i| (next() % 4000) as f64 / 100.0 - 20.0 + (i / k) as f64 * 30.0).collect();
+    let x: Vec<f64> =
+        (0..rows * k).map(|i| (next() % 4000) as f64 / 100.0 - 20.0 + (i / k) as f64 * 30.0).collect();
     let gamma: Vec<f64> = (0..k).map(|j| 0.5 + j as f64 / 16.0).collect();
     let beta: Vec<f64> = (0..k).map(|j| j as f64 / 8.0 - 1.0).collect();
-    let (xi, gi, bi): (Vec<i64>, Vec<i64>, Vec<i64>) =
-        (x.iter().map(|&v| enc(v)).collect(), gamma.iter().map(|&v| enc(v)).collect(), beta.iter().map(|&v| enc(v)).collect());
+    let (xi, gi, bi): (Vec<i64>, Vec<i64>, Vec<i64>) = (
+        x.iter().map(|&v| enc(v)).collect(),
+        gamma.iter().map(|&v| enc(v)).collect(),
+        beta.iter().map(|&v| enc(v)).collect(),
+    );
     let call = Call::LayerNorm { rows, k };
     let got = run_op(&xi, &[rows, k], call, |mm, ctx, xs| {
         // γ and β known to party 1 (the server's weights), as the executor shares them.
@@ -112,6 +128,9 @@ fn layernorm_and_gelu_against_f64() {
         let b = mm.share_from_owner(ctx, 1, mine.then_some(&b), &[k])?.unwrap();
         mm.layernorm(ctx, xs, &g, &b, rows, k)
     });
+    let clear = MmReference.layernorm(&xi, &gi, &bi, rows, k).unwrap();
+    assert_eq!(clear.excess, None);
+    near_reference(&got, &clear.values, 16, "LayerNorm");
     for r in 0..rows {
         let row = &x[r * k..(r + 1) * k];
         let mean = row.iter().sum::<f64>() / k as f64;
@@ -125,8 +144,10 @@ fn layernorm_and_gelu_against_f64() {
     let xs: Vec<f64> = (0..200).map(|i| -6.0 + i as f64 * 0.06).collect();
     let xi: Vec<i64> = xs.iter().map(|&v| enc(v)).collect();
     let got = run_op(&xi, &[200], Call::Gelu { n: 200 }, |mm, ctx, xs| mm.gelu(ctx, xs));
+    near_reference(&got, &MmReference.gelu(&xi).unwrap().values, 4, "GeLU");
     for (x, g) in xs.iter().zip(got) {
-        let want = 0.5 * x * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x.powi(3))).tanh());
+        let want =
+            0.5 * x * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x.powi(3))).tanh());
         assert!((g - want).abs() < 2e-2, "GeLU({x}): {g} against {want}");
     }
 }
@@ -134,7 +155,8 @@ fn layernorm_and_gelu_against_f64() {
 #[test]
 fn inverses_across_their_range_match_the_clear_computation() {
     // From 2^-8 to just below 2^30, every leading-bit bucket, and bucket edges.
-    let mut xs: Vec<i64> = (8..46).flat_map(|j| [1i64 << j, (1i64 << j) + (1 << (j - 3)) * 5, (1i64 << (j + 1)) - 1]).collect();
+    let mut xs: Vec<i64> =
+        (8..46).flat_map(|j| [1i64 << j, (1i64 << j) + (1 << (j - 3)) * 5, (1i64 << (j + 1)) - 1]).collect();
     xs.push(enc(1.0));
     let r: Vec<u64> = (0..xs.len() as u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
     let x0: Vec<u64> = xs.iter().zip(&r).map(|(&x, &r)| (x as u64).wrapping_sub(r)).collect();
@@ -156,10 +178,16 @@ fn inverses_across_their_range_match_the_clear_computation() {
             };
             // The protocol's truncations move the result by a few units of the clear one.
             let units = (got - clear).abs();
-            assert!(units <= 4 + clear.abs() / (1 << 14), "{kind:?}({real}): {got} against the clear {clear}");
+            assert!(
+                units <= 4 + clear.abs() / (1 << 14),
+                "{kind:?}({real}): {got} against the clear {clear}"
+            );
             let g = got as f64 / f64::from(1u32 << (F + extra));
             let rel = (g - want).abs() / want;
-            assert!(rel < 1e-3 || (g - want).abs() < 4.0 / f64::from(1u32 << (F + extra)), "{kind:?}({real}) = {g} against {want}");
+            assert!(
+                rel < 1e-3 || (g - want).abs() < 4.0 / f64::from(1u32 << (F + extra)),
+                "{kind:?}({real}) = {g} against {want}"
+            );
         }
     }
 }

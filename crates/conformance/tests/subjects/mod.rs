@@ -72,6 +72,44 @@ impl Subject for TwoPcSubject {
     }
 }
 
+/// `mm`: the toolkit's comparisons and truncations with the Z_p-OLE and coefficient-encoded
+/// products, on Ferret at small (insecure, fast) parameters.
+pub struct MmSubject;
+
+impl Subject for MmSubject {
+    type Family = veil_mm::family::Mm;
+    fn name(&self) -> &'static str {
+        "mm"
+    }
+    fn party_counts(&self) -> Vec<usize> {
+        vec![2]
+    }
+    /// COTs made ahead, as for the toolkit: the measured ring products send what they declare.
+    fn make(&self, ctx: &mut Ctx) -> Result<Self::Family> {
+        let mut family = veil_mm::family::Mm::setup(
+            ctx,
+            veil_twopc::Engine::FerretInsecureSmall,
+            veil_mm::family::PRESET,
+        )?;
+        family.prepare_cots(ctx, 60_000, 60_000)?;
+        Ok(family)
+    }
+    fn reference(&self) -> &'static dyn FixedReference {
+        &veil_mm::clear::MmReference
+    }
+    fn malicious(&self) -> bool {
+        false
+    }
+    /// Truncations over Z_p (the products' way back) are off by at most a unit either way;
+    /// comparisons are exact on the whole ring.
+    fn tolerance(&self, op: Op) -> i64 {
+        match op {
+            Op::MulFixed | Op::MatmulFixed | Op::DivPublic => 1,
+            _ => 0,
+        }
+    }
+}
+
 pub struct AegisSubject;
 
 impl Subject for AegisSubject {

@@ -10,6 +10,7 @@
 
 mod additive;
 mod aegis;
+mod mm;
 mod mosformer;
 
 use serde::Serialize;
@@ -190,9 +191,10 @@ impl std::fmt::Debug for Family {
 }
 
 /// Every family Veil runs.
-pub static FAMILIES: [Family; 3] = [
+pub static FAMILIES: [Family; 4] = [
     Family { info: mosformer::INFO, driver: &mosformer::Driver },
     Family { info: aegis::INFO, driver: &aegis::Driver },
+    Family { info: mm::INFO, driver: &mm::Driver },
     Family { info: additive::INFO, driver: &additive::Driver },
 ];
 
@@ -436,9 +438,9 @@ mod tests {
     #[test]
     fn every_family_is_listed_and_unknown_names_list_them() {
         let names: Vec<_> = families().iter().map(|f| f.name).collect();
-        assert_eq!(names, ["mosformer", "aegis", "additive"]);
+        assert_eq!(names, ["mosformer", "aegis", "mm", "additive"]);
         let err = family("spdz").unwrap_err().to_string();
-        assert!(err.contains("no family `spdz`") && err.contains("mosformer, aegis, additive"), "{err}");
+        assert!(err.contains("no family `spdz`") && err.contains("mosformer, aegis, mm, additive"), "{err}");
     }
 
     #[test]
