@@ -7,11 +7,14 @@
 //! - [`twopc_ops`]: `veil bench ops --family ot --op cmp|relu|trunc|trunc-exact`, the 2-party toolkit;
 //! - [`model`]: `veil bench model`, whole CNNs and MiniLM through the runtime's sessions;
 //! - [`encoder`]: `veil bench layer`, BERT-base, BERT-large and GPT-2 layers among the three
-//!   `mosformer` servers with the cost split by block kind.
+//!   `mosformer` servers with the cost split by block kind;
+//! - [`mm_layer`]: `veil bench layer --family mm`, BERT layers between the client and the
+//!   server through the runtime's inference session.
 
 pub mod aegis_ops;
 pub mod encoder;
 pub mod he_ops;
+pub mod mm_layer;
 pub mod mm_ops;
 pub mod model;
 pub mod ops;

@@ -74,8 +74,11 @@ pub fn layer(
     json: bool,
 ) -> anyhow::Result<()> {
     use veil_bench::encoder::Material;
+    if family == "mm" {
+        return mm_layer(model, tokens, layers, json);
+    }
     if family != "mosformer" {
-        bail!("no layer benchmark for family '{family}' yet (available: mosformer)");
+        bail!("no layer benchmark for family '{family}' yet (available: mosformer, mm)");
     }
     let security = parse_security(security)?;
     let material = match material {
@@ -688,6 +691,47 @@ fn aegis_ops(
         println!(
             "(B/el: mean bytes sent per party per output element; paper: its total bits over the 3 parties / 24, online; verify: the final verification, run before any output)"
         );
+    }
+    Ok(())
+}
+
+/// `veil bench layer --family mm`.
+fn mm_layer(model: &str, tokens: usize, layers: usize, json: bool) -> anyhow::Result<()> {
+    eprintln!("bench: {layers} {model} layers at {tokens} tokens under mm (client and server) ...");
+    let r = veil_bench::mm_layer::bench_layer(model, tokens, layers)?;
+    if json {
+        println!("{}", serde_json::to_string(&r)?);
+        return Ok(());
+    }
+    let mib = |b: f64| b / f64::from(1u32 << 20);
+    println!("mm semi-honest {model}, {layers} layer(s) at {tokens} tokens, client and server over TLS on one machine:");
+    println!("  party    MiB sent/layer   s/layer   online MiB   online rounds   embedding MiB");
+    for p in &r.parties {
+        println!(
+            "  {:<7} {:>15.1} {:>9.2} {:>12.1} {:>15} {:>15.2}",
+            p.role,
+            mib(p.bytes_per_layer),
+            p.seconds_per_layer,
+            mib(p.online_bytes as f64),
+            p.online_rounds,
+            mib(p.embedding_bytes as f64)
+        );
+    }
+    for p in &r.parties {
+        let ops: Vec<String> =
+            p.per_op.iter().map(|(op, b, s)| format!("{op} {:.1} MiB {s:.1} s", mib(*b as f64))).collect();
+        println!("  {} by operation: {}", p.role, ops.join(", "));
+    }
+    println!(
+        "  per layer: {:.1} MiB both parties, {:.2} s; session {:.1} s; {} threads; peak memory {} MiB (both parties)",
+        r.mib_per_layer_both,
+        r.seconds_per_layer,
+        r.seconds_total,
+        r.cores,
+        r.peak_rss_mib.map_or("-".into(), |m| format!("{m:.0}"))
+    );
+    for p in &r.paper {
+        println!("  paper: {} = {:.1} {} ({})", p.source, p.value, p.unit, p.convention);
     }
     Ok(())
 }
