@@ -2,7 +2,8 @@
 //! transformer layers compute ([`crate::transformer`]), step for step with exact truncations,
 //! and where an input leaves the range the protocols need.
 //!
-//! Ranges reported: a GeLU input from `2^20` on (the OPPE's top piece leaves the field's
+//! Ranges reported: a ReLU input from `2^23` on (its sign is read in `Z_2^40`), a GeLU input
+//! from `2^20` on (the OPPE's top piece leaves the field's
 //! headroom), a softmax score from `2^19` on (masked scores enter the maxima as `−2^20`), a
 //! LayerNorm row whose sum of squared deviations is outside `[2^LOW, 2^HIGH)` (the reciprocal
 //! square root's range, [`crate::recip`]) or whose mean reaches `2^18` (the mean's product
@@ -12,6 +13,7 @@ use veil_mpc::reference::{Checked, Excess, FixedReference};
 
 use crate::family::FRAC_BITS;
 use crate::oppe::Piecewise;
+use crate::products::COMPARE_BITS;
 use crate::recip::{HIGH, Inverse, LOW, inverse_clear};
 use crate::transformer::{INVERSE_EXTRA, MASKED, MEAN_BITS, SQRT_BITS, clip, row_factors};
 
@@ -69,6 +71,12 @@ fn exp_one(d: i64) -> i64 {
 impl FixedReference for MmReference {
     fn frac_bits(&self) -> u32 {
         F
+    }
+
+    /// Exact where the sign read in `Z_2^40` is the value's.
+    fn relu(&self, x: &[i64]) -> Checked {
+        let limit = (1u64 << (COMPARE_BITS - 1 - F)) as f64;
+        Checked { values: x.iter().map(|&v| v.max(0)).collect(), excess: beyond("ReLU input", x, limit) }
     }
 
     fn gelu(&self, x: &[i64]) -> Option<Checked> {

@@ -10,7 +10,7 @@
 //! | `mul_fixed` | Z_p-OLE, conversions in and out, truncation free ([`crate::products`]) |
 //! | `matmul_fixed` | coefficient encoding ([`veil_he::matmul`]), one direction for a known operand |
 //! | `div_public` | M&M's truncation (the toolkit's) |
-//! | `relu`, `max_rows` | DReLU and the multiplexer (the toolkit's) |
+//! | `relu`, `max_rows` | DReLU in Z_2^40 and the multiplexer in Z_2^64 (the toolkit's) |
 //! | GeLU, softmax, LayerNorm | [`crate::transformer`] |
 //!
 //! **Known operands.** A tensor an owner shares from inside the session (the server's weights,
@@ -38,9 +38,10 @@ use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use veil_ring::{Ring, Z64};
 use veil_tensor::Tensor;
 use veil_twopc::family::Shares;
+use veil_twopc::nonlinear::{max_rows_in, relu_in};
 use veil_twopc::{Engine, TwoParty, TwoPc};
 
-use crate::products::{Operand, matmul, mul_shift};
+use crate::products::{BITS, COMPARE_BITS, Operand, matmul, mul_shift};
 use crate::transformer;
 
 /// Fractional bits of the family's fixed-point values.
@@ -257,16 +258,22 @@ impl FixedPoint<Z64> for Mm {
 }
 
 impl NonLinear<Z64> for Mm {
+    /// The sign read in `Z_2^40` ([`COMPARE_BITS`]).
     fn relu(&mut self, ctx: &mut Ctx, x: &MmShares) -> Result<MmShares> {
-        Ok(MmShares::shared(self.base.relu(ctx, &x.share)?))
+        let w = x.words();
+        let y = relu_in(self.base.session(ctx)?, ctx, &w, BITS, COMPARE_BITS)?;
+        x.with(y, x.shape(), None)
     }
 
     fn max_rows(&mut self, ctx: &mut Ctx, x: &MmShares, rows: usize, k: usize) -> Result<MmShares> {
-        Ok(MmShares::shared(self.base.max_rows(ctx, &x.share, rows, k)?))
+        let w = x.words();
+        let y = max_rows_in(self.base.session(ctx)?, ctx, &w, (rows, k), BITS, COMPARE_BITS)?;
+        x.with(y, &[rows], None)
     }
 
+    /// Comparisons read `Z_2^40`: values must be rescaled first.
     fn comparisons_on_full_ring(&self) -> bool {
-        true
+        false
     }
 
     /// Semi-honest: nothing is deferred.
@@ -394,6 +401,9 @@ pub fn cots_of_call(call: &Call) -> (usize, usize) {
         Call::Gelu { n } => transformer::gelu_cots(*n),
         Call::Softmax { rows, k, .. } => transformer::softmax_cots(*rows, *k, f),
         Call::LayerNorm { rows, k } => transformer::layernorm_cots(*rows, *k, f),
+        Call::Relu { n } => transformer::comparisons(*n),
+        // k − 1 comparisons per row.
+        Call::MaxRows { rows, k } => transformer::comparisons(rows * k.saturating_sub(1)),
         other => veil_twopc::prep::cots_of_call(other, 64),
     }
 }

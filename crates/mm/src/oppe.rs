@@ -104,17 +104,31 @@ pub fn oppe(
     l: u32,
     f: u32,
 ) -> Result<Vec<u128>> {
+    oppe_in(tp, ole, ctx, g, x, (l, l), f)
+}
+
+/// [`oppe`] with the breakpoints' comparisons in `Z_2^cmp` (`cmp ≤ ℓ`, the shares reduced
+/// locally), exact for `|x| < 2^{cmp−2}`.
+pub fn oppe_in(
+    tp: &mut TwoParty,
+    ole: &Ole,
+    ctx: &mut Ctx,
+    g: &Piecewise,
+    x: &[u64],
+    (l, cmp): (u32, u32),
+    f: u32,
+) -> Result<Vec<u128>> {
     if g.pieces.len() != g.breaks.len() + 1 || g.breaks.windows(2).any(|w| w[0] >= w[1]) {
         return Err(MpcError::Invalid(
             "a piecewise polynomial needs increasing breakpoints and one piece more".into(),
         ));
     }
-    if !(4..=64).contains(&l) || f == 0 || 2 * f + 4 > l {
-        return Err(MpcError::Invalid(format!("OPPE on Z_2^{l} with f = {f}")));
+    if !(4..=64).contains(&l) || f == 0 || 2 * f + 4 > l || !(f + 4..=l).contains(&cmp) {
+        return Err(MpcError::Invalid(format!("OPPE on Z_2^{l} with f = {f}, comparisons in Z_2^{cmp}")));
     }
     let (p, first, n) = (ole.modulus(), tp.is_first(), x.len());
     let pm = Modulus::Integer(p);
-    let mask = if l == 64 { u64::MAX } else { (1u64 << l) - 1 };
+    let mask = if cmp == 64 { u64::MAX } else { (1u64 << cmp) - 1 };
     let fixed = |v: f64, bits: u32| -> i128 { (v * (1u64 << bits) as f64).round() as i128 };
     // 1. b_i = MSB(I_i − x).
     let mut b = Vec::with_capacity(g.breaks.len());
@@ -129,7 +143,7 @@ pub fn oppe(
                     }
                 })
                 .collect();
-        b.push(msb(tp, ctx, &d, l)?);
+        b.push(msb(tp, ctx, &d, cmp)?);
     }
     let d = b.len();
     let indicator = |i: usize, k: usize| -> bool {

@@ -24,6 +24,10 @@ use crate::trunc::field_to_ring_truncated;
 
 /// The ring of the family's shares.
 pub const BITS: u32 = 64;
+/// The ring comparisons read their operands in (a local reduction of the shares): values
+/// within `±2^39` units, `±2^23` at 16 fractional bits (the M&M paper's mixed bitwidths:
+/// comparisons cost in proportion to their width, the values need no more).
+pub const COMPARE_BITS: u32 = 40;
 
 /// Shares of a matrix: row-major words, rows, columns, and the party that knows it (if any).
 #[derive(Clone, Copy, Debug)]

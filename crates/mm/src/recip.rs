@@ -5,7 +5,8 @@
 //! For `x̃ = X/2^f ∈ [2^LOW, 2^HIGH)`, with `j` the position of `X`'s leading bit:
 //!
 //! ```text
-//! 1  c_j = 1{X ≥ 2^j} = ¬MSB(X − 2^j)        for j_lo < j ≤ j_hi    (one batch of comparisons)
+//! 1  c_j = 1{X ≥ 2^j} = ¬MSB(X − 2^j)        for j_lo < j ≤ j_hi    (one batch of comparisons,
+//!                                                                  in Z_2^{f+HIGH+2})
 //! 2  c_j → Z_2^64                                                   (B2A, one Δ-OT each)
 //! 3  a = Σ_j e_j·A_j = A_{j_lo} + Σ_j c_j·(A_j − A_{j−1})           (e_j = c_j − c_{j+1}: one-hot; local)
 //! 4  m = X·A_j / 2^G ∈ [1, 2)    with A_j = 2^{G+f−j}              (one product)
@@ -73,10 +74,15 @@ fn products(kind: Inverse) -> usize {
     2 + STEPS * if kind == Inverse::Reciprocal { 2 } else { 3 }
 }
 
+/// The comparisons' ring: `X − 2^j` lies within `±2^{f+HIGH}`.
+fn compare_bits(f: u32) -> u32 {
+    (f as i32 + HIGH + 2) as u32
+}
+
 /// COTs `n` inverses use: `(P0 sending, P1 sending)`.
 pub fn cots(kind: Inverse, n: usize, f: u32) -> (usize, usize) {
     let k = thresholds(f).count();
-    let (a, b) = millionaire::cots_needed(n * k, BITS - 1);
+    let (a, b) = millionaire::cots_needed(n * k, compare_bits(f) - 1);
     // B2A and the starting guess's truncation from P0; three conversions per product.
     (a + n * k + n + 3 * n * products(kind), b)
 }
@@ -105,11 +111,13 @@ pub fn inverse(
     let (n, first) = (x.len(), tp.is_first());
     let js: Vec<u32> = thresholds(f).collect();
     // 1, 2. c_j as arithmetic shares, value-major.
+    let cmp = compare_bits(f);
+    let low = (1u64 << cmp) - 1;
     let diffs: Vec<u64> = x
         .iter()
-        .flat_map(|&v| js.iter().map(move |&j| if first { v.wrapping_sub(1u64 << j) } else { v }))
+        .flat_map(|&v| js.iter().map(move |&j| if first { v.wrapping_sub(1u64 << j) & low } else { v & low }))
         .collect();
-    let c: Vec<bool> = msb(tp, ctx, &diffs, BITS)?.into_iter().map(|b| b ^ first).collect();
+    let c: Vec<bool> = msb(tp, ctx, &diffs, cmp)?.into_iter().map(|b| b ^ first).collect();
     let c = b2a(tp, ctx, &c, Modulus::PowerOfTwo(BITS))?;
     // 3. The scales of the leading bit, selected locally.
     let lo = js[0] - 1;

@@ -18,12 +18,12 @@ use veil_he::ole::Ole;
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_twopc::TwoParty;
 use veil_twopc::millionaire;
-use veil_twopc::nonlinear::{max_rows, relu};
+use veil_twopc::nonlinear::{max_rows_in, relu_in};
 use veil_twopc::trunc::trunc;
 
 use crate::exp::exp;
-use crate::oppe::{Piecewise, oppe};
-use crate::products::{BITS, mul_shift};
+use crate::oppe::{Piecewise, oppe_in};
+use crate::products::{BITS, COMPARE_BITS, mul_shift};
 use crate::recip::{self, Inverse, inverse};
 
 /// Exp's range `T`: `e^d` for `d ≥ −T·ln 2 ≈ −13.9`, clipped below.
@@ -67,7 +67,7 @@ fn broadcast(v: &[u64], k: usize) -> Vec<u64> {
 
 /// GeLU, elementwise.
 pub fn gelu(tp: &mut TwoParty, ole: &Ole, ctx: &mut Ctx, x: &[u64], f: u32) -> Result<Vec<u64>> {
-    Ok(narrow(oppe(tp, ole, ctx, &Piecewise::gelu(), x, BITS, f)?))
+    Ok(narrow(oppe_in(tp, ole, ctx, &Piecewise::gelu(), x, (BITS, COMPARE_BITS), f)?))
 }
 
 /// Softmax over the rows of `[rows, k]`; `mask[i] = true` leaves entry `i` out (0).
@@ -89,10 +89,11 @@ pub fn softmax(
     let own = |v: u64| if first { v } else { 0 };
     let x: Vec<u64> =
         x.iter().enumerate().map(|(i, &v)| if masked(i) { own(fixed(MASKED, f)) } else { v }).collect();
-    let m = broadcast(&max_rows(tp, ctx, &x, rows, k, BITS)?, k);
+    let m = broadcast(&max_rows_in(tp, ctx, &x, (rows, k), BITS, COMPARE_BITS)?, k);
     let c = clip(f);
     let shifted: Vec<u64> = x.iter().zip(&m).map(|(&v, &m)| v.wrapping_sub(m).wrapping_add(own(c))).collect();
-    let d: Vec<u64> = relu(tp, ctx, &shifted, BITS)?.into_iter().map(|v| v.wrapping_sub(own(c))).collect();
+    let d: Vec<u64> =
+        relu_in(tp, ctx, &shifted, BITS, COMPARE_BITS)?.into_iter().map(|v| v.wrapping_sub(own(c))).collect();
     let e: Vec<u64> = narrow(exp(tp, ole, ctx, &d, BITS, f, EXP_RANGE)?)
         .into_iter()
         .enumerate()
@@ -135,8 +136,8 @@ pub fn layernorm(
 }
 
 /// COTs of ReLUs and maxima on `n` comparisons: `(P0 sending, P1 sending)`.
-fn comparisons(n: usize) -> (usize, usize) {
-    let (a, b) = millionaire::cots_needed(n, BITS - 1);
+pub fn comparisons(n: usize) -> (usize, usize) {
+    let (a, b) = millionaire::cots_needed(n, COMPARE_BITS - 1);
     (a + n, b + n)
 }
 
@@ -148,7 +149,7 @@ fn add(a: (usize, usize), b: (usize, usize)) -> (usize, usize) {
 pub fn gelu_cots(n: usize) -> (usize, usize) {
     let g = Piecewise::gelu();
     let degree = g.pieces.iter().map(|p| p.len().saturating_sub(1)).max().unwrap_or(0);
-    let (a, b) = millionaire::cots_needed(n * g.breaks.len(), BITS - 1);
+    let (a, b) = millionaire::cots_needed(n * g.breaks.len(), COMPARE_BITS - 1);
     let pieces = g.pieces.len();
     // The lift, a truncation per power past the first, a multiplexer per piece, the way back.
     (a + n + n * degree.saturating_sub(1) + n * pieces + n, b + n * pieces)

@@ -17,8 +17,24 @@ use crate::ring::{check_shares, mask};
 
 /// `max(x, 0)` elementwise.
 pub fn relu(tp: &mut TwoParty, ctx: &mut Ctx, x: &[u64], bits: u32) -> Result<Vec<u64>> {
-    let s = drelu(tp, ctx, x, bits)?;
+    relu_in(tp, ctx, x, bits, bits)
+}
+
+/// [`relu`] with the sign read in `Z_2^cmp` (`cmp ≤ bits`, a local reduction of the shares),
+/// exact for `|x| < 2^{cmp−1}`: a comparison of `cmp − 1` bits instead of `bits − 1` (the
+/// M&M paper's mixed bitwidths).
+pub fn relu_in(tp: &mut TwoParty, ctx: &mut Ctx, x: &[u64], bits: u32, cmp: u32) -> Result<Vec<u64>> {
+    let s = drelu(tp, ctx, &narrow(x, bits, cmp)?, cmp)?;
     mux(tp, ctx, &s, x, Modulus::PowerOfTwo(bits))
+}
+
+/// The shares reduced to `Z_2^cmp`.
+fn narrow(x: &[u64], bits: u32, cmp: u32) -> Result<Vec<u64>> {
+    check_shares(x, bits)?;
+    if !(2..=bits).contains(&cmp) {
+        return Err(MpcError::Invalid(format!("comparisons in Z_2^{cmp} for values of Z_2^{bits}")));
+    }
+    Ok(x.iter().map(|&v| v & mask(cmp)).collect())
 }
 
 /// The maximum of each row of a `[rows, k]` matrix of shares (row-major); returns `rows`.
@@ -29,6 +45,18 @@ pub fn max_rows(
     rows: usize,
     k: usize,
     bits: u32,
+) -> Result<Vec<u64>> {
+    max_rows_in(tp, ctx, x, (rows, k), bits, bits)
+}
+
+/// [`max_rows`] with the comparisons in `Z_2^cmp` (differences within `2^{cmp−1}`).
+pub fn max_rows_in(
+    tp: &mut TwoParty,
+    ctx: &mut Ctx,
+    x: &[u64],
+    (rows, k): (usize, usize),
+    bits: u32,
+    cmp: u32,
 ) -> Result<Vec<u64>> {
     check_shares(x, bits)?;
     if k == 0 || x.len() != rows * k {
@@ -48,7 +76,7 @@ pub fn max_rows(
             }
         }
         let d: Vec<u64> = a.iter().zip(&b).map(|(&a, &b)| a.wrapping_sub(b) & m).collect();
-        let s = drelu(tp, ctx, &d, bits)?;
+        let s = drelu(tp, ctx, &narrow(&d, bits, cmp)?, cmp)?;
         let pick = mux(tp, ctx, &s, &d, Modulus::PowerOfTwo(bits))?;
         let mut out = Vec::with_capacity(rows * next);
         for r in 0..rows {
