@@ -8,12 +8,15 @@
 //! - [`model`]: `veil bench model`, whole CNNs and MiniLM through the runtime's sessions;
 //! - [`encoder`]: `veil bench layer`, BERT-base, BERT-large and GPT-2 layers among the three
 //!   `mosformer` servers with the cost split by block kind;
+//! - [`mm_gbdt`]: `veil bench gbdt`, GBDT training and prediction under `mm`, F1 beside the
+//!   clear training;
 //! - [`mm_layer`]: `veil bench layer --family mm`, BERT layers between the client and the
 //!   server through the runtime's inference session.
 
 pub mod aegis_ops;
 pub mod encoder;
 pub mod he_ops;
+pub mod mm_gbdt;
 pub mod mm_layer;
 pub mod mm_ops;
 pub mod model;

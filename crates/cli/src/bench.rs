@@ -704,7 +704,9 @@ fn mm_layer(model: &str, tokens: usize, layers: usize, json: bool) -> anyhow::Re
         return Ok(());
     }
     let mib = |b: f64| b / f64::from(1u32 << 20);
-    println!("mm semi-honest {model}, {layers} layer(s) at {tokens} tokens, client and server over TLS on one machine:");
+    println!(
+        "mm semi-honest {model}, {layers} layer(s) at {tokens} tokens, client and server over TLS on one machine:"
+    );
     println!("  party    MiB sent/layer   s/layer   online MiB   online rounds   embedding MiB");
     for p in &r.parties {
         println!(
@@ -732,6 +734,40 @@ fn mm_layer(model: &str, tokens: usize, layers: usize, json: bool) -> anyhow::Re
     );
     for p in &r.paper {
         println!("  paper: {} = {:.1} {} ({})", p.source, p.value, p.unit, p.convention);
+    }
+    Ok(())
+}
+
+/// `veil bench gbdt`.
+pub fn gbdt(
+    data: &str,
+    rows: usize,
+    (trees, depth, bins): (usize, usize, usize),
+    threads: usize,
+    json: bool,
+) -> anyhow::Result<()> {
+    let params = veil_mm::gbdt::Params { trees, depth, bins, ..veil_mm::gbdt::Params::default() };
+    let csv = std::path::Path::new("data/breast-cancer.csv");
+    eprintln!("bench: GBDT under mm on {data}, {trees} trees of depth {depth} ...");
+    let r = veil_bench::mm_gbdt::bench_gbdt(data, csv, rows, params, threads)?;
+    if json {
+        println!("{}", serde_json::to_string(&r)?);
+        return Ok(());
+    }
+    println!(
+        "mm GBDT on {} ({} training rows, {} held out, features {} + {}), {}:",
+        r.data, r.train_rows, r.test_rows, r.features[0], r.features[1], r.params
+    );
+    println!(
+        "  F1 held out: private {:.4}, clear {:.4} ({} of {trees} trees split as in the clear)",
+        r.f1_private, r.f1_clear, r.trees_as_clear
+    );
+    println!(
+        "  training: {:.1} MiB P0→P1, {:.1} MiB P1→P0, {} rounds, {:.1} s (setup {:.1} s, prediction {:.1} s), {} thread(s) per party",
+        r.train_mib[0], r.train_mib[1], r.train_rounds, r.seconds[1], r.seconds[0], r.seconds[2], r.threads
+    );
+    for p in &r.paper {
+        println!("  paper: {} = {} {} ({})", p.source, p.value, p.unit, p.convention);
     }
     Ok(())
 }

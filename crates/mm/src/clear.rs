@@ -14,8 +14,8 @@ use veil_mpc::reference::{Checked, Excess, FixedReference};
 use crate::family::FRAC_BITS;
 use crate::oppe::Piecewise;
 use crate::products::COMPARE_BITS;
-use crate::recip::{HIGH, Inverse, LOW, inverse_clear};
-use crate::transformer::{INVERSE_EXTRA, MASKED, MEAN_BITS, SQRT_BITS, clip, row_factors};
+use crate::recip::{HIGH, Inverse, LOW, inverse_clear, inverse_clear_in};
+use crate::transformer::{INVERSE_EXTRA, MASKED, MEAN_BITS, SQRT_BITS, clip, row_factors, softmax_range};
 
 /// The `mm` family's reference.
 #[derive(Debug, Clone, Copy, Default)]
@@ -100,7 +100,8 @@ impl FixedReference for MmReference {
                 .enumerate()
                 .map(|(j, &v)| if masked(r * k + j) { 0 } else { exp_one((v - m).max(-c)) })
                 .collect();
-            let s = inverse_clear(e.iter().sum(), F, Inverse::Reciprocal, INVERSE_EXTRA);
+            let s =
+                inverse_clear_in(e.iter().sum(), (F, INVERSE_EXTRA), Inverse::Reciprocal, softmax_range(k));
             values.extend(e.iter().map(|&v| shift(i128::from(v) * i128::from(s), F + INVERSE_EXTRA)));
         }
         let scores: Vec<i64> = (0..x.len()).filter(|&i| !masked(i)).map(|i| x[i]).collect();

@@ -8,6 +8,8 @@
 //!   between any two moduli it gives (Eq. (1), Fig. 4, §III-B/C).
 //! - [`family`]: the family behind `veil-mpc`'s capability traits, for the secure executor.
 //! - [`exp`]: constant-round base-2 exponentiation, one OLE per value (Fig. 8).
+//! - [`gbdt`]: gradient-boosted trees trained on vertically partitioned data, and private
+//!   prediction (Squirrel's protocol with M&M's changes).
 //! - [`layers`]: fully connected and convolution layers on fixed-point ring shares, by
 //!   coefficient encoding over Z_p with the truncation folded into the way back.
 //! - [`mul`]: products of shares across rings of different widths through the Z_p OLE, the
@@ -28,6 +30,7 @@ pub mod clear;
 pub mod convert;
 pub mod exp;
 pub mod family;
+pub mod gbdt;
 pub mod layers;
 pub mod mul;
 pub mod oppe;

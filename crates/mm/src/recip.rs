@@ -53,10 +53,31 @@ pub enum Inverse {
     Rsqrt,
 }
 
+/// An input range `[2^low, 2^high)` (reals), within `[2^LOW, 2^HIGH)`: fewer leading-bit
+/// tests for a caller that knows its inputs better.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Range(pub i32, pub i32);
+
+impl Range {
+    /// The widest range, `[2^LOW, 2^HIGH)`.
+    pub const FULL: Range = Range(LOW, HIGH);
+
+    fn check(self) -> Result<Self> {
+        if LOW <= self.0 && self.0 < self.1 && self.1 <= HIGH {
+            Ok(self)
+        } else {
+            Err(veil_mpc::MpcError::Invalid(format!(
+                "an inverse on [2^{}, 2^{}): the range must lie in [2^{LOW}, 2^{HIGH})",
+                self.0, self.1
+            )))
+        }
+    }
+}
+
 /// The leading-bit positions tested: `(j_lo, j_hi]`.
-fn thresholds(f: u32) -> std::ops::RangeInclusive<u32> {
-    let lo = (f as i32 + LOW).max(0) as u32;
-    lo + 1..=(f as i32 + HIGH - 1) as u32
+fn thresholds(f: u32, r: Range) -> std::ops::RangeInclusive<u32> {
+    let lo = (f as i32 + r.0).max(0) as u32;
+    lo + 1..=(f as i32 + r.1 - 1) as u32
 }
 
 /// `A_j = 2^{G+f−j}` (normaliser) and `B_j` (the output's scale, `G` fractional bits).
@@ -74,15 +95,20 @@ fn products(kind: Inverse) -> usize {
     2 + STEPS * if kind == Inverse::Reciprocal { 2 } else { 3 }
 }
 
-/// The comparisons' ring: `X − 2^j` lies within `±2^{f+HIGH}`.
-fn compare_bits(f: u32) -> u32 {
-    (f as i32 + HIGH + 2) as u32
+/// The comparisons' ring: `X − 2^j` lies within `±2^{f+high}`.
+fn compare_bits(f: u32, r: Range) -> u32 {
+    (f as i32 + r.1 + 2) as u32
 }
 
 /// COTs `n` inverses use: `(P0 sending, P1 sending)`.
 pub fn cots(kind: Inverse, n: usize, f: u32) -> (usize, usize) {
-    let k = thresholds(f).count();
-    let (a, b) = millionaire::cots_needed(n * k, compare_bits(f) - 1);
+    cots_in(kind, n, f, Range::FULL)
+}
+
+/// [`cots`] on a narrower range.
+pub fn cots_in(kind: Inverse, n: usize, f: u32, r: Range) -> (usize, usize) {
+    let k = thresholds(f, r).count();
+    let (a, b) = millionaire::cots_needed(n * k, compare_bits(f, r) - 1);
     // B2A and the starting guess's truncation from P0; three conversions per product.
     (a + n * k + n + 3 * n * products(kind), b)
 }
@@ -103,15 +129,29 @@ pub fn inverse(
     kind: Inverse,
     extra: u32,
 ) -> Result<Vec<u64>> {
+    inverse_in(tp, ole, ctx, x, (f, extra), kind, Range::FULL)
+}
+
+/// [`inverse`] for inputs in `range`, with `f` fractional bits in and `f + extra` out.
+pub fn inverse_in(
+    tp: &mut TwoParty,
+    ole: &Ole,
+    ctx: &mut Ctx,
+    x: &[u64],
+    (f, extra): (u32, u32),
+    kind: Inverse,
+    range: Range,
+) -> Result<Vec<u64>> {
+    let range = range.check()?;
     if extra > 16 {
         return Err(veil_mpc::MpcError::Invalid(format!(
             "an inverse with {extra} extra fractional bits (at most 16)"
         )));
     }
     let (n, first) = (x.len(), tp.is_first());
-    let js: Vec<u32> = thresholds(f).collect();
+    let js: Vec<u32> = thresholds(f, range).collect();
     // 1, 2. c_j as arithmetic shares, value-major.
-    let cmp = compare_bits(f);
+    let cmp = compare_bits(f, range);
     let low = (1u64 << cmp) - 1;
     let diffs: Vec<u64> = x
         .iter()
@@ -168,7 +208,12 @@ pub fn inverse(
 /// `1/x` or `1/√x` in the clear as [`inverse`] computes it (exact truncations), on the
 /// integer encoding with `f` fractional bits, with `f + extra` out.
 pub fn inverse_clear(x: i64, f: u32, kind: Inverse, extra: u32) -> i64 {
-    let js: Vec<u32> = thresholds(f).collect();
+    inverse_clear_in(x, (f, extra), kind, Range::FULL)
+}
+
+/// [`inverse_clear`] on a narrower range.
+pub fn inverse_clear_in(x: i64, (f, extra): (u32, u32), kind: Inverse, range: Range) -> i64 {
+    let js: Vec<u32> = thresholds(f, range).collect();
     let lo = js[0] - 1;
     let j = js.iter().copied().filter(|&j| x >= 1i64 << j).max().unwrap_or(lo);
     let (a, b) = scales(kind, f, j);

@@ -24,7 +24,7 @@ use veil_twopc::trunc::trunc;
 use crate::exp::exp;
 use crate::oppe::{Piecewise, oppe_in};
 use crate::products::{BITS, COMPARE_BITS, mul_shift};
-use crate::recip::{self, Inverse, inverse};
+use crate::recip::{self, Inverse, Range, inverse, inverse_in};
 
 /// Exp's range `T`: `e^d` for `d ≥ −T·ln 2 ≈ −13.9`, clipped below.
 pub const EXP_RANGE: u32 = 20;
@@ -99,8 +99,22 @@ pub fn softmax(
         .enumerate()
         .map(|(i, v)| if masked(i) { 0 } else { v })
         .collect();
-    let r = inverse(tp, ole, ctx, &row_sums(&e, k), f, Inverse::Reciprocal, INVERSE_EXTRA)?;
+    let r = inverse_in(
+        tp,
+        ole,
+        ctx,
+        &row_sums(&e, k),
+        (f, INVERSE_EXTRA),
+        Inverse::Reciprocal,
+        softmax_range(k),
+    )?;
     mul_shift(tp, ole, ctx, &e, &broadcast(&r, k), f + INVERSE_EXTRA)
+}
+
+/// The range of a softmax row's sum: from the largest entry's `e^0 = 1` (less its error) to
+/// `k`.
+pub fn softmax_range(k: usize) -> Range {
+    Range(-1, (usize::BITS - k.leading_zeros()) as i32 + 1)
 }
 
 /// `⌊2^S/k⌉` (`S` = [`MEAN_BITS`]) and `⌊√k·2^S'⌉` (`S'` = [`SQRT_BITS`]).
@@ -162,7 +176,7 @@ pub fn softmax_cots(rows: usize, k: usize, f: u32) -> (usize, usize) {
     c = add(c, comparisons(n));
     // Exp: a conversion and the way back; the products: three conversions each.
     c = add(c, (2 * n + 3 * n, 0));
-    add(c, recip::cots(Inverse::Reciprocal, rows, f))
+    add(c, recip::cots_in(Inverse::Reciprocal, rows, f, softmax_range(k)))
 }
 
 /// COTs of [`layernorm`] on `[rows, k]`.
