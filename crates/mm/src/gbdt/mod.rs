@@ -142,6 +142,34 @@ fn left_mask(data: &PartyData, j: usize, b: u16) -> Vec<u64> {
     data.binned[j].iter().map(|&v| u64::from(v <= b)).collect()
 }
 
+/// `x ⊙ m` for shared `x` and `m` known to `holder` (the other party's `m` is ignored): the
+/// holder's part local, the other's by one OLE one way (it sends `Enc(x)`, the holder answers
+/// with `m`).
+fn mul_known(
+    tp: &mut TwoParty,
+    ole: &Ole,
+    ctx: &mut Ctx,
+    x: &[u64],
+    m: &[u64],
+    holder: usize,
+) -> Result<Vec<u64>> {
+    let p = ole.modulus();
+    let xp = lift(tp, ctx, x, None, p)?;
+    let z = if ctx.party() == holder {
+        let mp = lift(tp, ctx, m, Some(holder), p)?;
+        let cross = ole.answer(ctx, &[&mp])?;
+        xp.iter()
+            .zip(&mp)
+            .zip(cross)
+            .map(|((&a, &b), c)| ((u128::from(a) * u128::from(b) + u128::from(c)) % u128::from(p)) as u64)
+            .collect()
+    } else {
+        ole.send_queries(ctx, &[&xp])?;
+        ole.receive_answers(ctx, 1, x.len())?
+    };
+    lower(tp, ctx, &z, p, 0)
+}
+
 /// `x ⊙ y` (shifted by `s`) where each operand may be known to one party.
 fn mul_holders(
     tp: &mut TwoParty,
@@ -243,22 +271,13 @@ pub fn train(
             .collect();
         let p2 = mul_shift(tp, ole, ctx, &p, &p, f)?;
         let h: Vec<u64> = p.iter().zip(&p2).map(|(&a, &b)| a.wrapping_sub(b)).collect();
-        // The root's indicator is public (every sample).
+        // Each node's indicator and its samples' g and h (the root's: every sample, public).
         let mut z: Vec<Vec<u64>> = vec![vec![own(1); n]];
+        let (mut gz, mut hz) = (vec![g.clone()], vec![h.clone()]);
         let mut splits = Vec::new();
-        for _ in 0..params.depth {
+        let mut leaf_sums = Vec::new();
+        for level in 0..params.depth {
             let k = z.len();
-            // 2. Gradients of each node's samples (the root's are g and h).
-            let (gz, hz): (Vec<Vec<u64>>, Vec<Vec<u64>>) = if splits.is_empty() {
-                (vec![g.clone()], vec![h.clone()])
-            } else {
-                let zs = z.concat();
-                let gs: Vec<u64> = (0..k).flat_map(|_| g.iter().copied()).collect();
-                let hs: Vec<u64> = (0..k).flat_map(|_| h.iter().copied()).collect();
-                let prod = mul_shift(tp, ole, ctx, &[zs.clone(), zs].concat(), &[gs, hs].concat(), 0)?;
-                let (a, b) = prod.split_at(k * n);
-                (a.chunks(n).map(<[u64]>::to_vec).collect(), b.chunks(n).map(<[u64]>::to_vec).collect())
-            };
             // 3. Histograms: each owner's masks against the nodes' (g, h), one product each way.
             let mut w = vec![0u64; n * 2 * k];
             for i in 0..n {
@@ -316,9 +335,13 @@ pub fn train(
             // 5. The best candidate of each node, opened.
             let best = argmax_rows(tp, ctx, &gain, k, c)?;
             let best = open(tp, ctx, &best, BITS)?;
-            // 6. Children.
+            // 6. Children: each node's (z, g_z, h_z) times its split's mask, which the
+            // feature's owner knows (one product one way); the right child is the rest. At the
+            // last level only the indicators are needed, and the leaves' sums are the
+            // histograms at the chosen candidates.
             let (mut masks, mut holders) = (Vec::with_capacity(k), Vec::with_capacity(k));
-            for &idx in &best {
+            let last = level + 1 == params.depth;
+            for (q, &idx) in best.iter().enumerate() {
                 let idx =
                     usize::try_from(idx).ok().filter(|&i| i < c).ok_or_else(|| MpcError::Malformed {
                         from: tp.peer(),
@@ -329,46 +352,71 @@ pub fn train(
                 splits.push(Split { feature: j, bin: b });
                 masks.push(if owner == me { left_mask(data, local, b) } else { vec![0; n] });
                 holders.push(owner);
+                if last {
+                    let (gl, hl) = (hist[idx * 2 * k + 2 * q], hist[idx * 2 * k + 2 * q + 1]);
+                    let (gt, ht) = (totals[2 * q], totals[2 * q + 1]);
+                    leaf_sums.push([(gl, hl), (gt.wrapping_sub(gl), ht.wrapping_sub(hl))]);
+                }
             }
-            let mut next = Vec::with_capacity(2 * k);
-            let lefts: Vec<Vec<u64>> = if k == 1 && splits.len() == 1 {
-                // The root's indicator is public: the left child is the owner's mask.
-                masks.clone()
-            } else {
-                // Products of each node's indicator with its (known) mask, batched per owner.
-                let mut out = vec![Vec::new(); k];
-                for owner in 0..2 {
-                    let nodes: Vec<usize> = (0..k).filter(|&q| holders[q] == owner).collect();
-                    if nodes.is_empty() {
-                        continue;
-                    }
-                    let zs: Vec<u64> = nodes.iter().flat_map(|&q| z[q].iter().copied()).collect();
-                    let ms: Vec<u64> = nodes.iter().flat_map(|&q| masks[q].iter().copied()).collect();
-                    let prod = mul_holders(tp, ole, ctx, (&zs, None), (&ms, Some(owner)), 0)?;
-                    for (t, &q) in nodes.iter().enumerate() {
-                        out[q] = prod[t * n..(t + 1) * n].to_vec();
+            let parts: usize = if last { 1 } else { 3 };
+            let mut lefts: Vec<Vec<Vec<u64>>> = vec![Vec::new(); k];
+            for owner in 0..2 {
+                let nodes: Vec<usize> = (0..k).filter(|&q| holders[q] == owner).collect();
+                if nodes.is_empty() {
+                    continue;
+                }
+                let mut shared = Vec::with_capacity(parts * nodes.len() * n);
+                let mut known = Vec::with_capacity(parts * nodes.len() * n);
+                for &q in &nodes {
+                    for v in [&z[q], &gz[q], &hz[q]].into_iter().take(parts) {
+                        shared.extend_from_slice(v);
+                        known.extend_from_slice(&masks[q]);
                     }
                 }
-                out
-            };
-            for (zq, l) in z.iter().zip(lefts) {
-                next.push(l.clone());
-                next.push(zq.iter().zip(&l).map(|(&a, &b)| a.wrapping_sub(b)).collect());
+                let prod =
+                    if level == 0 { None } else { Some(mul_known(tp, ole, ctx, &shared, &known, owner)?) };
+                for (t, &q) in nodes.iter().enumerate() {
+                    lefts[q] = (0..parts)
+                        .map(|part| match (&prod, part) {
+                            // The root's indicator is public: its left child is the owner's mask.
+                            (None, 0) => masks[q].iter().map(|&m| if me == owner { m } else { 0 }).collect(),
+                            (None, _) => Vec::new(),
+                            (Some(prod), _) => {
+                                prod[(t * parts + part) * n..(t * parts + part + 1) * n].to_vec()
+                            }
+                        })
+                        .collect();
+                }
             }
-            z = next;
+            if level == 0 && !last {
+                // The root's g_z, h_z: g and h times the owner's mask.
+                let owner = holders[0];
+                let known: Vec<u64> = [masks[0].as_slice(), masks[0].as_slice()].concat();
+                let prod = mul_known(tp, ole, ctx, &[g.clone(), h.clone()].concat(), &known, owner)?;
+                lefts[0].truncate(1);
+                lefts[0].push(prod[..n].to_vec());
+                lefts[0].push(prod[n..].to_vec());
+            }
+            let (mut nz, mut ng, mut nh) = (vec![], vec![], vec![]);
+            let rest = |parent: &[u64], left: &[u64]| -> Vec<u64> {
+                parent.iter().zip(left).map(|(&a, &b)| a.wrapping_sub(b)).collect()
+            };
+            for (q, l) in lefts.iter().enumerate() {
+                nz.extend([l[0].clone(), rest(&z[q], &l[0])]);
+                if !last {
+                    ng.extend([l[1].clone(), rest(&gz[q], &l[1])]);
+                    nh.extend([l[2].clone(), rest(&hz[q], &l[2])]);
+                }
+            }
+            z = nz;
+            gz = ng;
+            hz = nh;
         }
-        // 7. Leaves, and the scores.
+        // 7. Leaves (their sums scaled by 2^{−a} already), and the scores.
         let k = z.len();
         let zs = z.concat();
-        let gs: Vec<u64> = (0..k).flat_map(|_| g.iter().copied()).collect();
-        let hs: Vec<u64> = (0..k).flat_map(|_| h.iter().copied()).collect();
-        let prod = mul_shift(tp, ole, ctx, &[zs.clone(), zs.clone()].concat(), &[gs, hs].concat(), 0)?;
-        let total =
-            |t: usize| -> u64 { prod[t * n..(t + 1) * n].iter().fold(0u64, |s, &x| s.wrapping_add(x)) };
-        let gt: Vec<u64> = (0..k).map(total).collect();
-        let ht: Vec<u64> = (k..2 * k).map(total).collect();
-        let scaled_g = if a == 0 { gt } else { veil_twopc::trunc::trunc(tp, ctx, &gt, BITS, a)? };
-        let scaled_h = if a == 0 { ht } else { veil_twopc::trunc::trunc(tp, ctx, &ht, BITS, a)? };
+        let scaled_g: Vec<u64> = leaf_sums.iter().flat_map(|s| [s[0].0, s[1].0]).collect();
+        let scaled_h: Vec<u64> = leaf_sums.iter().flat_map(|s| [s[0].1, s[1].1]).collect();
         let hl: Vec<u64> = scaled_h.iter().map(|&v| v.wrapping_add(own(lambda))).collect();
         let inv = inverse_in(tp, ole, ctx, &hl, (f, INV_EXTRA), Inverse::Reciprocal, range)?;
         let ratio = mul_shift(tp, ole, ctx, &scaled_g, &inv, f + INV_EXTRA)?;
