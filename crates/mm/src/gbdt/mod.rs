@@ -49,6 +49,9 @@ use data::PartyData;
 pub const FRAC: u32 = 16;
 /// Extra fractional bits of the gains' reciprocals.
 const INV_EXTRA: u32 = 4;
+/// Values per product call and samples per histogram product: what a party holds of
+/// ciphertexts at once stays bounded whatever the number of samples.
+const CHUNK: usize = 1 << 18;
 
 /// Training's hyperparameters (public).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -146,6 +149,21 @@ fn left_mask(data: &PartyData, j: usize, b: u16) -> Vec<u64> {
 /// holder's part local, the other's by one OLE one way (it sends `Enc(x)`, the holder answers
 /// with `m`).
 fn mul_known(
+    tp: &mut TwoParty,
+    ole: &Ole,
+    ctx: &mut Ctx,
+    x: &[u64],
+    m: &[u64],
+    holder: usize,
+) -> Result<Vec<u64>> {
+    let mut out = Vec::with_capacity(x.len());
+    for (xc, mc) in x.chunks(CHUNK).zip(m.chunks(CHUNK)) {
+        out.extend(mul_known_chunk(tp, ole, ctx, xc, mc, holder)?);
+    }
+    Ok(out)
+}
+
+fn mul_known_chunk(
     tp: &mut TwoParty,
     ole: &Ole,
     ctx: &mut Ctx,
@@ -279,29 +297,44 @@ pub fn train(
         for level in 0..params.depth {
             let k = z.len();
             // 3. Histograms: each owner's masks against the nodes' (g, h), one product each way.
-            let mut w = vec![0u64; n * 2 * k];
-            for i in 0..n {
-                for node in 0..k {
-                    w[i * 2 * k + 2 * node] = gz[node][i];
-                    w[i * 2 * k + 2 * node + 1] = hz[node][i];
-                }
-            }
             let mut hist = Vec::new();
+            let samples = (CHUNK / (2 * k)).max(1);
             for (owner, &count) in counts.iter().enumerate() {
                 let rows = count * thresholds;
                 if rows == 0 {
                     continue;
                 }
-                let masks: Vec<u64> = if owner == me {
-                    (0..count)
-                        .flat_map(|j| (0..thresholds).flat_map(move |b| left_mask(data, j, b as u16)))
-                        .collect()
-                } else {
-                    vec![0; rows * n]
-                };
-                let x = Operand { words: &masks, dims: [rows, n], holder: Some(owner) };
-                let y = Operand { words: &w, dims: [n, 2 * k], holder: None };
-                hist.extend(matmul(tp, ole, ctx, x, y, 0)?.0);
+                // Sums over the samples, a slice of them at a time.
+                let mut sum = vec![0u64; rows * 2 * k];
+                for start in (0..n).step_by(samples) {
+                    let len = samples.min(n - start);
+                    let mut w = vec![0u64; len * 2 * k];
+                    for i in 0..len {
+                        for node in 0..k {
+                            w[i * 2 * k + 2 * node] = gz[node][start + i];
+                            w[i * 2 * k + 2 * node + 1] = hz[node][start + i];
+                        }
+                    }
+                    let masks: Vec<u64> = if owner == me {
+                        (0..count)
+                            .flat_map(|j| {
+                                (0..thresholds).flat_map(move |b| {
+                                    data.binned[j][start..start + len]
+                                        .iter()
+                                        .map(move |&v| u64::from(v <= b as u16))
+                                })
+                            })
+                            .collect()
+                    } else {
+                        vec![0; rows * len]
+                    };
+                    let x = Operand { words: &masks, dims: [rows, len], holder: Some(owner) };
+                    let y = Operand { words: &w, dims: [len, 2 * k], holder: None };
+                    for (acc, v) in sum.iter_mut().zip(matmul(tp, ole, ctx, x, y, 0)?.0) {
+                        *acc = acc.wrapping_add(v);
+                    }
+                }
+                hist.extend(sum);
             }
             let c = (counts[0] + counts[1]) * thresholds;
             let totals: Vec<u64> = (0..k)
