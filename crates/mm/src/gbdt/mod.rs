@@ -52,6 +52,9 @@ const INV_EXTRA: u32 = 4;
 /// Values per product call and samples per histogram product: what a party holds of
 /// ciphertexts at once stays bounded whatever the number of samples.
 const CHUNK: usize = 1 << 18;
+/// Entries of the nodes' `(g, h)` matrix per histogram product (larger slices fill the
+/// polynomials better).
+const HIST_CHUNK: usize = 1 << 21;
 
 /// Training's hyperparameters (public).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -298,7 +301,7 @@ pub fn train(
             let k = z.len();
             // 3. Histograms: each owner's masks against the nodes' (g, h), one product each way.
             let mut hist = Vec::new();
-            let samples = (CHUNK / (2 * k)).max(1);
+            let samples = (HIST_CHUNK / (2 * k)).max(1);
             for (owner, &count) in counts.iter().enumerate() {
                 let rows = count * thresholds;
                 if rows == 0 {
