@@ -35,13 +35,17 @@ pub struct GbdtRecord {
     pub features: [usize; 2],
     /// Trees, depth, bins, learning rate, λ.
     pub params: String,
-    /// F1 of the private trees on the held-out rows.
+    /// Folds run (each a fifth of the rows held out in turn).
+    pub folds: usize,
+    /// `[private, clear]` F1 of each fold.
+    pub f1_per_fold: Vec<[f64; 2]>,
+    /// Mean F1 of the private trees on the held-out rows.
     pub f1_private: f64,
-    /// F1 of the same training in the clear.
+    /// Mean F1 of the same training in the clear.
     pub f1_clear: f64,
-    /// Trees whose splits equal the clear training's.
+    /// Trees of the first fold whose splits equal the clear training's.
     pub trees_as_clear: usize,
-    /// MiB sent P0 → P1 and P1 → P0 while training.
+    /// MiB sent P0 → P1 and P1 → P0 while training (the first fold).
     pub train_mib: [f64; 2],
     /// Rounds of the training (the longer chain of the two parties).
     pub train_rounds: u64,
@@ -108,24 +112,18 @@ fn party(ctx: &mut Ctx, data: &(PartyData, PartyData), params: &Params) -> Resul
     })
 }
 
-/// Trains on `data` (`breast-cancer` from the CSV at `csv`, or `synthetic` rows) and reports.
-pub fn bench_gbdt(
-    data: &str,
-    csv: &std::path::Path,
-    rows: usize,
-    params: Params,
-    threads: usize,
-) -> Result<GbdtRecord> {
-    let all = match data {
-        "breast-cancer" => {
-            let text = std::fs::read_to_string(csv)
-                .map_err(|e| MpcError::Invalid(format!("cannot read {}: {e}", csv.display())))?;
-            Dataset::from_csv(&text)?
-        }
-        "synthetic" => Dataset::synthetic(rows + rows / 4, 16, 7),
-        other => return Err(MpcError::Invalid(format!("no dataset '{other}' (breast-cancer, synthetic)"))),
-    };
-    let (train_set, test_set) = all.split(5, 2);
+/// One fold's outcome.
+struct Fold {
+    f1: (f64, f64),
+    trees_as_clear: usize,
+    train_rows: usize,
+    test_rows: usize,
+    runs: Vec<PartyRun>,
+}
+
+/// Trains on every row but those `≡ fold (mod 5)`, predicts those.
+fn run_fold(all: &Dataset, fold: usize, params: &Params, threads: usize) -> Result<Fold> {
+    let (train_set, test_set) = all.split(5, fold);
     let f = all.features();
     let counts = [f / 2, f - f / 2];
     let ranges = [0..counts[0], counts[0]..f];
@@ -134,22 +132,17 @@ pub fn bench_gbdt(
         let cols = train_set.columns(range.clone());
         let cuts: Vec<Cuts> = cols.iter().map(|c| Cuts::quantiles(c, params.bins)).collect();
         let labels = |d: &Dataset| (p == 0).then(|| d.y.clone());
+        let test_cols = test_set.columns(range.clone());
         parts.push((
             PartyData::binned(&cols, &cuts, labels(&train_set), counts, params.bins)?,
-            PartyData::binned(
-                &test_set.columns(ranges[p].clone()),
-                &cuts,
-                labels(&test_set),
-                counts,
-                params.bins,
-            )?,
+            PartyData::binned(&test_cols, &cuts, labels(&test_set), counts, params.bins)?,
         ));
     }
-    let runs = two_parties_on_threads(0x6b, threads, |ctx| party(ctx, &parts[ctx.party()], &params))?;
+    let runs = two_parties_on_threads(0x6b, threads, |ctx| party(ctx, &parts[ctx.party()], params))?;
     let global = |which: fn(&(PartyData, PartyData)) -> &PartyData| -> Vec<Vec<u16>> {
         parts.iter().flat_map(|p| which(p).binned.iter().cloned()).collect()
     };
-    let reference = clear::train(&global(|p| &p.0), &train_set.y, &params);
+    let reference = clear::train(&global(|p| &p.0), &train_set.y, params);
     let clear_scores = clear::scores(&reference, &global(|p| &p.1), params.depth);
     let secure: Vec<f64> = runs[0]
         .scores
@@ -164,24 +157,62 @@ pub fn bench_gbdt(
         .zip(&reference)
         .filter(|(a, b)| a.splits.iter().map(|s| (s.feature, s.bin)).collect::<Vec<_>>() == b.splits)
         .count();
+    Ok(Fold {
+        f1: (f1(&label(&secure), &test_set.y), f1(&label(&clear_scores), &test_set.y)),
+        trees_as_clear,
+        train_rows: train_set.y.len(),
+        test_rows: test_set.y.len(),
+        runs,
+    })
+}
+
+/// Trains on `data` (`breast-cancer` from the CSV at `csv`, or `synthetic` rows), each of
+/// `folds` folds of five held out in turn (1: the third fold only), and reports the mean F1
+/// and the first fold's costs.
+pub fn bench_gbdt(
+    data: &str,
+    csv: &std::path::Path,
+    rows: usize,
+    params: Params,
+    (threads, folds): (usize, usize),
+) -> Result<GbdtRecord> {
+    let all = match data {
+        "breast-cancer" => {
+            let text = std::fs::read_to_string(csv)
+                .map_err(|e| MpcError::Invalid(format!("cannot read {}: {e}", csv.display())))?;
+            Dataset::from_csv(&text)?
+        }
+        "synthetic" => Dataset::synthetic(rows + rows / 4, 16, 7),
+        other => return Err(MpcError::Invalid(format!("no dataset '{other}' (breast-cancer, synthetic)"))),
+    };
+    if !(1..=5).contains(&folds) {
+        return Err(MpcError::Invalid(format!("{folds} folds (1 to 5)")));
+    }
+    let order: Vec<usize> = if folds == 1 { vec![2] } else { (0..folds).collect() };
+    let results = order.iter().map(|&k| run_fold(&all, k, &params, threads)).collect::<Result<Vec<_>>>()?;
+    let first = &results[0];
+    let runs = &first.runs;
+    let mean = |g: fn(&Fold) -> f64| results.iter().map(g).sum::<f64>() / results.len() as f64;
     let max = |i: usize| runs.iter().map(|r| r.seconds[i]).fold(0.0, f64::max);
     Ok(GbdtRecord {
         family: "mm",
         data: data.into(),
-        train_rows: train_set.y.len(),
-        test_rows: test_set.y.len(),
-        features: counts,
+        train_rows: first.train_rows,
+        test_rows: first.test_rows,
+        features: [all.features() / 2, all.features() - all.features() / 2],
         params: format!(
             "T = {}, D = {}, {} bins, η = {}, λ = {}",
             params.trees,
             params.depth,
             params.bins,
             params.learning_rate,
-            params.effective_lambda(train_set.y.len())
+            params.effective_lambda(first.train_rows)
         ),
-        f1_private: f1(&label(&secure), &test_set.y),
-        f1_clear: f1(&label(&clear_scores), &test_set.y),
-        trees_as_clear,
+        folds: results.len(),
+        f1_per_fold: results.iter().map(|r| [r.f1.0, r.f1.1]).collect(),
+        f1_private: mean(|r| r.f1.0),
+        f1_clear: mean(|r| r.f1.1),
+        trees_as_clear: first.trees_as_clear,
         train_mib: [runs[0].sent as f64 / MIB, runs[1].sent as f64 / MIB],
         train_rounds: runs.iter().map(|r| r.rounds).max().unwrap_or(0),
         seconds: [max(0), max(1), max(2)],

@@ -166,7 +166,11 @@ pub fn bench_cnn(
     )?;
     let plain = veil_nn::float::run_float_on(&m.graph, &m.weights, veil_nn::Input::Images(&images))
         .map_err(veil_runtime::inference::nn_error)?;
-    let paper = if choice.name() == "aegis" { aegis_table3(model) } else { vec![] };
+    let paper = match choice.name() {
+        "aegis" => aegis_table3(model),
+        "mm" => mm_table11(model),
+        _ => vec![],
+    };
     let mut rec = record(
         choice.name(),
         security,
@@ -179,7 +183,29 @@ pub fn bench_cnn(
         paper,
     );
     rec.images_per_check = images_per_check.filter(|&k| k < batch);
+    rec.parties = choice.topology.computing;
     Ok(rec)
+}
+
+/// The M&M paper's Table XI row of a CNN (one image, 4 cores, LAN).
+fn mm_table11(model: &str) -> Vec<PaperFigure> {
+    match model {
+        "resnet50" => vec![
+            PaperFigure {
+                source: "M&M Table XI: ResNet-50, one 224×224 image, 4 cores, LAN",
+                value: 112.4,
+                unit: "s",
+                convention: "end to end, both parties",
+            },
+            PaperFigure {
+                source: "M&M Table XI: ResNet-50 communication",
+                value: 1.85 * 1024.0,
+                unit: "MiB (both parties)",
+                convention: "the paper's GB is GiB",
+            },
+        ],
+        _ => vec![],
+    }
 }
 
 /// Runs all-MiniLM-L6-v2 (the folder `dir`) privately under `mosformer` on a sentence of `seq`

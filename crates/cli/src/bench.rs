@@ -743,13 +743,13 @@ pub fn gbdt(
     data: &str,
     rows: usize,
     (trees, depth, bins): (usize, usize, usize),
-    threads: usize,
+    (threads, folds): (usize, usize),
     json: bool,
 ) -> anyhow::Result<()> {
     let params = veil_mm::gbdt::Params { trees, depth, bins, ..veil_mm::gbdt::Params::default() };
     let csv = std::path::Path::new("data/breast-cancer.csv");
     eprintln!("bench: GBDT under mm on {data}, {trees} trees of depth {depth} ...");
-    let r = veil_bench::mm_gbdt::bench_gbdt(data, csv, rows, params, threads)?;
+    let r = veil_bench::mm_gbdt::bench_gbdt(data, csv, rows, params, (threads, folds))?;
     if json {
         println!("{}", serde_json::to_string(&r)?);
         return Ok(());
@@ -759,8 +759,8 @@ pub fn gbdt(
         r.data, r.train_rows, r.test_rows, r.features[0], r.features[1], r.params
     );
     println!(
-        "  F1 held out: private {:.4}, clear {:.4} ({} of {trees} trees split as in the clear)",
-        r.f1_private, r.f1_clear, r.trees_as_clear
+        "  F1 held out (mean of {} fold(s)): private {:.4}, clear {:.4} ({} of {trees} trees of the first split as in the clear)",
+        r.folds, r.f1_private, r.f1_clear, r.trees_as_clear
     );
     println!(
         "  training: {:.1} MiB P0→P1, {:.1} MiB P1→P0, {} rounds, {:.1} s (setup {:.1} s, prediction {:.1} s), {} thread(s) per party",

@@ -354,6 +354,9 @@ enum BenchCommand {
         /// Threads per party.
         #[arg(long, default_value_t = 1)]
         threads: usize,
+        /// Folds held out in turn (1 to 5; the F1 is their mean, the costs the first's).
+        #[arg(long, default_value_t = 1)]
+        folds: usize,
         /// One JSON object.
         #[arg(long)]
         json: bool,
@@ -588,9 +591,9 @@ fn main() -> ExitCode {
         Command::Bench {
             what: BenchCommand::Layer { family, security, model, tokens, layers, material, chunk, json },
         } => bench::layer(&family, &security, &model, (tokens, layers, chunk), &material, json),
-        Command::Bench { what: BenchCommand::Gbdt { data, rows, trees, depth, bins, threads, json } } => {
-            bench::gbdt(&data, rows, (trees, depth, bins), threads, json)
-        }
+        Command::Bench {
+            what: BenchCommand::Gbdt { data, rows, trees, depth, bins, threads, folds, json },
+        } => bench::gbdt(&data, rows, (trees, depth, bins), (threads, folds), json),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -22,7 +22,7 @@ use crate::graph::{Graph, Op, ValueId};
 use crate::weights::{FloatTensor, Weights};
 
 /// The models `veil bench model` knows.
-pub const CNNS: &[&str] = &["snn", "lenet", "vgg16"];
+pub const CNNS: &[&str] = &["snn", "lenet", "vgg16", "resnet50"];
 
 struct Builder {
     g: Graph,
@@ -75,6 +75,43 @@ impl Builder {
         let bias = Some(self.tensor(&format!("{scope}.bias"), &[cout], 0.01));
         let c = self.g.push(Op::Conv2d { weight, bias, window: Window::square(k, stride, pad) }, &[x]);
         self.g.push(Op::Relu, &[c])
+    }
+
+    /// A convolution with batch norm folded in (a bias), ReLU after when `relu`; `gain`
+    /// scales the weights (below 1 for the last convolution of a residual branch, as a
+    /// trained network's small last batch-norm scale keeps the sums' variance).
+    #[allow(clippy::too_many_arguments, reason = "a convolution's shape")]
+    fn conv_bn(
+        &mut self,
+        x: ValueId,
+        (cin, cout): (usize, usize),
+        (k, stride, pad): (usize, usize, usize),
+        relu: bool,
+        gain: f64,
+    ) -> ValueId {
+        self.layer += 1;
+        let scope = format!("conv{}", self.layer);
+        self.g.set_scope(&scope);
+        let std = gain * (2.0 / (k * k * cin) as f64).sqrt();
+        let weight = self.tensor(&format!("{scope}.weight"), &[k, k, cin, cout], std);
+        let bias = Some(self.tensor(&format!("{scope}.bias"), &[cout], 0.01));
+        let c = self.g.push(Op::Conv2d { weight, bias, window: Window::square(k, stride, pad) }, &[x]);
+        if relu { self.g.push(Op::Relu, &[c]) } else { c }
+    }
+
+    /// ResNet's bottleneck: 1×1, 3×3 (stride), 1×1 to `4·width`, the shortcut (a strided 1×1
+    /// projection where the shape changes), sum, ReLU.
+    fn bottleneck(&mut self, x: ValueId, cin: usize, width: usize, stride: usize) -> ValueId {
+        let a = self.conv_bn(x, (cin, width), (1, 1, 0), true, 1.0);
+        let b = self.conv_bn(a, (width, width), (3, stride, 1), true, 1.0);
+        let c = self.conv_bn(b, (width, 4 * width), (1, 1, 0), false, 0.2);
+        let short = if stride != 1 || cin != 4 * width {
+            self.conv_bn(x, (cin, 4 * width), (1, stride, 0), false, 1.0)
+        } else {
+            x
+        };
+        let sum = self.g.push(Op::Add, &[c, short]);
+        self.g.push(Op::Relu, &[sum])
     }
 
     fn pool(&mut self, x: ValueId) -> ValueId {
@@ -134,6 +171,25 @@ pub fn cnn(name: &str, seed: u64) -> Result<(Graph, Weights, [usize; 3])> {
             let h = b.fc(h, 512, 512, true);
             b.fc(h, 512, 200, false);
             (b.g, b.w, [3, 64, 64])
+        }
+        "resnet50" => {
+            // ResNet-50 (He et al., the torchvision layout): 3×224×224, batch norm folded.
+            let (mut b, x) = Builder::new(3, 224, 224, seed);
+            let x = b.conv_bn(x, (3, 64), (7, 2, 3), true, 1.0);
+            let mut x = b.g.push(Op::MaxPool(Window::square(3, 2, 1)), &[x]);
+            let mut cin = 64;
+            for (width, blocks, stride) in [(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)] {
+                for i in 0..blocks {
+                    x = b.bottleneck(x, cin, width, if i == 0 { stride } else { 1 });
+                    cin = 4 * width;
+                }
+            }
+            b.g.set_scope("head");
+            let window = Window { kernel: [7, 7], stride: [1, 1], pad: [0; 4] };
+            let p = b.g.push(Op::AvgPool { window, count_pad: false }, &[x]);
+            let f = b.flatten(p);
+            b.fc(f, 2048, 1000, false);
+            (b.g, b.w, [3, 224, 224])
         }
         other => {
             return Err(NnError::Unsupported(format!("model {other}; the CNNs are {}", CNNS.join(", "))));
