@@ -7,7 +7,7 @@
 //! |---|---|
 //! | sharing, linear ops, layout | the 2-party toolkit's ([`veil_twopc::TwoPc`]), local |
 //! | `mul` (exact in Z_2^64) | the toolkit's bit-decomposed Δ-OT |
-//! | `mul_fixed` | Z_p-OLE, conversions in and out, truncation free ([`crate::products`]) |
+//! | `mul_fixed` | Z_p-OLE, conversions in and out, truncation free ([`crate::products`]); one way for a known operand |
 //! | `matmul_fixed` | coefficient encoding ([`veil_he::matmul`]), one direction for a known operand |
 //! | `div_public` | M&M's truncation (the toolkit's) |
 //! | `relu`, `max_rows` | DReLU in Z_2^40 and the multiplexer in Z_2^64 (the toolkit's) |
@@ -41,7 +41,7 @@ use veil_twopc::family::Shares;
 use veil_twopc::nonlinear::{max_rows_in, relu_in};
 use veil_twopc::{Engine, TwoParty, TwoPc};
 
-use crate::products::{BITS, COMPARE_BITS, Operand, matmul, mul_shift};
+use crate::products::{BITS, COMPARE_BITS, Operand, matmul, mul_known, mul_shift};
 use crate::transformer;
 
 /// Fractional bits of the family's fixed-point values.
@@ -237,7 +237,12 @@ impl FixedPoint<Z64> for Mm {
         }
         let (xw, yw) = (x.words(), y.words());
         let (tp, ole) = self.parts(ctx)?;
-        let z = mul_shift(tp, ole, ctx, &xw, &yw, FRAC_BITS)?;
+        // An operand one party knows (a weight): one OLE one way.
+        let z = match (x.holder, y.holder) {
+            (_, Some(h)) => mul_known(tp, ole, ctx, &xw, &yw, (h, FRAC_BITS))?,
+            (Some(h), None) => mul_known(tp, ole, ctx, &yw, &xw, (h, FRAC_BITS))?,
+            (None, None) => mul_shift(tp, ole, ctx, &xw, &yw, FRAC_BITS)?,
+        };
         x.with(z, x.shape(), None)
     }
 
@@ -421,15 +426,7 @@ impl Preprocessing for Planner {
         if self.me >= 2 {
             return Vec::new();
         }
-        let (a, b) = cots_of_call(call);
-        let mut out = Vec::new();
-        if a > 0 {
-            out.push(CorrelationRequest::Cots { sender: 0, receiver: 1, count: a });
-        }
-        if b > 0 {
-            out.push(CorrelationRequest::Cots { sender: 1, receiver: 0, count: b });
-        }
-        out
+        veil_twopc::prep::cot_requests(cots_of_call(call))
     }
 
     fn supplies(&self) -> &'static [Supply] {

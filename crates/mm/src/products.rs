@@ -22,6 +22,9 @@ use veil_twopc::TwoParty;
 use crate::convert::{field_to_ring, ring_to_field};
 use crate::trunc::field_to_ring_truncated;
 
+/// Values per one-way product call: what a party holds of ciphertexts at once stays bounded.
+const CHUNK: usize = 1 << 18;
+
 /// The ring of the family's shares.
 pub const BITS: u32 = 64;
 /// The ring comparisons read their operands in (a local reduction of the shares): values
@@ -85,6 +88,68 @@ pub fn mul_shift(
     let p = ole.modulus();
     let xp = lift(tp, ctx, x, None, p)?;
     let yp = lift(tp, ctx, y, None, p)?;
+    let z = ole.mul_shares(ctx, &xp, &yp, tp.is_first())?;
+    lower(tp, ctx, &z, p, s)
+}
+
+/// `⌊x ⊙ m / 2^s⌋` for shared `x` and `m` known to `holder` (the other party's `m` is
+/// ignored): the holder's part local, the other's by one OLE one way (it sends `Enc(x)`, the
+/// holder answers with `m`).
+pub fn mul_known(
+    tp: &mut TwoParty,
+    ole: &Ole,
+    ctx: &mut Ctx,
+    x: &[u64],
+    m: &[u64],
+    (holder, s): (usize, u32),
+) -> Result<Vec<u64>> {
+    if x.len() != m.len() {
+        return Err(MpcError::Invalid(format!("products of {} and {} values", x.len(), m.len())));
+    }
+    let mut out = Vec::with_capacity(x.len());
+    for (xc, mc) in x.chunks(CHUNK).zip(m.chunks(CHUNK)) {
+        out.extend(mul_known_chunk(tp, ole, ctx, xc, mc, (holder, s))?);
+    }
+    Ok(out)
+}
+
+fn mul_known_chunk(
+    tp: &mut TwoParty,
+    ole: &Ole,
+    ctx: &mut Ctx,
+    x: &[u64],
+    m: &[u64],
+    (holder, s): (usize, u32),
+) -> Result<Vec<u64>> {
+    let p = ole.modulus();
+    let xp = lift(tp, ctx, x, None, p)?;
+    let z = if ctx.party() == holder {
+        let mp = lift(tp, ctx, m, Some(holder), p)?;
+        let cross = ole.answer(ctx, &[&mp])?;
+        xp.iter()
+            .zip(&mp)
+            .zip(cross)
+            .map(|((&a, &b), c)| ((u128::from(a) * u128::from(b) + u128::from(c)) % u128::from(p)) as u64)
+            .collect()
+    } else {
+        ole.send_queries(ctx, &[&xp])?;
+        ole.receive_answers(ctx, 1, x.len())?
+    };
+    lower(tp, ctx, &z, p, s)
+}
+
+/// `x ⊙ y` (shifted by `s`) where each operand may be known to one party (both ways).
+pub fn mul_holders(
+    tp: &mut TwoParty,
+    ole: &Ole,
+    ctx: &mut Ctx,
+    (x, hx): (&[u64], Option<usize>),
+    (y, hy): (&[u64], Option<usize>),
+    s: u32,
+) -> Result<Vec<u64>> {
+    let p = ole.modulus();
+    let xp = lift(tp, ctx, x, hx, p)?;
+    let yp = lift(tp, ctx, y, hy, p)?;
     let z = ole.mul_shares(ctx, &xp, &yp, tp.is_first())?;
     lower(tp, ctx, &z, p, s)
 }

@@ -58,6 +58,18 @@ pub fn cots_of_call(call: &Call, bits: u32) -> (usize, usize) {
     }
 }
 
+/// The requests of `(P0 sending, P1 sending)` COTs between parties 0 and 1.
+pub fn cot_requests((a, b): (usize, usize)) -> Vec<CorrelationRequest> {
+    let mut out = Vec::new();
+    if a > 0 {
+        out.push(CorrelationRequest::Cots { sender: 0, receiver: 1, count: a });
+    }
+    if b > 0 {
+        out.push(CorrelationRequest::Cots { sender: 1, receiver: 0, count: b });
+    }
+    out
+}
+
 impl OtSource {
     /// Sets up a COT engine each way with every other party of the session.
     pub fn setup(ctx: &mut Ctx, engine: Engine, ring_bits: u32) -> Result<Self> {
@@ -109,15 +121,7 @@ impl Preprocessing for OtSource {
         if self.parties != 2 || self.me >= self.parties {
             return Vec::new();
         }
-        let (a, b) = cots_of_call(call, self.ring_bits);
-        let mut out = Vec::new();
-        if a > 0 {
-            out.push(CorrelationRequest::Cots { sender: 0, receiver: 1, count: a });
-        }
-        if b > 0 {
-            out.push(CorrelationRequest::Cots { sender: 1, receiver: 0, count: b });
-        }
-        out
+        cot_requests(cots_of_call(call, self.ring_bits))
     }
 
     fn supplies(&self) -> &'static [Supply] {

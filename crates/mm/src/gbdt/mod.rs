@@ -41,7 +41,7 @@ use veil_twopc::convert::mux;
 use veil_twopc::share::open;
 
 use crate::oppe::{Piecewise, oppe_in};
-use crate::products::{BITS, COMPARE_BITS, Operand, lift, lower, matmul, mul_shift};
+use crate::products::{BITS, COMPARE_BITS, Operand, matmul, mul_holders, mul_known, mul_shift};
 use crate::recip::{HIGH, Inverse, LOW, Range, inverse_in};
 use data::PartyData;
 
@@ -49,9 +49,6 @@ use data::PartyData;
 pub const FRAC: u32 = 16;
 /// Extra fractional bits of the gains' reciprocals.
 const INV_EXTRA: u32 = 4;
-/// Values per product call and samples per histogram product: what a party holds of
-/// ciphertexts at once stays bounded whatever the number of samples.
-const CHUNK: usize = 1 << 18;
 /// Entries of the nodes' `(g, h)` matrix per histogram product (larger slices fill the
 /// polynomials better).
 const HIST_CHUNK: usize = 1 << 21;
@@ -146,65 +143,6 @@ fn owner_of(j: usize, counts: [usize; 2]) -> (usize, usize) {
 /// `[bin_j(i) ≤ b]` for this party's feature `j`, as integers (1 or 0).
 fn left_mask(data: &PartyData, j: usize, b: u16) -> Vec<u64> {
     data.binned[j].iter().map(|&v| u64::from(v <= b)).collect()
-}
-
-/// `x ⊙ m` for shared `x` and `m` known to `holder` (the other party's `m` is ignored): the
-/// holder's part local, the other's by one OLE one way (it sends `Enc(x)`, the holder answers
-/// with `m`).
-fn mul_known(
-    tp: &mut TwoParty,
-    ole: &Ole,
-    ctx: &mut Ctx,
-    x: &[u64],
-    m: &[u64],
-    holder: usize,
-) -> Result<Vec<u64>> {
-    let mut out = Vec::with_capacity(x.len());
-    for (xc, mc) in x.chunks(CHUNK).zip(m.chunks(CHUNK)) {
-        out.extend(mul_known_chunk(tp, ole, ctx, xc, mc, holder)?);
-    }
-    Ok(out)
-}
-
-fn mul_known_chunk(
-    tp: &mut TwoParty,
-    ole: &Ole,
-    ctx: &mut Ctx,
-    x: &[u64],
-    m: &[u64],
-    holder: usize,
-) -> Result<Vec<u64>> {
-    let p = ole.modulus();
-    let xp = lift(tp, ctx, x, None, p)?;
-    let z = if ctx.party() == holder {
-        let mp = lift(tp, ctx, m, Some(holder), p)?;
-        let cross = ole.answer(ctx, &[&mp])?;
-        xp.iter()
-            .zip(&mp)
-            .zip(cross)
-            .map(|((&a, &b), c)| ((u128::from(a) * u128::from(b) + u128::from(c)) % u128::from(p)) as u64)
-            .collect()
-    } else {
-        ole.send_queries(ctx, &[&xp])?;
-        ole.receive_answers(ctx, 1, x.len())?
-    };
-    lower(tp, ctx, &z, p, 0)
-}
-
-/// `x ⊙ y` (shifted by `s`) where each operand may be known to one party.
-fn mul_holders(
-    tp: &mut TwoParty,
-    ole: &Ole,
-    ctx: &mut Ctx,
-    (x, hx): (&[u64], Option<usize>),
-    (y, hy): (&[u64], Option<usize>),
-    s: u32,
-) -> Result<Vec<u64>> {
-    let p = ole.modulus();
-    let xp = lift(tp, ctx, x, hx, p)?;
-    let yp = lift(tp, ctx, y, hy, p)?;
-    let z = ole.mul_shares(ctx, &xp, &yp, tp.is_first())?;
-    lower(tp, ctx, &z, p, s)
 }
 
 /// The first largest entry of each row of `[rows, k]` and its index (shares), by a
@@ -409,8 +347,11 @@ pub fn train(
                         known.extend_from_slice(&masks[q]);
                     }
                 }
-                let prod =
-                    if level == 0 { None } else { Some(mul_known(tp, ole, ctx, &shared, &known, owner)?) };
+                let prod = if level == 0 {
+                    None
+                } else {
+                    Some(mul_known(tp, ole, ctx, &shared, &known, (owner, 0))?)
+                };
                 for (t, &q) in nodes.iter().enumerate() {
                     lefts[q] = (0..parts)
                         .map(|part| match (&prod, part) {
@@ -428,7 +369,7 @@ pub fn train(
                 // The root's g_z, h_z: g and h times the owner's mask.
                 let owner = holders[0];
                 let known: Vec<u64> = [masks[0].as_slice(), masks[0].as_slice()].concat();
-                let prod = mul_known(tp, ole, ctx, &[g.clone(), h.clone()].concat(), &known, owner)?;
+                let prod = mul_known(tp, ole, ctx, &[g.clone(), h.clone()].concat(), &known, (owner, 0))?;
                 lefts[0].truncate(1);
                 lefts[0].push(prod[..n].to_vec());
                 lefts[0].push(prod[n..].to_vec());
