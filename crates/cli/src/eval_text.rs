@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
+use veil_runtime::Link;
 use veil_runtime::families::FamilyChoice;
 use veil_runtime::inference::{Material, private_inference_of, security_name};
-use veil_runtime::{Link, Mode};
 
 use crate::family::FamilyArgs;
 
@@ -38,13 +38,12 @@ pub struct EvalRow {
 
 /// The records of an earlier eval in `path` (none if it does not exist yet), by sentence;
 /// summary lines are skipped.
-fn earlier_rows(path: &Path, mode: Mode) -> anyhow::Result<HashMap<String, EvalRow>> {
+fn earlier_rows(path: &Path, (security, rings): (&str, &str)) -> anyhow::Result<HashMap<String, EvalRow>> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashMap::new()),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
-    let (security, rings) = (security_name(mode.security), mode.rings.name());
     let mut rows = HashMap::new();
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let at = || format!("{} line {}", path.display(), i + 1);
@@ -92,7 +91,7 @@ pub fn eval(
         lines.truncate(n);
     }
     let mut earlier = match resume {
-        Some(path) => earlier_rows(path, mode)?,
+        Some(path) => earlier_rows(path, (security_name(mode.security), rings_label(&choice)))?,
         None => HashMap::new(),
     };
     let loaded = veil_nn::bert::load_hf(&model_dir(model)?, true)?;
@@ -149,6 +148,11 @@ pub fn expected_time(first_s: f64, left: usize, (one, many): (&str, &str)) -> St
     )
 }
 
+/// The ring plan a record names: the family's choice, or `none` for a family without one.
+fn rings_label(choice: &FamilyChoice) -> &'static str {
+    choice.rings_name().unwrap_or("none")
+}
+
 /// One sentence, privately, against the float reference.
 fn embed(loaded: &veil_nn::bert::Model, line: &str, choice: FamilyChoice) -> anyhow::Result<EvalRow> {
     let start = std::time::Instant::now();
@@ -161,7 +165,7 @@ fn embed(loaded: &veil_nn::bert::Model, line: &str, choice: FamilyChoice) -> any
         text: line.to_string(),
         tokens: r.tokens,
         security: security_name(mode.security).into(),
-        rings: mode.rings.name().into(),
+        rings: rings_label(&choice).into(),
         cosine_vs_plaintext: r.cosine_vs_plaintext,
         max_abs_error: r.max_abs_error,
         offline_mib_per_server: mib(0),
@@ -192,7 +196,7 @@ fn summarize(model: &str, choice: &FamilyChoice, rows: &[EvalRow], json: bool) -
     if json {
         let summary = serde_json::json!({
             "summary": true, "model": model, "family": choice.name(), "security": security,
-            "rings": mode.rings.name(),
+            "rings": rings_label(choice),
             "sentences": cos.len(), "cosine_min": min, "cosine_mean": mean, "cosine_max": max,
         });
         println!("{summary}");
@@ -200,7 +204,7 @@ fn summarize(model: &str, choice: &FamilyChoice, rows: &[EvalRow], json: bool) -
         println!(
             "{} sentences, {security}, {} rings: cosine vs plaintext min {min:.5} mean {mean:.5} max {max:.5}",
             cos.len(),
-            mode.rings.name()
+            rings_label(choice)
         );
     }
     Ok(())
@@ -211,7 +215,7 @@ mod tests {
     #![allow(clippy::unwrap_used, reason = "test code")]
 
     use super::*;
-    use veil_runtime::{Rings, Security};
+    use veil_runtime::{Mode, Rings, Security};
 
     fn row(text: &str, rings: &str) -> String {
         format!(
@@ -224,17 +228,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("eval.jsonl");
         let z64 = Mode { security: Security::Malicious, rings: Rings::Z64 };
-        assert!(earlier_rows(&path, z64).unwrap().is_empty(), "no file yet: nothing done");
+        let label = |m: Mode| (security_name(m.security), m.rings.name());
+        assert!(earlier_rows(&path, label(z64)).unwrap().is_empty(), "no file yet: nothing done");
         std::fs::write(&path, format!("{}\n\n{}\n{{\"summary\":true}}\n", row("a", "z64"), row("b", "z64")))
             .unwrap();
-        let rows = earlier_rows(&path, z64).unwrap();
+        let rows = earlier_rows(&path, label(z64)).unwrap();
         assert_eq!(rows.len(), 2);
         assert_eq!(rows["b"].tokens, 5);
         let mixed = Mode { security: Security::Malicious, rings: Rings::Mixed };
-        let err = earlier_rows(&path, mixed).unwrap_err().to_string();
+        let err = earlier_rows(&path, label(mixed)).unwrap_err().to_string();
         assert!(err.contains("line 1") && err.contains("z64 rings"), "{err}");
         std::fs::write(&path, "{\"text\":\"a\"}\n").unwrap();
-        let err = format!("{:#}", earlier_rows(&path, z64).unwrap_err());
+        let err = format!("{:#}", earlier_rows(&path, label(z64)).unwrap_err());
         assert!(err.contains("not an eval record"), "{err}");
     }
 }

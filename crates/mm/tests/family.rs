@@ -237,7 +237,7 @@ fn the_reference_reports_inputs_outside_the_protocols_ranges() {
     assert!(r.gelu(&[enc(100.0)]).unwrap().excess.is_none());
     assert!(r.relu(&[enc(2f64.powi(24))]).excess.is_some());
     let flat = vec![enc(1.0); 8];
-    let ln = r.layernorm(&flat, &vec![enc(1.0); 8], &[0; 8], 1, 8).unwrap();
+    let ln = r.layernorm(&flat, &[enc(1.0); 8], &[0; 8], 1, 8).unwrap();
     assert!(ln.excess.unwrap().what.contains("low"), "a row of equal values has no variance to normalise");
     assert!(r.softmax(&[enc(2f64.powi(20)), 0], 1, 2, None).unwrap().excess.is_some());
     assert!(r.softmax(&[enc(30.0), 0], 1, 2, None).unwrap().excess.is_none());
