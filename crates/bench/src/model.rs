@@ -204,6 +204,20 @@ fn mm_table11(model: &str) -> Vec<PaperFigure> {
                 convention: "the paper's GB is GiB",
             },
         ],
+        "densenet121" => vec![
+            PaperFigure {
+                source: "M&M Table XI: DenseNet-121, one 224×224 image, 4 cores, LAN",
+                value: 131.3,
+                unit: "s",
+                convention: "end to end, both parties",
+            },
+            PaperFigure {
+                source: "M&M Table XI: DenseNet-121 communication",
+                value: 2.01 * 1024.0,
+                unit: "MiB (both parties)",
+                convention: "the paper's GB is GiB",
+            },
+        ],
         _ => vec![],
     }
 }

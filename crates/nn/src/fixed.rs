@@ -348,6 +348,13 @@ impl Executor for Fixed<'_> {
             }
             Op::Flatten => cnn::gather(x(0), &cnn::flatten(image(0)?), 0)?,
             Op::Add => x(0).iter().zip(x(1)).map(|(a, b)| a.wrapping_add(*b)).collect(),
+            Op::ChannelConcat => {
+                let (c0, c1) = (image(0)?[3], image(1)?[3]);
+                x(0).chunks(c0.max(1))
+                    .zip(x(1).chunks(c1.max(1)))
+                    .flat_map(|(a, b)| a.iter().chain(b).copied())
+                    .collect()
+            }
         };
         let peak_value = v.iter().map(|x| u128::from(x.unsigned_abs())).max().unwrap_or(0);
         let found = |what: &str, max_abs: f64, limit: f64| Overflow {

@@ -180,6 +180,20 @@ impl Executor for Float<'_> {
                 let bias = bias.as_ref().map(|b| weight(weights, b)).transpose()?;
                 Value::Mat(linear(input(0)?, weight(weights, wn)?, bias, wn)?)
             }
+            Op::ChannelConcat => {
+                // Images are [B·H·W, C] matrices: the channels are the columns.
+                let (a, b) = (input(0)?, input(1)?);
+                if a.rows != b.rows {
+                    return Err(NnError::Invalid("ChannelConcat of images of different sizes".into()));
+                }
+                let cols = a.cols + b.cols;
+                let mut data = Vec::with_capacity(a.rows * cols);
+                for r in 0..a.rows {
+                    data.extend_from_slice(&a.data[r * a.cols..(r + 1) * a.cols]);
+                    data.extend_from_slice(&b.data[r * b.cols..(r + 1) * b.cols]);
+                }
+                Value::Mat(Mat { rows: a.rows, cols, data })
+            }
             Op::Add => {
                 let (a, b) = (input(0)?, input(1)?);
                 if (a.rows, a.cols) != (b.rows, b.cols) {

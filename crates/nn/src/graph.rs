@@ -93,6 +93,9 @@ pub enum Op {
     },
     /// Elementwise sum of inputs 0 and 1.
     Add,
+    /// Images `[B, H, W, C0]` and `[B, H, W, C1]` joined along the channels →
+    /// `[B, H, W, C0 + C1]` (DenseNet's dense connections, ONNX `Concat` on axis 1 of NCHW).
+    ChannelConcat,
     /// LayerNorm over the last axis with `γ, β` (`eps` is below the fixed-point resolution in
     /// secure runs and only used by the float reference).
     LayerNorm {
@@ -312,6 +315,7 @@ impl Op {
             Op::AvgPool { .. } => "avg-pool",
             Op::Flatten => "flatten",
             Op::Add => "add",
+            Op::ChannelConcat => "channel-concat",
             Op::LayerNorm { .. } => "layernorm",
             Op::Attention { .. } => "attention",
             Op::Gelu(_) => "gelu",
@@ -435,6 +439,13 @@ impl Graph {
                         return Err(bad(format!("shapes {a:?} and {b:?}")));
                     }
                     a.clone()
+                }
+                Op::ChannelConcat => {
+                    let ([b, h, wd, c0], [b1, h1, w1, c1]) = (image(0)?, image(1)?);
+                    if (b, h, wd) != (b1, h1, w1) {
+                        return Err(bad(format!("images {b}×{h}×{wd} and {b1}×{h1}×{w1}")));
+                    }
+                    vec![b, h, wd, c0 + c1]
                 }
                 Op::LayerNorm { gamma, beta, .. } => {
                     let [rows, k] = matrix(0)?;

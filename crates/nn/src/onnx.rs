@@ -6,7 +6,8 @@
 //! `Conv`, folded into it (`W' = W·γ/√(σ²+ε)`, `b' = (b − μ)·γ/√(σ²+ε) + β`); `Relu`;
 //! `MaxPool`, `AveragePool` (floor mode), `GlobalAveragePool`; `Flatten` (axis 1) and a
 //! `Reshape` to `[N, −1]`; `Gemm` (α = β = 1, either `transB`), `MatMul` by a weight, and the
-//! `Add` of a bias after it; `Add` of two activations (residual); `Identity`, `Dropout`;
+//! `Add` of a bias after it; `Add` of two activations (residual); `Concat` of images along
+//! their channels (dense connections); `Identity`, `Dropout`;
 //! `Constant`. Every other op is named, with its node, in one error before anything is built.
 //! Weights are the graph's initializers (FLOAT, FLOAT16 or DOUBLE, raw or typed data);
 //! external data files are refused.
@@ -35,6 +36,7 @@ const SUPPORTED: &[&str] = &[
     "Gemm",
     "MatMul",
     "Add",
+    "Concat",
     "Identity",
     "Dropout",
     "Constant",
@@ -393,6 +395,18 @@ impl Importer {
                 self.output(n, v)?;
             }
             "Add" => self.add(n, label)?,
+            "Concat" => {
+                // Channels of NCHW images (DenseNet's dense connections), two at a time.
+                if attr_int(n, "axis", 0) != 1 || n.input.len() < 2 {
+                    return Err(node_err(n, "a Concat other than of images along their channels"));
+                }
+                let mut v = self.act(n, 0)?;
+                for k in 1..n.input.len() {
+                    let next = self.act(n, k)?;
+                    v = self.g.push(Op::ChannelConcat, &[v, next]);
+                }
+                self.output(n, v)?;
+            }
             other => return Err(NnError::Unsupported(format!("ONNX op {other}"))),
         }
         Ok(())

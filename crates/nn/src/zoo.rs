@@ -22,7 +22,7 @@ use crate::graph::{Graph, Op, ValueId};
 use crate::weights::{FloatTensor, Weights};
 
 /// The models `veil bench model` knows.
-pub const CNNS: &[&str] = &["snn", "lenet", "vgg16", "resnet50"];
+pub const CNNS: &[&str] = &["snn", "lenet", "vgg16", "resnet50", "densenet121"];
 
 struct Builder {
     g: Graph,
@@ -189,6 +189,40 @@ pub fn cnn(name: &str, seed: u64) -> Result<(Graph, Weights, [usize; 3])> {
             let p = b.g.push(Op::AvgPool { window, count_pad: false }, &[x]);
             let f = b.flatten(p);
             b.fc(f, 2048, 1000, false);
+            (b.g, b.w, [3, 224, 224])
+        }
+        "densenet121" => {
+            // DenseNet-121 (Huang et al., the torchvision layout): growth 32, bottleneck 4·32,
+            // blocks of 6, 12, 24, 16 layers, transitions halving the channels. The batch norms
+            // that follow a convolution are folded into it; those in front of a ReLU on the
+            // concatenated features (norm1 of each layer, the transitions' and the last) are
+            // the identity here, as random weights give them nothing to scale.
+            let (mut b, x) = Builder::new(3, 224, 224, seed);
+            let x = b.conv_bn(x, (3, 64), (7, 2, 3), true, 1.0);
+            let mut x = b.g.push(Op::MaxPool(Window::square(3, 2, 1)), &[x]);
+            let mut c = 64;
+            for (i, layers) in [6, 12, 24, 16].into_iter().enumerate() {
+                for _ in 0..layers {
+                    let r = b.g.push(Op::Relu, &[x]);
+                    let y = b.conv_bn(r, (c, 128), (1, 1, 0), true, 1.0);
+                    let y = b.conv_bn(y, (128, 32), (3, 1, 1), false, 1.0);
+                    x = b.g.push(Op::ChannelConcat, &[x, y]);
+                    c += 32;
+                }
+                if i < 3 {
+                    let r = b.g.push(Op::Relu, &[x]);
+                    let y = b.conv_bn(r, (c, c / 2), (1, 1, 0), false, 1.0);
+                    let window = Window::square(2, 2, 0);
+                    x = b.g.push(Op::AvgPool { window, count_pad: false }, &[y]);
+                    c /= 2;
+                }
+            }
+            b.g.set_scope("head");
+            let x = b.g.push(Op::Relu, &[x]);
+            let window = Window { kernel: [7, 7], stride: [1, 1], pad: [0; 4] };
+            let p = b.g.push(Op::AvgPool { window, count_pad: false }, &[x]);
+            let f = b.flatten(p);
+            b.fc(f, c, 1000, false);
             (b.g, b.w, [3, 224, 224])
         }
         other => {

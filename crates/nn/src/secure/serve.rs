@@ -189,6 +189,7 @@ impl<B: SecureBackend, L: TransformerLayers<B>> Executor for Serve<'_, '_, B, L>
                 Some(b.gather(x(0)?, &cnn::flatten(s), &shapes[i])?)
             }
             Op::Add => Some(b.add(x(0)?, x(1)?)?),
+            Op::ChannelConcat => Some(b.concat(&[x(0)?, x(1)?], 3)?),
             Op::Relu => Some(b.relu(ctx, x(0)?)?),
             op @ (Op::Gelu(_) | Op::LayerNorm { .. } | Op::Attention { .. }) => {
                 let xs = (0..node.inputs.len()).map(x).collect::<Result<Vec<_>>>()?;
