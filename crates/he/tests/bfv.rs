@@ -91,6 +91,10 @@ fn fresh_noise_is_within_its_bounds() {
     assert!(v.iter().all(|x| x.unsigned_abs() <= (1u128 << 100) + bound));
     assert!(v.iter().any(|x| x.unsigned_abs() > 1u128 << 99));
     assert_eq!(bfv.decrypt(&sk, &ct).unwrap(), a);
+    // Past 2^127 the flooding is drawn as a·2^64 + b: 2^130 still decrypts (q/2t ≈ 2^139).
+    let mut ct = bfv.encrypt_public(&pk, &pa, None, &mut rng).unwrap();
+    bfv.flood(&mut ct, 130, &mut rng).unwrap();
+    assert_eq!(bfv.decrypt(&sk, &ct).unwrap(), a);
 }
 
 #[test]
@@ -110,7 +114,7 @@ fn bad_plaintexts_levels_and_names_are_refused() {
     assert!(bfv.switch_to(&mut ct, 0).unwrap_err().to_string().contains("from level 1 to 0"));
     let other = bfv.encrypt_secret(&sk, &pt, 0, &mut rng).unwrap();
     assert!(bfv.add(&ct, &other).unwrap_err().to_string().contains("levels 1 and 0"));
-    assert!(bfv.flood(&mut ct, 128, &mut rng).unwrap_err().to_string().contains("past 2^127"));
+    assert!(bfv.flood(&mut ct, 191, &mut rng).unwrap_err().to_string().contains("past 2^190"));
     assert_eq!(BfvPreset::from_name("n8192-p60").unwrap(), BfvPreset::N8192P60);
     assert!(BfvPreset::from_name("n2").unwrap_err().to_string().contains("n4096-p16"));
 }
