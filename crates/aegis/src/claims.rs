@@ -33,6 +33,11 @@ pub(crate) fn gr_bytes(v: &[Gr]) -> Vec<u8> {
     v.iter().flat_map(Gr::to_bytes).collect()
 }
 
+/// Receives exactly `n` GR elements from `from` (a longer message is refused unread).
+pub(crate) fn recv_gr(ctx: &mut veil_mpc::Ctx, from: usize, n: usize) -> Result<Vec<Gr>> {
+    gr_from(from, &ctx.recv_at_most(from, n.saturating_mul(512))?, n)
+}
+
 pub(crate) fn gr_from(from: usize, b: &[u8], n: usize) -> Result<Vec<Gr>> {
     if b.len() != n * 512 {
         return Err(MpcError::Malformed { from, what: format!("{} bytes for {n} GR elements", b.len()) });

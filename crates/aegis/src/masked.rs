@@ -30,6 +30,11 @@ pub(crate) fn to_bytes(v: &[u64]) -> Vec<u8> {
 }
 
 /// Exactly `n` words from `from`'s bytes, or an error naming the sender.
+/// Receives exactly `n` ring elements from `from` (a longer message is refused unread).
+pub(crate) fn recv_u64s(ctx: &mut veil_mpc::Ctx, from: PartyId, n: usize) -> Result<Vec<u64>> {
+    from_bytes(from, &ctx.recv_at_most(from, n.saturating_mul(8))?, n)
+}
+
 pub(crate) fn from_bytes(from: PartyId, b: &[u8], n: usize) -> Result<Vec<u64>> {
     if b.len() != 8 * n {
         return Err(MpcError::Malformed { from, what: format!("{} bytes for {n} ring elements", b.len()) });

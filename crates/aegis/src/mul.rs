@@ -17,7 +17,7 @@ use veil_tensor::{Device, MatDims};
 
 use crate::claims::Recorded;
 pub use crate::claims::Terms;
-use crate::share::{Aegis, Masked, Pair, from_bytes, to_bytes};
+use crate::share::{Aegis, Masked, Pair, recv_u64s, to_bytes};
 
 /// Runs `f` with communication counted under the phase `offline` (its time kept apart).
 pub(crate) use veil_mpc::phase::in_offline_phase as offline;
@@ -191,7 +191,7 @@ impl Aegis {
             share = sum(&share, &op(&x.m, &y.m));
         }
         ctx.net().send(3 - me, to_bytes(&share))?;
-        let other = from_bytes(3 - me, &ctx.net().recv(3 - me)?, out)?;
+        let other = recv_u64s(ctx, 3 - me, out)?;
         let m: Vec<u64> = sum(&share, &other).into_iter().map(|v| self.reduce(v)).collect();
         self.record_joint(&m);
         let z = Masked { m, r: r_z, n: out };

@@ -162,7 +162,7 @@ impl Aegis {
             let mut g = ctx.pair_prg(k, "aegis/pos/shares")?;
             (0..MAC_KEYS + n * (l - 1) * per).map(|_| zp.from_random(g.next_u32()) as u8).collect()
         } else {
-            let msg = ctx.net().recv(k)?;
+            let msg = ctx.recv_at_most(k, zp.packed_len(MAC_KEYS + n * (l - 1) * per))?;
             zp.unpack(&msg, MAC_KEYS + n * (l - 1) * per)
                 .ok_or_else(|| MpcError::Malformed { from: k, what: "Π_Pos MAC'd bits".into() })?
         };
@@ -246,7 +246,7 @@ impl Aegis {
         let count = 2 * *n * l;
         *opened = vec![0u8; count];
         for from in [p1, p2] {
-            let msg = ctx.net().recv(from)?;
+            let msg = ctx.recv_at_most(from, zp.packed_len(count))?;
             let lists: Vec<u8> = zp
                 .unpack(&msg, count)
                 .ok_or_else(|| MpcError::Malformed { from, what: "Π_Pos lists".into() })?;
@@ -273,7 +273,7 @@ impl Aegis {
             return Ok(());
         };
         let zp = Zp::new(prime_for(self.l()));
-        let seed_msg = ctx.net().recv(*k)?;
+        let seed_msg = ctx.recv_at_most(*k, 16)?;
         let seed: [u8; 16] = seed_msg
             .as_slice()
             .try_into()
@@ -295,7 +295,7 @@ impl Aegis {
         let zp = Zp::new(prime_for(self.l()));
         let mut macs = [0u32; MAC_KEYS];
         for from in [(k + 1) % 3, (k + 2) % 3] {
-            let msg = ctx.net().recv(from)?;
+            let msg = ctx.recv_at_most(from, zp.packed_len(MAC_KEYS))?;
             let shares = zp
                 .unpack(&msg, MAC_KEYS)
                 .ok_or_else(|| MpcError::Malformed { from, what: "Π_Pos MAC shares".into() })?;

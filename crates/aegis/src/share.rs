@@ -61,7 +61,7 @@ fn wrap(l: u32) -> u64 {
     if l == 64 { u64::MAX } else { (1u64 << l) - 1 }
 }
 
-pub(crate) use crate::masked::{from_bytes, to_bytes};
+pub(crate) use crate::masked::{recv_u64s, to_bytes};
 
 fn digest(v: &[u64]) -> Vec<u8> {
     let mut h = Hasher::new("veil/aegis/component");
@@ -173,10 +173,7 @@ impl Aegis {
                 Ok(Pair { one, two })
             }
             1 => Ok(Pair { one: self.pair_random(ctx, 0, &format!("{what}/1"), n)?, two: vec![] }),
-            _ => {
-                let msg = ctx.net().recv(0)?;
-                Ok(Pair { one: vec![], two: from_bytes(0, &msg, n)? })
-            }
+            _ => Ok(Pair { one: vec![], two: recv_u64s(ctx, 0, n)? }),
         }
     }
 
@@ -232,9 +229,9 @@ impl Aegis {
             return Ok(());
         }
         let other = 3 - me;
-        let got = from_bytes(0, &ctx.net().recv(0)?, n)?;
-        pending.ms[0] = from_bytes(0, &ctx.net().recv(0)?, n)?;
-        if ctx.net().recv(other)? != digest(&got) {
+        let got = recv_u64s(ctx, 0, n)?;
+        pending.ms[0] = recv_u64s(ctx, 0, n)?;
+        if ctx.recv_at_most(other, 32)? != digest(&got) {
             return Err(MpcError::abort("aegis input: mask share from P0", Some(0)));
         }
         let own = if me == 1 { &pending.rs[me].one } else { &pending.rs[me].two };
@@ -253,7 +250,7 @@ impl Aegis {
         let InputsPending { rs, mut ms, n } = pending;
         if me != 0 {
             let other = 3 - me;
-            ms[other] = from_bytes(other, &ctx.net().recv(other)?, n)?;
+            ms[other] = recv_u64s(ctx, other, n)?;
             for m in &ms {
                 self.record_joint(m);
             }
@@ -300,8 +297,8 @@ impl Aegis {
                 None
             }
             (j, k) if j == k => {
-                let got = from_bytes(0, &ctx.net().recv(0)?, n)?;
-                let hash = ctx.net().recv(3 - j)?;
+                let got = recv_u64s(ctx, 0, n)?;
+                let hash = ctx.recv_at_most(3 - j, 32)?;
                 if hash != digest(&got) {
                     return Err(MpcError::abort("aegis input: mask share from P0", Some(0)));
                 }
@@ -326,7 +323,7 @@ impl Aegis {
         } else if me == 0 {
             vec![]
         } else {
-            from_bytes(owner, &ctx.net().recv(owner)?, n)?
+            recv_u64s(ctx, owner, n)?
         };
         if me != 0 {
             self.record_joint(&m);
@@ -355,9 +352,9 @@ impl Aegis {
             if x.len() != n {
                 return Err(MpcError::Invalid(format!("{} input values, declared {n}", x.len())));
             }
-            let both = from_bytes(0, &ctx.net().recv(0)?, 2 * n)?;
+            let both = recv_u64s(ctx, 0, 2 * n)?;
             let (r1, r2) = both.split_at(n);
-            if ctx.net().recv(1)? != digest(r1) || ctx.net().recv(2)? != digest(r2) {
+            if ctx.recv_at_most(1, 32)? != digest(r1) || ctx.recv_at_most(2, 32)? != digest(r2) {
                 return Err(MpcError::abort("aegis owner input: mask shares from P0", Some(0)));
             }
             let m: Vec<u64> =
@@ -379,7 +376,7 @@ impl Aegis {
             }
             j => {
                 ctx.net().send(owner, digest(if j == 1 { &r.one } else { &r.two }))?;
-                let m = from_bytes(owner, &ctx.net().recv(owner)?, n)?;
+                let m = recv_u64s(ctx, owner, n)?;
                 self.record_joint(&m);
                 m
             }
@@ -403,10 +400,10 @@ impl Aegis {
             return Err(MpcError::Invalid(format!("party {owner} is not an input owner")));
         }
         if me == owner {
-            let from1 = from_bytes(1, &ctx.net().recv(1)?, 2 * n)?;
-            let from2 = from_bytes(2, &ctx.net().recv(2)?, n)?;
-            let (m_hash, r2) = (ctx.net().recv(2)?, from2);
-            let (h1, h2) = (ctx.net().recv(0)?, ctx.net().recv(0)?);
+            let from1 = recv_u64s(ctx, 1, 2 * n)?;
+            let from2 = recv_u64s(ctx, 2, n)?;
+            let (m_hash, r2) = (ctx.recv_at_most(2, 32)?, from2);
+            let (h1, h2) = (ctx.recv_at_most(0, 32)?, ctx.recv_at_most(0, 32)?);
             let (m, r1) = from1.split_at(n);
             if m_hash != digest(m) || h1 != digest(r1) || h2 != digest(&r2) {
                 return Err(MpcError::abort("aegis output: the servers' components disagree", None));
@@ -449,8 +446,8 @@ impl Aegis {
             0 => {
                 ctx.net().send(2, to_bytes(&x.r.one))?;
                 ctx.net().send(1, to_bytes(&x.r.two))?;
-                let m = from_bytes(1, &ctx.net().recv(1)?, n)?;
-                if ctx.net().recv(2)? != digest(&m) {
+                let m = recv_u64s(ctx, 1, n)?;
+                if ctx.recv_at_most(2, 32)? != digest(&m) {
                     return Err(MpcError::abort("aegis reveal: m_x from P1 and P2 differ", None));
                 }
                 (m, x.r.one.clone(), x.r.two.clone())
@@ -458,8 +455,8 @@ impl Aegis {
             1 => {
                 ctx.net().send(0, to_bytes(&x.m))?;
                 ctx.net().send(2, digest(&x.r.one))?;
-                let r2 = from_bytes(0, &ctx.net().recv(0)?, n)?;
-                if ctx.net().recv(2)? != digest(&r2) {
+                let r2 = recv_u64s(ctx, 0, n)?;
+                if ctx.recv_at_most(2, 32)? != digest(&r2) {
                     return Err(MpcError::abort("aegis reveal: [r]_2 from P0 and P2 differ", None));
                 }
                 (x.m.clone(), x.r.one.clone(), r2)
@@ -467,8 +464,8 @@ impl Aegis {
             _ => {
                 ctx.net().send(0, digest(&x.m))?;
                 ctx.net().send(1, digest(&x.r.two))?;
-                let r1 = from_bytes(0, &ctx.net().recv(0)?, n)?;
-                if ctx.net().recv(1)? != digest(&r1) {
+                let r1 = recv_u64s(ctx, 0, n)?;
+                if ctx.recv_at_most(1, 32)? != digest(&r1) {
                     return Err(MpcError::abort("aegis reveal: [r]_1 from P0 and P1 differ", None));
                 }
                 (x.m.clone(), r1, x.r.two.clone())
@@ -490,8 +487,8 @@ impl Aegis {
         };
         match (me, to) {
             (0, 0) => {
-                let m = from_bytes(1, &ctx.net().recv(1)?, n)?;
-                if ctx.net().recv(2)? != digest(&m) {
+                let m = recv_u64s(ctx, 1, n)?;
+                if ctx.recv_at_most(2, 32)? != digest(&m) {
                     return Err(MpcError::abort("aegis reveal: m_x from P1 and P2 differ", None));
                 }
                 Ok(Some(open(&m, &x.r.one, &x.r.two)))
@@ -504,8 +501,8 @@ impl Aegis {
                 Ok(None)
             }
             (j, k) if j == k => {
-                let got = from_bytes(0, &ctx.net().recv(0)?, n)?;
-                if ctx.net().recv(3 - j)? != digest(&got) {
+                let got = recv_u64s(ctx, 0, n)?;
+                if ctx.recv_at_most(3 - j, 32)? != digest(&got) {
                     return Err(MpcError::abort("aegis reveal: mask share from P0", Some(0)));
                 }
                 let mine = if j == 1 { &x.r.one } else { &x.r.two };
@@ -540,7 +537,7 @@ impl Aegis {
         }
         let mine = self.joint.finalize().as_bytes().to_vec();
         ctx.net().send(3 - me, mine.clone())?;
-        if ctx.net().recv(3 - me)? != mine {
+        if ctx.recv_at_most(3 - me, mine.len())? != mine {
             return Err(MpcError::abort("aegis: P1 and P2 hold different jointly held values", None));
         }
         Ok(())

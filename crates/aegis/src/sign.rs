@@ -36,7 +36,7 @@ use veil_mpc::{Ctx, MpcError, Result};
 pub use crate::claims::SignTamper;
 use crate::mul::{mask_sum, offline};
 use crate::prime::{Zp, prime_for};
-use crate::share::{Aegis, Masked, Pair, from_bytes, to_bytes};
+use crate::share::{Aegis, Masked, Pair, recv_u64s, to_bytes};
 
 /// `φ(c)_i = Σ_{t≤i} c_t − 2c_i + 1 (mod p)`: for a binary `c` with a 1, exactly one zero, at the
 /// first 1 (notes, Theorem 1).
@@ -298,9 +298,8 @@ impl Aegis {
             }
             None => None,
         };
-        let msg = ctx.net().recv(0)?;
         let parts = if with_product { 2 } else { 1 };
-        let all = from_bytes(0, &msg, parts * n)?;
+        let all = recv_u64s(ctx, 0, parts * n)?;
         self.record_joint(&all);
         let (m1, m2) = all.split_at(n);
         let mut m_z = Vec::with_capacity(n);
@@ -368,7 +367,7 @@ impl Aegis {
             }
             1 => Ok(Some(first(ctx)?)),
             _ => {
-                let msg = ctx.net().recv(0)?;
+                let msg = ctx.recv_at_most(0, zp.packed_len(count))?;
                 let shares = zp.unpack(&msg, count);
                 Ok(Some(
                     shares.ok_or_else(|| MpcError::Malformed { from: 0, what: "Z_p bit shares".into() })?,
@@ -381,7 +380,7 @@ impl Aegis {
     fn recv_lists(&self, ctx: &mut Ctx, n: usize, l: usize, zp: Zp) -> Result<(Vec<u32>, Vec<u32>)> {
         let mut sums = vec![0u32; 2 * n * l];
         for from in [1, 2] {
-            let msg = ctx.net().recv(from)?;
+            let msg = ctx.recv_at_most(from, zp.packed_len(2 * n * l))?;
             let lists = zp
                 .unpack(&msg, 2 * n * l)
                 .ok_or_else(|| MpcError::Malformed { from, what: "masked Z_p lists".into() })?;
@@ -396,7 +395,7 @@ impl Aegis {
     /// P1 and P2 open a value they hold additively.
     fn exchange(&self, ctx: &mut Ctx, me: usize, share: &[u64]) -> Result<Vec<u64>> {
         ctx.net().send(3 - me, to_bytes(share))?;
-        let other = from_bytes(3 - me, &ctx.net().recv(3 - me)?, share.len())?;
+        let other = recv_u64s(ctx, 3 - me, share.len())?;
         Ok(share.iter().zip(other).map(|(a, b)| self.reduce(a.wrapping_add(b))).collect())
     }
 

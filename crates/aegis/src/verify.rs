@@ -47,7 +47,7 @@ use veil_ring::Gr;
 
 use crate::challenge;
 pub use crate::claims::Terms;
-use crate::claims::{BitProducts, Claim, GrVec, Recorded, cross_term, gr_bytes, gr_digest, gr_from};
+use crate::claims::{BitProducts, Claim, GrVec, Recorded, cross_term, gr_bytes, gr_digest, gr_from, recv_gr};
 use crate::columns::Columns;
 use crate::freivalds::compress_matmul;
 use crate::share::{Aegis, Masked};
@@ -154,8 +154,8 @@ impl Aegis {
             0 => {
                 ctx.net().send(2, gr_bytes(&v.one))?;
                 ctx.net().send(1, gr_bytes(&v.two))?;
-                let m = gr_from(1, &ctx.net().recv(1)?, n)?;
-                if ctx.net().recv(2)? != gr_digest(&m) {
+                let m = recv_gr(ctx, 1, n)?;
+                if ctx.recv_at_most(2, 32)? != gr_digest(&m) {
                     return Err(MpcError::abort("aegis verification: opened values differ", None));
                 }
                 (m, v.one.clone(), v.two.clone())
@@ -163,8 +163,8 @@ impl Aegis {
             1 => {
                 ctx.net().send(0, gr_bytes(&v.m))?;
                 ctx.net().send(2, gr_digest(&v.one))?;
-                let r2 = gr_from(0, &ctx.net().recv(0)?, n)?;
-                if ctx.net().recv(2)? != gr_digest(&r2) {
+                let r2 = recv_gr(ctx, 0, n)?;
+                if ctx.recv_at_most(2, 32)? != gr_digest(&r2) {
                     return Err(MpcError::abort("aegis verification: opened values differ", None));
                 }
                 (v.m.clone(), v.one.clone(), r2)
@@ -172,8 +172,8 @@ impl Aegis {
             _ => {
                 ctx.net().send(0, gr_digest(&v.m))?;
                 ctx.net().send(1, gr_digest(&v.two))?;
-                let r1 = gr_from(0, &ctx.net().recv(0)?, n)?;
-                if ctx.net().recv(1)? != gr_digest(&r1) {
+                let r1 = recv_gr(ctx, 0, n)?;
+                if ctx.recv_at_most(1, 32)? != gr_digest(&r1) {
                     return Err(MpcError::abort("aegis verification: opened values differ", None));
                 }
                 (v.m.clone(), r1, v.two.clone())
@@ -332,7 +332,7 @@ impl Aegis {
             s = s.sub(&ma.mul(&z.m[0]));
         }
         ctx.net().send(3 - me, s.to_bytes())?;
-        let other = gr_from(3 - me, &ctx.net().recv(3 - me)?, 1)?;
+        let other = recv_gr(ctx, 3 - me, 1)?;
         Ok(GrVec {
             m: vec![s.add(&other[0])],
             one: if me == 1 { r_d.one } else { vec![] },

@@ -88,7 +88,7 @@ impl Ole {
         let mut rng = rngs(ctx, 1).remove(0);
         let (sk, pk) = bfv.keygen(&mut rng)?;
         ctx.net().send(peer, wire::encode_public_key(&pk))?;
-        let bytes = ctx.net().recv(peer)?;
+        let bytes = ctx.recv_at_most(peer, wire::public_key_bytes(&bfv)?)?;
         let peer_pk = wire::decode_public_key(&bfv, peer, &bytes)?;
         Ok(Ole { bfv, sk, peer_pk, peer, compress: true })
     }
@@ -189,8 +189,7 @@ impl Ole {
         terms: usize,
     ) -> Result<Vec<Vec<u64>>> {
         let plan = self.plan(terms.max(1))?;
-        let bytes = ctx.net().recv(self.peer)?;
-        let queries = wire::decode_ciphertexts(&self.bfv, self.peer, &bytes, count, 0, Form::Seeded)?;
+        let queries = wire::recv_ciphertexts(ctx, &self.bfv, self.peer, count, 0, Form::Seeded)?;
         let t = self.modulus();
         let mut rngs = rngs(ctx, rows.len());
         let masks: Vec<Vec<u64>> = rngs
@@ -238,11 +237,10 @@ impl Ole {
 
     fn receive_ciphertexts(&self, ctx: &mut Ctx, terms: usize, outputs: usize) -> Result<Vec<Ciphertext>> {
         let plan = self.plan(terms.max(1))?;
-        let bytes = ctx.net().recv(self.peer)?;
-        wire::decode_ciphertexts(
+        wire::recv_ciphertexts(
+            ctx,
             &self.bfv,
             self.peer,
-            &bytes,
             outputs,
             plan.response_level,
             self.answer_form(&plan),

@@ -17,7 +17,7 @@ use fhe_math::rq::{Poly, Representation};
 use ndarray::Array2;
 use veil_mpc::packing::{pack, unpack};
 use veil_mpc::wire::{pack_words, unpack_words};
-use veil_mpc::{MpcError, PartyId, Result};
+use veil_mpc::{Ctx, MpcError, PartyId, Result};
 
 use crate::bfv::{Bfv, Ciphertext, Compressed, PublicKey, Seed, math_error};
 
@@ -168,6 +168,21 @@ pub fn decode_ciphertexts(
         .enumerate()
         .map(|(i, b)| decode_one(bfv, from, b, level, form, &format!("ciphertext {i}")))
         .collect()
+}
+
+/// Receives exactly `count` ciphertexts at `level` in `form` from `from`; a longer message is
+/// refused before it is read ([`Ctx::recv_at_most`]).
+pub fn recv_ciphertexts(
+    ctx: &mut Ctx,
+    bfv: &Bfv,
+    from: PartyId,
+    count: usize,
+    level: usize,
+    form: Form,
+) -> Result<Vec<Ciphertext>> {
+    let expected = ciphertext_bytes(bfv, level, form)?.saturating_mul(count);
+    let bytes = ctx.recv_at_most(from, expected)?;
+    decode_ciphertexts(bfv, from, &bytes, count, level, form)
 }
 
 fn decode_compressed(

@@ -146,9 +146,9 @@ pub fn deal_with<O: Z2k, A: Z2k, T: Send>(
         return Ok(Dealt::Dealer { alpha0: a0, alpha1: a1 });
     }
     let (role, partner) = if b == e0 { (0u8, e1) } else { (1u8, e0) };
-    let msg = ctx.net().recv(dealer)?;
     let kb = key_bytes::<O>(d);
     let head = count * A::BYTES;
+    let msg = ctx.recv_at_most(dealer, head + count * kb)?;
     if msg.len() != head + count * kb {
         return Err(MpcError::Malformed {
             from: dealer,
@@ -208,8 +208,8 @@ pub fn deal_with<O: Z2k, A: Z2k, T: Send>(
     out.extend_from_slice(&encode_slice(&ts));
     out.extend_from_slice(&encode_slice(&ss));
     ctx.net().send(partner, out)?;
-    let theirs = ctx.net().recv(partner)?;
     let want = 32 + count * (O::BYTES + A::BYTES);
+    let theirs = ctx.recv_at_most(partner, want)?;
     if theirs.len() != want {
         return Err(MpcError::Malformed {
             from: partner,

@@ -29,7 +29,7 @@
 //!
 //! The binarity checks use triples the servers generate on the spot ([`crate::triples`]).
 
-use veil_mpc::wire::{pack_bits, unpack_bits};
+use veil_mpc::wire::{pack_bits, packed_len, unpack_bits};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use veil_ring::{Ring, Z2k, Z8, Z64, decode_slice, encode_slice};
 
@@ -68,10 +68,20 @@ impl<R: Z2k, M: Z2k> Aux<R, M> {
         m
     }
 
-    fn decode(from: PartyId, bytes: &[u8], n: usize) -> Result<Self> {
+    /// The sizes of the four parts of `n` elements' data.
+    fn sizes(n: usize) -> [usize; 4] {
         let bits = R::BITS as usize - 1;
-        let sizes = [n * R::BYTES, n * R::BYTES, n * bits * R::BYTES, n * M::BYTES];
-        if bytes.len() != sizes.iter().sum::<usize>() {
+        [n * R::BYTES, n * R::BYTES, n * bits * R::BYTES, n * M::BYTES]
+    }
+
+    /// Bytes of `n` elements' data.
+    fn len(n: usize) -> usize {
+        Self::sizes(n).iter().sum()
+    }
+
+    fn decode(from: PartyId, bytes: &[u8], n: usize) -> Result<Self> {
+        let sizes = Self::sizes(n);
+        if bytes.len() != Self::len(n) {
             return Err(MpcError::Malformed {
                 from,
                 what: format!("DReLU auxiliary data: {} bytes", bytes.len()),
@@ -260,7 +270,7 @@ fn setup_dealing<R: Sacrifice, M: Z2k>(
             ctx.net().send(e1, s1.encode())?;
             own = Some((s0, s1));
         } else {
-            let aux = Aux::<R, M>::decode(dealer, &ctx.net().recv(dealer)?, n)?;
+            let aux = Aux::<R, M>::decode(dealer, &ctx.recv_at_most(dealer, Aux::<R, M>::len(n))?, n)?;
             if b == e0 { a0 = Some(aux) } else { a1 = Some(aux) }
         }
     }
@@ -399,8 +409,8 @@ pub fn pair_shares<R: Z2k, M: Z2k>(
     let (m0, m1) = (masked_bits(&t0, &keys.e0.0), masked_bits(&t1, &keys.e1.0));
     ctx.net().send(prev(b), pack_bits(&m0, 1))?;
     ctx.net().send(next(b), pack_bits(&m1, 1))?;
-    let o0 = unpack_bits(prev(b), &ctx.net().recv(prev(b))?, 1, n)?;
-    let o1 = unpack_bits(next(b), &ctx.net().recv(next(b))?, 1, n)?;
+    let o0 = unpack_bits(prev(b), &ctx.recv_at_most(prev(b), packed_len(1, n))?, 1, n)?;
+    let o1 = unpack_bits(next(b), &ctx.recv_at_most(next(b), packed_len(1, n))?, 1, n)?;
     let arith = |role: u8, mine: &[u8], theirs: &[u8], aux: &Aux<R, M>| -> Vec<M> {
         (0..n)
             .map(|k| {

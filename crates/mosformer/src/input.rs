@@ -50,7 +50,7 @@ pub fn share_input<R: Ring>(
     let third = Tensor::new(shape.to_vec(), ctx.recv_ring::<R>(owner, n)?)?;
     let other = if b == prev(owner) { next(owner) } else { prev(owner) };
     ctx.net().send(other, component_digest(&third).0.to_vec())?;
-    let theirs = ctx.net().recv(other)?;
+    let theirs = ctx.recv_at_most(other, 32)?;
     if theirs.as_slice() != component_digest(&third).0.as_slice() {
         return Err(MpcError::abort(
             "input: the owner sent different shares to its two receivers",

@@ -151,7 +151,7 @@ impl<R: Z2k> MacBatch<R> {
         let b = ctx.party();
         ctx.net().send(next(b), READY.to_vec())?;
         let m_r = reshare_recv(ctx, pending)?;
-        if ctx.net().recv(prev(b))? != READY {
+        if ctx.recv_at_most(prev(b), READY.len())? != READY {
             return Err(MpcError::Malformed { from: prev(b), what: "MAC check readiness message".into() });
         }
         // 2. Challenge seed, drawn now (after every value in the batch was fixed, and after

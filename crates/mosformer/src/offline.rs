@@ -54,7 +54,7 @@ pub(crate) fn leave_offline_together(ctx: &mut Ctx) -> Result<()> {
         ctx.net().send(p, DONE.to_vec())?;
     }
     for p in peers {
-        if ctx.net().recv(p)? != DONE {
+        if ctx.recv_at_most(p, DONE.len())? != DONE {
             return Err(MpcError::Malformed { from: p, what: "end of an offline step".into() });
         }
     }

@@ -11,7 +11,7 @@
 //! - [`open_all`]: every party sends `n·B + 32` bytes in 2 messages.
 
 use veil_crypto::{Digest, Hasher};
-use veil_mpc::wire::{pack_words, unpack_words};
+use veil_mpc::wire::pack_words;
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use veil_ring::{Ring, Z2k, encode_slice};
 use veil_tensor::Tensor;
@@ -31,7 +31,7 @@ pub fn component_digest<R: Ring>(t: &Tensor<R>) -> Digest {
 
 /// Receives a 32-byte digest from `from`; any other length is [`MpcError::Malformed`].
 pub(crate) fn recv_digest(ctx: &mut Ctx, from: PartyId) -> Result<Digest> {
-    let bytes = ctx.net().recv(from)?;
+    let bytes = ctx.recv_at_most(from, 32)?;
     let arr: [u8; 32] = bytes.as_slice().try_into().map_err(|_| MpcError::Malformed {
         from,
         what: format!("expected a 32-byte digest, got {} bytes", bytes.len()),
@@ -138,8 +138,7 @@ pub fn reveal_batch_packed<R: Z2k>(
             out.push(None);
             continue;
         }
-        let bytes = ctx.net().recv(prev(to))?;
-        let words = unpack_words(prev(to), &bytes, bits, x.len())?;
+        let words = ctx.recv_words(prev(to), bits, x.len())?;
         let missing = Tensor::new(
             x.shape().to_vec(),
             words.into_iter().map(|w| R::from_u128(u128::from(w))).collect(),
@@ -179,7 +178,7 @@ pub fn reveal_batch<R: Ring>(ctx: &mut Ctx, items: &[(&Rss<R>, PartyId)]) -> Res
 pub fn zero_check<R: Ring>(ctx: &mut Ctx, zeta: &Rss<R>, what: &str) -> Result<()> {
     let b = ctx.party();
     ctx.net().send(next(b), component_digest(&zeta.first).0.to_vec())?;
-    let got = ctx.net().recv(prev(b))?;
+    let got = ctx.recv_at_most(prev(b), 32)?;
     let expected = component_digest(&zeta.first.add(&zeta.second)?.neg());
     let got: [u8; 32] = got.as_slice().try_into().map_err(|_| MpcError::Malformed {
         from: prev(b),

@@ -30,7 +30,7 @@
 //! whether such an error changes `res` depends on `c[i]` (a selective-failure predicate); this
 //! is accepted here as in the paper and listed as a known limitation.
 
-use veil_mpc::wire::{pack_bits, unpack_bits};
+use veil_mpc::wire::{pack_bits, packed_len, unpack_bits};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use veil_ring::{Ring, Z8};
 
@@ -186,7 +186,8 @@ pub fn eval_recv(ctx: &mut Ctx, keys: &UcmpKeys, pending: PendingCompare) -> Res
     let (n, count) = (keys.bits, keys.count);
     let d = domain_bits(n);
     let mine = pending.mine;
-    let theirs = unpack_bits(pending.partner, &ctx.net().recv(pending.partner)?, d, mine.len())?;
+    let bytes = ctx.recv_at_most(pending.partner, packed_len(d, mine.len()))?;
+    let theirs = unpack_bits(pending.partner, &bytes, d, mine.len())?;
     let mask = (1usize << d) - 1;
     Ok((0..count)
         .map(|v| {

@@ -154,8 +154,40 @@ impl Ctx {
 
     /// Receives exactly `n` ring elements from `from`.
     pub fn recv_ring<R: Ring>(&mut self, from: PartyId, n: usize) -> Result<Vec<R>> {
-        let bytes = self.net.recv(from)?;
+        let bytes = self.recv_at_most(from, n.saturating_mul(R::BYTES))?;
         wire::decode(from, &bytes, n)
+    }
+
+    /// Receives the next message from `from` for a step that takes at most `limit` bytes; a
+    /// longer one is an error and is not read into memory (see [`Net::recv_at_most`]). Every
+    /// step that knows its message's size receives through here.
+    /// A longer message is [`MpcError::Malformed`], like any other message of the wrong
+    /// size, so that the step's own error names it.
+    pub fn recv_at_most(&mut self, from: PartyId, limit: usize) -> Result<Vec<u8>> {
+        self.net.recv_at_most(from, limit).map_err(|e| match e {
+            NetError::Unexpected { peer, len, expected } => MpcError::Malformed {
+                from: peer,
+                what: format!("a message of {len} bytes where at most {expected} are expected"),
+            },
+            other => other.into(),
+        })
+    }
+
+    /// [`Ctx::recv_at_most`] for the protocol step `step`, which a too long message's error
+    /// names.
+    pub fn recv_for(&mut self, from: PartyId, limit: usize, step: &str) -> Result<Vec<u8>> {
+        self.recv_at_most(from, limit).map_err(|e| match e {
+            MpcError::Malformed { from, what } => {
+                MpcError::Malformed { from, what: format!("{step}: {what}") }
+            }
+            other => other,
+        })
+    }
+
+    /// Receives exactly `count` words packed at `bits` bits each ([`wire::pack_words`]).
+    pub fn recv_words(&mut self, from: PartyId, bits: u32, count: usize) -> Result<Vec<u64>> {
+        let bytes = self.recv_at_most(from, wire::packed_len(bits, count))?;
+        wire::unpack_words(from, &bytes, bits, count)
     }
 
     /// A PRG shared with `peer` only, fresh for each call with the same purpose.

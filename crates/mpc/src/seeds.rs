@@ -94,7 +94,7 @@ pub fn toss(net: &mut Net, session: &SessionId, rng: &mut Prg) -> Result<Seeds> 
     let mut coms_all = vec![com_all; n];
     let mut coms_pair = vec![com_all; n];
     for j in net.peers().collect::<Vec<_>>() {
-        let m = checked(j, net.recv(j)?, ROUND1)?;
+        let m = checked(j, net.recv_at_most(j, ROUND1)?, ROUND1)?;
         coms_all[j] = commitment(&m[..32]);
         coms_pair[j] = commitment(&m[32..]);
     }
@@ -113,7 +113,7 @@ pub fn toss(net: &mut Net, session: &SessionId, rng: &mut Prg) -> Result<Seeds> 
     let mut all = vec![mine_all.clone(); n];
     let mut pairwise: Vec<Option<Seed>> = (0..n).map(|_| None).collect();
     for j in net.peers().collect::<Vec<_>>() {
-        let m = checked(j, net.recv(j)?, ROUND2)?;
+        let m = checked(j, net.recv_at_most(j, ROUND2)?, ROUND2)?;
         let (c_j, o_j) = parse_opening(&m[..32]);
         verify_commitment_in_session(session, &coms_all[j], &o_j, c_j.as_bytes())
             .map_err(|_| MpcError::abort("coin toss: all-party opening", Some(j)))?;

@@ -43,6 +43,11 @@ pub fn pack_words(values: &[u64], bits: u32) -> Vec<u8> {
     packing::pack(&wide, bits.clamp(1, 64))
 }
 
+/// Bytes of `count` words packed by [`pack_words`] at `bits` bits (or [`pack_bits`]).
+pub fn packed_len(bits: u32, count: usize) -> usize {
+    count.saturating_mul(bits.clamp(1, 64) as usize).div_ceil(8)
+}
+
 /// Inverse of [`pack_words`] for exactly `count` words; wrong length or nonzero padding is
 /// [`MpcError::Malformed`].
 pub fn unpack_words(from: PartyId, bytes: &[u8], bits: u32, count: usize) -> Result<Vec<u64>> {

@@ -56,6 +56,17 @@ pub enum NetError {
         /// The configured limit.
         limit: u64,
     },
+    /// A peer sent a frame larger than the protocol step receiving it expects; a transport
+    /// that streams frames stops reading before such a frame's bytes are buffered.
+    #[error("party {peer} sent a frame of {len} bytes where this protocol step expects at most {expected}")]
+    Unexpected {
+        /// The sender.
+        peer: PartyId,
+        /// The frame's length, as announced.
+        len: u64,
+        /// The most the receiving step takes.
+        expected: u64,
+    },
     /// A party id outside `0..parties`, or the party itself.
     #[error("party {peer} is not a peer of party {me} in a session of {parties} parties")]
     BadPeer {

@@ -61,6 +61,10 @@ impl Transport for AlterFrame {
         self.inner.recv(from, timeout)
     }
 
+    fn recv_at_most(&mut self, from: PartyId, timeout: Duration, limit: usize) -> Result<Frame, NetError> {
+        self.inner.recv_at_most(from, timeout, limit)
+    }
+
     fn last_heard(&self, from: PartyId) -> Option<Instant> {
         self.inner.last_heard(from)
     }

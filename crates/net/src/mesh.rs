@@ -103,6 +103,21 @@ mod tests {
         }
     }
 
+    /// A step that expects fewer bytes than a message holds gets an error naming both sizes;
+    /// a stop notice still reads as the peer's reason whatever the step expected.
+    #[test]
+    fn a_message_longer_than_the_step_expects_is_refused() {
+        let mut v = nets(2);
+        v[0].send(1, vec![1; 33]).unwrap();
+        v[0].send(1, vec![2; 32]).unwrap();
+        let e = v[1].recv_at_most(0, 32).unwrap_err();
+        assert!(matches!(e, NetError::Unexpected { peer: 0, len: 33, expected: 32 }), "{e}");
+        assert_eq!(v[1].recv_at_most(0, 32).unwrap(), vec![2; 32]);
+        v[0].notify_stop("a check failed at party 0");
+        let e = v[1].recv_at_most(0, 1).unwrap_err();
+        assert!(matches!(e, NetError::PeerStopped { peer: 0, .. }), "{e}");
+    }
+
     #[test]
     fn dropped_peer_is_reported_not_waited_for() {
         let mut v = nets(2);

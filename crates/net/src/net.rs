@@ -68,14 +68,15 @@ impl Net {
         self.patience.silence
     }
 
-    /// Takes the next frame from `from`: waits while the peer is alive, up to the stall
-    /// limit, and gives up once it has been silent for the receive timeout.
-    fn wait(&mut self, from: PartyId) -> Result<Frame, NetError> {
+    /// Takes the next frame from `from`, a step taking at most `limit` bytes: waits while the
+    /// peer is alive, up to the stall limit, and gives up once it has been silent for the
+    /// receive timeout.
+    fn wait(&mut self, from: PartyId, limit: usize) -> Result<Frame, NetError> {
         let Patience { silence, stall } = self.patience;
         let started = Instant::now();
         let mut wait = silence.min(stall);
         loop {
-            match self.transport.recv(from, wait) {
+            match self.transport.recv_at_most(from, wait, limit) {
                 Err(NetError::Timeout { .. }) => {}
                 other => return other,
             }
@@ -117,8 +118,18 @@ impl Net {
     /// Receives the next message from `from`. A stop notice from the peer is returned as
     /// [`NetError::PeerStopped`] with its reason.
     pub fn recv(&mut self, from: PartyId) -> Result<Vec<u8>, NetError> {
+        let limit = self.transport.max_frame();
+        self.recv_at_most(from, limit)
+    }
+
+    /// Receives the next message from `from` for a protocol step that takes at most `limit`
+    /// bytes: a longer message is [`NetError::Unexpected`], and over TCP its bytes are not
+    /// read into memory at all past the first 16 MiB. Every step that knows its message's
+    /// size receives through here, so an authenticated peer cannot make this party hold more
+    /// than the protocol expects (plus the link's bounded backlog of small frames).
+    pub fn recv_at_most(&mut self, from: PartyId, limit: usize) -> Result<Vec<u8>, NetError> {
         crate::transport::check_peer(self.party(), from, self.parties())?;
-        let frame = self.wait(from)?;
+        let frame = self.wait(from, limit)?;
         if frame.depth == STOP_DEPTH {
             return Err(stopped(from, &frame));
         }
@@ -126,6 +137,13 @@ impl Net {
             return Err(NetError::Malformed {
                 peer: from,
                 reason: "it confirmed the end of its job while this party waits for a message from it".into(),
+            });
+        }
+        if frame.payload.len() > limit {
+            return Err(NetError::Unexpected {
+                peer: from,
+                len: frame.payload.len() as u64,
+                expected: limit as u64,
             });
         }
         self.stats.on_recv(frame.payload.len(), frame.depth);
@@ -143,10 +161,10 @@ impl Net {
             let _ = self.transport.send(p, Frame { depth: FINISH_DEPTH, payload: Vec::new() });
         }
         for p in self.peers() {
-            match self.wait(p) {
+            match self.wait(p, 0) {
                 Ok(f) if f.depth == FINISH_DEPTH => {}
                 Ok(f) if f.depth == STOP_DEPTH => return Err(stopped(p, &f)),
-                Ok(_) => {
+                Ok(_) | Err(NetError::Unexpected { .. }) => {
                     let reason = "it sent a message this party's job never read".into();
                     return Err(NetError::Unconfirmed { peer: p, reason });
                 }

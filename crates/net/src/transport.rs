@@ -30,6 +30,14 @@ pub trait Transport: Send {
     fn send(&mut self, to: PartyId, frame: Frame) -> Result<(), NetError>;
     /// Takes the next frame from `from`, waiting up to `timeout`.
     fn recv(&mut self, from: PartyId, timeout: Duration) -> Result<Frame, NetError>;
+    /// Like [`Transport::recv`] for a protocol step that takes at most `limit` bytes. A
+    /// transport that reads ahead of the protocol (TCP) buffers a large frame only once a
+    /// step asks for it and fails with [`NetError::Unexpected`] if it is larger than `limit`;
+    /// others deliver the frame and leave the check to [`crate::Net`].
+    fn recv_at_most(&mut self, from: PartyId, timeout: Duration, limit: usize) -> Result<Frame, NetError> {
+        let _ = limit;
+        self.recv(from, timeout)
+    }
     /// When anything (a frame or a heartbeat) last arrived from `from`; `None` where this
     /// transport has no heartbeats (then `recv`'s timeout is the only limit).
     fn last_heard(&self, from: PartyId) -> Option<Instant> {

@@ -12,7 +12,7 @@ pub(crate) fn malformed(from: PartyId, step: &str, what: impl std::fmt::Display)
 
 /// Receives exactly `len` bytes from `from` for `step`.
 pub(crate) fn recv_exact(ctx: &mut Ctx, from: PartyId, len: usize, step: &str) -> Result<Vec<u8>> {
-    let bytes = ctx.net().recv(from)?;
+    let bytes = ctx.recv_for(from, len, step)?;
     if bytes.len() != len {
         return Err(malformed(from, step, format!("expected {len} bytes, got {}", bytes.len())));
     }

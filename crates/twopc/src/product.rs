@@ -63,8 +63,8 @@ pub fn mul(tp: &mut TwoParty, ctx: &mut Ctx, x: &[u64], y: &[u64], bits: u32) ->
     let mut message = veil_ot::block::pack_bits(&flips);
     message.extend_from_slice(&corrections);
     ctx.net().send(tp.peer(), message)?;
-    let bytes = ctx.net().recv(tp.peer())?;
     let expected = (n * l).div_ceil(8) + delta_ot_correction_bytes(&modulus, n * l);
+    let bytes = ctx.recv_for(tp.peer(), expected, STEP)?;
     let malformed = |what: String| MpcError::Malformed { from: tp.peer(), what: format!("{STEP}: {what}") };
     if bytes.len() != expected {
         return Err(malformed(format!("expected {expected} bytes, got {}", bytes.len())));

@@ -1,6 +1,6 @@
 //! Receiving the toolkit's messages, length-checked, with errors naming the step.
 
-use veil_mpc::wire::{pack_words, unpack_bits, unpack_words};
+use veil_mpc::wire::{pack_words, packed_len, unpack_bits, unpack_words};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 
 fn named(step: &str, e: MpcError) -> MpcError {
@@ -12,7 +12,7 @@ fn named(step: &str, e: MpcError) -> MpcError {
 
 /// Exactly `n` packed bits.
 pub(crate) fn recv_bits(ctx: &mut Ctx, from: PartyId, n: usize, step: &str) -> Result<Vec<bool>> {
-    let bytes = ctx.net().recv(from)?;
+    let bytes = ctx.recv_for(from, packed_len(1, n), step)?;
     Ok(unpack_bits(from, &bytes, 1, n).map_err(|e| named(step, e))?.into_iter().map(|b| b == 1).collect())
 }
 
@@ -23,6 +23,6 @@ pub(crate) fn send_words(ctx: &mut Ctx, to: PartyId, values: &[u64], bits: u32) 
 
 /// Exactly `n` values of `bits` bits each.
 pub(crate) fn recv_words(ctx: &mut Ctx, from: PartyId, n: usize, bits: u32, step: &str) -> Result<Vec<u64>> {
-    let bytes = ctx.net().recv(from)?;
+    let bytes = ctx.recv_for(from, packed_len(bits, n), step)?;
     unpack_words(from, &bytes, bits, n).map_err(|e| named(step, e))
 }

@@ -134,8 +134,7 @@ impl KeyHolder {
 
     /// Receives `count` ciphertexts and decrypts them.
     pub fn receive_and_decrypt(&self, ctx: &mut Ctx, count: usize) -> Result<Vec<Vec<Complex64>>> {
-        let bytes = ctx.net().recv(self.peer)?;
-        wire::decode_ciphertexts(&self.ckks, self.peer, &bytes, count)?
+        wire::recv_ciphertexts(ctx, &self.ckks, self.peer, count)?
             .iter()
             .map(|ct| self.ckks.decrypt_values(&self.sk, ct))
             .collect()
@@ -186,8 +185,7 @@ impl Evaluator {
 
     /// Receives exactly `count` ciphertexts.
     pub fn receive(&self, ctx: &mut Ctx, count: usize) -> Result<Vec<Ciphertext>> {
-        let bytes = ctx.net().recv(self.peer)?;
-        wire::decode_ciphertexts(&self.ckks, self.peer, &bytes, count)
+        wire::recv_ciphertexts(ctx, &self.ckks, self.peer, count)
     }
 
     /// Sends ciphertexts in one message.

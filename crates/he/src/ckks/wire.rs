@@ -96,6 +96,19 @@ pub fn encode_ciphertext(ckks: &Ckks, ct: &Ciphertext) -> Vec<u8> {
     out
 }
 
+/// Receives exactly `count` ciphertexts from `from`; a message longer than `count` of the
+/// largest ciphertexts (three parts at the top level) is refused before it is read.
+pub fn recv_ciphertexts(
+    ctx: &mut veil_mpc::Ctx,
+    ckks: &Ckks,
+    from: PartyId,
+    count: usize,
+) -> Result<Vec<Ciphertext>> {
+    let largest = ciphertext_bytes(ckks, 3, ckks.top_level());
+    let bytes = ctx.recv_at_most(from, largest.saturating_mul(count))?;
+    decode_ciphertexts(ckks, from, &bytes, count)
+}
+
 /// Bytes of a ciphertext of `parts` parts at `level`.
 pub fn ciphertext_bytes(ckks: &Ckks, parts: usize, level: usize) -> usize {
     10 + parts * poly_bytes(ckks, &(0..=level).collect::<Vec<_>>())

@@ -9,9 +9,18 @@
 //!   `max_frame + BACKLOG_AHEAD` bytes: past that the reader stops reading the socket until the
 //!   protocol catches up, and TCP's flow control holds the sender back. A peer cannot make
 //!   this party queue without bound by sending ahead of the protocol.
+//! - **Large frames wait for the step that takes them.** A frame longer than
+//!   [`RESERVE_AHEAD`] is read only once nothing else is queued and the protocol asks for the
+//!   next frame with the most bytes its step takes ([`Link::recv`]'s `limit`); a longer one is
+//!   [`NetError::Unexpected`] before its bytes are buffered. So a peer can make this party
+//!   hold at most the backlog, 16 MiB of a frame's start, and what the protocol expects.
+//! - **Patient writes.** A write blocked by the peer's flow control (its protocol has not yet
+//!   asked for a large frame) waits as long as the peer is heard from, and gives up after
+//!   [`WRITE_SILENCE`] without a byte from it.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -30,8 +39,12 @@ pub(super) const BACKLOG_AHEAD: usize = 64 << 20;
 /// briefly and large frames stream out while they are being encrypted.
 const CHUNK: usize = 1 << 20;
 
-/// A blocked socket write gives up after this long (the peer stopped reading).
-const WRITE_TIMEOUT: Duration = Duration::from_secs(300);
+/// A blocked socket write checks on the peer this often.
+const WRITE_POLL: Duration = Duration::from_secs(1);
+
+/// A blocked socket write gives up once the peer has been silent this long (it stopped
+/// reading and sends no heartbeats: frozen or gone).
+const WRITE_SILENCE: Duration = Duration::from_secs(300);
 
 enum Out {
     Frame(Frame),
@@ -50,6 +63,11 @@ pub(super) struct Link {
     backlog: Arc<Backlog>,
     /// When the reader last read any bytes from the peer.
     heard: Arc<Mutex<Instant>>,
+    /// Bytes the reader has taken off the socket (TLS records included).
+    #[cfg_attr(not(test), expect(dead_code, reason = "the tests read it"))]
+    read: Arc<AtomicU64>,
+    /// Set when the link is dropped: a blocked write then gives up at its next poll.
+    closing: Arc<AtomicBool>,
     sock: TcpStream,
     writer: Option<JoinHandle<()>>,
     reader: Option<JoinHandle<()>>,
@@ -65,34 +83,75 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The bytes of received frames waiting for the protocol, bounded by `limit`.
+/// The bytes of received frames waiting for the protocol, bounded by `limit`, and the
+/// protocol's bound on the next frame it takes.
 struct Backlog {
-    /// (bytes queued, link closing)
-    state: Mutex<(usize, bool)>,
+    state: Mutex<BacklogState>,
     room: Condvar,
     limit: usize,
 }
 
+#[derive(Default)]
+struct BacklogState {
+    /// Bytes of frames read and not yet taken.
+    queued: usize,
+    /// The link is closing.
+    closing: bool,
+    /// The most bytes the protocol takes in the next frame, once it has asked for one.
+    asked: Option<usize>,
+}
+
 impl Backlog {
+    fn new(limit: usize) -> Self {
+        Backlog { state: Mutex::new(BacklogState::default()), room: Condvar::new(), limit }
+    }
+
+    fn wait<'a>(&self, s: MutexGuard<'a, BacklogState>) -> MutexGuard<'a, BacklogState> {
+        self.room.wait(s).unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Waits until a frame of `len` bytes fits (an empty backlog takes any frame); false once
     /// the link is closing.
     fn admit(&self, len: usize) -> bool {
         let mut s = lock(&self.state);
-        while !s.1 && s.0 > 0 && s.0.saturating_add(len) > self.limit {
-            s = self.room.wait(s).unwrap_or_else(|p| p.into_inner());
+        while !s.closing && s.queued > 0 && s.queued.saturating_add(len) > self.limit {
+            s = self.wait(s);
         }
-        s.0 += len;
-        !s.1
+        s.queued += len;
+        !s.closing
     }
 
-    fn release(&self, len: usize) {
-        let mut s = lock(&self.state);
-        s.0 = s.0.saturating_sub(len);
+    /// The protocol waits for the next frame, of at most `limit` bytes.
+    fn ask(&self, limit: usize) {
+        lock(&self.state).asked = Some(limit);
         self.room.notify_all();
     }
 
+    /// The protocol took a frame of `len` bytes (which answers its request).
+    fn release(&self, len: usize) {
+        let mut s = lock(&self.state);
+        s.queued = s.queued.saturating_sub(len);
+        s.asked = None;
+        self.room.notify_all();
+    }
+
+    /// Waits until the protocol asks for a frame while nothing is queued (so the next frame is
+    /// the one it asks for) and returns its bound; `None` once the link is closing.
+    fn asked(&self) -> Option<usize> {
+        let mut s = lock(&self.state);
+        loop {
+            if s.closing {
+                return None;
+            }
+            if let (0, Some(limit)) = (s.queued, s.asked) {
+                return Some(limit);
+            }
+            s = self.wait(s);
+        }
+    }
+
     fn close(&self) {
-        lock(&self.state).1 = true;
+        lock(&self.state).closing = true;
         self.room.notify_all();
     }
 }
@@ -108,22 +167,21 @@ impl Link {
     ) -> Result<Link, NetError> {
         let io = |e: std::io::Error| NetError::Io { peer, source: e };
         conn.set_buffer_limit(None);
-        sock.set_write_timeout(Some(WRITE_TIMEOUT)).map_err(io)?;
+        sock.set_write_timeout(Some(WRITE_POLL)).map_err(io)?;
         let conn: Shared = Arc::new(Mutex::new(conn));
         let (out_tx, out_rx) = unbounded();
         let (in_tx, in_rx) = unbounded();
-        let backlog = Arc::new(Backlog {
-            state: Mutex::new((0, false)),
-            room: Condvar::new(),
-            limit: max_frame + BACKLOG_AHEAD,
-        });
+        let backlog = Arc::new(Backlog::new(max_frame + BACKLOG_AHEAD));
         let heard = Arc::new(Mutex::new(Instant::now()));
+        let closing = Arc::new(AtomicBool::new(false));
+        let watch = Watch { heard: heard.clone(), closing: closing.clone() };
+        let read = Arc::new(AtomicU64::new(0));
         let w_sock = sock.try_clone().map_err(io)?;
         let r_sock = sock.try_clone().map_err(io)?;
         let w_conn = conn.clone();
         let writer = std::thread::Builder::new()
             .name(format!("veil-tx-{peer}"))
-            .spawn(move || write_loop(w_sock, w_conn, out_rx, heartbeat))
+            .spawn(move || write_loop(w_sock, w_conn, out_rx, heartbeat, watch))
             .map_err(io)?;
         let reader = Reader {
             peer,
@@ -133,6 +191,7 @@ impl Link {
             max_frame,
             backlog: backlog.clone(),
             heard: heard.clone(),
+            read: read.clone(),
         };
         let reader = std::thread::Builder::new()
             .name(format!("veil-rx-{peer}"))
@@ -143,6 +202,8 @@ impl Link {
             incoming: in_rx,
             backlog,
             heard,
+            read,
+            closing,
             sock,
             writer: Some(writer),
             reader: Some(reader),
@@ -156,9 +217,11 @@ impl Link {
         out.send(Out::Frame(frame)).map_err(|_| NetError::Disconnected { peer })
     }
 
-    /// The next received frame and when its last byte arrived, waiting up to `timeout`.
-    pub(super) fn recv(&self, timeout: Duration) -> Result<(Instant, Frame), NetError> {
+    /// The next received frame, of at most `limit` bytes (a larger frame is read only this
+    /// far: see the module docs), and when its last byte arrived, waiting up to `timeout`.
+    pub(super) fn recv(&self, timeout: Duration, limit: usize) -> Result<(Instant, Frame), NetError> {
         let peer = self.peer;
+        self.backlog.ask(limit);
         match self.incoming.recv_timeout(timeout) {
             Ok(Ok((arrived, frame))) => {
                 self.backlog.release(frame.payload.len());
@@ -173,7 +236,13 @@ impl Link {
     /// Bytes of received frames not yet taken.
     #[cfg(test)]
     pub(super) fn backlog_bytes(&self) -> usize {
-        lock(&self.backlog.state).0
+        lock(&self.backlog.state).queued
+    }
+
+    /// Bytes read off the socket so far (tests only).
+    #[cfg(test)]
+    pub(super) fn bytes_read(&self) -> u64 {
+        self.read.load(Ordering::Relaxed)
     }
 
     /// When any bytes (a frame or a heartbeat) last arrived from the peer.
@@ -185,7 +254,9 @@ impl Link {
 impl Drop for Link {
     fn drop(&mut self) {
         // The writer flushes what is queued, sends close_notify and shuts down the write
-        // half; the peer's reader then sees a clean end of stream.
+        // half; the peer's reader then sees a clean end of stream. A write the peer does not
+        // take (it stopped reading) is abandoned at the next poll instead of held.
+        self.closing.store(true, Ordering::Relaxed);
         if let Some(out) = self.out.take() {
             let _ = out.send(Out::Close);
         }
@@ -220,10 +291,38 @@ fn heartbeat_header() -> [u8; HEADER_BYTES] {
     header
 }
 
-fn write_loop(mut sock: TcpStream, conn: Shared, queue: Receiver<Out>, heartbeat: Duration) {
+/// What a blocked write looks at to decide whether to keep waiting.
+struct Watch {
+    /// When the peer last sent anything.
+    heard: Arc<Mutex<Instant>>,
+    /// The link is being dropped.
+    closing: Arc<AtomicBool>,
+}
+
+/// Writes all of `wire`, waiting through the peer's flow control as long as the peer is
+/// heard from (its reader may be holding a large frame until its protocol asks for it) and
+/// the link is not being dropped.
+fn write_patiently(sock: &mut TcpStream, mut wire: &[u8], watch: &Watch) -> std::io::Result<()> {
+    while !wire.is_empty() {
+        match sock.write(wire) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => wire = &wire[n..],
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                if watch.closing.load(Ordering::Relaxed) || lock(&watch.heard).elapsed() >= WRITE_SILENCE {
+                    return Err(e);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+fn write_loop(mut sock: TcpStream, conn: Shared, queue: Receiver<Out>, heartbeat: Duration, watch: Watch) {
     let mut send = |plain: &[u8]| -> std::io::Result<()> {
         let wire = seal(&conn, plain)?;
-        sock.write_all(&wire)
+        write_patiently(&mut sock, &wire, &watch)
     };
     loop {
         let msg = if heartbeat.is_zero() {
@@ -264,6 +363,7 @@ struct Reader {
     max_frame: usize,
     backlog: Arc<Backlog>,
     heard: Arc<Mutex<Instant>>,
+    read: Arc<AtomicU64>,
 }
 
 impl Reader {
@@ -271,6 +371,8 @@ impl Reader {
         let peer = self.peer;
         let mut buf = vec![0u8; 64 * 1024];
         let mut plain: Vec<u8> = Vec::new();
+        // The protocol has asked for the large frame whose header starts `plain`.
+        let mut granted = false;
         let fail = |e: NetError| {
             let _ = self.frames.send(Err(e));
         };
@@ -291,6 +393,7 @@ impl Reader {
                 }
             };
             *lock(&self.heard) = Instant::now();
+            self.read.fetch_add(n as u64, Ordering::Relaxed);
             let (closed, wants_write) = match decrypt(&self.conn, &buf[..n], &mut plain) {
                 Ok(x) => x,
                 Err(reason) => return fail(NetError::Malformed { peer, reason }),
@@ -300,6 +403,7 @@ impl Reader {
             }
             let (frames, bad) = split_frames(peer, &mut plain, self.max_frame);
             let now = Instant::now();
+            granted &= frames.is_empty();
             for frame in frames {
                 // Waits while the protocol has not taken enough of what came before.
                 if !self.backlog.admit(frame.payload.len()) || self.frames.send(Ok((now, frame))).is_err() {
@@ -311,6 +415,16 @@ impl Reader {
             }
             if closed {
                 return;
+            }
+            if let (false, Some(len)) = (granted, pending_large(&plain)) {
+                match self.backlog.asked() {
+                    None => return, // the transport is gone
+                    Some(limit) if len > limit => {
+                        let (len, expected) = (len as u64, limit as u64);
+                        return fail(NetError::Unexpected { peer, len, expected });
+                    }
+                    Some(_) => granted = true,
+                }
             }
         }
     }
@@ -345,6 +459,15 @@ const RESERVE_AHEAD: usize = 16 << 20;
 /// Room kept free for the next reads while a frame arrives (a read brings at most 64 KiB), so
 /// the buffer grows only by the exact reservations below, never by doubling past the frame.
 const SPARE: usize = 1 << 20;
+
+/// The length of the incomplete frame starting `plain` where it is longer than what is read
+/// unasked ([`RESERVE_AHEAD`]).
+fn pending_large(plain: &[u8]) -> Option<usize> {
+    let h = plain.get(..HEADER_BYTES)?;
+    let announced = u32::from_le_bytes([h[0], h[1], h[2], h[3]]);
+    let len = announced as usize;
+    (announced != HEARTBEAT_LEN && len > RESERVE_AHEAD && plain.len() < HEADER_BYTES + len).then_some(len)
+}
 
 /// Takes every complete frame off the front of `plain` (heartbeats are dropped), up to the
 /// first header that breaks the rules, which is returned as the error after them.
@@ -458,7 +581,7 @@ mod tests {
     /// takes some; a frame larger than the limit still passes when the backlog is empty.
     #[test]
     fn the_backlog_holds_the_reader_back_until_the_protocol_catches_up() {
-        let backlog = Arc::new(Backlog { state: Mutex::new((0, false)), room: Condvar::new(), limit: 10 });
+        let backlog = Arc::new(Backlog::new(10));
         assert!(backlog.admit(6));
         let b = backlog.clone();
         let held = std::thread::spawn(move || {

@@ -150,9 +150,14 @@ impl Transport for TcpTransport {
     }
 
     fn recv(&mut self, from: PartyId, timeout: Duration) -> Result<Frame, NetError> {
+        let limit = self.max_frame;
+        self.recv_at_most(from, timeout, limit)
+    }
+
+    fn recv_at_most(&mut self, from: PartyId, timeout: Duration, limit: usize) -> Result<Frame, NetError> {
         check_peer(self.me, from, self.parties())?;
         let link = self.links[from].as_ref().ok_or(NetError::Disconnected { peer: from })?;
-        let (arrived, frame) = link.recv(timeout)?;
+        let (arrived, frame) = link.recv(timeout, limit)?;
         let ready = arrived + self.delay;
         if let Some(wait) = ready.checked_duration_since(Instant::now()) {
             std::thread::sleep(wait);
@@ -170,6 +175,11 @@ impl TcpTransport {
     /// Bytes received from `peer` and not yet taken (tests only).
     fn backlog(&self, peer: PartyId) -> usize {
         self.links[peer].as_ref().map_or(0, |l| l.backlog_bytes())
+    }
+
+    /// Bytes read off the socket from `peer` (tests only).
+    fn bytes_read(&self, peer: PartyId) -> u64 {
+        self.links[peer].as_ref().map_or(0, |l| l.bytes_read())
     }
 }
 

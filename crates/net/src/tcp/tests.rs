@@ -381,3 +381,34 @@ fn a_peer_sending_ahead_is_held_back_at_the_backlog_bound() {
     }
     drop(b);
 }
+
+/// A frame larger than the protocol step expects is refused before its bytes are read: a
+/// peer's 200 MiB frame costs the receiver at most 16 MiB (plus a read's worth) until a step
+/// asks for it, and a step expecting 1 MiB gets a clear error instead of the frame. A step
+/// that expects that much gets it whole, and the frames after it.
+#[test]
+fn a_frame_larger_than_the_step_expects_is_refused_before_it_is_read() {
+    let big = 200 << 20;
+    for expected in [1 << 20, big] {
+        let (a, mut b) = pair(|_, c| c.heartbeat = Duration::from_millis(100));
+        b.send(0, Frame { depth: 1, payload: vec![7; big] }).unwrap();
+        b.send(0, Frame { depth: 2, payload: vec![8; 10] }).unwrap();
+        std::thread::sleep(Duration::from_secs(1));
+        let unasked = a.bytes_read(1);
+        assert!(unasked <= (18 << 20) as u64, "read {unasked} bytes before any step asked");
+        let mut a = Net::new(Box::new(a), Duration::from_secs(10));
+        let got = a.recv_at_most(1, expected);
+        if expected < big {
+            let e = got.unwrap_err();
+            assert!(
+                matches!(e, NetError::Unexpected { peer: 1, len, expected: 1048576 } if len == big as u64),
+                "{e}"
+            );
+            assert!(e.to_string().contains("expects at most 1048576"), "{e}");
+        } else {
+            assert_eq!(got.unwrap().len(), big);
+            assert_eq!(a.recv_at_most(1, 10).unwrap(), vec![8; 10]);
+        }
+        drop(b);
+    }
+}

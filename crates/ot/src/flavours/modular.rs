@@ -217,6 +217,6 @@ pub fn delta_ot_receive(
 ) -> Result<Vec<u128>> {
     let (flips, pending) = delta_ot_begin_receive(ctx, r, &|_| m, choices)?;
     io::send_bits(ctx, r.peer(), &flips)?;
-    let bytes = ctx.net().recv(r.peer())?;
+    let bytes = ctx.recv_for(r.peer(), delta_ot_correction_bytes(&|_| m, choices.len()), STEP_CORRECTION)?;
     pending.finish(r.peer(), &|_| m, &bytes)
 }

@@ -354,8 +354,8 @@ fn read_masked(
     pads: &[u128],
     out: &mut [u128],
 ) -> Result<()> {
-    let bytes = ctx.net().recv(peer)?;
     let total: usize = (start..start + idx.len()).map(|i| shape(i).row_bits()).sum();
+    let bytes = ctx.recv_for(peer, total.div_ceil(8), STEP)?;
     let padding_clear = total.is_multiple_of(8) || bytes.last().is_none_or(|&b| b >> (total % 8) == 0);
     if bytes.len() != total.div_ceil(8) || !padding_clear {
         return Err(malformed(
