@@ -101,13 +101,13 @@ enum Command {
         json: bool,
     },
     /// Fault-injection soak: many seeded deployments on this host (one process per party over
-    /// TLS), each with one fault (a party killed, frozen or sending a corrupted frame, a
-    /// stranger connecting, stored material damaged or replayed); prints what every party saw,
-    /// the time to detect it, and whether any output was wrong, released after a failed check,
+    /// TLS), each with one fault (a party killed, frozen, sending a corrupted frame or an
+    /// oversized one, a stranger connecting, stored material damaged or replayed); prints what
+    /// every party saw, the time to detect it, and whether any output was wrong, released after a failed check,
     /// or any party hung.
     Soak {
-        /// Number of runs (the faults rotate over them).
-        #[arg(long, default_value_t = 21)]
+        /// Number of runs (the faults rotate over them: eight kinds).
+        #[arg(long, default_value_t = 24)]
         runs: usize,
         /// Seed of the faults' parties, moments and frames.
         #[arg(long, default_value_t = 1)]

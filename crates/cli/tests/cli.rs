@@ -621,7 +621,8 @@ fn additive_deployment_runs_one_process_per_party_with_the_owners_among_them() {
 }
 
 /// The fault-injection soak's short version: one run of each fault (a party killed, frozen,
-/// corrupting a frame, a stranger, damaged and replayed material, and none) across processes
+/// corrupting a frame, sending an oversized one, a stranger, damaged and replayed material,
+/// and none) across processes
 /// over TLS. No wrong output, no output after a failed check, no hang, no honest run failed.
 #[test]
 fn the_soak_survives_one_run_of_each_fault() {
@@ -631,7 +632,7 @@ fn the_soak_survives_one_run_of_each_fault() {
     let o = veil(&[
         "soak",
         "--runs",
-        "7",
+        "8",
         "--seed",
         "3",
         "--json",
@@ -644,7 +645,7 @@ fn the_soak_survives_one_run_of_each_fault() {
     assert!(o.status.success(), "{}\n{stdout}", stderr(&o));
     let summary: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     let s = &summary["summary"];
-    assert_eq!(s["runs"], 7, "{s}");
+    assert_eq!(s["runs"], 8, "{s}");
     for field in
         ["wrong_outputs", "released_after_failed_check", "hangs", "honest_runs_failed", "failed_verdicts"]
     {
@@ -653,7 +654,7 @@ fn the_soak_survives_one_run_of_each_fault() {
     assert!(s["effective_faults"].as_u64().unwrap() >= 3, "{s}");
     let runs: Vec<serde_json::Value> =
         stdout.lines().filter(|l| l.contains("\"run\"")).map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(runs.len(), 7);
+    assert_eq!(runs.len(), 8);
     let replayed = runs.iter().find(|r| r["fault"]["kind"] == "replayed-material").unwrap();
     assert!(replayed["parties"][0]["said"].as_str().unwrap().contains("already used"), "{replayed}");
 }

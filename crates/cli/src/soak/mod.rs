@@ -1,6 +1,6 @@
 //! `veil soak`: the fault-injection soak. Many seeded runs of a deployment, one process per
 //! party over TLS on 127.0.0.1, each with one fault: a party killed or frozen at a random
-//! moment, a server sending a corrupted frame, a stranger holding a connection open, a
+//! moment, a server sending a corrupted or an oversized frame, a stranger holding a connection open, a
 //! server's stored material damaged, or a used material file restored and served again. Every
 //! run records what each party said and when it stopped, and is judged:
 //!
@@ -75,16 +75,19 @@ enum FaultKind {
     Kill,
     Freeze,
     Garbage,
+    /// A frame far longer than its protocol step's message (bounded receives refuse it unread).
+    Oversized,
     Stranger,
     DamagedMaterial,
     ReplayedMaterial,
 }
 
-const KINDS: [FaultKind; 7] = [
+const KINDS: [FaultKind; 8] = [
     FaultKind::None,
     FaultKind::Kill,
     FaultKind::Freeze,
     FaultKind::Garbage,
+    FaultKind::Oversized,
     FaultKind::Stranger,
     FaultKind::DamagedMaterial,
     FaultKind::ReplayedMaterial,
@@ -189,7 +192,9 @@ fn draw(kind: FaultKind, rng: &mut impl Rng) -> Fault {
         FaultKind::Kill | FaultKind::Freeze => {
             (Some(rng.gen_range(0..5)), Some(rng.gen_range(0.2..2.5)), None)
         }
-        FaultKind::Garbage => (Some(rng.gen_range(0..3)), None, Some(rng.gen_range(4..120))),
+        FaultKind::Garbage | FaultKind::Oversized => {
+            (Some(rng.gen_range(0..3)), None, Some(rng.gen_range(4..120)))
+        }
         FaultKind::Stranger => (Some(rng.gen_range(0..5)), None, None),
         FaultKind::DamagedMaterial => (Some(rng.gen_range(0..3)), None, None),
     };

@@ -155,11 +155,14 @@ pub(super) fn one_run(
             .map(|id| {
                 let mut cmd = party_command(exe, fx, &config, work, id, stored);
                 cmd.env("VEIL_STATE_DIR", &state).env_remove(FAULT_ENV);
-                if fault.kind == FaultKind::Garbage
-                    && fault.party == Some(id)
+                if fault.party == Some(id)
                     && let Some(frame) = fault.frame
                 {
-                    cmd.env(FAULT_ENV, frame.to_string());
+                    match fault.kind {
+                        FaultKind::Garbage => cmd.env(FAULT_ENV, frame.to_string()),
+                        FaultKind::Oversized => cmd.env(FAULT_ENV, format!("{frame}:grow")),
+                        _ => &mut cmd,
+                    };
                 }
                 cmd
             })
@@ -196,7 +199,9 @@ pub(super) fn one_run(
     let effective = match fault.kind {
         FaultKind::None | FaultKind::Stranger => false,
         FaultKind::Kill | FaultKind::Freeze => fault.party.is_some_and(|p| s.ends[p].status != "ok"),
-        FaultKind::Garbage => fault.party.is_some_and(|p| s.stderr[p].contains("fault injected")),
+        FaultKind::Garbage | FaultKind::Oversized => {
+            fault.party.is_some_and(|p| s.stderr[p].contains("fault injected"))
+        }
         FaultKind::DamagedMaterial | FaultKind::ReplayedMaterial => true,
     };
     let (mut verdict, released, cosine) = judge(work, fx, fault, effective, &s);

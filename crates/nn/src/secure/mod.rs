@@ -324,7 +324,8 @@ fn run_with<B: SecureBackend, L: TransformerLayers<B>>(
                 weights: model,
                 progress: true,
             };
-            let out = compute(b, ctx, graph, n, &own, out_value, layers, group, &mut run)?;
+            let session = Session { graph, own: &own, out: out_value, layers };
+            let out = compute(b, ctx, &session, n, group, &mut run)?;
             let shape = b.shape_of(&out);
             let revealed = b.reveal_to_owner(ctx, Some(&out), roles.data_owner, &shape)?;
             if me == roles.data_owner {
@@ -335,20 +336,27 @@ fn run_with<B: SecureBackend, L: TransformerLayers<B>>(
     }
 }
 
+/// What a computing party's walk works from, the same for every group of images: the graph,
+/// what the party owns, the value it outputs, and the family's transformer layers.
+struct Session<'a, 'o, L> {
+    graph: &'a Graph,
+    own: &'a Owned<'o>,
+    /// The graph value revealed as the output.
+    out: usize,
+    layers: &'a L,
+}
+
 /// A computing party's part: the graph on shares, a group of `group` images at a time with the
 /// deferred checks after each; returns the share of the output, not yet revealed.
-#[allow(clippy::too_many_arguments)]
 fn compute<B: SecureBackend, L: TransformerLayers<B>>(
     b: &mut B,
     ctx: &mut Ctx,
-    graph: &Graph,
+    s: &Session<'_, '_, L>,
     n: usize,
-    own: &Owned<'_>,
-    out_value: usize,
-    layers: &L,
     group: usize,
     run: &mut SecureRun,
 ) -> Result<B::Share> {
+    let (graph, own, out_value) = (s.graph, s.own, s.out);
     let group = group.clamp(1, n.max(1));
     let batch_shapes = graph.shapes(n)?;
     let mut weights = WeightShares { shared: BTreeMap::new(), keep: group < n };
@@ -359,7 +367,7 @@ fn compute<B: SecureBackend, L: TransformerLayers<B>>(
         let len = group.min(n - start);
         let slice = images.as_ref().map(|x| b.slice(x, 0, start..start + len)).transpose()?;
         let mut costs = Vec::new();
-        let out = serve(b, ctx, graph, len, own, out_value, &mut costs, layers, &mut weights, slice)?;
+        let out = serve(b, ctx, s, len, &mut costs, &mut weights, slice)?;
         add_costs(&mut run.nodes, costs);
         let (previous, began) = (ctx.stats().phase().to_string(), std::time::Instant::now());
         ctx.set_phase(VERIFY_PHASE);
@@ -411,7 +419,8 @@ pub fn trace_calls(
     let own = Owned { roles, input: None, weights: None, progress: false };
     let mut run = SecureRun::default();
     let layers = WithTransformer;
-    let out = compute(&mut tracer, &mut ctx, graph, n, &own, out_value, &layers, images_per_check, &mut run)?;
+    let session = Session { graph, own: &own, out: out_value, layers: &layers };
+    let out = compute(&mut tracer, &mut ctx, &session, n, images_per_check, &mut run)?;
     let shape = out.clone();
     Owners::<Z64>::reveal_to_owner(&mut tracer, &mut ctx, Some(&out), roles.data_owner, &shape)?;
     Ok(tracer.into_calls())

@@ -9,20 +9,18 @@ fn image_shape<B: SecureBackend>(b: &B, x: &B::Share) -> Result<[usize; 4]> {
         .map_err(|_| NnError::Invalid(format!("a value of shape {s:?}, not an image")))
 }
 
-/// The servers' walk over the graph (`walk`); returns the share of value `out`.
-#[allow(clippy::too_many_arguments)]
+/// The servers' walk over the session's graph (`walk`) for `n` images; returns the share of
+/// the session's output value.
 pub(super) fn serve<B: SecureBackend, L: TransformerLayers<B>>(
     b: &mut B,
     ctx: &mut Ctx,
-    graph: &Graph,
+    s: &Session<'_, '_, L>,
     n: usize,
-    own: &Owned<'_>,
-    out: usize,
     costs: &mut Vec<NodeCost>,
-    layers: &L,
     weights: &mut WeightShares<B::Share>,
     images: Option<B::Share>,
 ) -> Result<B::Share> {
+    let (graph, own, out, layers) = (s.graph, s.own, s.out, s.layers);
     let mut weight_last_use = BTreeMap::new();
     for (i, nd) in graph.nodes.iter().enumerate() {
         for w in nd.op.weights() {
