@@ -1,8 +1,7 @@
 """The papers' benchmark tables that `bench_report.py` puts beside Veil's figures.
 
-Values are copied from the papers' tables as printed (see `../shared/papers/*.notes.md` for
-their conventions). Units: Mosformer's "MB" is 2^20 bytes per party and its "rounds" count sends
-per party; Aegis counts total bits over the three parties and its Table 3 "Com" in MB does not
+Values are copied from the papers' tables as printed, with each paper's conventions. Units:
+Mosformer's "MB" is 2^20 bytes per party and its "rounds" count sends per party; Aegis counts total bits over the three parties and its Table 3 "Com" in MB does not
 say whose sends it sums.
 """
 

@@ -225,8 +225,8 @@ pub(crate) struct SignPair {
     pub(crate) z: Masked,
 }
 
-/// A deviation of a malicious P1 or P2 in the online sign extraction, for the negative tests
-/// of the notes (§6.2): it must make the final verification abort.
+/// A deviation of a malicious P1 or P2 in the online sign extraction, for the negative tests:
+/// it must make the final verification abort.
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub enum SignTamper {

@@ -1,5 +1,5 @@
 //! The per-term products of a verification, reduced without lifting them all to the Galois
-//! ring (paper §4.1, Π_BIVerify^R, with the notes' §3.8 fixes; the rest is in
+//! ring (paper §4.1, Π_BIVerify^R, with the fixes of [`crate::verify`]; the rest is in
 //! [`crate::verify`]).
 //!
 //! Elementwise products and inner products (a truncation pair's bit products are 64 terms

@@ -1,7 +1,7 @@
 //! The `aegis` family: three servers computing CNN layers on masked sharings, after *Aegis: A
 //! Lightning Fast Privacy-preserving Machine Learning Platform against Malicious Adversaries*
-//! (Lu, Zhang, Li, Ren). The protocol boxes lost from the paper's text are rebuilt as in the
-//! implementation notes; every sign is in the convention `m = x + r`.
+//! (Lu, Zhang, Li, Ren). The protocol boxes lost from the paper's text are rebuilt from its
+//! surrounding text and proofs; every sign is in the convention `m = x + r`.
 //!
 //! **Sharing** (`share`): `⟨x⟩ = ([r_x], m_x)` over `Z_2^l` (`l = 64` with 16 fractional bits
 //! for models; any `l ≤ 64` for tests): P0 holds both additive shares of the mask, P1 and P2
@@ -30,20 +30,20 @@
 //!   reductions of the elementwise and inner products computed from their recorded shares,
 //!   [`columns`]), so the whole check leaks one bit;
 //! - P1 and P2 compare a digest of every value they hold jointly (masked inputs, `m_z`, the
-//!   values P0 sends both), which catches P0 sending them different values (notes §7.14).
+//!   values P0 sends both), which catches P0 sending them different values.
 //!
 //! **Truncation**: [`Aegis::mul_trunc`] with a pair from [`Aegis::prepare_trunc_pair`] is the
-//! malicious one (bit-composed masks whose XORs are verified inner products, notes §3.4.2);
+//! malicious one (bit-composed masks whose XORs are verified inner products);
 //! the stand-alone [`Aegis::trunc`] (P0 deals `[r_x ≫ t]`) is the semi-honest one, and a
 //! corrupted P0 could shift its result. Fixes in place: truncation keeps the input mask uniform and deals `[r_x ≫ t]` fresh (no
-//! bits of the mask leak to P1, notes §7.18); the comparison appends 0 to `a` and 1 to `b`
+//! bits of the mask leak to P1); the comparison appends 0 to `a` and 1 to `b`
 //! (§7.4); P0 never sees an unmasked bit (it sees only permuted, masked lists); MAC checks use
 //! independent coefficients drawn after the openings (§7.15); the batch equality test hashes
 //! each party's output bits into 128 bits (`⌈128/l⌉` words of `Z_2^l`, not one word: §7.16); the combination coefficients
 //! and the reduction points are drawn only after the values they check are fixed, even against a
 //! rushing server (`challenge`). Known
 //! limitation (the paper's): at a non-`ζ` position the masked lists reveal their masked bit
-//! to the list's receiver with probability about `3/(p−1)` (notes §3.5).
+//! to the list's receiver with probability about `3/(p−1)`.
 
 mod challenge;
 mod claims;

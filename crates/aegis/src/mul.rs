@@ -1,4 +1,4 @@
-//! Multiplication and matrix products (paper §2 and Fig. 19; notes §3.1, §3.3), ASTRA-style in
+//! Multiplication and matrix products (paper §2 and Fig. 19), ASTRA-style in
 //! the convention `m = x + r`:
 //!
 //! `m_z = x·y + r_z = m_x·m_y − m_x·r_y − m_y·r_x + Γ` with `Γ = r_x·r_y + r_z`.

@@ -1,4 +1,4 @@
-//! Sign-bit verification (paper §4.2, Π_VSignBit, rebuilt in notes §3.9): that each sign bit
+//! Sign-bit verification (paper §4.2, Π_VSignBit, rebuilt where the paper leaves steps out): that each sign bit
 //! `z` a sign extraction produced is the sign of its input `x`.
 //!
 //! - `z ∈ {0, 1}` is the product `z·z = z`, verified with every other product
@@ -10,7 +10,7 @@
 //!   verifier dealing the bits of `B = 2^{l−1} − 1 − R̂` **MAC'd** over `Z_127` under
 //!   `λ = 6` keys only it knows. The provers compute the masked, permuted lists as affine
 //!   functions of the MAC'd bits and open them to the verifier, who checks the MACs in one
-//!   batch (λ independent random combinations, drawn after the openings: notes §7.15 fix) and
+//!   batch (λ independent random combinations, drawn after the openings, which closes a gap of the paper's single combination) and
 //!   outputs `v = sign(y) ⊕ Δ`, while the provers output their common `Δ`.
 //! - **Dual execution**: Π_Pos runs with verifier P1 and with verifier P2, so one run has an
 //!   honest verifier whoever is corrupted.
@@ -362,7 +362,7 @@ fn concat_all(parts: &[Masked]) -> Masked {
     out
 }
 
-/// Words of the batch equality test's digest `t_j`: at least 128 bits in all (notes §7.16: a
+/// Words of the batch equality test's digest `t_j`: at least 128 bits in all (a
 /// single `l`-bit word, 64 bits at most, is weak against collisions).
 pub(crate) fn equality_words(l: u32) -> usize {
     128usize.div_ceil(l.max(1) as usize)
@@ -397,7 +397,7 @@ impl Aegis {
 mod tests {
     use super::equality_words;
 
-    /// The equality test's digest has at least 128 bits in every ring (notes §7.16), in as few
+    /// The equality test's digest has at least 128 bits in every ring, in as few
     /// words as that takes.
     #[test]
     fn the_equality_digest_has_at_least_128_bits() {

@@ -21,7 +21,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn primes_of_the_notes() {
+    fn primes_of_each_width() {
         assert_eq!(prime_for(8), 13);
         assert_eq!(prime_for(16), 31);
         assert_eq!(prime_for(32), 61);

@@ -1,5 +1,5 @@
 //! Masked sharing `⟨x⟩ = ([r_x], m_x)`, its randomness, dealing, input and reconstruction
-//! (paper §2, notes §2.2–2.5), in the convention `m_x = x + r_x`.
+//! (paper §2), in the convention `m_x = x + r_x`.
 //!
 //! | party | holds |
 //! |---|---|

@@ -1,5 +1,5 @@
 //! Sign-bit extraction in two online rounds with the product `x·sign(x)` folded in (paper §3
-//! and Fig. 22, rebuilt in notes §3.5–3.6, convention `m = x + r`), and what is built on it:
+//! and Fig. 22, rebuilt where the paper leaves steps out, convention `m = x + r`), and what is built on it:
 //! ReLU, `f(v) = v·sign(v)`, two-way max and max trees.
 //!
 //! With `M = m_x` (known to P1, P2), `Q = −r_x` (known to P0) and `â` the value without its MSB,
@@ -20,11 +20,11 @@
 //!
 //! **Cost per element** (Z_p elements packed at 7 bits, `l = 64`): offline `(l−1)·7 + 3l` bits
 //! (633); online P1 and P2 `2l·7` and `l` bits each, P0 `4l` bits: `4l·7 + 6l` bits (2176);
-//! without the product (`sign` alone) 569 and 1920 bits, against the notes' 8-bit figures 632
-//! and 2176 (the "7-bit packing" they suggest). Each message is padded to whole bytes.
+//! without the product (`sign` alone) 569 and 1920 bits, against 632 and 2176 with 8-bit
+//! elements. Each message is padded to whole bytes.
 //!
 //! **Security.** P0 sees only masked, permuted lists; P1 and P2 see Z_p shares and values masked
-//! by `r'`, `r''`. As the notes show (§3.5), a non-`ζ` position reveals its masked bit `β_i`
+//! by `r'`, `r''`. A non-`ζ` position reveals its masked bit `β_i`
 //! (itself masked by `Δ`) with probability about `3/(p−1)`; this is the paper's protocol and is
 //! listed as a known limitation. Correctness holds up to additive errors, caught by the sign-bit
 //! verification to come; P0 sending different `m'`/`m''` to P1 and P2 is caught by
@@ -39,7 +39,7 @@ use crate::prime::{Zp, prime_for};
 use crate::share::{Aegis, Masked, Pair, recv_u64s, to_bytes};
 
 /// `φ(c)_i = Σ_{t≤i} c_t − 2c_i + 1 (mod p)`: for a binary `c` with a 1, exactly one zero, at the
-/// first 1 (notes, Theorem 1).
+/// first 1 (the paper's Theorem 1).
 pub fn phi(c: &[u32], p: u32) -> Vec<u32> {
     let zp = Zp::new(p);
     let mut prefix = 0;
@@ -322,7 +322,7 @@ impl Aegis {
 
     /// Records what a sign extraction claims for the final verification: the pair `(x, z)`
     /// for the positivity check ([`crate::pos`]), and the products `z·z = z` (so `z` is a bit:
-    /// `z` and `z − 1` have different parities, notes §3.9) and `x·z = w`.
+    /// `z` and `z − 1` have different parities) and `x·z = w`.
     fn record_sign(&mut self, x: &Masked, z: &Masked, w: &Masked, with_product: bool) {
         self.signs.push(crate::claims::SignPair { x: x.clone(), z: z.clone() });
         self.record(z, z, z, crate::claims::Terms::Elementwise);
@@ -544,7 +544,7 @@ mod tests {
     }
 
     #[test]
-    fn the_notes_test_vector() {
+    fn a_worked_example() {
         // l = 8, p = 13: a = 1100001‖0, b = 1100011‖1, c' = [1,1,1,1,1,0,2,1], ζ = 5.
         let a = [1, 1, 0, 0, 0, 0, 1, 0];
         let b = [1, 1, 0, 0, 0, 1, 1, 1];

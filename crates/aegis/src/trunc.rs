@@ -1,5 +1,5 @@
-//! Truncation by `2^t` with no online communication (paper Fig. 21, with the fix of notes
-//! §3.4.1 / §7.18): the input mask `r_x` stays uniform (from seeds), P0 deals a *fresh* sharing
+//! Truncation by `2^t` with no online communication (paper Fig. 21, with a fix): the input
+//! mask `r_x` stays uniform (from seeds), P0 deals a *fresh* sharing
 //! of `r_z = r_x ≫ t` (`l` bits offline), and P1 and P2 set `m_z = m_x ≫ t` locally. The paper's
 //! version conditions `r_x` on P1's share, which leaks bits of the mask to P1.
 //!
@@ -43,8 +43,8 @@ impl Aegis {
     }
 }
 
-/// A truncation pair made by the servers and checked (paper Fig. 20, rebuilt in notes §3.4.2
-/// with its index fix): the input mask `r_x = Σ_j 2^j (b1_j ⊕ b2_j)` from bits P0 shares with
+/// A truncation pair made by the servers and checked (paper Fig. 20, with its bit indices
+/// corrected): the input mask `r_x = Σ_j 2^j (b1_j ⊕ b2_j)` from bits P0 shares with
 /// P1 (`b1`) and with P2 (`b2`), and `r_z = r_x ≫ t` from the same bits. The XORs are two
 /// inner products (`b1 ⊕ b2 = b1 + b2 − 2·b1·b2`), verified with every other product, so a
 /// corrupted P0 cannot make `r_z` differ from `r_x ≫ t`. Both come out as additive shares

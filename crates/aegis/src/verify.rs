@@ -1,5 +1,5 @@
-//! Batch verification of every product (paper §4.1, Π_MultVerify^R and Π_BIVerify^R, rebuilt in
-//! notes §3.8 with its fixes): one check, at the end, that every recorded multiplication and
+//! Batch verification of every product (paper §4.1, Π_MultVerify^R and Π_BIVerify^R, rebuilt
+//! with the fixes listed below): one check, at the end, that every recorded multiplication and
 //! inner product was computed correctly, with `O(log N)` communication.
 //!
 //! 1. **Lift** every product to the Galois ring `GR(2^64, 64)` ([`veil_ring::Gr`]; constant
@@ -8,14 +8,14 @@
 //!    (no server knows it before), the claim "every `z_o = Σ_k x_ok·y_ok`" becomes one inner
 //!    product `Σ X_i·Y_i = Z` with `X = c_o·x`, `Y = y`, `Z = Σ c_o·z_o`. A false claim stays
 //!    false except with probability `2^-64` (independent coefficients instead of the paper's
-//!    powers `r^i`, which the notes allow: no `N` ring powers, soundness `2^-d` per check).
+//!    powers `r^i`, which keeps soundness: no `N` ring powers, soundness `2^-d` per check).
 //!    A matrix product `Z = X·Y` (convolutions and fully connected layers) enters in
 //!    Freivalds's form instead: `uᵀZv = (uᵀX)·(Yv)` with public random `u, v` over GR, one
 //!    claim of `k` terms instead of `m·n·k` (soundness `2/2^64`, see `crate::freivalds`), which
 //!    takes the products of a CNN's linear layers out of the verification's cost.
 //! 3. **Reduce** `R` times (Goyal–Song): pair up entries, compute `h(0) = Σ X_{2i}Y_{2i}` and the
 //!    leading coefficient `c_2 = Σ (X_{2i+1}−X_{2i})(Y_{2i+1}−Y_{2i})` as two masked inner
-//!    products, set `c_1 = Z − 2h(0) − c_2` (division-free, notes §7.9 fix (a)), draw a random
+//!    products, set `c_1 = Z − 2h(0) − c_2` (division-free), draw a random
 //!    `ζ ∈ GR` after the inner products are fixed (`crate::challenge`), and continue with `X_{2i} + ζ(X_{2i+1}−X_{2i})`, the
 //!    same for `Y`, and `Z' = h(0) + ζc_1 + ζ²c_2`. A false claim survives with probability
 //!    at most `2/2^64` per reduction, whatever additive errors the inner products carry.
@@ -28,8 +28,8 @@
 //! way between P1 and P2) and a challenge, **2 rounds**: P1 and P2 exchange their shares in
 //! the challenge's first round, each committing to its share towards P0, and P0, which learns
 //! `ζ` at the end of that round, deals the next reduction's masked products in the second
-//! (the notes' "about 2 rounds per reduction"; the paper's `R + 1` for the whole check leaves
-//! out when `ζ` may be revealed, notes §3.8.2). A challenge drawn by opening a random value
+//! (about 2 rounds per reduction; the paper's `R + 1` for the whole check leaves
+//! out when `ζ` may be revealed). A challenge drawn by opening a random value
 //! with P0 sending its pieces at once would be unsound against a rushing P1 or P2 (it would
 //! read `ζ` before sending its share); `crate::challenge` says why its schedule is not.
 //! Total: `2` for the coefficients, `2` per reduction, `2` for the final check (its cross

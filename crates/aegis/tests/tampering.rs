@@ -57,7 +57,7 @@ fn sweep_frames(gate: Gate, per_server: usize) -> veil_conformance::tamper::Swee
 
 /// Every frame of every server, P0's `Γ` and the `m′`/`m″` it sends P1 and P2 among them (an
 /// altered copy to one of them is P0 sending the two different values: the digest of jointly
-/// held values P1 and P2 compare catches it, notes §7.14), and the equality test's inputs.
+/// held values P1 and P2 compare catches it), and the equality test's inputs.
 /// The one kind of alteration that may pass unnoticed is P1's or P2's share of the masked
 /// lists they send P0 at a position that stays nonzero: P0 only looks for the zero, so the
 /// output cannot change (the sweep fails any wrong output); every frame of P0 must abort.

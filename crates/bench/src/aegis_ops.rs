@@ -17,11 +17,11 @@ pub const AEGIS_OPS: &[&str] = &["mul", "inner", "trunc", "sign", "relu", "maxpo
 pub const INNER_LEN: usize = 64;
 
 fn paper(op: &str) -> Option<PaperFigure> {
-    // Total online bits over the three parties, notes §6.2 (8-bit Z_p elements where relevant).
+    // Total online bits over the three parties (8-bit Z_p elements where relevant).
     let (bits, source) = match op {
         "mul" | "inner" => (128.0, "Aegis Table 1 / Table 6: 2l online bits, 1 round"),
         "trunc" => (0.0, "Aegis Fig. 21: 0 online bits"),
-        "sign" => (2176.0, "Aegis §3 with 8-bit Z_p elements (notes §6.2): 4l·8 + 2l bits, 2 rounds"),
+        "sign" => (2176.0, "Aegis §3 with 8-bit Z_p elements: 4l·8 + 2l bits, 2 rounds"),
         "relu" => (1792.0, "Aegis Table 6 ReLU online 4l·log l + 4l bits (6-bit elements), 2 rounds"),
         "maxpool" => (3.0 * 4.0 * 64.0 * 8.0, "Aegis Table 6 MaxPool (n−1)·4l(log l + 2) bits, n = 4"),
         _ => return None,

@@ -517,7 +517,7 @@ fn op_facts(op: &str, malicious: bool, ring_bits: u32) -> (u32, Option<PaperFigu
             16,
             bytes(
                 6.0 * l,
-                "mosformer notes §3 (released code): reshare ℓ + open ρ,σ 4ℓ + zero check ℓ",
+                "Mosformer's released code: reshare ℓ + open ρ,σ 4ℓ + zero check ℓ",
                 "sent per party; sends counted as rounds",
             ),
         ),
@@ -532,7 +532,7 @@ fn op_facts(op: &str, malicious: bool, ring_bits: u32) -> (u32, Option<PaperFigu
             if ring_bits == 16 { 6 } else { 12 },
             bytes(
                 if ring_bits == 16 { 60.0 } else { 120.0 },
-                "mosformer notes §18: released code's DReLU, MAC check included (30ℓ bits)",
+                "Mosformer's released code: DReLU, MAC check included (30ℓ bits)",
                 "sent per party; its 18 rounds count sends",
             ),
         ),

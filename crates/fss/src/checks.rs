@@ -1,5 +1,5 @@
-//! The two opened checks that Mosformer adds after verified full-domain evaluation (notes §4,
-//! Mosformer §4.1 "Setup", Π_UCMP steps 7–10).
+//! The two opened checks that Mosformer adds after verified full-domain evaluation
+//! (Mosformer §4.1 "Setup", Π_UCMP steps 7–10).
 //!
 //! VDPF verification only guarantees that the shared vector `V = V_0 + V_1` has at most one
 //! nonzero entry; it fixes neither its value `β` nor its position. Given additive shares

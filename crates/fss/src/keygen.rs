@@ -2,8 +2,8 @@
 //!
 //! The tree is the BGI/BCG construction (Boyle–Gilboa–Ishai, CCS 2016; Boyle et al., "Function
 //! secret sharing for mixed-mode and fixed-point secure computation", EUROCRYPT 2021) with the
-//! verifiability layer of de Castro–Polychroniadou (EUROCRYPT 2022), as summarised in the
-//! Mosformer notes (§4):
+//! verifiability layer of de Castro–Polychroniadou (EUROCRYPT 2022), as the Mosformer paper
+//! uses it:
 //!
 //! 1. random seeds `s_0^(0), s_1^(0)`, control bits `t_0^(0) = 0`, `t_1^(0) = 1`;
 //! 2. for each level `i = 1..d` with `α_i` the `i`-th bit of `α` (most significant first):
@@ -15,7 +15,7 @@
 //!
 //! Invariant: off the path to `α` both parties hold the same `(s, t)`; on it the seeds are
 //! independent and `t_0 ⊕ t_1 = 1`. The final control bit is the tree's `t^(d)` (which already
-//! satisfies `t_0^(d) ≠ t_1^(d)` on the path), so the "restart if `t_0 = t_1`" step of the notes'
+//! satisfies `t_0^(d) ≠ t_1^(d)` on the path), so the "restart if `t_0 = t_1`" step of an
 //! `LSB(s^(d))` variant is never needed.
 //!
 //! Security: each key alone is pseudorandom (seeds are masked by PRG outputs the holder cannot

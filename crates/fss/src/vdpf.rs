@@ -1,6 +1,6 @@
 //! Verifiable full-domain evaluation `BVEval` and `Verify` (de Castro–Polychroniadou,
 //! "Lightweight, Maliciously Secure Verifiable Function Secret Sharing", EUROCRYPT 2022;
-//! used by Mosformer for its comparison and LUT protocols, notes §4).
+//! used by Mosformer for its comparison and LUT protocols).
 //!
 //! Each evaluator computes, for every `x` in ascending order, with `(s, t)` its leaf values,
 //! `π̃_x = H(x ‖ s) ⊕ t·cs` (4λ bits), and its proof

@@ -1,4 +1,4 @@
-//! Modulus conversion (the M&M paper, §III; notes §3.1–3.6).
+//! Modulus conversion (the M&M paper, §III).
 //!
 //! **Π_wrap+** (Fig. 3). For shares `x_0 + x_1 ≡ x (mod M)` of a value with
 //! `sgn_M(x) = 0` (`x < ⌈M/2⌉`), the wrap bit `[x_0 + x_1 ≥ M]` is `s_0 ∨ s_1` with

@@ -1,4 +1,4 @@
-//! Constant-round base-2 exponentiation (the M&M paper, Fig. 8; notes §3.13): one OLE per
+//! Constant-round base-2 exponentiation (the M&M paper, Fig. 8): one OLE per
 //! value, six rounds, exact steps where earlier work truncated locally.
 //!
 //! For signed fixed-point shares `x` of `x̃ = rep(x)/2^f ∈ [−T, 0)` over `Z_2^ℓ`:
@@ -54,8 +54,8 @@ pub fn exp2(
 }
 
 /// `e^{x̃}` as `2^{log2(e)·x̃}` (the paper's Exp): `x` is multiplied by `⌊log2(e)·2^f⌉`
-/// locally and the product, with `2f` fractional bits, goes into [`exp2_scaled`] untruncated
-/// (notes §3.13). `x̃ ∈ [−T·ln 2, 0)`.
+/// locally and the product, with `2f` fractional bits, goes into [`exp2_scaled`] untruncated.
+/// `x̃ ∈ [−T·ln 2, 0)`.
 pub fn exp(
     tp: &mut TwoParty,
     ole: &Ole,

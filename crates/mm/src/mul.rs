@@ -1,4 +1,4 @@
-//! Products of shares across rings of different widths (the M&M paper, §V-B; notes §3.12):
+//! Products of shares across rings of different widths (the M&M paper, §V-B):
 //! lift both operands from their rings into Z_p ([`crate::convert::ring_to_field`]), multiply
 //! there by the BFV OLE ([`veil_he::ole::Ole::mul_shares`]), and come back to the output ring
 //! with the fixed-point truncation folded into the conversion

@@ -1,5 +1,5 @@
 //! Oblivious piecewise polynomial evaluation with mixed moduli and a delayed truncation (the
-//! M&M paper, §V-D, Fig. 13; notes §3.14), and its GeLU and sigmoid (App. D-B).
+//! M&M paper, §V-D, Fig. 13), and its GeLU and sigmoid (App. D-B).
 //!
 //! `g(x) = F_i(x)` on the piece `i` cut by breakpoints `I_1 < … < I_d`, each
 //! `F_i(x) = Σ_j a_{i,j}·x^j`, for signed fixed-point shares `x` over `Z_2^ℓ`:

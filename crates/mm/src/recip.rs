@@ -1,6 +1,5 @@
 //! Reciprocal and reciprocal square root on fixed-point shares, for softmax and LayerNorm.
-//! The M&M paper takes them from BumbleBee and SPU without describing them (notes §3.16,
-//! §8.10); this is the usual normalise-then-Newton construction on the family's own pieces.
+//! The M&M paper takes them from BumbleBee and SPU without describing them; this is the usual normalise-then-Newton construction on the family's own pieces.
 //!
 //! For `x̃ = X/2^f ∈ [2^LOW, 2^HIGH)`, with `j` the position of `X`'s leading bit:
 //!

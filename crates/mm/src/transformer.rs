@@ -1,6 +1,6 @@
 //! The transformer layers of the `mm` family on fixed-point shares of Z_2^64 (the M&M paper,
-//! §VI-C: BumbleBee's layers with M&M's Exp, OPPE and Z_p-OLE products; notes §3.16, §8.10
-//! for what the paper leaves to BumbleBee):
+//! §VI-C: BumbleBee's layers with M&M's Exp, OPPE and Z_p-OLE products; what the paper
+//! leaves to BumbleBee is built as below):
 //!
 //! - **GeLU**: OPPE with the paper's coefficients ([`crate::oppe`]).
 //! - **Softmax** over rows: `d = x − max(x)` (row maxima by comparisons), clipped at

@@ -1,6 +1,6 @@
-//! Approximate truncation over any modulus (the M&M paper, Theorem 1; notes §3.7) and its
+//! Approximate truncation over any modulus (the M&M paper, Theorem 1) and its
 //! form with a destination modulus, the conversion `Z_p → Z_2^ℓ` with a free truncation
-//! (Fig. 7; notes §3.8).
+//! (Fig. 7).
 //!
 //! For shares of `x ∈ [0, 2^η) ∪ [M − 2^η, M)`, `η = ⌊log2 M⌋ − 2`, and `f ≤ η`: P0 adds
 //! `2^η` (so `sgn_M(y) = 0`), Π_wrap+ gives `⌊M/2^f⌋·w` in the destination `Z_K`, and

@@ -1,4 +1,4 @@
-//! Π_DReLU: `DReLU(x) = 1{x ≥ 0} = 1 - MSB(x)` with MAC'd output (paper Algorithm 2, notes §6),
+//! Π_DReLU: `DReLU(x) = 1{x ≥ 0} = 1 - MSB(x)` with MAC'd output (paper Algorithm 2),
 //! with the dealer's auxiliary data checked as in `docs/mosformer-drelu.md`.
 //!
 //! **MSB decomposition.** With `x̂ = x + r mod 2^ℓ`, `ŷ_0 = x̂ mod 2^{ℓ-1}` and
@@ -12,7 +12,7 @@
 //! the masked replicated sharings they hold: binarity of `c`, of every `y[i]` and of `ρ`
 //! (verified products `b(1-b)` that must open to 0) and the linear relation
 //! `r + c·2^{ℓ-1} + 2^{ℓ-1} - 1 - Σ 2^i y[i] = 0`, which together force `c = MSB(-r)` and the
-//! right `y` (notes §19.3 fix, without a two-party MSB protocol).
+//! right `y` (a fix of the paper's step, without a two-party MSB protocol).
 //!
 //! **Online** ([`drelu`]), per dealer `j` and its pair (`P_{j+2}` role 0, `P_{j+1}` role 1):
 //! 1. `x̂_j = x + r^j` revealed to the pair (six checked reveals in one round);

@@ -1,4 +1,4 @@
-//! Π_Exp for `x ≤ 0` (paper Algorithm 10, notes §11, after BOLT), with `f` fractional bits
+//! Π_Exp for `x ≤ 0` (paper Algorithm 10, after BOLT), with `f` fractional bits
 //! (f = 12 with comparisons in Z_2^32 in the mixed-ring plan; f = 16 in Z_2^64 without modulus
 //! conversion).
 //!
@@ -20,7 +20,7 @@
 //!    anyway, and `z ≥ -1` because `x ≤ 0`;
 //! 4. `2^{-z'}` with `f + 2` fractional bits from a table `T[i] = 2^{f+2-i}` of
 //!    [`table_bits`] index bits (16 entries at f = 12, 32 at f = 16), index `z'` mod its size,
-//!    so `z' = -1` reads the last entry, `2^{f+3}` (notes §19.8: the released code's remedy, a
+//!    so `z' = -1` reads the last entry, `2^{f+3}` (the released code's remedy, a
 //!    table of `2f + 1` entries, is the same idea);
 //! 5. one verified product `exp(p)·2^{-z'}`, truncated by `2^{f+2}` to `f` fractional bits.
 //!

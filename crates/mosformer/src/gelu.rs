@@ -1,4 +1,4 @@
-//! Π_GELU for inputs with 6 fractional bits (paper Algorithm 8, notes §10), as in the precision
+//! Π_GELU for inputs with 6 fractional bits (paper Algorithm 8), as in the precision
 //! plan where activations run in Z_2^16 with f = 6.
 //!
 //! `δ(x) = ReLU(x) - GELU(x)` is even and about 0 outside [-4, 4], so

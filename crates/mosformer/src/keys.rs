@@ -4,7 +4,7 @@
 //! `⟨1⟩` weights each evaluator pair's 2-of-2 result in DReLU/Select/LUT. The paper's released
 //! code uses the trivial sharing `(1, 0, 0)`, which makes the weight of the pair that excludes a
 //! corrupted dealer a public 1 — and then the dealer knows the term `α·[[1]] - [[α]]` and can
-//! compensate errors of its own auxiliary data in the MAC. The fix (notes §19.6): derive
+//! compensate errors of its own auxiliary data in the MAC. The fix: derive
 //! `⟨1⟩ = ⟨ρ⟩ - ρ + 1` from a fresh random `⟨ρ⟩`, opening `ρ` (checked), so that all three
 //! components are uniformly random and no party knows another pair's weight.
 

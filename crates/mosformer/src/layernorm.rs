@@ -1,4 +1,4 @@
-//! LayerNorm over the last axis (notes §12, the released code's steps): Z_2^64 with f = 16 for
+//! LayerNorm over the last axis (the released code's steps): Z_2^64 with f = 16 for
 //! the linear parts; Rsqrt at `f_rsqrt` fractional bits (12, comparisons in Z_2^32, in the
 //! mixed-ring plan; 16, comparisons in Z_2^64, without modulus conversion).
 //!
@@ -12,7 +12,7 @@
 //! 5. `z · rsqrt`, `· γ` (verified products, truncated), `+ β`.
 //!
 //! No ε is added to the variance, as in the paper: a row of equal values (v = 0) is outside the
-//! Rsqrt domain (notes §19.11) and gives a wrong row, not an error; the caller must keep
+//! Rsqrt domain and gives a wrong row, not an error; the caller must keep
 //! `v ≥ 2^-4`.
 
 use veil_mpc::{Ctx, MpcError, Result};

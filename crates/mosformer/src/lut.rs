@@ -1,4 +1,4 @@
-//! Π_LUT: lookup of a public table at a secret index (paper Algorithm 5, notes §8), with
+//! Π_LUT: lookup of a public table at a secret index (paper Algorithm 5), with
 //! MAC'd output.
 //!
 //! **Offline** ([`setup`]): each server in turn deals, per lookup, a point `r^j < 2^{ℓ_t}` with
@@ -9,7 +9,7 @@
 //! 1. the masked sharing of each `r^j`: components `([[r]]_0, [[r]]_1, 0)` at indices
 //!    `(j, j+1, j+2)`, so `P_j` holds `([[r]]_0, [[r]]_1)`, `P_{j+1}` `([[r]]_1, 0)`, `P_{j+2}`
 //!    `(0, [[r]]_0)` — no communication;
-//! 2. `x̂_j = x - r^j`, each component reduced mod 2^{ℓ_t} (notes §19.9: opening over Z_2^ℓ
+//! 2. `x̂_j = x - r^j`, each component reduced mod 2^{ℓ_t} (opening over Z_2^ℓ
 //!    would leak the high bits and the wrap), revealed to `P_{j+1}` and `P_{j+2}`: six checked
 //!    reveals in one round, each component packed in `ℓ_t` bits;
 //! 3. each evaluator of dealer `j` computes `w = Σ_k V[k]·T[(k + x̂_j) mod 2^{ℓ_t}]` (the one-hot
@@ -77,7 +77,7 @@ impl<R, M: Shape> Shape for LutKeys<R, M> {
     }
 }
 
-/// Pads a table to `2^{ℓ_t}` entries with its last value (notes §19.8: truncation errors can
+/// Pads a table to `2^{ℓ_t}` entries with its last value (truncation errors can
 /// land just past the end).
 pub fn pad_table<M: Copy>(values: &[M], ell_t: u32) -> Result<Vec<M>> {
     let size = 1usize << ell_t;

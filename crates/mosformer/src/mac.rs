@@ -1,6 +1,6 @@
 //! Batched, deferrable MAC check (paper §3 F_MacCheck, Appendix H.2.4), made sound over rings.
 //!
-//! **The gap** (notes §19.5): a MAC check `α·x = m` computed in Z_2^ℓ itself lets an error
+//! **The gap**: a MAC check `α·x = m` computed in Z_2^ℓ itself lets an error
 //! `e = 2^{ℓ-1}` through with probability 1/2 (any even `α` kills it), and in Z_2^16 no check
 //! reaches better than 2^-16.
 //!

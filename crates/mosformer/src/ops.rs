@@ -1,7 +1,7 @@
 //! The family's fixed-point and non-linear operations behind `veil-mpc`'s [`FixedPoint`],
 //! [`NonLinear`] and [`TransformerOps`] traits, so that a model runtime drives Mosformer without its internals.
 //!
-//! **Precision plan** (paper §6, notes §14). Shares the caller sees live in Z_2^64 with 16
+//! **Precision plan** (paper §6). Shares the caller sees live in Z_2^64 with 16
 //! fractional bits, and every gate's values stay in that ring. Products and matrix products are
 //! verified, then truncated by `2^16` ([`crate::verified`], [`crate::trunc`]). The gates'
 //! comparisons and table indices read a working ring chosen by [`Rings`]:

@@ -1,4 +1,4 @@
-//! Π_Inv and Π_Rsqrt by domain reduction (paper Algorithms 3 and 6, notes §9), base `b = 256`,
+//! Π_Inv and Π_Rsqrt by domain reduction (paper Algorithms 3 and 6), base `b = 256`,
 //! inputs with `f` fractional bits (f = 12 with comparisons in Z_2^32 in the mixed-ring plan;
 //! f = 16 in Z_2^64 without modulus conversion, the paper's Table 13 configuration).
 //!
@@ -15,12 +15,12 @@
 //! 64-bit value ring. DReLU and LUT outputs are MAC'd in the MAC ring (the batch is checked by
 //! the caller); products are verified with triples.
 //!
-//! Table padding (notes §19.8): of the `b^{-1}·2^f` indices past the table, the first half
+//! Table padding: of the `b^{-1}·2^f` indices past the table, the first half
 //! (truncation pushing `q` to `2^f`) read the last value, the second half (a negative index
 //! wrapping around) read `T[0]`.
 //! Valid inputs: `X ≥ b` and `x < 2^f` in real terms, so
 //! `[2^-4, 4096)` at f = 12 and `[2^-8, 65536)` at f = 16: below, no threshold is passed and
-//! `x·t` outgrows the working ring (notes §19.10).
+//! `x·t` outgrows the working ring.
 //!
 //! Accuracy: once `b^{k+1} > 2^f` the index `q` keeps only `2^f·b^{-(k+1)}·X`'s integer part, so
 //! its relative resolution is `1/q ≥ 2^-8` at the bottom of each range; the paper's plaintext

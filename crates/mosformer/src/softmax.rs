@@ -1,4 +1,4 @@
-//! Π_Softmax over the last axis of a `[rows, k]` tensor (paper Algorithm 11, notes §11), with
+//! Π_Softmax over the last axis of a `[rows, k]` tensor (paper Algorithm 11), with
 //! the causal-mask variant of decoders and GPT-2.
 //!
 //! 1. `m = max_j x[i, j]` (the Max tournament, [`crate::max`]);

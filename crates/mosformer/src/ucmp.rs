@@ -1,5 +1,5 @@
 //! Π_UCMP: comparison of a secret unsigned value with a public one between an evaluator pair,
-//! with VDPF keys dealt by the third party (paper Algorithm 1, §5 of the notes).
+//! with VDPF keys dealt by the third party (paper Algorithm 1).
 //!
 //! The evaluators hold 2-of-2 additive shares of the bits `x[i]` of an `n`-bit `x`; `y` is
 //! public. With `u[i] = x[i] - y[i]`, `w[i] = x[i] ⊕ y[i]` and
@@ -8,7 +8,7 @@
 //! `0 ≤ c[i] ≤ n`, a point function on a domain of `2^d ≥ 2n` points detects the zero.
 //!
 //! **Ring.** Bits, `c`, `α` and the VDPF outputs live in Z_2^8 (`n ≤ 64`), and the VDPF
-//! domain is `2^d` with `d = ⌈log2(2n)⌉`: a power of two, as the notes recommend, so that the
+//! domain is `2^d` with `d = ⌈log2(2n)⌉`: a power of two, so that the
 //! opened `δ` reduces consistently and `res` reduces to an XOR share mod 2.
 //!
 //! **Offline, by the parties** ([`setup`], 2 rounds): the dealer `P_j` draws `α[i] < 2^d` per
@@ -26,9 +26,8 @@
 //! Each key is used once; `α` masks `c`.
 //!
 //! **Security of the online step**: semi-honest within the pair (as in the paper); an additive
-//! error on `δ` is caught later by the MAC of the gate that uses UCMP. The notes point out that
-//! whether such an error changes `res` depends on `c[i]` (a selective-failure predicate); this
-//! is accepted here as in the paper and listed as a known limitation.
+//! error on `δ` is caught later by the MAC of the gate that uses UCMP. Whether such an error
+//! changes `res` depends on `c[i]` (a selective-failure predicate); this is accepted here as in the paper and listed as a known limitation.
 
 use veil_mpc::wire::{pack_bits, packed_len, unpack_bits};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};

@@ -13,8 +13,8 @@ use veil_ring::{Ring, Z2k, Z16, Z64, Z128};
 use veil_tensor::Tensor;
 
 #[test]
-fn table_matches_the_notes() {
-    // f = 12: T[0..8] = 0, 31, 62, 92, 121, 150, 177, 204 and max 696 (notes §10).
+fn table_matches_the_paper() {
+    // f = 12: T[0..8] = 0, 31, 62, 92, 121, 150, 177, 204 and max 696.
     let t = gelu_table(12);
     assert_eq!(&t[..8], &[0, 31, 62, 92, 121, 150, 177, 204]);
     assert_eq!(*t.iter().max().unwrap(), 696);

@@ -1,4 +1,4 @@
-//! Π_Inv and Π_Rsqrt against 1/x and 1/√x, with the notes' error bound.
+//! Π_Inv and Π_Rsqrt against 1/x and 1/√x, with the paper's error bound.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
 use veil_mosformer::input::share_input;
@@ -15,7 +15,7 @@ use veil_tensor::Tensor;
 const F: u32 = 12;
 
 #[test]
-fn tables_match_the_notes() {
+fn tables_match_the_paper() {
     assert_eq!(scale_table(Kind::Inv, F), vec![16777216, 65536, 256, 1]);
     assert_eq!(scale_table(Kind::Rsqrt, F), vec![262144, 16384, 1024, 64]);
     let inv = main_table(Kind::Inv, F).unwrap();

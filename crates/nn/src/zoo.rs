@@ -1,6 +1,6 @@
 //! The CNNs of the `aegis` paper's evaluation (its Table 3 and appendix C.1), as graphs with
-//! seeded random weights, for `veil bench model`. The paper leaves details out (notes §5.5,
-//! gap 25); the choices made here:
+//! seeded random weights, for `veil bench model`. The paper leaves details out; the choices made
+//! here:
 //! - **S-NN**: 1×28×28 → conv 5@5×5, stride 2, padding 1 (the only padding giving the stated
 //!   13×13) → ReLU → FC 845→10.
 //! - **LeNet**: 1×32×32 → conv 6@5×5 → ReLU → max-pool 2 → conv 16@5×5 → ReLU → max-pool 2 →

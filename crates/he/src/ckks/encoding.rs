@@ -1,4 +1,4 @@
-//! The CKKS canonical embedding (BLB notes §3.1, Eq. 2; "Homomorphic Encryption for Arithmetic
+//! The CKKS canonical embedding (as the BLB paper's Eq. 2 states it; "Homomorphic Encryption for Arithmetic
 //! of Approximate Numbers", §3.1): `N/2` complex slots `z_j = m(ζ^{5^j})`, `ζ = e^{iπ/N}`.
 //!
 //! `σ: R[X]/(X^N + 1) → C^{N/2}` evaluates a real polynomial at the roots `ζ^{5^j}`, `j < N/2`

@@ -1,4 +1,4 @@
-//! Linear algebra under CKKS in spatial-first packing (BLB notes §4.2, §4.5; the diagonal
+//! Linear algebra under CKKS in spatial-first packing (the diagonal
 //! method of "Algorithms in HElib" with baby-step giant-step, as BOLT uses it).
 //!
 //! **Packing**: a matrix `X` of `L` rows and `D` columns goes column after column, each column's

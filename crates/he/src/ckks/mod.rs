@@ -1,6 +1,6 @@
 //! RNS-CKKS ("Homomorphic Encryption for Arithmetic of Approximate Numbers"; its RNS variant
 //! "A Full RNS Variant of Approximate Homomorphic Encryption"), the scheme of `blb`'s fused
-//! linear blocks (BLB notes §3.1), on [`crate::rns`].
+//! linear blocks, on [`crate::rns`].
 //!
 //! A ciphertext at level `l` is a pair (or, after a product, a triple) of polynomials over the
 //! data primes `q_0 … q_l` in NTT form with a scale `Δ`, decrypting to `m = c0 + c1·s (+ c2·s²)`
@@ -23,7 +23,7 @@
 //! at each preset's `(N, log2 QP)` within the homomorphic-encryption standard's 128-bit bounds
 //! (218, 438 and 881 bits at N = 8192, 16384, 32768). CKKS decryptions reveal the noise, so a
 //! decrypted value that leaves the key holder must be protected by the protocol using it
-//! (`blb` converts to shares before decrypting, BLB notes §4.9).
+//! (`blb` converts to shares before decrypting).
 
 pub mod encoding;
 pub mod linalg;

@@ -1,6 +1,6 @@
 //! CKKS between two parties: the key holder (it makes the keys, encrypts and decrypts) and the
 //! evaluator (it computes on what it receives with its own plaintexts), as `blb`'s client and
-//! server (BLB notes §2).
+//! server.
 //!
 //! Setup is one message from the key holder: the public key, the relinearisation key and the
 //! Galois keys of the rotations the computation needs (seeded halves as seeds), each section
@@ -11,7 +11,7 @@
 //!
 //! **Security**: semi-honest. The evaluator sees only ciphertexts and keys. A CKKS decryption
 //! carries the evaluator's noise, which depends on its plaintexts: a protocol that decrypts an
-//! evaluator's result must mask it first (`blb` converts to shares, BLB notes §4.9); this
+//! evaluator's result must mask it first (`blb` converts to shares); this
 //! module moves ciphertexts and does not decide that.
 
 use num_complex::Complex64;

@@ -1,5 +1,5 @@
 //! Gradient-boosted decision trees trained by two parties on vertically partitioned data
-//! (Squirrel's protocol with M&M's two changes, notes §3.17: the sigmoid by OPPE and the
+//! (Squirrel's protocol with M&M's two changes: the sigmoid by OPPE and the
 //! Hessian's `p ⊙ p` by the Z_p-OLE), then private prediction.
 //!
 //! Party 0 holds the labels and some features, party 1 the other features, of the same `n`
