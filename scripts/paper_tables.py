@@ -1,8 +1,8 @@
 """The papers' benchmark tables that `bench_report.py` puts beside Veil's figures.
 
 Values are copied from the papers' tables as printed, with each paper's conventions. Units:
-Mosformer's "MB" is 2^20 bytes per party and its "rounds" count sends per party; Aegis counts total bits over the three parties and its Table 3 "Com" in MB does not
-say whose sends it sums.
+Mosformer's "MB" is 2^20 bytes per party and its "rounds" count sends per party; Aegis counts
+total bits over the three parties and its Table 3 "Com" in MB does not say whose sends it sums.
 """
 
 # Mosformer (ACM CCS 2025), Table 4: online, single thread, Z_2^32, f = 12.
