@@ -14,6 +14,7 @@
 //!   server through the runtime's inference session.
 
 pub mod aegis_ops;
+pub mod dollars;
 pub mod encoder;
 pub mod he_ops;
 pub mod mm_gbdt;

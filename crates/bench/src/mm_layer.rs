@@ -11,6 +11,7 @@
 //! party (`encoder.layer.N`); rounds are the session's (one layer dominates them).
 //! Setup (Ferret's first iteration both ways, BFV keys) is the `setup` phase.
 
+use crate::dollars::{DollarCost, dollar_cost};
 use serde::Serialize;
 use veil_mpc::harness::{SimConfig, root_cause, simulate_tcp_with};
 use veil_mpc::{MpcError, Result};
@@ -73,6 +74,9 @@ pub struct MmLayerRecord {
     pub net: &'static str,
     /// The paper's figures.
     pub paper: Vec<PaperFigure>,
+    /// The M&M paper's dollar cost ([`crate::dollars`]) of one layer: its seconds and both
+    /// parties' bytes, `cores` cores per party (the two parties share them here).
+    pub dollar_cost_per_layer: DollarCost,
 }
 
 /// The layer shapes by name: `(hidden, heads, feed-forward)`.
@@ -103,6 +107,12 @@ fn paper(model: &str) -> Vec<PaperFigure> {
             value: 128.4 / 12.0,
             unit: "s per layer",
             convention: "the whole model divided by its 12 layers, 64 cores",
+        },
+        PaperFigure {
+            source: "M&M Table XI: BERT-base, A2I cost 63.47¢ for 12 layers, 64 cores per party",
+            value: 63.47 / 12.0,
+            unit: "cents per layer (A2I)",
+            convention: "the whole model divided by its 12 layers; 64 cores per party",
         },
     ]
 }
@@ -147,6 +157,8 @@ pub fn bench_layer(model: &str, tokens: usize, layers: usize) -> Result<MmLayerR
     let seconds_total = began.elapsed().as_secs_f64();
     let parties: Vec<MmLayerParty> = out.iter().map(|p| party(p, layers)).collect();
     let both: f64 = parties.iter().map(|p| p.bytes_per_layer).sum();
+    let seconds_per_layer = parties.iter().map(|p| p.seconds_per_layer).fold(0.0, f64::max);
+    let cores = rayon::current_num_threads();
     Ok(MmLayerRecord {
         family: "mm",
         security: "semi-honest",
@@ -154,9 +166,10 @@ pub fn bench_layer(model: &str, tokens: usize, layers: usize) -> Result<MmLayerR
         tokens,
         layers,
         mib_per_layer_both: both / MIB,
-        seconds_per_layer: parties.iter().map(|p| p.seconds_per_layer).fold(0.0, f64::max),
+        seconds_per_layer,
         seconds_total,
-        cores: rayon::current_num_threads(),
+        cores,
+        dollar_cost_per_layer: dollar_cost(seconds_per_layer, cores, both),
         peak_rss_mib: veil_runtime::memory::peak_rss_bytes().map(|b| b as f64 / MIB),
         net: "tcp+tls1.3 on 127.0.0.1",
         paper: paper(model),

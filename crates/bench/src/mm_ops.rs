@@ -7,6 +7,7 @@
 //! implementation does. The paper's figures include Ferret's setup, so the record gives the
 //! total too. Bytes are split by direction as in the paper.
 
+use crate::dollars::{DollarCost, dollar_cost};
 use std::time::Instant;
 
 use serde::Serialize;
@@ -59,6 +60,9 @@ pub struct MmRecord {
     pub paper: Option<PaperFigure>,
     /// Peak resident memory of the process, MiB.
     pub peak_rss_mib: Option<f64>,
+    /// The M&M paper's dollar cost ([`crate::dollars`]) of everything included, `threads`
+    /// cores per party.
+    pub dollar_cost: DollarCost,
 }
 
 fn paper(op: &str) -> Option<PaperFigure> {
@@ -253,5 +257,10 @@ pub fn mm_op(op: &str, n: Option<usize>, threads: usize) -> Result<MmRecord> {
         net: "none",
         paper: paper(op),
         peak_rss_mib: peak_rss_mib(),
+        dollar_cost: dollar_cost(
+            seconds.iter().sum(),
+            threads,
+            runs.iter().flat_map(|r| r.sent).sum::<u64>() as f64,
+        ),
     })
 }
