@@ -96,6 +96,14 @@ fn mm_runs_the_client_and_the_server_as_two_processes_and_the_digits_as_threads(
     assert!(o.status.success(), "{}", stderr(&o));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["predictions"], r["plaintext_predictions"], "{r}");
+    // The whole test set: private accuracy within a point of the float model's.
+    let o = veil(&["eval", "--model", onnx.to_str().unwrap(), "--family", "mm", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let last = String::from_utf8_lossy(&o.stdout).lines().last().unwrap().to_string();
+    let s: serde_json::Value = serde_json::from_str(&last).unwrap();
+    assert_eq!(s["images"], 360, "{s}");
+    let (private, float) = (s["private_accuracy"].as_f64().unwrap(), s["float_accuracy"].as_f64().unwrap());
+    assert!((private - float).abs() <= 0.01 && s["agreement"].as_f64().unwrap() >= 0.99, "{s}");
     // mm offers its material on demand only, and is semi-honest.
     let o = veil(&["demo", "--family", "mm", "--offline", "ahead", "--model", gpt2.to_str().unwrap()]);
     assert!(stderr(&o).contains("ahead material is not an option"), "{}", stderr(&o));
