@@ -108,7 +108,7 @@ pub(crate) fn send_committed(ctx: &mut Ctx, what: &str, payload: &[u8], committe
         let (v01, v02) = (piece(ctx, 1, what)?, piece(ctx, 2, what)?);
         let mut got = Vec::new();
         for j in [1, 2] {
-            let msg = ctx.net().recv(j)?;
+            let msg = ctx.recv_at_most(j, COIN + HASH)?;
             if msg.len() != COIN + HASH {
                 return Err(MpcError::Malformed {
                     from: j,

@@ -134,7 +134,7 @@ pub(crate) fn handshake(
     let ours = graph_digest(graph)?;
     ctx.net().broadcast(ours.as_bytes())?;
     for peer in ctx.peers() {
-        let theirs = ctx.net().recv(peer)?;
+        let theirs = ctx.recv_at_most(peer, ours.as_bytes().len())?;
         if theirs.as_slice() != ours.as_bytes() {
             return Err(MpcError::Invalid(format!(
                 "party {peer} ({}) holds a different model: graph digest {}…, ours {}…",
@@ -158,7 +158,7 @@ pub(crate) fn handshake(
         return Ok(t);
     }
     if topology.is_computing(me) {
-        let msg = ctx.net().recv(data_owner)?;
+        let msg = ctx.recv_at_most(data_owner, 8)?;
         let bytes: [u8; 8] = msg
             .as_slice()
             .try_into()

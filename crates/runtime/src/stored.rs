@@ -221,7 +221,7 @@ fn draw_id(ctx: &mut Ctx) -> Result<Digest, MpcError> {
     let mut parts = [[0u8; 16]; 3];
     parts[me] = mine;
     for &p in &peers {
-        let m = ctx.net().recv(p)?;
+        let m = ctx.recv_at_most(p, 16)?;
         parts[p] = m
             .as_slice()
             .try_into()
@@ -347,7 +347,7 @@ pub fn load_server(
             ctx.net().send(p, header.id.as_bytes().to_vec())?;
         }
         for &p in &peers {
-            let theirs = ctx.net().recv(p)?;
+            let theirs = ctx.recv_at_most(p, header.id.len())?;
             if theirs.as_slice() != header.id.as_bytes() {
                 return Err(MpcError::Invalid(format!(
                     "server {p} loaded material of another offline phase (id {}, ours {}): \
