@@ -159,10 +159,9 @@ impl Ctx {
     }
 
     /// Receives the next message from `from` for a step that takes at most `limit` bytes; a
-    /// longer one is an error and is not read into memory (see [`Net::recv_at_most`]). Every
-    /// step that knows its message's size receives through here.
-    /// A longer message is [`MpcError::Malformed`], like any other message of the wrong
-    /// size, so that the step's own error names it.
+    /// longer one is not read into memory (see [`Net::recv_at_most`]) and is
+    /// [`MpcError::Malformed`], like any other message of the wrong size. Every step that knows
+    /// its message's size receives through here.
     pub fn recv_at_most(&mut self, from: PartyId, limit: usize) -> Result<Vec<u8>> {
         self.net.recv_at_most(from, limit).map_err(|e| match e {
             NetError::Unexpected { peer, len, expected } => MpcError::Malformed {
@@ -176,12 +175,7 @@ impl Ctx {
     /// [`Ctx::recv_at_most`] for the protocol step `step`, which a too long message's error
     /// names.
     pub fn recv_for(&mut self, from: PartyId, limit: usize, step: &str) -> Result<Vec<u8>> {
-        self.recv_at_most(from, limit).map_err(|e| match e {
-            MpcError::Malformed { from, what } => {
-                MpcError::Malformed { from, what: format!("{step}: {what}") }
-            }
-            other => other,
-        })
+        self.recv_at_most(from, limit).map_err(|e| e.in_step(step))
     }
 
     /// Receives exactly `count` words packed at `bits` bits each ([`wire::pack_words`]).

@@ -59,6 +59,17 @@ pub enum MpcError {
 }
 
 impl MpcError {
+    /// A malformed message's error with the protocol step that received it named first; any
+    /// other error as it is.
+    pub fn in_step(self, step: &str) -> Self {
+        match self {
+            MpcError::Malformed { from, what } => {
+                MpcError::Malformed { from, what: format!("{step}: {what}") }
+            }
+            other => other,
+        }
+    }
+
     /// An abort naming the failed check.
     pub fn abort(check: impl Into<String>, suspect: Option<PartyId>) -> Self {
         MpcError::Abort { check: check.into(), suspect }
