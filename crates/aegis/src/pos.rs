@@ -166,34 +166,25 @@ impl Aegis {
             zp.unpack(&msg, MAC_KEYS + n * (l - 1) * per)
                 .ok_or_else(|| MpcError::Malformed { from: k, what: "Π_Pos MAC'd bits".into() })?
         };
-        let key_shares: Vec<u32> = shares[..MAC_KEYS].iter().map(|&v| u32::from(v)).collect();
+        // `K`: this prover's share of the constant 1 with its MACs (the value 1 at the first
+        // prover, each key's share in the MAC components), the `d` of every affine map `c·s + d`.
+        let mut k_const = [0u32; 1 + MAC_KEYS];
+        k_const[0] = u32::from(first);
+        for (kc, &v) in k_const[1..].iter_mut().zip(&shares[..MAC_KEYS]) {
+            *kc = u32::from(v);
+        }
         let other = if first { p2 } else { p1 };
         let mut g = ctx.pair_prg(other, "aegis/pos/pairwise")?;
-        // Affine maps on MAC'd shares: c·s + d (the constant d added to the value by the first
-        // prover, and d·[[α_j]] to each MAC).
-        let affine = |s: &MacShare, c: u32, d: u32| -> MacShare {
-            let mut o = [0u8; 1 + MAC_KEYS];
-            o[0] = zp.add(zp.mul(c, u32::from(s[0])), if first { d } else { 0 }) as u8;
-            for j in 0..MAC_KEYS {
-                o[1 + j] = zp.add(zp.mul(c, u32::from(s[1 + j])), zp.mul(d, key_shares[j])) as u8;
-            }
-            o
-        };
-        let add = |a: &MacShare, b: &MacShare| -> MacShare {
-            let mut o = [0u8; 1 + MAC_KEYS];
-            for t in 0..=MAC_KEYS {
-                o[t] = zp.add(u32::from(a[t]), u32::from(b[t])) as u8;
-            }
-            o
-        };
-        let zero: MacShare = [0; 1 + MAC_KEYS];
+        let p = zp.p();
         let mut lists = Vec::with_capacity(2 * n * l);
         let mut second = Vec::with_capacity(n * l);
+        let (mut w, mut w2, mut perm) = (vec![0u32; l], vec![0u32; l], vec![0usize; l]);
+        let (mut u, mut up) = (vec![[0u8; 1 + MAC_KEYS]; l], vec![[0u8; 1 + MAC_KEYS]; l]);
         for i in 0..n {
             let delta = (g.next_u64() & 1) as u32;
-            let w: Vec<u32> = (0..l).map(|_| zp.nonzero_from_random(g.next_u32())).collect();
-            let w2: Vec<u32> = (0..l).map(|_| zp.nonzero_from_random(g.next_u32())).collect();
-            let mut perm: Vec<usize> = (0..l).collect();
+            w.iter_mut().for_each(|v| *v = zp.nonzero_from_random(g.next_u32()));
+            w2.iter_mut().for_each(|v| *v = zp.nonzero_from_random(g.next_u32()));
+            perm.iter_mut().enumerate().for_each(|(t, v)| *v = t);
             for t in (1..l).rev() {
                 let j = ((u64::from(g.next_u32()) * (t as u64 + 1)) >> 32) as usize;
                 perm.swap(t, j);
@@ -201,25 +192,27 @@ impl Aegis {
             let m = components(me, y, self.l(), i)[k].unwrap_or(0);
             let s_m = msb(m) as u32;
             let m_hat = m & (half - 1);
-            let mut prefix = zero;
-            let mut u = Vec::with_capacity(l);
-            let mut up = Vec::with_capacity(l);
+            // Component by component (the value and its λ MACs), with the same affine maps:
+            //   c  = a ⊕ b = (1 − 2a)·b + a·K        (b the MAC'd bit; K for the last entry)
+            //   c' = Σ_{s≤t} c_s + (p − 2)·c_t + K   (= Σ_{s≤t} c_s − 2c_t + 1)
+            //   u  = w_t·c' + β·K,   u' = w'_t·(w_t·c') + w'_t·K.
+            // Reduced lazily: `prefix ≤ l·(p − 1) < 2^13`, `c' < 2^15`, every product `< 2^22`.
+            let mut prefix = [0u32; 1 + MAC_KEYS];
             for t in 0..l {
-                let a = if t + 1 < l { ((m_hat >> (l - 2 - t)) & 1) as u32 } else { 0 };
-                let b: MacShare = if t + 1 < l {
-                    let off = MAC_KEYS + (i * (l - 1) + t) * per;
-                    shares[off..off + per].try_into().unwrap_or(zero)
-                } else {
-                    affine(&zero, 0, 1)
-                };
-                // c = a ⊕ b = a + (1 − 2a)·b; c' = Σ_{s≤t} c_s − 2c_t + 1.
-                let c = affine(&b, if a == 1 { zp.p() - 1 } else { 1 }, a);
-                prefix = add(&prefix, &c);
-                let c2 = add(&prefix, &affine(&c, zp.p() - 2, 1));
-                let beta = (s_m ^ a ^ delta) % zp.p();
-                let wc = affine(&c2, w[t], 0);
-                u.push(affine(&wc, 1, beta));
-                up.push(affine(&wc, w2[t], w2[t]));
+                let last = t + 1 == l;
+                let a = if last { 0 } else { ((m_hat >> (l - 2 - t)) & 1) as u32 };
+                let off = MAC_KEYS + (i * (l - 1) + t) * per;
+                let coef = if a == 1 { p - 1 } else { 1 };
+                let beta = (s_m ^ a ^ delta) % p;
+                for comp in 0..=MAC_KEYS {
+                    let b = if last { k_const[comp] } else { u32::from(shares[off + comp]) };
+                    let c = zp.reduce(coef * b + a * k_const[comp]);
+                    prefix[comp] += c;
+                    let c2 = prefix[comp] + (p - 2) * c + k_const[comp];
+                    let wc = zp.reduce(w[t] * c2);
+                    u[t][comp] = zp.reduce(wc + beta * k_const[comp]) as u8;
+                    up[t][comp] = zp.reduce(w2[t] * wc + w2[t] * k_const[comp]) as u8;
+                }
             }
             for &t in &perm {
                 lists.push(u[t][0]);
@@ -342,13 +335,14 @@ enum Pos {
 /// drawn from the verifier's seed as they are used (entry by entry, `λ` at a time).
 fn combine(seed: &[u8; 16], zp: Zp, values: impl Iterator<Item = [u32; MAC_KEYS]>) -> [u32; MAC_KEYS] {
     let mut g = Prg::new(&Seed(*seed));
-    let mut sums = [0u32; MAC_KEYS];
+    // Summed unreduced: each term is below p² < 2^14, so 2^50 terms fit.
+    let mut sums = [0u64; MAC_KEYS];
     for v in values {
         for (s, x) in sums.iter_mut().zip(v) {
-            *s = zp.add(*s, zp.mul(x, zp.from_random(g.next_u32())));
+            *s += u64::from(x) * u64::from(zp.from_random(g.next_u32()));
         }
     }
-    sums
+    sums.map(|s| (s % u64::from(zp.p())) as u32)
 }
 
 fn concat_all(parts: &[Masked]) -> Masked {
