@@ -240,9 +240,9 @@ class Model:
         ``inside`` (party 0 the data owner, party 1 the model owner), for families that offer
         a choice (``additive``, CNNs, any number of parties; a test family whose dealer is not
         private). ``offline``:
-        under ``mosformer`` the servers make all their material ``ahead`` of the online phase
-        (planned by a dry run) or ``on-demand`` before each gate call (bounded memory, for
-        BERT-base-sized models). ``material``: text models only, the folder where
+        the servers make their material ``on-demand``, before each gate call (bounded memory;
+        the default), or under ``mosformer`` all of it ``ahead`` of the online phase (planned
+        from the graph's shapes; as fast, about twice the memory). ``material``: text models only, the folder where
         :meth:`prepare` stored the servers' material for a session of this many tokens; it is
         used once (each server deletes its file before the online phase). ``rings``: under
         ``mosformer``, the gates' working rings, ``mixed`` (the paper's modulus conversion) or

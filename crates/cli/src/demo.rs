@@ -108,15 +108,13 @@ pub fn run_embed(
         anyhow::bail!("{family} does not run transformers; the demo embeds a sentence");
     }
     let offline = offline.map_or_else(|| choice.default_material().name().to_string(), str::to_string);
-    crate::run::parse_offline(&offline)?;
+    let material = crate::run::parse_offline(&offline)?;
     let (parties, data_owner) = (choice.topology.parties(), choice.topology.roles.data_owner);
-    if model.is_none() && choice.name() == "mosformer" && choice.security == veil_runtime::Security::Malicious
-    {
-        warn_if_short_of_memory(DEMO_MEMORY_BYTES);
-    }
     let dir_model = crate::run::model_dir(model)?;
     let loaded = veil_nn::bert::load_hf(&dir_model, true)?;
     let ids = veil_nn::bert::tokenize(&loaded, text)?;
+    let peaks = crate::memory::text_job_peaks(&choice, &loaded.graph, Some(ids.len()), &material)?;
+    crate::memory::warn_if_short(peaks.iter().sum());
     let temp = match &workdir {
         Some(_) => None,
         None => Some(tempfile::tempdir().context("cannot create a temporary folder")?),
@@ -150,27 +148,6 @@ pub fn run_embed(
 }
 
 const EMBED_LIMIT: Duration = Duration::from_secs(1800);
-
-/// Memory the default main job takes, its five processes together (measured: each server
-/// peaks at about 3.1 GiB, the model owner at 1.0 GiB, the data owner at 60 MiB).
-const DEMO_MEMORY_BYTES: u64 = 11 << 30;
-
-/// Says, before a job starts, that the machine has less memory available than the job needs,
-/// and what to do.
-fn warn_if_short_of_memory(needed: u64) {
-    let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
-    if let Some(available) = veil_runtime::memory::available_bytes()
-        && available < needed
-    {
-        eprintln!(
-            "warning: this job needs about {:.1} GiB of memory and {:.1} GiB are available: it may be killed. \
-             Run it semi-honest (--security semi-honest), on a shorter text, or with the servers on \
-             separate hosts (veil party)",
-            gib(needed),
-            gib(available)
-        );
-    }
-}
 
 /// Writes certificates, the config and the inputs into `dir`; returns the config path.
 fn prepare(dir: &Path, parties: usize) -> anyhow::Result<PathBuf> {

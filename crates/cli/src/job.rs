@@ -139,6 +139,8 @@ pub fn run_embed_party(
         }
         (false, None) => None,
     };
+    let peaks = crate::memory::text_job_peaks(&choice, &loaded.graph, ids.as_ref().map(Vec::len), &material)?;
+    crate::memory::warn_if_short(peaks.get(id).copied().unwrap_or_default());
     let bar = crate::progress::for_party(id);
     let report =
         join_and_run(&cfg, id, |ctx| inference_party(ctx, &loaded, ids.as_deref(), choice, material))?;

@@ -21,6 +21,7 @@ mod demo;
 mod eval_text;
 mod family;
 mod job;
+mod memory;
 mod plain;
 mod prepare;
 mod progress;
@@ -200,10 +201,10 @@ enum Command {
         /// modulus conversion: every gate in Z_2^64 at 16 fractional bits).
         #[arg(long)]
         rings: Option<String>,
-        /// The servers' offline material: `ahead` (mosformer's default: planned from the graph's shapes,
-        /// made before the online phase and held until used), `on-demand` (made right before
-        /// each gate call, bounded memory: what BERT-base-sized models need; the default of
-        /// families that deal as they go) or `stored` (see --material).
+        /// The servers' offline material: `on-demand` (made right before each gate call, in
+        /// bounded memory; every family's default), `ahead` (mosformer: planned from the
+        /// graph's shapes, made before the online phase and held until used: as fast, about
+        /// twice the memory) or `stored` (see --material).
         #[arg(long)]
         offline: Option<String>,
         /// Text models: use the material `veil prepare` stored in this folder (once: each

@@ -55,6 +55,14 @@ pub fn run(
     let choice = text_family(args)?;
     let material = material.unwrap_or_else(|| choice.default_material());
     let dir = model_dir(model)?;
+    if let Ok(shapes) = veil_nn::bert::load_hf(&dir, false)
+        && let Ok(ids) = veil_nn::bert::tokenize(&shapes, text)
+    {
+        // Every party runs in this process.
+        crate::memory::warn_if_short(
+            crate::memory::text_job_peaks(&choice, &shapes.graph, Some(ids.len()), &material)?.iter().sum(),
+        );
+    }
     let bar = crate::progress::Bar::follow(0, "secure run");
     let report = private_inference(&dir, text, choice, material, link)?;
     drop(bar);

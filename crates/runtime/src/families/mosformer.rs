@@ -28,7 +28,7 @@ pub(super) const INFO: FamilyInfo = FamilyInfo {
     arithmetic: "Z_2^64, comparisons in Z_2^16/Z_2^32 (mixed) or Z_2^64 (z64), MACs in Z_2^128",
     models: &[ModelKind::Transformer, ModelKind::Cnn],
     preprocessing: "made by the three servers in an offline phase (triples checked by sacrifice, verified DPF keys)",
-    materials: &["ahead", "on-demand", "stored"],
+    materials: &["on-demand", "ahead", "stored"],
     checks_per_group: false,
 };
 
