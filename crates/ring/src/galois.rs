@@ -76,9 +76,8 @@ impl Gr {
     }
 
     /// `self · other mod f`: a scaling when either factor is an embedded constant (lifted
-    /// products start that way), otherwise a Karatsuba product (127 coefficients, 1728
-    /// word products instead of the schoolbook's 4096), then `x^64 ≡ −(x^4 + x^3 + x + 1)`
-    /// folds the high half down, from the top.
+    /// products start that way), otherwise the product of the polynomials ([`product`]: 127
+    /// coefficients) reduced by [`reduce`].
     pub fn mul(&self, other: &Gr) -> Gr {
         if other.is_constant() {
             return self.scale(other.0[0]);
@@ -86,23 +85,52 @@ impl Gr {
         if self.is_constant() {
             return other.scale(self.0[0]);
         }
-        let mut wide = [0u64; 2 * GR_DEGREE];
-        karatsuba(&self.0, &other.0, &mut wide);
-        for k in (GR_DEGREE..2 * GR_DEGREE - 1).rev() {
-            let top = wide[k];
-            for e in F_LOW {
-                wide[k - GR_DEGREE + e] = wide[k - GR_DEGREE + e].wrapping_sub(top);
-            }
-        }
-        let mut c = [0u64; GR_DEGREE];
-        c.copy_from_slice(&wide[..GR_DEGREE]);
-        Gr(c)
+        reduce(&product(&self.0, &other.0))
     }
 
     /// Little-endian bytes (512).
     pub fn to_bytes(&self) -> Vec<u8> {
         self.0.iter().flat_map(|v| v.to_le_bytes()).collect()
     }
+}
+
+/// `L + x^64·H mod f` for a product `wide = L + x^64·H` (`H` of degree ≤ 62): with
+/// `x^64 ≡ −g`, `g = 1 + x + x^3 + x^4`, it is `L − T` for `T = H·g` (degree ≤ 66), and the
+/// top of `T`, `x^64·T_hi`, folds once more: `L − T_lo + T_hi·g` (`T_hi·g` of degree ≤ 6).
+/// Written as whole-array sums over a zero-padded `H`, which the compiler vectorises, in
+/// place of 63 dependent folds from the top.
+fn reduce(wide: &[u64; 2 * GR_DEGREE]) -> Gr {
+    // padded[4 + i] = H_i (i < 64; H_63 = wide[127] = 0), zeros on either side.
+    let mut padded = [0u64; GR_DEGREE + 8];
+    padded[4..4 + GR_DEGREE].copy_from_slice(&wide[GR_DEGREE..]);
+    // T_j = H_j + H_{j−1} + H_{j−3} + H_{j−4}.
+    let t = |j: usize| {
+        padded[4 + j].wrapping_add(padded[3 + j]).wrapping_add(padded[1 + j]).wrapping_add(padded[j])
+    };
+    let mut c = [0u64; GR_DEGREE];
+    for (j, cj) in c.iter_mut().enumerate() {
+        *cj = wide[j].wrapping_sub(t(j));
+    }
+    for m in 0..3 {
+        let top = t(GR_DEGREE + m);
+        for e in F_LOW {
+            c[m + e] = c[m + e].wrapping_add(top);
+        }
+    }
+    Gr(c)
+}
+
+/// The product of two polynomials of 64 coefficients over `Z_2^64` (127 coefficients; the last
+/// entry is 0): with AVX-512 where the processor has it ([`crate::galois_simd`], about 6× faster
+/// than the portable Karatsuba, whose 64-bit multiplications stay scalar), else [`karatsuba`].
+fn product(a: &[u64; GR_DEGREE], b: &[u64; GR_DEGREE]) -> [u64; 2 * GR_DEGREE] {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(wide) = crate::galois_simd::product(a, b) {
+        return wide;
+    }
+    let mut wide = [0u64; 2 * GR_DEGREE];
+    karatsuba(a, b, &mut wide);
+    wide
 }
 
 /// `out += a·b` for polynomials of `n` coefficients (`n` a power of two, `out` of `2n`), over
@@ -230,9 +258,11 @@ mod tests {
             assert_eq!(Gr::embed(s).add(&Gr::embed(t)), Gr::embed(s.wrapping_add(t)));
             assert_eq!(a.scale(s), a.mul(&Gr::embed(s)));
         }
-        // Karatsuba agrees with the schoolbook product.
-        for _ in 0..20 {
-            let (a, b) = (Gr::random(&mut rng), Gr::random(&mut rng));
+        // Karatsuba agrees with the schoolbook product, edge values included.
+        let edges = [Gr([u64::MAX; GR_DEGREE]), Gr([1 << 63; GR_DEGREE]), Gr::embed(u64::MAX), Gr::ZERO];
+        let randoms: Vec<Gr> = (0..40).map(|_| Gr::random(&mut rng)).collect();
+        let pairs = edges.iter().flat_map(|a| edges.iter().map(move |b| (*a, *b)));
+        for (a, b) in pairs.chain(randoms.chunks_exact(2).map(|p| (p[0], p[1]))) {
             let mut school = [0u64; 2 * GR_DEGREE];
             for i in 0..GR_DEGREE {
                 for j in 0..GR_DEGREE {
@@ -242,6 +272,16 @@ mod tests {
             let mut fast = [0u64; 2 * GR_DEGREE];
             karatsuba(&a.0, &b.0, &mut fast);
             assert_eq!(school, fast);
+            // And so does the product `mul` uses (AVX-512 where the processor has it).
+            assert_eq!(school, product(&a.0, &b.0));
+            // The reduction agrees with folding `x^64 ≡ −(x^4 + x^3 + x + 1)` from the top.
+            for k in (GR_DEGREE..2 * GR_DEGREE - 1).rev() {
+                let top = school[k];
+                for e in F_LOW {
+                    school[k - GR_DEGREE + e] = school[k - GR_DEGREE + e].wrapping_sub(top);
+                }
+            }
+            assert_eq!(reduce(&product(&a.0, &b.0)).0[..], school[..GR_DEGREE]);
         }
         // x^63 · x = x^64 = −(x^4 + x^3 + x + 1).
         let mut x63 = Gr::ZERO;

@@ -30,6 +30,7 @@ mod error;
 mod fixed;
 mod fp;
 mod galois;
+mod galois_simd;
 mod macros;
 mod prime;
 mod small_prime;

@@ -1,0 +1,52 @@
+//! The polynomial product under [`crate::Gr`]'s multiplication with AVX-512 (`vpmullq`, eight
+//! 64-bit products per instruction), where the processor has it.
+//!
+//! By columns: the output lanes `k .. k + 8` are `Σ_i a_i·b_{k−i}`, one register each, reading
+//! `b` through a copy with 64 zeros on either side (so `b_{k−i}` outside `0..64` reads 0): 16
+//! blocks of at most 71 lane-wise products and no store until a block is done. The loads and
+//! stores read and write 8 words inside arrays whose bounds the slicing checks.
+#![allow(unsafe_code)]
+#![cfg(target_arch = "x86_64")]
+
+use std::arch::x86_64::{
+    __m512i, _mm512_add_epi64, _mm512_loadu_si512, _mm512_mullo_epi64, _mm512_set1_epi64,
+    _mm512_setzero_si512, _mm512_storeu_si512,
+};
+
+use crate::galois::GR_DEGREE;
+
+/// `a·b` (127 coefficients, the last entry 0) if the processor has AVX-512 F and DQ.
+pub(crate) fn product(a: &[u64; GR_DEGREE], b: &[u64; GR_DEGREE]) -> Option<[u64; 2 * GR_DEGREE]> {
+    if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512dq") {
+        // SAFETY: the processor has both features `product_avx512` is compiled for (checked
+        // just above).
+        Some(unsafe { product_avx512(a, b) })
+    } else {
+        None
+    }
+}
+
+#[target_feature(enable = "avx512f,avx512dq")]
+fn product_avx512(a: &[u64; GR_DEGREE], b: &[u64; GR_DEGREE]) -> [u64; 2 * GR_DEGREE] {
+    let mut padded = [0u64; 3 * GR_DEGREE];
+    padded[GR_DEGREE..2 * GR_DEGREE].copy_from_slice(b);
+    let mut out = [0u64; 2 * GR_DEGREE];
+    for block in 0..2 * GR_DEGREE / 8 {
+        let k = 8 * block;
+        let mut acc: __m512i = _mm512_setzero_si512();
+        // The i with a lane k + t − i in 0..64 (t < 8): k + 7 ≥ i and i + 63 ≥ k.
+        let first = k.saturating_sub(GR_DEGREE - 1);
+        let last = (k + 8).min(GR_DEGREE);
+        for (offset, &x) in a[first..last].iter().enumerate() {
+            let start = GR_DEGREE + k - (first + offset);
+            assert!(start + 8 <= padded.len());
+            // SAFETY: `padded[start .. start + 8]` is in bounds (asserted): 64 bytes, loaded
+            // unaligned.
+            let bv = unsafe { _mm512_loadu_si512(padded.as_ptr().add(start).cast()) };
+            acc = _mm512_add_epi64(acc, _mm512_mullo_epi64(_mm512_set1_epi64(x as i64), bv));
+        }
+        // SAFETY: `out[k .. k + 8]` is in bounds (k + 8 ≤ 128): 64 bytes, stored unaligned.
+        unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(k).cast(), acc) };
+    }
+    out
+}
