@@ -60,13 +60,17 @@ impl Gr {
 
     /// `s · self` for `s ∈ Z_2^64`.
     pub fn scale(&self, s: u64) -> Gr {
-        let mut c = self.0;
-        c.iter_mut().for_each(|a| *a = a.wrapping_mul(s));
-        Gr(c)
+        let mut c = Gr::ZERO;
+        c.add_scaled(self, s);
+        c
     }
 
     /// `self += v·s` for `s ∈ Z_2^64` (a scaling and a sum without a temporary).
     pub fn add_scaled(&mut self, v: &Gr, s: u64) {
+        #[cfg(target_arch = "x86_64")]
+        if crate::galois_simd::add_scaled(&mut self.0, &v.0, s) {
+            return;
+        }
         self.0.iter_mut().zip(&v.0).for_each(|(a, b)| *a = a.wrapping_add(b.wrapping_mul(s)));
     }
 
@@ -227,6 +231,9 @@ mod tests {
         for s in [0, 1, u64::MAX, 1 << 63, 12345] {
             let mut acc = a;
             acc.add_scaled(&v, s);
+            let mut plain = a;
+            plain.0.iter_mut().zip(&v.0).for_each(|(x, y)| *x = x.wrapping_add(y.wrapping_mul(s)));
+            assert_eq!(acc, plain);
             assert_eq!(acc, a.add(&v.scale(s)));
         }
     }
