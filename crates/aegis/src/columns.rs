@@ -41,6 +41,7 @@
 //! then cost `4^t` GR scalings per output instead of 64 lifted terms and `64/2^t` GR
 //! products; each column takes the cheaper way by a count of word products.
 
+use rayon::prelude::*;
 use veil_crypto::Prg;
 use veil_mpc::{MpcError, Result};
 use veil_ring::Gr;
@@ -53,7 +54,7 @@ pub const COLUMN_BUDGET: usize = 1 << 15;
 pub use crate::claims::MATERIALIZE_AT;
 
 /// Most terms per output of an inner product: a column holds whole outputs, and a party holds
-/// one column's entries in GR at a time (`6·512` bytes per slot).
+/// one column's entries in GR at a time per thread (`6·512` bytes per slot).
 pub const MAX_TERMS: usize = 1 << 14;
 
 /// Index of the components a party holds: `m_x` (P1, P2), `[r]_1` (P0, P1), `[r]_2` (P0, P2).
@@ -197,21 +198,22 @@ impl<'a> Columns<'a> {
 
     /// [`Columns::local_halves`], each column by the cheaper of the two ways to compute it
     /// ([`Columns::halves_cost`]), or all by `forced` (tests).
+    /// The columns are independent: they run in parallel (every core of the party's pool), and
+    /// their sums, exact in `Z_2^64` coefficients, add up in any order to the same total.
     fn local_halves_by(&self, forced: Option<Way>) -> [Gr; 2] {
-        let mut total = [Gr::ZERO; 2];
-        let mut scratch = Scratch::default();
         let pairs = self.weight_pairs();
-        for (l, b) in self.b.iter().enumerate() {
-            let way = forced.unwrap_or_else(|| self.cheaper_way(l, pairs.is_some()));
-            let sums = match (&pairs, way) {
-                (Some(ww), Way::Bilinear) if self.bilinear_fits(l) => self.bilinear_halves(l, ww),
-                _ => self.entry_halves(l, &mut scratch),
-            };
-            for (t, s) in total.iter_mut().zip(&sums) {
-                *t = t.add(&b.mul(s));
-            }
-        }
-        total
+        self.b
+            .par_iter()
+            .enumerate()
+            .map_init(Scratch::default, |scratch, (l, b)| {
+                let way = forced.unwrap_or_else(|| self.cheaper_way(l, pairs.is_some()));
+                let sums = match (&pairs, way) {
+                    (Some(ww), Way::Bilinear) if self.bilinear_fits(l) => self.bilinear_halves(l, ww),
+                    _ => self.entry_halves(l, scratch),
+                };
+                [b.mul(&sums[0]), b.mul(&sums[1])]
+            })
+            .reduce(|| [Gr::ZERO; 2], |x, y| [x[0].add(&y[0]), x[1].add(&y[1])])
     }
 
     /// Column `l`'s two sums without `b_l`, from its entries in GR (one GR product per pair
