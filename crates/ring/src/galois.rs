@@ -80,8 +80,8 @@ impl Gr {
     }
 
     /// `self · other mod f`: a scaling when either factor is an embedded constant (lifted
-    /// products start that way), otherwise the product of the polynomials ([`product`]: 127
-    /// coefficients) reduced by [`reduce`].
+    /// products start that way), otherwise the product of the polynomials (127 coefficients;
+    /// with AVX-512 where the processor has it) reduced by `x^64 ≡ −(x^4 + x^3 + x + 1)`.
     pub fn mul(&self, other: &Gr) -> Gr {
         if other.is_constant() {
             return self.scale(other.0[0]);
