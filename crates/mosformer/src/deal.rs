@@ -10,6 +10,15 @@
 //! match (at most one nonzero position per key), `t = 1` (β = 1) and `s = 0` (the hot
 //! position is the shared `α`). Two rounds. The dealer keeps its own shares of every `α`
 //! (it needs them to mask openings online).
+//!
+//! **Semi-honest, small domains** ([`deal_tables`]): where a whole table (`2^d` outputs) is
+//! shorter than a key (UCMP's tables of 32 to 128 one-byte entries against keys of about 170
+//! bytes), the dealer deals the shares of `e_α` themselves, as a trusted dealer of correlated
+//! randomness does: `P_{j+2}`'s share and `α`-share come from the generator it shares with the
+//! dealer (nothing is sent to it), `P_{j+1}` gets `e_α` minus them. Each share alone is
+//! uniform, so an evaluator learns nothing of `α`, as with the keys; no tree is expanded. A
+//! dealer could deal a wrong table unnoticed, which is why the malicious mode keeps the
+//! verified keys.
 
 use rayon::prelude::*;
 use veil_crypto::{Digest, Hasher, Prg, Seed};
@@ -111,6 +120,9 @@ pub fn deal_with<O: Z2k, A: Z2k, T: Send>(
             "point keys over 2^{d} points with α-shares in Z_2^{}",
             A::BITS
         )));
+    }
+    if security == Security::SemiHonest && (1usize << d) * O::BYTES < key_bytes::<O>(d) {
+        return deal_tables(ctx, dealer, d, count, keep);
     }
     let b = ctx.party();
     let (e0, e1) = evaluators(dealer);
@@ -230,4 +242,104 @@ pub fn deal_with<O: Z2k, A: Z2k, T: Send>(
         }
     }
     Ok(Dealt::Evaluator(PointKeys { role, d, tables, alpha }))
+}
+
+/// The semi-honest dealing of whole tables (see the module docs): `count` shares of `e_α` over
+/// `O` with `2^d` entries, and of `α` over `A`. One message, from the dealer to `P_{j+1}`.
+fn deal_tables<O: Z2k, A: Z2k, T: Send>(
+    ctx: &mut Ctx,
+    dealer: PartyId,
+    d: u32,
+    count: usize,
+    keep: &(dyn Fn(Vec<O>) -> T + Sync),
+) -> Result<Dealt<T, A>> {
+    const PURPOSE: &str = "mosformer/deal/tables";
+    let b = ctx.party();
+    let (e0, e1) = evaluators(dealer);
+    let size = 1usize << d;
+    // `P_{j+2}`'s shares, from the generator it shares with the dealer: `α`-shares, then tables.
+    let role0 = |g: &mut Prg| -> (Vec<A>, Vec<O>) {
+        let alpha: Vec<A> = (0..count).map(|_| A::random(g)).collect();
+        let tables: Vec<O> = (0..count * size).map(|_| O::random(g)).collect();
+        (alpha, tables)
+    };
+    let tables_of = |flat: Vec<O>| -> Vec<T> { flat.chunks_exact(size).map(|t| keep(t.to_vec())).collect() };
+    if b == dealer {
+        let (alpha0, mut tables) = role0(&mut ctx.pair_prg(e0, PURPOSE)?);
+        let mask = (1u64 << d) - 1;
+        let mut alpha1 = Vec::with_capacity(count);
+        for (i, a0) in alpha0.iter().enumerate() {
+            let alpha = ctx.rng().next_u64() & mask;
+            alpha1.push(A::from_u64(alpha) - *a0);
+            // Share 1 = e_α − share 0.
+            let table = &mut tables[i * size..(i + 1) * size];
+            table.iter_mut().for_each(|v| *v = O::ZERO - *v);
+            table[alpha as usize] += O::ONE;
+        }
+        let mut message = encode_slice(&alpha1);
+        message.extend_from_slice(&encode_slice(&tables));
+        ctx.net().send(e1, message)?;
+        return Ok(Dealt::Dealer { alpha0, alpha1 });
+    }
+    if b == e0 {
+        let (alpha, flat) = role0(&mut ctx.pair_prg(dealer, PURPOSE)?);
+        return Ok(Dealt::Evaluator(PointKeys { role: 0, d, tables: tables_of(flat), alpha }));
+    }
+    let want = count * (A::BYTES + size * O::BYTES);
+    let msg = ctx.recv_at_most(dealer, want)?;
+    if msg.len() != want {
+        return Err(MpcError::Malformed {
+            from: dealer,
+            what: format!("point tables: {} bytes, expected {want}", msg.len()),
+        });
+    }
+    let malformed = |e: veil_ring::RingError| MpcError::Malformed { from: dealer, what: e.to_string() };
+    let alpha: Vec<A> = decode_slice(&msg[..count * A::BYTES]).map_err(malformed)?;
+    let flat: Vec<O> = decode_slice(&msg[count * A::BYTES..]).map_err(malformed)?;
+    Ok(Dealt::Evaluator(PointKeys { role: 1, d, tables: tables_of(flat), alpha }))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic, reason = "test code")]
+    use veil_mpc::harness::{all_ok, simulate};
+    use veil_ring::Z8;
+
+    use super::*;
+
+    /// Semi-honest small-domain dealings are whole tables: the evaluators' shares add up to
+    /// `e_α` at the `α` their shares add up to (and the dealer's shares are theirs), `P_{j+2}`
+    /// receives nothing and `P_{j+1}` one table and one `α`-share per instance.
+    #[test]
+    fn semi_honest_tables_are_shares_of_e_alpha_at_the_shared_alpha() {
+        let (d, count) = (5u32, 40usize);
+        for dealer in 0..3 {
+            let out = all_ok(simulate(3, 11, |ctx| {
+                let before = ctx.stats().current();
+                let dealt =
+                    deal_with::<Z8, Z8, Vec<Z8>>(ctx, dealer, d, count, Security::SemiHonest, &|v| v)?;
+                Ok((dealt, ctx.stats().current().since(&before).bytes_received))
+            }))
+            .unwrap();
+            let (e0, e1) = evaluators(dealer);
+            let (Dealt::Evaluator(k0), Dealt::Evaluator(k1)) = (&out[e0].0, &out[e1].0) else {
+                panic!("the evaluators hold tables");
+            };
+            let Dealt::Dealer { alpha0, alpha1 } = &out[dealer].0 else {
+                panic!("the dealer holds α-shares")
+            };
+            assert_eq!((k0.role, k1.role), (0, 1));
+            assert_eq!((&k0.alpha, &k1.alpha), (alpha0, alpha1));
+            for i in 0..count {
+                let alpha = (k0.alpha[i] + k1.alpha[i]).0 as usize & ((1 << d) - 1);
+                for (x, (a, b)) in k0.tables[i].iter().zip(&k1.tables[i]).enumerate() {
+                    assert_eq!(*a + *b, if x == alpha { Z8::ONE } else { Z8::ZERO }, "instance {i}, x = {x}");
+                }
+            }
+            assert_eq!(out[e0].1, 0, "P_(j+2) derives its shares");
+            assert_eq!(out[e1].1, (count * (1 + (1 << d))) as u64);
+            // Two dealings draw fresh shares.
+            assert_ne!(k0.tables[0], k0.tables[1]);
+        }
+    }
 }
