@@ -12,7 +12,7 @@
 //! (it needs them to mask openings online).
 //!
 //! **Semi-honest, small domains** ([`deal_tables`]): where a whole table (`2^d` outputs) is
-//! shorter than a key (UCMP's tables of 32 to 128 one-byte entries against keys of about 170
+//! shorter than a key (UCMP's tables of 32 to 128 one-byte entries against keys of 170 to 200
 //! bytes), the dealer deals the shares of `e_α` themselves, as a trusted dealer of correlated
 //! randomness does: `P_{j+2}`'s share and `α`-share come from the generator it shares with the
 //! dealer (nothing is sent to it), `P_{j+1}` gets `e_α` minus them. Each share alone is
