@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use veil_runtime::Link;
 use veil_runtime::families::FamilyChoice;
-use veil_runtime::inference::{InferenceReport, Material, private_inference};
+use veil_runtime::inference::{InferenceReport, Material, private_inference_of};
 
 use crate::family::FamilyArgs;
 
@@ -55,16 +55,14 @@ pub fn run(
     let choice = text_family(args)?;
     let material = material.unwrap_or_else(|| choice.default_material());
     let dir = model_dir(model)?;
-    if let Ok(shapes) = veil_nn::bert::load_hf(&dir, false)
-        && let Ok(ids) = veil_nn::bert::tokenize(&shapes, text)
-    {
-        // Every party runs in this process.
-        crate::memory::warn_if_short(
-            crate::memory::text_job_peaks(&choice, &shapes.graph, Some(ids.len()), &material)?.iter().sum(),
-        );
-    }
+    // Loaded once: for the memory estimate (every party runs in this process), then the run.
+    let loaded = veil_nn::bert::load_hf(&dir, true)?;
+    let tokens = veil_nn::bert::tokenize(&loaded, text)?.len();
+    crate::memory::warn_if_short(
+        crate::memory::text_job_peaks(&choice, &loaded.graph, Some(tokens), &material)?.iter().sum(),
+    );
     let bar = crate::progress::Bar::follow(0, "secure run");
-    let report = private_inference(&dir, text, choice, material, link)?;
+    let report = private_inference_of(&loaded, text, choice, material, link)?;
     drop(bar);
     print_report(&report, json)
 }
