@@ -263,8 +263,9 @@ def layer_model(rec: dict) -> str:
 
 
 def one_layer(rec: dict) -> bool:
-    """A record of one measured layer (not a whole stack's totals)."""
-    return rec.get("layers", 1) == 1 or not rec.get("material", "").startswith("on demand")
+    """A record of one measured layer (not a whole stack's totals): one layer run, or an older
+    record of the last layer alone (`ahead, per layer`)."""
+    return rec.get("layers", 1) == 1 or rec.get("material") == "ahead, per layer"
 
 
 def model_totals(layers: list[dict], model: str, tokens: int, security: str) -> tuple[dict, str] | None:

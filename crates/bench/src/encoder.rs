@@ -1,25 +1,26 @@
-//! A BERT-style encoder layer on the `mosformer` family, driven through the capability traits
-//! (`FixedPoint`, `NonLinear`) plus local layout operations on replicated shares, and its
-//! benchmark: offline and online cost per layer with the offline phase produced one layer at a
-//! time, so that what a party holds is bounded by one layer's material.
+//! `veil bench layer --family mosformer`: BERT encoder layers (or GPT-2 decoder blocks) run as
+//! a model through the runtime's inference session — the secure executor's walk over the
+//! model graph, the same code as `veil run` — with the offline and online cost per block kind.
 //!
-//! The layer (post-LayerNorm, as BERT): `Q, K, V = X·W_q, X·W_k, X·W_v`; per head
-//! `softmax(Q_h·K_hᵀ / ⌊√d_h⌋)·V_h`; `X + O·W_o` → LayerNorm; `GELU(H·W_1)·W_2 + H` →
-//! LayerNorm. Weights are random (model owner = server 1), the input random (data owner =
-//! server 0); biases are left out. Real checkpoints come with the model runtime.
-
-use std::time::Instant;
+//! The model is the real architecture ([`LayerShape`]: BERT-base, BERT-large or GPT-2 base)
+//! with `layers` layers, seeded random weights scaled as a trained network's
+//! ([`veil_nn::zoo::random_weights`]) and a vocabulary of 64 tokens: the embedding lookup (and
+//! GPT-2's final LayerNorm and tied head) are reported apart and are not part of the layers'
+//! figures. A BERT layer is `LN(x + Attn(x)·W_o)`, `LN(h + GELU(h·W_1)·W_2)` with biases and
+//! the `1/√d_head` scale folded into the query projection, as `veil run` loads a checkpoint;
+//! a GPT-2 block is pre-LN with causal attention. Three servers, the model owner and the data
+//! owner are five threads linked in memory.
 
 use serde::Serialize;
-use veil_crypto::Prg;
-use veil_mosformer::offline::{OFFLINE_PHASE, Offline, nested_offline_seconds};
-use veil_mosformer::rss::Rss;
-use veil_mosformer::{Mosformer, Security};
+use veil_mosformer::Security;
 use veil_mpc::harness::{SimConfig, all_ok, simulate_with};
-use veil_mpc::traits::{FixedPoint, Linear, NonLinear, Sharing, TransformerOps};
-use veil_mpc::{Ctx, MpcError, Result};
-use veil_ring::{Ring, Z64};
-use veil_tensor::Tensor;
+use veil_mpc::{MpcError, Result};
+use veil_nn::bert::{Activation, BertConfig, Model, Pooling, bert_graph};
+use veil_nn::gpt2::{Gpt2Config, gpt2_graph};
+use veil_nn::graph::GeluForm;
+use veil_nn::secure::{Spent, VERIFY_PHASE};
+use veil_runtime::families::{FamilyChoice, Request};
+use veil_runtime::inference::{InferenceParty, inference_party_chunked, nn_error};
 
 use crate::ops::PaperFigure;
 
@@ -80,135 +81,51 @@ pub fn named_model(name: &str, tokens: usize) -> Option<(LayerShape, usize)> {
 /// The names [`named_model`] knows.
 pub const NAMED_MODELS: &str = "bert-base, bert-large or gpt2";
 
-/// One layer's secret weights.
-struct Weights {
-    wq: Rss<Z64>,
-    wk: Rss<Z64>,
-    wv: Rss<Z64>,
-    wo: Rss<Z64>,
-    w1: Rss<Z64>,
-    w2: Rss<Z64>,
-    gamma: Rss<Z64>,
-    beta: Rss<Z64>,
-}
+/// Fractional bits of the layers' values (in Z_2^64), the runtime's fixed point.
+const FRAC_BITS: u32 = 16;
 
-/// Fractional bits of the layers' values (in Z_2^64).
-const INPUT_FRAC_BITS: u32 = 16;
+/// Vocabulary of the benchmark's models: the embedding is not part of a layer's figures.
+const VOCAB: usize = 64;
 
-fn encoded(g: &mut Prg, shape: &[usize], center: f64, spread: f64) -> Result<Tensor<Z64>> {
-    let n: usize = shape.iter().product();
-    let v = (0..n)
-        .map(|_| {
-            let u = (g.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-            let scale = f64::from(1u32 << INPUT_FRAC_BITS);
-            Z64::from_i64(((center + spread * (2.0 * u - 1.0)) * scale).round() as i64)
-        })
-        .collect();
-    Ok(Tensor::new(shape.to_vec(), v)?)
-}
-
-/// The model owner (server 1) draws and shares one layer's weights.
-fn share_weights(p: &mut Mosformer<Offline>, ctx: &mut Ctx, s: &LayerShape) -> Result<Weights> {
-    let me = ctx.party();
-    let scale = 1.0 / (s.hidden as f64).sqrt();
-    let w = |p: &mut Mosformer<Offline>, ctx: &mut Ctx, shape: &[usize], c: f64, sp: f64| {
-        let t = if me == 1 { Some(encoded(ctx.rng(), shape, c, sp)?) } else { None };
-        p.share_input(ctx, 1, t.as_ref(), shape)
+/// The model of `layers` layers of shape `s`, with seeded random weights.
+fn model(s: &LayerShape, layers: usize) -> Model {
+    let (hidden, heads, ffn) = (s.hidden, s.heads, s.ffn);
+    let pooling = Pooling { mean: false, normalize: false };
+    let (graph, max_positions) = if s.causal {
+        let c = Gpt2Config { hidden, heads, layers, ffn, eps: 1e-5, max_positions: 1024, vocab: VOCAB };
+        (gpt2_graph(&c), c.max_positions)
+    } else {
+        let activation = Activation::Gelu(GeluForm::Erf);
+        let c = BertConfig {
+            hidden,
+            heads,
+            layers,
+            ffn,
+            activation,
+            eps: 1e-12,
+            max_positions: 512,
+            vocab: VOCAB,
+        };
+        (bert_graph(&c, pooling), c.max_positions)
     };
-    let (h, f) = (s.hidden, s.ffn);
-    Ok(Weights {
-        wq: w(p, ctx, &[h, h], 0.0, scale)?,
-        wk: w(p, ctx, &[h, h], 0.0, scale)?,
-        wv: w(p, ctx, &[h, h], 0.0, scale)?,
-        wo: w(p, ctx, &[h, h], 0.0, scale)?,
-        w1: w(p, ctx, &[h, f], 0.0, scale)?,
-        w2: w(p, ctx, &[f, h], 0.0, 1.0 / (f as f64).sqrt())?,
-        gamma: w(p, ctx, &[h], 1.0, 0.1)?,
-        beta: w(p, ctx, &[h], 0.0, 0.1)?,
-    })
-}
-
-/// One layer on `x: [tokens, hidden]`, its blocks metered by kind: a BERT encoder layer
-/// (`LN(x + Attn(x))`, then `LN(h + FFN(h))`) or, with `s.causal`, a GPT-2 block
-/// (`x + Attn(LN(x))` with causal attention, then `h + FFN(LN(h))`).
-fn layer(
-    p: &mut Mosformer<Offline>,
-    ctx: &mut Ctx,
-    s: &LayerShape,
-    x: &Rss<Z64>,
-    w: &Weights,
-    m: &mut Meter,
-) -> Result<Rss<Z64>> {
-    let (l, h) = (s.tokens, s.hidden);
-    if s.causal {
-        let a = m.run(LAYERNORM, ctx, |ctx| p.layernorm(ctx, x, &w.gamma, &w.beta, l, h))?;
-        let attn = attention(p, ctx, s, &a, w, m)?;
-        let res = p.add(&attn, x)?;
-        let f = m.run(LAYERNORM, ctx, |ctx| p.layernorm(ctx, &res, &w.gamma, &w.beta, l, h))?;
-        let ff = feed_forward(p, ctx, &f, w, m)?;
-        return p.add(&ff, &res);
+    let weights = veil_nn::zoo::random_weights(&graph, 11);
+    Model {
+        name: s.model_name().into(),
+        max_positions,
+        graph,
+        weights: Some(weights),
+        tokenizer: None,
+        pooling,
     }
-    let attn = attention(p, ctx, s, x, w, m)?;
-    let res = p.add(&attn, x)?;
-    let h1 = m.run(LAYERNORM, ctx, |ctx| p.layernorm(ctx, &res, &w.gamma, &w.beta, l, h))?;
-    let ff = feed_forward(p, ctx, &h1, w, m)?;
-    let out = p.add(&ff, &h1)?;
-    m.run(LAYERNORM, ctx, |ctx| p.layernorm(ctx, &out, &w.gamma, &w.beta, l, h))
 }
 
-/// Multi-head self-attention with its output projection; every head's products side by side.
-fn attention(
-    p: &mut Mosformer<Offline>,
-    ctx: &mut Ctx,
-    s: &LayerShape,
-    x: &Rss<Z64>,
-    w: &Weights,
-    m: &mut Meter,
-) -> Result<Rss<Z64>> {
-    let (l, dh) = (s.tokens, s.hidden / s.heads);
-    let q = m.run(LINEAR, ctx, |ctx| p.matmul_fixed(ctx, x, &w.wq))?;
-    let k = m.run(LINEAR, ctx, |ctx| p.matmul_fixed(ctx, x, &w.wk))?;
-    let v = m.run(LINEAR, ctx, |ctx| p.matmul_fixed(ctx, x, &w.wv))?;
-    let scores = m.run(ATTENTION, ctx, |ctx| {
-        let mut operands = Vec::with_capacity(s.heads);
-        for h in 0..s.heads {
-            let (lo, hi) = (h * dh, (h + 1) * dh);
-            operands.push((q.slice(1, lo..hi)?, k.slice(1, lo..hi)?.transpose()?));
-        }
-        let scores = p.matmul_fixed_many(ctx, &operands.iter().map(|(a, b)| (a, b)).collect::<Vec<_>>())?;
-        let scores = Rss::concat_axis(&scores.iter().collect::<Vec<_>>(), 0)?;
-        p.div_public(ctx, &scores, (dh as f64).sqrt().floor() as u64)
-    })?;
-    // Causal: query `i` sees keys `j ≤ i` (the mask is true where a score is dropped).
-    let mask: Option<Vec<bool>> =
-        s.causal.then(|| (0..s.heads * l * l).map(|e| e % l > (e / l) % l).collect());
-    let probs = m.run(SOFTMAX, ctx, |ctx| p.softmax(ctx, &scores, s.heads * l, l, mask.as_deref()))?;
-    let heads = m.run(ATTENTION, ctx, |ctx| {
-        let mut operands = Vec::with_capacity(s.heads);
-        for h in 0..s.heads {
-            operands.push((probs.slice(0, h * l..(h + 1) * l)?, v.slice(1, h * dh..(h + 1) * dh)?));
-        }
-        let heads = p.matmul_fixed_many(ctx, &operands.iter().map(|(a, b)| (a, b)).collect::<Vec<_>>())?;
-        Rss::concat_axis(&heads.iter().collect::<Vec<_>>(), 1)
-    })?;
-    m.run(LINEAR, ctx, |ctx| p.matmul_fixed(ctx, &heads, &w.wo))
+/// Whether a node scope is one of the layers (`encoder.layer.N` of BERT, `h.N` of GPT-2).
+fn is_layer(scope: &str) -> bool {
+    scope.starts_with("encoder.layer.") || scope.starts_with("h.")
 }
 
-/// The feed-forward block `GELU(x·W1)·W2`.
-fn feed_forward(
-    p: &mut Mosformer<Offline>,
-    ctx: &mut Ctx,
-    x: &Rss<Z64>,
-    w: &Weights,
-    m: &mut Meter,
-) -> Result<Rss<Z64>> {
-    let up = m.run(LINEAR, ctx, |ctx| p.matmul_fixed(ctx, x, &w.w1))?;
-    let f = m.run(GELU, ctx, |ctx| p.gelu(ctx, &up))?;
-    m.run(LINEAR, ctx, |ctx| p.matmul_fixed(ctx, &f, &w.w2))
-}
-
-/// Block kinds of a layer: the weight products, the attention products (`Q·Kᵀ/⌊√d_h⌋`, `P·V`),
-/// the non-linear gates, and the deferred MAC check that ends a layer's run.
+/// Block kinds of a layer: the weight products (with their biases), the attention products
+/// (`Q·Kᵀ`, `P·V`), the non-linear gates, and the deferred MAC check that ends the run.
 const LINEAR: &str = "linear";
 const ATTENTION: &str = "attention matmul";
 const SOFTMAX: &str = "softmax";
@@ -216,46 +133,66 @@ const LAYERNORM: &str = "layernorm";
 const GELU: &str = "gelu";
 const CHECK: &str = "mac check";
 
-/// One block kind's counters at one server.
+/// The block kind of a node's cost (an executor op name); `None` for local ops (residual
+/// sums), which send nothing.
+fn block_of(op: &str) -> Option<&'static str> {
+    Some(match op {
+        "linear" => LINEAR,
+        "attention" => ATTENTION,
+        "softmax" => SOFTMAX,
+        "layernorm" => LAYERNORM,
+        "gelu" => GELU,
+        _ => return None,
+    })
+}
+
+/// One block kind's cost at one server, online and offline.
 #[derive(Clone, Copy, Default)]
-struct Spent {
-    online: Measured,
-    offline: Measured,
+struct Both {
+    online: Spent,
+    offline: Spent,
 }
 
-/// One server's cost per block kind, summed over the blocks of that kind: online and offline
-/// bytes sent, rounds and seconds (offline seconds are the material made on demand inside the
-/// block, subtracted from its online time).
-#[derive(Default)]
-struct Meter {
-    kinds: Vec<(&'static str, Spent)>,
+/// One server's figures: the layers' phases, units made on demand, and the cost per block kind.
+struct Server {
+    offline: Spent,
+    online: Spent,
+    made_online: u64,
+    blocks: Vec<(&'static str, Both)>,
 }
 
-impl Meter {
-    fn run<T>(
-        &mut self,
-        kind: &'static str,
-        ctx: &mut Ctx,
-        f: impl FnOnce(&mut Ctx) -> Result<T>,
-    ) -> Result<T> {
-        let (on0, off0) = (ctx.stats().get("online"), ctx.stats().get(OFFLINE_PHASE));
-        let (nested0, start) = (nested_offline_seconds(), Instant::now());
-        let out = f(ctx)?;
-        let nested = nested_offline_seconds() - nested0;
-        let total = start.elapsed().as_secs_f64();
-        let (on, off) = (ctx.stats().get("online").since(&on0), ctx.stats().get(OFFLINE_PHASE).since(&off0));
-        let i = match self.kinds.iter().position(|(k, _)| *k == kind) {
-            Some(i) => i,
-            None => {
-                self.kinds.push((kind, Spent::default()));
-                self.kinds.len() - 1
-            }
-        };
-        let s = &mut self.kinds[i].1;
-        s.online.add(&on, total - nested);
-        s.offline.add(&off, nested);
-        Ok(out)
+/// A server's figures from its report: the layers' nodes by block kind, the deferred check
+/// (the verify phase), and the offline phase (the layers' nodes' material made on demand, or
+/// the whole session's made ahead).
+fn server(p: &InferenceParty, ahead: bool) -> Server {
+    let mut blocks: Vec<(&'static str, Both)> = Vec::new();
+    let (mut online, mut offline) = (Spent::default(), Spent::default());
+    for n in p.nodes.iter().filter(|n| is_layer(&n.scope)) {
+        online.add(&n.online);
+        offline.add(&n.offline);
+        let Some(kind) = block_of(n.op) else { continue };
+        let i = blocks.iter().position(|(k, _)| *k == kind).unwrap_or_else(|| {
+            blocks.push((kind, Both::default()));
+            blocks.len() - 1
+        });
+        blocks[i].1.online.add(&n.online);
+        blocks[i].1.offline.add(&n.offline);
     }
+    let phase = |name: &str| {
+        p.phases.iter().find(|ph| ph.phase == name).map_or(Spent::default(), |ph| Spent {
+            bytes: ph.bytes_sent,
+            messages: ph.messages_sent,
+            rounds: ph.rounds,
+            seconds: ph.seconds,
+        })
+    };
+    let check = phase(VERIFY_PHASE);
+    online.add(&check);
+    blocks.push((CHECK, Both { online: check, offline: Spent::default() }));
+    if ahead {
+        offline = phase(veil_mpc::phase::OFFLINE_PHASE);
+    }
+    Server { offline, online, made_online: p.made_on_demand.unwrap_or(0), blocks }
 }
 
 /// Cost of one kind of block in the measured layer, over the three servers.
@@ -306,24 +243,25 @@ pub struct LayerRecord {
     pub shape: LayerShape,
     /// Layers run.
     pub layers: usize,
-    /// How the measured layers got their material: `on demand, per gate call` (the record
-    /// gives the totals over all `layers`) or `ahead, per layer` (the record gives the last
-    /// layer alone, the first having planned its offline phase).
+    /// How the layers got their material: `on demand, per gate call` or `ahead, per session`
+    /// (older records: `ahead, per layer`, the last layer alone after a first that planned it).
+    /// The record gives the totals over all `layers`.
     pub material: &'static str,
     /// Most elements one gate call takes at once (larger calls run in chunks one after the
     /// other, each with its own material): what bounds a server's memory, at a cost in rounds.
     pub chunk: usize,
-    /// Offline phase of the measured layers.
+    /// Offline phase: the layers' material made on demand, or the session's made ahead.
     pub offline: LayerPhase,
-    /// Online phase of the measured layers (with the MAC check at the end of the encoder).
+    /// Online phase of the layers (with the MAC check at the end of the run).
     pub online: LayerPhase,
     /// The phases' seconds, as every benchmark record gives them.
     pub seconds: crate::ops::Seconds,
     /// The measured layers' cost per block kind (the scaling view's "where the time goes").
     pub blocks: Vec<BlockCost>,
-    /// Material the online phase of measured layers still had to make (must be 0).
+    /// Material made ahead: units the online phase still had to make (must be 0).
     pub made_online: u64,
-    /// Peak resident memory of the process running all three servers, MiB (Linux).
+    /// Peak resident memory of the process running all three servers (and the two owners),
+    /// MiB (Linux).
     pub peak_rss_mib: Option<f64>,
     /// Network profile (`none`: in-memory).
     pub net: &'static str,
@@ -339,58 +277,23 @@ pub struct LayerRecord {
     /// without it (`mosformer` only) counted those waits as online time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub offline_steps_synced: Option<bool>,
+    /// True where the layers ran as a model through the runtime's graph walk (biases, the
+    /// attention scale folded into the query weights, the MAC check after the whole model).
+    /// Records without it ran a hand-written layer (no biases, the scores divided by
+    /// `⌊√d_head⌋` in the protocol).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graph_walk: Option<bool>,
+    /// Largest absolute difference of the output (the last layer's every token, or GPT-2's
+    /// logits) from the float64 run of the same model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_abs_error: Option<f64>,
 }
 
-/// One server's result: the measured layer's offline and online phases, material made online,
-/// cost per block kind.
-type Server = (Measured, Measured, u64, Vec<(&'static str, Spent)>);
-
-/// Bytes sent, rounds and seconds of one phase (or block kind) at one server.
-#[derive(Clone, Copy, Default)]
-struct Measured {
-    bytes: u64,
-    messages: u64,
-    rounds: u64,
-    seconds: f64,
-}
-
-impl Measured {
-    /// Adds what a phase's counters moved by (`spent`: a difference of two snapshots).
-    fn add(&mut self, spent: &veil_net::PhaseStats, seconds: f64) {
-        self.bytes += spent.bytes_sent;
-        self.messages += spent.messages_sent;
-        self.rounds += spent.rounds;
-        self.seconds += seconds;
-    }
-}
-
-fn measured(ctx: &Ctx, phase: &str, before: veil_net::PhaseStats, t0: u64, start: Instant) -> Measured {
-    let spent = ctx.stats().get(phase).since(&before);
-    Measured {
-        bytes: spent.bytes_sent,
-        messages: spent.messages_sent,
-        rounds: ctx.stats().time() - t0,
-        seconds: start.elapsed().as_secs_f64(),
-    }
-}
-
-/// Elements per gate call (bounds what a server holds when material is made on demand; the
-/// plan of a layer records its chunked calls, so planned layers use the same size).
-pub const ON_DEMAND_CHUNK: usize = 16_384;
+/// Elements per gate call (bounds what a server holds when material is made on demand): the
+/// runtime's.
+pub const ON_DEMAND_CHUNK: usize = veil_runtime::inference::CHUNK;
 
 pub use veil_runtime::inference::Material;
-
-/// How a layer record names its material: with [`Material::OnDemand`] every layer is measured
-/// and the record gives the totals over all of them; with [`Material::Ahead`] the first layer
-/// plans the offline phase and the last layer's material is made ahead in its own phase (the
-/// record gives that one layer).
-fn record_name(material: &Material) -> &'static str {
-    match material {
-        Material::OnDemand => "on demand, per gate call",
-        Material::Ahead => "ahead, per layer",
-        Material::Stored(_) => "stored",
-    }
-}
 
 /// Mosformer's Table 8 (LAN: 1 Gbps, 0.5 ms) for a whole BERT-base at 128 tokens or GPT-2
 /// base at 64: online seconds, online and offline GB per party.
@@ -412,12 +315,14 @@ fn paper_table8(s: &LayerShape, layers: usize, security: &str) -> Vec<PaperFigur
     ]
 }
 
-/// Runs `layers` encoder layers of shape `s` among three servers on threads. With
-/// [`Material::OnDemand`] every layer makes its material gate call by gate call (offline bytes
-/// and rounds still counted apart, offline seconds subtracted from the online time), the MAC
-/// check runs once at the end of the encoder, and the record gives the totals over all layers.
-/// With [`Material::Ahead`] (needs `layers ≥ 2`) the first layer plans the offline phase and
-/// the last layer, measured alone, has its material made ahead in its own phase.
+/// Runs `layers` layers of shape `s` as a model among three servers and two owners on threads
+/// (gate calls in chunks of at most `chunk` elements). With [`Material::OnDemand`] every gate
+/// call makes its material just before it (offline bytes and rounds counted apart, offline
+/// seconds subtracted from the online time); with [`Material::Ahead`] the servers make the
+/// session's material first, planned from the graph's shapes (the record's offline phase is
+/// the whole session's: layers, embedding and head), unless the plan is larger than the
+/// runtime's limit, when the record says the material was made on demand. The record gives the
+/// totals over all layers, the MAC check at the end of the run included.
 pub fn bench_layer(
     s: LayerShape,
     layers: usize,
@@ -428,9 +333,6 @@ pub fn bench_layer(
     if let Material::Stored(_) = material {
         return Err(MpcError::Invalid("layer benchmarks make their own material: on demand or ahead".into()));
     }
-    if material == Material::Ahead && layers < 2 {
-        return Err(MpcError::Invalid("material made ahead needs ≥ 2 layers (the first plans it)".into()));
-    }
     if chunk == 0 {
         return Err(MpcError::Invalid("a gate call needs chunks of at least 1 element".into()));
     }
@@ -439,111 +341,89 @@ pub fn bench_layer(
             "{layers} layers of {s:?}: needs ≥ 1 layer and heads dividing hidden"
         )));
     }
+    let model = model(&s, layers);
+    if s.tokens > model.max_positions {
+        return Err(MpcError::Invalid(format!(
+            "{} tokens: {} takes at most {}",
+            s.tokens,
+            s.model_name(),
+            model.max_positions
+        )));
+    }
+    let request = Request { family: Some("mosformer"), security: Some(security), ..Request::default() };
+    let choice = FamilyChoice::new(&request, "mosformer")?;
+    let roles = choice.topology.roles;
+    let ids: Vec<u32> = (0..s.tokens).map(|i| ((i * 37 + 11) % VOCAB) as u32).collect();
     veil_runtime::memory::reset_peak();
     // Large layers keep a server busy for minutes between messages (key generation, matrix
     // triples), so the receive timeout is long.
     let cfg = SimConfig { seed: 11, timeout: std::time::Duration::from_secs(3600) };
-    let runs = all_ok(simulate_with(3, cfg, |ctx| {
-        let shape = [s.tokens, s.hidden];
-        let x0 = if ctx.party() == 0 { Some(encoded(ctx.rng(), &shape, 0.0, 1.0)?) } else { None };
-        ctx.set_phase("input");
-        let instance = || Mosformer::new(security, Offline::for_security(security)).with_chunk(chunk);
-        let mut p = instance();
-        let mut x = p.share_input(ctx, 0, x0.as_ref(), &shape)?;
-        if material == Material::OnDemand {
-            // Every layer makes its material gate call by gate call; one MAC check at the end
-            // of the encoder, as the paper defers it.
-            let (mut off, mut on) = (Measured::default(), Measured::default());
-            let mut m = Meter::default();
-            for _ in 0..layers {
-                ctx.set_phase("input");
-                let w = share_weights(&mut p, ctx, &s)?;
-                ctx.set_phase("online");
-                let (off0, on0) = (ctx.stats().get(OFFLINE_PHASE), ctx.stats().get("online"));
-                let (nested0, start) = (nested_offline_seconds(), Instant::now());
-                x = layer(&mut p, ctx, &s, &x, &w, &mut m)?;
-                let total = start.elapsed().as_secs_f64();
-                let nested = nested_offline_seconds() - nested0;
-                let (off1, on1) = (ctx.stats().get(OFFLINE_PHASE), ctx.stats().get("online"));
-                off.add(&off1.since(&off0), nested);
-                on.add(&on1.since(&on0), total - nested);
-            }
-            let (on0, start) = (ctx.stats().get("online"), Instant::now());
-            m.run(CHECK, ctx, |ctx| p.check(ctx))?;
-            on.add(&ctx.stats().get("online").since(&on0), start.elapsed().as_secs_f64());
-            return Ok((off, on, 0, m.kinds));
-        }
-        // Layer 0 makes its material on demand and records the plan of every later layer.
-        let w = share_weights(&mut p, ctx, &s)?;
-        ctx.set_phase("online");
-        x = layer(&mut p, ctx, &s, &x, &w, &mut Meter::default())?;
-        p.check(ctx)?;
-        let gates = p.gate_plan().to_vec();
-        let triples = p.source_mut().plan().to_vec();
-        let mut last = None;
-        for _ in 1..layers {
-            ctx.set_phase("input");
-            let w = share_weights(&mut p, ctx, &s)?;
-            let mut q = instance();
-            ctx.set_phase(OFFLINE_PHASE);
-            let (before, t0, start) = (ctx.stats().get(OFFLINE_PHASE), ctx.stats().time(), Instant::now());
-            q.prepare(ctx, &gates)?;
-            q.source_mut().produce(ctx, &triples)?;
-            let off = measured(ctx, OFFLINE_PHASE, before, t0, start);
-            ctx.set_phase("online");
-            let (before, t0, start) = (ctx.stats().get("online"), ctx.stats().time(), Instant::now());
-            let offline_before = ctx.stats().get(OFFLINE_PHASE).bytes_sent;
-            let mut m = Meter::default();
-            x = layer(&mut q, ctx, &s, &x, &w, &mut m)?;
-            m.run(CHECK, ctx, |ctx| q.check(ctx))?;
-            let on = measured(ctx, "online", before, t0, start);
-            let made_online = ctx.stats().get(OFFLINE_PHASE).bytes_sent - offline_before;
-            last = Some((off, on, made_online + q.source_mut().made_on_demand(), m.kinds));
-        }
-        last.ok_or_else(|| MpcError::Invalid("no measured layer".into()))
+    let parties = choice.topology.parties();
+    let out = all_ok(simulate_with(parties, cfg, |ctx| {
+        let mine = (ctx.party() == roles.data_owner).then_some(ids.as_slice());
+        inference_party_chunked(ctx, &model, mine, choice, material.clone(), chunk)
     }))?;
-    let phase = |pick: &dyn Fn(&Server) -> Measured| LayerPhase {
-        bytes_per_party: runs.iter().map(|r| pick(r).bytes as f64).sum::<f64>() / 3.0,
+    let computing: Vec<&InferenceParty> =
+        out.iter().filter(|p| choice.topology.is_computing(p.party)).collect();
+    let ahead = computing.iter().all(|p| p.material.as_deref() == Some("ahead"));
+    let runs: Vec<Server> = computing.iter().map(|p| server(p, ahead)).collect();
+    let n = runs.len().max(1) as f64;
+    let phase = |pick: &dyn Fn(&Server) -> Spent| LayerPhase {
+        bytes_per_party: runs.iter().map(|r| pick(r).bytes as f64).sum::<f64>() / n,
         bytes_max_party: runs.iter().map(|r| pick(r).bytes).max().unwrap_or(0),
         rounds: runs.iter().map(|r| pick(r).rounds).max().unwrap_or(0),
-        messages_per_party: runs.iter().map(|r| pick(r).messages as f64).sum::<f64>() / 3.0,
+        messages_per_party: runs.iter().map(|r| pick(r).messages as f64).sum::<f64>() / n,
         seconds: runs.iter().map(|r| pick(r).seconds).fold(0.0, f64::max),
     };
-    let spent =
-        |r: &Server, kind: &str| r.3.iter().find(|(k, _)| *k == kind).map(|(_, s)| *s).unwrap_or_default();
-    let blocks = runs[0]
-        .3
-        .iter()
-        .map(|&(kind, _)| BlockCost {
+    let spent = |r: &Server, kind: &str| {
+        r.blocks.iter().find(|(k, _)| *k == kind).map(|(_, b)| *b).unwrap_or_default()
+    };
+    let blocks = runs
+        .first()
+        .map(|r| r.blocks.iter().map(|&(kind, _)| kind).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|kind| BlockCost {
             block: kind,
             online: phase(&|r| spent(r, kind).online),
             offline: phase(&|r| spent(r, kind).offline),
         })
         .collect();
-    let (offline, online) = (phase(&|r| r.0), phase(&|r| r.1));
+    let (offline, online) = (phase(&|r| r.offline), phase(&|r| r.online));
+    let output = out.iter().find(|p| p.party == roles.data_owner).and_then(|p| p.output.clone());
+    let plain = veil_nn::float::run_float_on(
+        &model.graph,
+        model.weights.as_ref().ok_or_else(|| MpcError::Invalid("no weights".into()))?,
+        veil_nn::Input::Tokens(&ids),
+    )
+    .map_err(nn_error)?;
+    let max_abs_error =
+        output.map(|o| o.iter().zip(&plain.data).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max));
     let security = if security == Security::Malicious { "malicious" } else { "semi-honest" };
     Ok(LayerRecord {
         family: "mosformer",
         security,
         model: s.model_name(),
         seq: s.tokens,
-        ring_bits: Z64::BITS,
-        frac_bits: INPUT_FRAC_BITS,
-        parties: 3,
+        ring_bits: 64,
+        frac_bits: FRAC_BITS,
+        parties: runs.len(),
         shape: s,
         layers,
-        material: record_name(&material),
+        material: if ahead { "ahead, per session" } else { "on demand, per gate call" },
         chunk,
         seconds: crate::ops::Seconds { online: online.seconds, offline: offline.seconds },
         offline,
         online,
         blocks,
         paper: paper_table8(&s, layers, security),
-        made_online: runs.iter().map(|r| r.2).max().unwrap_or(0),
+        made_online: runs.iter().map(|r| r.made_online).max().unwrap_or(0),
         peak_rss_mib: veil_runtime::memory::peak_rss_bytes().map(|b| b as f64 / f64::from(1u32 << 20)),
         net: "none",
         mac_bits: crate::ops::mac_bits("mosformer"),
         offline_steps_synced: Some(true),
+        graph_walk: Some(true),
+        max_abs_error,
     })
 }
 
@@ -556,6 +436,11 @@ mod tests {
         let s = LayerShape { tokens: 2, hidden: 8, heads: 2, ffn: 16, causal: false };
         let r = bench_layer(s, 2, Material::Ahead, Security::Malicious, ON_DEMAND_CHUNK).unwrap();
         assert_eq!(r.made_online, 0);
+        assert_eq!(r.material, "ahead, per session");
+        assert_eq!(r.graph_walk, Some(true));
+        // The private output is the float model's, to fixed-point accuracy.
+        let err = r.max_abs_error.unwrap();
+        assert!(err < 0.1, "max |error| {err}");
         assert!(r.offline.bytes_per_party > 0.0 && r.online.bytes_per_party > 0.0);
         // The fields every benchmark record has.
         assert_eq!((r.seq, r.ring_bits, r.frac_bits, r.parties), (2, 64, 16, 3));
@@ -604,7 +489,8 @@ mod tests {
         let per_layer = one.online.bytes_per_party - check(&one);
         assert!((two.online.bytes_per_party - check(&two) - 2.0 * per_layer).abs() < 1e-6);
         assert!(two.offline.bytes_per_party > 1.5 * one.offline.bytes_per_party);
-        assert!(bench_layer(s, 1, Material::Ahead, Security::Malicious, ON_DEMAND_CHUNK).is_err());
+        let stored = Material::Stored(std::path::PathBuf::from("/nonexistent"));
+        assert!(bench_layer(s, 1, stored, Security::Malicious, ON_DEMAND_CHUNK).is_err());
     }
 
     #[test]
@@ -612,8 +498,9 @@ mod tests {
         // The servers leave each on-demand offline step together, so no offline message is
         // counted in the online chain: the online rounds are the online protocol's alone.
         let s = LayerShape { tokens: 2, hidden: 8, heads: 2, ffn: 16, causal: false };
-        let ahead = bench_layer(s, 2, Material::Ahead, Security::Malicious, ON_DEMAND_CHUNK).unwrap();
+        let ahead = bench_layer(s, 1, Material::Ahead, Security::Malicious, ON_DEMAND_CHUNK).unwrap();
         let on_demand = bench_layer(s, 1, Material::OnDemand, Security::Malicious, ON_DEMAND_CHUNK).unwrap();
+        assert_eq!((ahead.material, on_demand.material), ("ahead, per session", "on demand, per gate call"));
         assert_eq!(on_demand.online.rounds, ahead.online.rounds);
         assert_eq!(on_demand.offline_steps_synced, Some(true));
     }

@@ -97,11 +97,7 @@ pub fn layer(
         return Ok(());
     }
     let mib = |b: f64| b / f64::from(1u32 << 20);
-    let scope = match (&material, layers) {
-        (Material::Ahead, _) => "the last layer".into(),
-        (_, 1) => "its one layer".into(),
-        _ => format!("all {layers} layers"),
-    };
+    let scope = if layers == 1 { "its one layer".to_string() } else { format!("all {layers} layers") };
     let layers_word = if layers == 1 { "layer" } else { "layers" };
     println!(
         "mosformer {} {name}, {layers} {layers_word} at {tokens} tokens, material {} ({scope}, per server), gate calls in chunks of {chunk} elements:",
@@ -136,7 +132,10 @@ pub fn layer(
     if material == Material::Ahead {
         println!("  material the online phase still had to make: {}", r.made_online);
     }
-    println!("  peak memory of the process (all three servers): {peak}");
+    if let Some(e) = r.max_abs_error {
+        println!("  output vs the float64 model: max |error| {e:.4}");
+    }
+    println!("  peak memory of the process (three servers, two owners): {peak}");
     for p in &r.paper {
         println!("  paper: {} = {} {} ({})", p.source, p.value, p.unit, p.convention);
     }

@@ -450,10 +450,10 @@ enum BenchCommand {
         /// Layers to run (BERT-base and GPT-2 base have 12, BERT-large 24).
         #[arg(long, default_value_t = 1)]
         layers: usize,
-        /// `on-demand`: every layer makes its material gate call by gate call (bounded memory)
-        /// and the record gives the totals over all layers; `ahead`: the first layer plans the
-        /// offline phase and the last one, measured alone, has its material made before it
-        /// runs (needs --layers 2 or more).
+        /// `on-demand`: every gate call makes its material just before it (bounded memory);
+        /// `ahead`: the servers make the whole session's material first, planned from the
+        /// model's shapes (as `veil run --offline ahead`; a plan past the runtime's limit is
+        /// made on demand, and the record says so). The record gives the totals over all layers.
         #[arg(long, default_value = "on-demand")]
         material: String,
         /// Most elements one gate call takes at once; larger calls run in chunks one after the

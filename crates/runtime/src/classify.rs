@@ -44,7 +44,14 @@ pub fn cnn_party(
     session_party(ctx, &topology, &model.graph, size, MAX_BATCH, "images", |ctx, n| {
         let weights = (!model.weights.is_empty()).then_some(&model.weights);
         let mine = contribution(ctx.party(), &topology, images.map(Input::Images), weights)?;
-        let job = GraphJob { graph: &model.graph, n, mine, material, images_per_check };
+        let job = GraphJob {
+            graph: &model.graph,
+            n,
+            mine,
+            material,
+            images_per_check,
+            chunk: crate::inference::CHUNK,
+        };
         let (run, prep) = choice.run(ctx, job)?;
         Ok((run, Some(prep)))
     })

@@ -76,6 +76,10 @@ pub struct InferenceParty {
     /// (0 when the material was made ahead or stored and the plan was complete).
     #[serde(default)]
     pub made_on_demand: Option<u64>,
+    /// Computing parties: every node's cost, online and offline apart (for benchmarks; the
+    /// report gives them grouped, [`Self::per_op`] and [`Self::per_layer`]).
+    #[serde(skip)]
+    pub nodes: Vec<NodeCost>,
 }
 
 /// Cost of a group of nodes (one kind of operation, or one layer) at one server.
@@ -187,6 +191,22 @@ pub fn inference_party(
     choice: impl Into<FamilyChoice>,
     material: Material,
 ) -> Result<InferenceParty, MpcError> {
+    inference_party_chunked(ctx, model, ids, choice, material, CHUNK)
+}
+
+/// [`inference_party`] with gate calls in chunks of at most `chunk` elements (families that
+/// make material per gate call; a benchmark's trade of rounds against memory).
+///
+/// # Errors
+/// As [`inference_party`]; a `chunk` of 0, or another than [`CHUNK`] with stored material.
+pub fn inference_party_chunked(
+    ctx: &mut Ctx,
+    model: &Model,
+    ids: Option<&[u32]>,
+    choice: impl Into<FamilyChoice>,
+    material: Material,
+    chunk: usize,
+) -> Result<InferenceParty, MpcError> {
     let choice = choice.into();
     let graph = &model.graph;
     choice.check_graph(graph)?;
@@ -195,7 +215,7 @@ pub fn inference_party(
     session_party(ctx, &topology, graph, ids.map(<[u32]>::len), model.max_positions, "tokens", |ctx, n| {
         let weights = model.weights.as_ref();
         let mine = contribution(ctx.party(), &topology, ids.map(Input::Tokens), weights)?;
-        let job = GraphJob { graph, n, mine, material, images_per_check: None };
+        let job = GraphJob { graph, n, mine, material, images_per_check: None, chunk };
         let (run, prep) = choice.run(ctx, job)?;
         Ok((run, Some(prep)))
     })
@@ -292,6 +312,7 @@ pub(crate) fn session_party(
         material: prep.as_ref().map(|p| p.material.name().to_string()),
         preprocessing_used: prep.as_ref().map(|p| p.usage.kinds().map(|(k, v)| (k.to_string(), v)).collect()),
         made_on_demand: prep.as_ref().map(|p| p.made_on_demand),
+        nodes: run.nodes,
     })
 }
 

@@ -95,7 +95,8 @@ impl<'a> Contribution<'a> {
     }
 }
 
-/// Cost of one node at one party (a server), for per-layer reports.
+/// Cost of one node at one party (a server), for per-layer reports. An attention node is
+/// reported as two: `attention` (its products) and `softmax`, with the same node index.
 #[derive(Debug, Clone, Serialize)]
 pub struct NodeCost {
     /// The node's index.
@@ -108,6 +109,100 @@ pub struct NodeCost {
     pub bytes: u64,
     /// Seconds it took.
     pub seconds: f64,
+    /// What it spent in the phase it ran in (the session's online phase).
+    pub online: Spent,
+    /// The material it made on demand, in the offline phase.
+    pub offline: Spent,
+}
+
+/// What a party spent in one phase on a node (or part of one): bytes and messages sent,
+/// latency rounds, and seconds.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Spent {
+    /// Payload bytes sent.
+    pub bytes: u64,
+    /// Frames sent.
+    pub messages: u64,
+    /// Latency rounds.
+    pub rounds: u64,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+impl Spent {
+    /// Field-wise sum.
+    pub fn add(&mut self, other: &Spent) {
+        self.bytes += other.bytes;
+        self.messages += other.messages;
+        self.rounds += other.rounds;
+        self.seconds += other.seconds;
+    }
+
+    /// Field-wise `self − part`, for a part measured inside `self`.
+    fn without(&self, part: &Spent) -> Spent {
+        Spent {
+            bytes: self.bytes.saturating_sub(part.bytes),
+            messages: self.messages.saturating_sub(part.messages),
+            rounds: self.rounds.saturating_sub(part.rounds),
+            seconds: (self.seconds - part.seconds).max(0.0),
+        }
+    }
+}
+
+/// What a part of a node spent: (online, offline).
+type PartCost = (Spent, Spent);
+
+/// A party's counters at one point of its run, to measure what it spends from there on: in
+/// the phase it is in and in the offline phase (material made on demand, whose seconds
+/// [`veil_mpc::phase::nested_offline_seconds`] counts apart).
+struct Mark {
+    phase: String,
+    here: [u64; 3],
+    offline: [u64; 3],
+    total_bytes: u64,
+    nested: f64,
+    start: std::time::Instant,
+}
+
+impl Mark {
+    fn now(ctx: &Ctx) -> Self {
+        let phase = ctx.stats().phase().to_string();
+        let counters = |p: &str| {
+            let s = ctx.stats().get(p);
+            [s.bytes_sent, s.messages_sent, s.rounds]
+        };
+        Mark {
+            here: counters(&phase),
+            offline: counters(veil_mpc::phase::OFFLINE_PHASE),
+            phase,
+            total_bytes: ctx.stats().total().bytes_sent,
+            nested: veil_mpc::phase::nested_offline_seconds(),
+            start: std::time::Instant::now(),
+        }
+    }
+
+    /// What was spent since the mark: (in the mark's phase, in the offline phase), and all
+    /// bytes sent.
+    fn since(&self, ctx: &Ctx) -> (Spent, Spent, u64) {
+        let spent = |p: &str, before: &[u64; 3], seconds: f64| {
+            let s = ctx.stats().get(p);
+            Spent {
+                bytes: s.bytes_sent - before[0],
+                messages: s.messages_sent - before[1],
+                rounds: s.rounds - before[2],
+                seconds,
+            }
+        };
+        let offline_s = veil_mpc::phase::nested_offline_seconds() - self.nested;
+        let total_s = self.start.elapsed().as_secs_f64();
+        let offline = if self.phase == veil_mpc::phase::OFFLINE_PHASE {
+            Spent::default()
+        } else {
+            spent(veil_mpc::phase::OFFLINE_PHASE, &self.offline, offline_s)
+        };
+        let here = spent(&self.phase, &self.here, (total_s - offline_s).max(0.0));
+        (here, offline, ctx.stats().total().bytes_sent - self.total_bytes)
+    }
 }
 
 /// One party's result.
@@ -153,8 +248,16 @@ trait TransformerLayers<B: SecureBackend> {
     /// Whether there are any.
     fn present(&self) -> bool;
 
-    /// Runs a GELU, LayerNorm or attention node.
-    fn node(&self, b: &mut B, ctx: &mut Ctx, op: &Op, x: &[&B::Share], w: &[B::Share]) -> Result<B::Share>;
+    /// Runs a GELU, LayerNorm or attention node; for attention, also what its softmax spent
+    /// (online, offline), which the reports give as its own kind.
+    fn node(
+        &self,
+        b: &mut B,
+        ctx: &mut Ctx,
+        op: &Op,
+        x: &[&B::Share],
+        w: &[B::Share],
+    ) -> Result<(B::Share, Option<PartCost>)>;
 }
 
 struct WithTransformer;
@@ -165,14 +268,24 @@ impl<B: SecureBackend + TransformerOps<Z64>> TransformerLayers<B> for WithTransf
         true
     }
 
-    fn node(&self, b: &mut B, ctx: &mut Ctx, op: &Op, x: &[&B::Share], w: &[B::Share]) -> Result<B::Share> {
+    fn node(
+        &self,
+        b: &mut B,
+        ctx: &mut Ctx,
+        op: &Op,
+        x: &[&B::Share],
+        w: &[B::Share],
+    ) -> Result<(B::Share, Option<PartCost>)> {
         Ok(match (op, x, w) {
-            (Op::Gelu(_), [x], _) => b.gelu(ctx, x)?,
+            (Op::Gelu(_), [x], _) => (b.gelu(ctx, x)?, None),
             (Op::LayerNorm { .. }, [x], [gamma, beta]) => {
                 let s = b.shape_of(x);
-                b.layernorm(ctx, x, gamma, beta, s[0], s[1])?
+                (b.layernorm(ctx, x, gamma, beta, s[0], s[1])?, None)
             }
-            (Op::Attention { heads, causal }, [q, k, v], _) => attention(b, ctx, q, k, v, *heads, *causal)?,
+            (Op::Attention { heads, causal }, [q, k, v], _) => {
+                let (out, softmax) = attention(b, ctx, q, k, v, *heads, *causal)?;
+                (out, Some(softmax))
+            }
             _ => return Err(NnError::Invalid(format!("{} is not a transformer layer", op.name()))),
         })
     }
@@ -183,7 +296,14 @@ impl<B: SecureBackend> TransformerLayers<B> for CnnOnly {
         false
     }
 
-    fn node(&self, _: &mut B, _: &mut Ctx, op: &Op, _: &[&B::Share], _: &[B::Share]) -> Result<B::Share> {
+    fn node(
+        &self,
+        _: &mut B,
+        _: &mut Ctx,
+        op: &Op,
+        _: &[&B::Share],
+        _: &[B::Share],
+    ) -> Result<(B::Share, Option<PartCost>)> {
         Err(NnError::Unsupported(format!("{} needs a family with transformer layers", op.name())))
     }
 }
@@ -561,5 +681,7 @@ fn add_costs(total: &mut Vec<NodeCost>, group: Vec<NodeCost>) {
     for (t, g) in total.iter_mut().zip(group) {
         t.bytes += g.bytes;
         t.seconds += g.seconds;
+        t.online.add(&g.online);
+        t.offline.add(&g.offline);
     }
 }

@@ -77,7 +77,8 @@ impl<B: SecureBackend, L: TransformerLayers<B>> Executor for Serve<'_, '_, B, L>
         let f = b.frac_bits();
         let full_ring = b.comparisons_on_full_ring();
         let rescale_after_pool = |at: &At<'_>, k: usize| rescale_after_pool(at, full_ring, k);
-        let (bytes0, start) = (ctx.stats().total().bytes_sent, std::time::Instant::now());
+        let mark = Mark::now(ctx);
+        let mut softmax = None;
         let shared = &mut weights.shared;
         for name in node.op.weights() {
             if !shared.contains_key(name) {
@@ -192,7 +193,9 @@ impl<B: SecureBackend, L: TransformerLayers<B>> Executor for Serve<'_, '_, B, L>
             op @ (Op::Gelu(_) | Op::LayerNorm { .. } | Op::Attention { .. }) => {
                 let xs = (0..node.inputs.len()).map(x).collect::<Result<Vec<_>>>()?;
                 let ws = op.weights().into_iter().map(&w).collect::<Result<Vec<_>>>()?;
-                Some(layers.node(b, ctx, op, &xs, &ws)?)
+                let (y, part) = layers.node(b, ctx, op, &xs, &ws)?;
+                softmax = part;
+                Some(y)
             }
             Op::MeanPool => {
                 let s = b.shape_of(x(0)?);
@@ -229,12 +232,31 @@ impl<B: SecureBackend, L: TransformerLayers<B>> Executor for Serve<'_, '_, B, L>
                 scope: &node.scope,
             });
         }
+        let (mut online, mut offline, mut bytes) = mark.since(ctx);
+        if let Some((on, off)) = softmax {
+            online = online.without(&on);
+            offline = offline.without(&off);
+            bytes = bytes.saturating_sub(on.bytes + off.bytes);
+            let part = NodeCost {
+                node: i,
+                op: "softmax",
+                scope: node.scope.clone(),
+                bytes: on.bytes + off.bytes,
+                seconds: on.seconds + off.seconds,
+                online: on,
+                offline: off,
+            };
+            costs.push(part);
+        }
+        let seconds = online.seconds + offline.seconds;
         costs.push(NodeCost {
             node: i,
             op: node.op.name(),
             scope: node.scope.clone(),
-            bytes: ctx.stats().total().bytes_sent - bytes0,
-            seconds: start.elapsed().as_secs_f64(),
+            bytes,
+            seconds,
+            online,
+            offline,
         });
         Ok(v)
     }
@@ -255,6 +277,8 @@ fn repeat_row<B: SecureBackend>(b: &B, row: &B::Share, rows: usize) -> Result<B:
     Ok(b.gather(row, &idx, &[rows, cols])?)
 }
 
+/// Multi-head attention on shares (every head's products side by side), with what its softmax
+/// spent (online, offline) for the reports.
 pub(super) fn attention<B: SecureBackend + TransformerOps<Z64>>(
     b: &mut B,
     ctx: &mut Ctx,
@@ -263,7 +287,7 @@ pub(super) fn attention<B: SecureBackend + TransformerOps<Z64>>(
     v: &B::Share,
     heads: usize,
     causal: bool,
-) -> Result<B::Share> {
+) -> Result<(B::Share, PartCost)> {
     let s = b.shape_of(q);
     let (t, h) = (s[0], s[1]);
     if heads == 0 || !h.is_multiple_of(heads) {
@@ -279,11 +303,13 @@ pub(super) fn attention<B: SecureBackend + TransformerOps<Z64>>(
     let scores = b.matmul_fixed_many(ctx, &operands.iter().map(|(x, y)| (x, y)).collect::<Vec<_>>())?;
     let scores = b.concat(&scores.iter().collect::<Vec<_>>(), 0)?;
     let mask: Option<Vec<bool>> = causal.then(|| crate::graph::causal_mask(heads, t));
+    let mark = Mark::now(ctx);
     let probs = b.softmax(ctx, &scores, heads * t, t, mask.as_deref())?;
+    let (on, off, _) = mark.since(ctx);
     let mut operands = Vec::with_capacity(heads);
     for hd in 0..heads {
         operands.push((b.slice(&probs, 0, hd * t..(hd + 1) * t)?, b.slice(v, 1, hd * dh..(hd + 1) * dh)?));
     }
     let outs = b.matmul_fixed_many(ctx, &operands.iter().map(|(x, y)| (x, y)).collect::<Vec<_>>())?;
-    Ok(b.concat(&outs.iter().collect::<Vec<_>>(), 1)?)
+    Ok((b.concat(&outs.iter().collect::<Vec<_>>(), 1)?, (on, off)))
 }

@@ -133,6 +133,9 @@ pub(crate) struct GraphJob<'a> {
     pub material: Material,
     /// Servers' checks every this many images, when set.
     pub images_per_check: Option<usize>,
+    /// Most elements one gate call takes at once, for families that make material per gate
+    /// call (`mosformer`; [`crate::inference::CHUNK`] unless a benchmark says otherwise).
+    pub chunk: usize,
 }
 
 /// What a computing party's preprocessing did in a session ([`veil_mpc::prep`]).

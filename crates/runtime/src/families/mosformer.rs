@@ -41,15 +41,16 @@ impl super::Driver for Driver {
         choice: &FamilyChoice,
         job: GraphJob<'_>,
     ) -> Result<(SecureRun, PrepOutcome), MpcError> {
+        let mode = choice.mode();
         let (mut family, used) =
-            session(ctx, &choice.topology, job.graph, job.n, choice.mode(), job.material)?;
+            session(ctx, &choice.topology, job.graph, job.n, (mode, job.chunk), job.material)?;
         let run = run_secure(&mut family, ctx, job.graph, job.n, choice.topology.roles, job.mine)
             .map_err(nn_error)?;
         Ok((run, PrepOutcome::of(&family, used)))
     }
 
     fn plan(&self, choice: &FamilyChoice, graph: &Graph, n: usize, group: usize) -> Result<Plan, MpcError> {
-        crate::ahead::session_plan(&instance(choice.mode()), graph, n, choice.topology.roles, group)
+        crate::ahead::session_plan(&instance(choice.mode(), CHUNK), graph, n, choice.topology.roles, group)
     }
 
     fn reference(&self, choice: &FamilyChoice) -> &'static dyn FixedReference {
@@ -60,25 +61,34 @@ impl super::Driver for Driver {
     }
 }
 
-/// A fresh instance in `mode`, with the runtime's chunk size.
-fn instance(mode: Mode) -> Mosformer<Offline> {
+/// A fresh instance in `mode`, its gate calls in chunks of at most `chunk` elements.
+fn instance(mode: Mode, chunk: usize) -> Mosformer<Offline> {
     Mosformer::new(mode.security, Offline::for_security(mode.security))
-        .with_chunk(CHUNK)
+        .with_chunk(chunk)
         .with_rings(mode.rings)
 }
 
-/// This party's `mosformer` instance for a session, with the session's material made ahead
-/// when `material` says so and the plan is small enough (servers only); and where the
-/// material comes from.
+/// This party's `mosformer` instance for a session (in `mode`, gate calls in chunks of at most
+/// `chunk` elements), with the session's material made ahead when `material` says so and the
+/// plan is small enough (servers only); and where the material comes from. Stored material
+/// was planned with [`CHUNK`] and takes no other chunk.
 pub(crate) fn session(
     ctx: &mut Ctx,
     topology: &Topology,
     graph: &Graph,
     n: usize,
-    mode: Mode,
+    (mode, chunk): (Mode, usize),
     material: Material,
 ) -> Result<(Mosformer<Offline>, Material), MpcError> {
-    let mut family = instance(mode);
+    if chunk == 0 {
+        return Err(MpcError::Invalid("a gate call needs chunks of at least 1 element".into()));
+    }
+    if matches!(material, Material::Stored(_)) && chunk != CHUNK {
+        return Err(MpcError::Invalid(format!(
+            "stored material was made for gate calls of {CHUNK} elements"
+        )));
+    }
+    let mut family = instance(mode, chunk);
     let server = topology.is_computing(ctx.party());
     let used = match material {
         Material::Ahead if server => {
