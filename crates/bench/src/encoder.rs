@@ -125,13 +125,15 @@ fn is_layer(scope: &str) -> bool {
 }
 
 /// Block kinds of a layer: the weight products (with their biases), the attention products
-/// (`Q·Kᵀ`, `P·V`), the non-linear gates, and the deferred MAC check that ends the run.
+/// (`Q·Kᵀ`, `P·V`), the non-linear gates, the deferred MAC check that ends the run, and the
+/// model owner's weight shares as the layer first needs them.
 const LINEAR: &str = "linear";
 const ATTENTION: &str = "attention matmul";
 const SOFTMAX: &str = "softmax";
 const LAYERNORM: &str = "layernorm";
 const GELU: &str = "gelu";
 const CHECK: &str = "mac check";
+const WEIGHTS: &str = "weight input";
 
 /// The block kind of a node's cost (an executor op name); `None` for local ops (residual
 /// sums), which send nothing.
@@ -142,6 +144,7 @@ fn block_of(op: &str) -> Option<&'static str> {
         "softmax" => SOFTMAX,
         "layernorm" => LAYERNORM,
         "gelu" => GELU,
+        "weights" => WEIGHTS,
         _ => return None,
     })
 }
@@ -458,13 +461,15 @@ mod tests {
     fn assert_blocks_add_up(r: &LayerRecord) {
         let mut kinds: Vec<&str> = r.blocks.iter().map(|b| b.block).collect();
         kinds.sort_unstable();
-        let mut want = [LINEAR, ATTENTION, SOFTMAX, LAYERNORM, GELU, CHECK];
+        let mut want = [LINEAR, ATTENTION, SOFTMAX, LAYERNORM, GELU, CHECK, WEIGHTS];
         want.sort_unstable();
         assert_eq!(kinds, want);
         let sum = |f: fn(&BlockCost) -> f64| r.blocks.iter().map(f).sum::<f64>();
         assert!((sum(|b| b.online.bytes_per_party) - r.online.bytes_per_party).abs() < 1e-6);
         assert!((sum(|b| b.offline.bytes_per_party) - r.offline.bytes_per_party).abs() < 1e-6);
-        assert!(r.blocks.iter().all(|b| b.block == CHECK || b.online.bytes_per_party > 0.0));
+        assert!(
+            r.blocks.iter().all(|b| [CHECK, WEIGHTS].contains(&b.block) || b.online.bytes_per_party > 0.0)
+        );
     }
 
     #[test]

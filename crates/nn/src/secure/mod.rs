@@ -95,8 +95,10 @@ impl<'a> Contribution<'a> {
     }
 }
 
-/// Cost of one node at one party (a server), for per-layer reports. An attention node is
-/// reported as two: `attention` (its products) and `softmax`, with the same node index.
+/// Cost of one node at one party (a server), for per-layer reports. Parts of a node have
+/// entries of their own with the node's index: `weights` (the model owner's shares of the
+/// weights the node is the first to need, received before it runs) and an attention node's
+/// `softmax` (beside `attention`, its products).
 #[derive(Debug, Clone, Serialize)]
 pub struct NodeCost {
     /// The node's index.

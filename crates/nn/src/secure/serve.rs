@@ -77,15 +77,21 @@ impl<B: SecureBackend, L: TransformerLayers<B>> Executor for Serve<'_, '_, B, L>
         let f = b.frac_bits();
         let full_ring = b.comparisons_on_full_ring();
         let rescale_after_pool = |at: &At<'_>, k: usize| rescale_after_pool(at, full_ring, k);
-        let mark = Mark::now(ctx);
-        let mut softmax = None;
+        // The weights the node needs first are shared before it runs, reported as their own
+        // entry (`weights`).
+        let sharing = Mark::now(ctx);
         let shared = &mut weights.shared;
+        let mut new_weights = false;
         for name in node.op.weights() {
             if !shared.contains_key(name) {
                 let s = own.weight_share(b, ctx, name, &graph.weights[name])?;
                 shared.insert(name.clone(), s);
+                new_weights = true;
             }
         }
+        let sharing = new_weights.then(|| sharing.since(ctx));
+        let mark = Mark::now(ctx);
+        let mut softmax = None;
         let w = |name: &String| -> Result<B::Share> { Ok(shared[name].clone()) };
         let x = |k: usize| -> Result<&B::Share> {
             inputs[k]
@@ -230,6 +236,18 @@ impl<B: SecureBackend, L: TransformerLayers<B>> Executor for Serve<'_, '_, B, L>
                 nodes: *out + 1,
                 op: node.op.name(),
                 scope: &node.scope,
+            });
+        }
+        if let Some((online, offline, bytes)) = sharing {
+            let seconds = online.seconds + offline.seconds;
+            costs.push(NodeCost {
+                node: i,
+                op: "weights",
+                scope: node.scope.clone(),
+                bytes,
+                seconds,
+                online,
+                offline,
             });
         }
         let (mut online, mut offline, mut bytes) = mark.since(ctx);
