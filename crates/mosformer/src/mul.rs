@@ -3,6 +3,8 @@
 //! With `⟨x⟩ = (a_b, a_{b+1})` and `⟨y⟩ = (c_b, c_{b+1})`, party `P_b` computes the cross terms
 //! `z_b = a_b c_b + a_b c_{b+1} + a_{b+1} c_b`; every product `a_i c_j` appears in exactly one
 //! party's `z_b`, so `Σ z_b = x·y`. [`crate::reshare`] then makes `⟨x·y⟩` (ℓ bits, 1 round).
+//! A party computes its term as `a_b·(c_b + c_{b+1}) + a_{b+1}·c_b`: two products instead of
+//! three (the same sum; for matrices, two matrix products instead of three).
 //! The malicious protocol runs this and then verifies the product with a triple before any
 //! truncation (Appendix I of the paper explains why verifying after truncation is unsound).
 
@@ -13,18 +15,17 @@ use veil_tensor::{Device, Tensor};
 use crate::reshare::reshare;
 use crate::rss::Rss;
 
-/// This party's additive term `z_b = a_b c_b + a_b c_{b+1} + a_{b+1} c_b` of `x ⊙ y`.
+/// This party's additive term `z_b = a_b c_b + a_b c_{b+1} + a_{b+1} c_b` of `x ⊙ y`, as
+/// `a_b·(c_b + c_{b+1}) + a_{b+1}·c_b`.
 pub fn cross_terms<R: Ring>(x: &Rss<R>, y: &Rss<R>) -> Result<Tensor<R>> {
-    let z = x.first.mul(&y.first)?;
-    let z = z.add(&x.first.mul(&y.second)?)?;
+    let z = x.first.mul(&y.first.add(&y.second)?)?;
     Ok(z.add(&x.second.mul(&y.first)?)?)
 }
 
 /// This party's additive term of `X · Y`: the same cross terms with matrix products, on
-/// `device`.
+/// `device`, as `X_b·(Y_b + Y_{b+1}) + X_{b+1}·Y_b` (two products).
 pub fn matmul_cross_terms<R: Ring>(device: &dyn Device, x: &Rss<R>, y: &Rss<R>) -> Result<Tensor<R>> {
-    let z = x.first.matmul_with(&y.first, device)?;
-    let z = z.add(&x.first.matmul_with(&y.second, device)?)?;
+    let z = x.first.matmul_with(&y.first.add(&y.second)?, device)?;
     Ok(z.add(&x.second.matmul_with(&y.first, device)?)?)
 }
 
