@@ -2,12 +2,16 @@
 //! the output; a model owner shares the weights. Owners are parties `3, 4, ...` of the session
 //! (linked to the servers by the same mutually authenticated transport); servers are 0, 1, 2.
 //!
-//! **Sharing** ([`share_from_owner`]): the owner draws `a_0, a_1` at random, sets
-//! `a_2 = x - a_0 - a_1` and sends `P_b` its pair `(a_b, a_{b+1})`: every component reaches both
-//! of its holders. A malicious owner could send the two holders different copies, so each
-//! server sends the next one a hash of its second component, which must equal the hash of the
-//! next server's first component; a mismatch aborts (blaming the owner). Cost: the owner sends
-//! `2·n·B` bytes to each server; each server 32 bytes to the next; 2 rounds.
+//! **Sharing** ([`share_from_owner`]): the owner draws two fresh 128-bit seeds `k_0, k_1`,
+//! expands `a_0 = G(k_0)`, `a_1 = G(k_1)` (AES-CTR), sets `a_2 = x - a_0 - a_1` and gives each
+//! server its pair `(a_b, a_{b+1})`, the random components as their seeds: `P_0` gets
+//! `(k_0, k_1)`, `P_1` gets `(k_1, a_2)`, `P_2` gets `(a_2, k_0)`. Every component reaches both
+//! of its holders, and each server sees only the seeds of components it holds. A malicious
+//! owner could send the two holders different copies (of a seed or of `a_2`), so each server
+//! sends the next one a hash of its second component, which must equal the hash of the next
+//! server's first component; a mismatch aborts (blaming the owner). Cost: the owner sends
+//! `n·B + 16` bytes to `P_1` and `P_2` and 32 bytes to `P_0` (sending every pair in full took
+//! `2·n·B` to each); each server 32 bytes to the next; 2 rounds.
 //!
 //! **Output** ([`reveal_to_owner`]): `P_b` sends the owner its first component `a_b` in full and
 //! a hash of its second `a_{b+1}`; the owner checks every component against the hash sent by
@@ -21,6 +25,15 @@ use veil_tensor::Tensor;
 use crate::open::{component_digest, recv_digest};
 use crate::prss::check_server;
 use crate::rss::{Rss, next, prev};
+
+/// Bytes of a component's seed.
+const SEED: usize = 16;
+
+/// The random component a seed stands for: `G(k)` in the shape of the input.
+fn expand<R: Ring>(k: &[u8; SEED], shape: &[usize]) -> Result<Tensor<R>> {
+    let mut g = veil_crypto::Prg::new(&veil_crypto::Seed(*k));
+    Ok(Tensor::new(shape.to_vec(), R::random_vec(&mut g, shape.iter().product()))?)
+}
 
 fn check_owner(ctx: &Ctx, owner: PartyId) -> Result<()> {
     if owner < 3 || owner >= ctx.parties() {
@@ -48,25 +61,39 @@ pub fn share_from_owner<R: Ring>(
         if x.shape() != shape {
             return Err(MpcError::Invalid(format!("input of shape {:?}, declared {shape:?}", x.shape())));
         }
-        let a0 = Tensor::new(shape.to_vec(), R::random_vec(ctx.rng(), n))?;
-        let a1 = Tensor::new(shape.to_vec(), R::random_vec(ctx.rng(), n))?;
-        let a2 = x.sub(&a0)?.sub(&a1)?;
-        let comps = [a0, a1, a2];
-        for b in 0..3 {
-            let mut msg = comps[b].data().to_vec();
-            msg.extend_from_slice(comps[next(b)].data());
-            ctx.send_ring(b, &msg)?;
+        let mut seeds = [[0u8; SEED]; 2];
+        for k in &mut seeds {
+            ctx.rng().fill_bytes(k);
         }
+        let a2 = x.sub(&expand::<R>(&seeds[0], shape)?)?.sub(&expand::<R>(&seeds[1], shape)?)?;
+        ctx.net().send(0, seeds.concat())?;
+        ctx.net().send(1, seeds[1].to_vec())?;
+        ctx.send_ring(1, a2.data())?;
+        ctx.net().send(2, seeds[0].to_vec())?;
+        ctx.send_ring(2, a2.data())?;
         return Ok(None);
     }
     if me >= 3 {
         return Ok(None);
     }
-    let both: Vec<R> = ctx.recv_ring(owner, 2 * n)?;
-    let share = Rss::new(
-        Tensor::new(shape.to_vec(), both[..n].to_vec())?,
-        Tensor::new(shape.to_vec(), both[n..].to_vec())?,
-    )?;
+    let seeds = ctx.net().recv(owner)?;
+    let want = if me == 0 { 2 * SEED } else { SEED };
+    if seeds.len() != want {
+        return Err(MpcError::abort(
+            format!("owner input: {} bytes of seeds, expected {want}", seeds.len()),
+            Some(owner),
+        ));
+    }
+    let seed = |i: usize| -> [u8; SEED] {
+        let mut k = [0u8; SEED];
+        k.copy_from_slice(&seeds[i * SEED..(i + 1) * SEED]);
+        k
+    };
+    let share = match me {
+        0 => Rss::new(expand(&seed(0), shape)?, expand(&seed(1), shape)?)?,
+        1 => Rss::new(expand(&seed(0), shape)?, Tensor::new(shape.to_vec(), ctx.recv_ring::<R>(owner, n)?)?)?,
+        _ => Rss::new(Tensor::new(shape.to_vec(), ctx.recv_ring::<R>(owner, n)?)?, expand(&seed(0), shape)?)?,
+    };
     ctx.net().send(next(me), component_digest(&share.second).0.to_vec())?;
     let theirs = recv_digest(ctx, prev(me))?;
     if !component_digest(&share.first).ct_eq(&theirs) {

@@ -44,20 +44,61 @@ fn data_owner_times_model_owner_revealed_to_the_data_owner_only() {
 fn owner_sending_inconsistent_shares_is_caught() {
     let res = simulate(4, 2, |ctx| {
         if ctx.party() == DATA_OWNER {
-            // Server 1 and server 2 both hold a_2; give them different copies.
-            ctx.send_ring(0, &[Z64(1), Z64(2)])?;
-            ctx.send_ring(1, &[Z64(3), Z64(4)])?;
-            ctx.send_ring(2, &[Z64(5), Z64(1)])?;
+            // P0 and P2 both hold a_0 (as the seed k_0), P1 and P2 both hold a_2: give P2
+            // another seed for a_0, and P1 and P2 different copies of a_2.
+            let (k0, k1, other) = ([1u8; 16], [2u8; 16], [3u8; 16]);
+            ctx.net().send(0, [k0, k1].concat())?;
+            ctx.net().send(1, k1.to_vec())?;
+            ctx.send_ring(1, &[Z64(3)])?;
+            ctx.net().send(2, other.to_vec())?;
+            ctx.send_ring(2, &[Z64(5)])?;
             return Ok(());
         }
         share_from_owner::<Z64>(ctx, DATA_OWNER, None, &[1]).map(|_| ())
     });
-    let blamed =
-        res[..3].iter().filter(|r| matches!(r, Err(MpcError::Abort { suspect: Some(3), .. }))).count();
-    // Copies of a_1 and a_2 differ, so their holders' checks (at P1 and P2) fail; P0's copy of
-    // a_0 is consistent and its own check passes (it then fails at the next exchange, since
-    // the others left: no output can follow).
-    assert_eq!(blamed, 2, "{res:?}");
+    let blamed: Vec<usize> =
+        (0..3).filter(|&p| matches!(&res[p], Err(MpcError::Abort { suspect: Some(3), .. }))).collect();
+    // The holders of a_0 (checked at P0) and of a_2 (checked at P2) disagree; a_1 is consistent
+    // and P1's own check passes (it then fails at the next exchange, since the others left: no
+    // output can follow).
+    assert_eq!(blamed, [0, 2], "{res:?}");
+}
+
+#[test]
+fn an_owner_sending_malformed_seeds_is_blamed() {
+    let res = simulate(4, 2, |ctx| {
+        if ctx.party() == DATA_OWNER {
+            for b in 0..3 {
+                ctx.net().send(b, vec![7u8; 5])?;
+            }
+            return Ok(());
+        }
+        share_from_owner::<Z64>(ctx, DATA_OWNER, None, &[4]).map(|_| ())
+    });
+    for r in &res[..3] {
+        assert!(
+            matches!(r, Err(MpcError::Abort { suspect: Some(3), check }) if check.contains("seeds")),
+            "{r:?}"
+        );
+    }
+}
+
+#[test]
+fn an_owner_sends_seeds_for_the_random_components() {
+    // The owner sends n·B + 16 bytes to P1 and P2 and 32 to P0 (every pair in full took 2·n·B
+    // to each server).
+    let x = matrix(10, 10, 9);
+    let out = all_ok(simulate(4, 5, |ctx| {
+        let me = ctx.party();
+        let before = ctx.stats().total().bytes_sent;
+        let s = share_from_owner(ctx, DATA_OWNER, (me == DATA_OWNER).then_some(&x), x.shape())?;
+        let sent = ctx.stats().total().bytes_sent - before;
+        let y = reveal_to_owner(ctx, s.as_ref(), DATA_OWNER, x.shape())?;
+        Ok((sent, y))
+    }))
+    .unwrap();
+    assert_eq!(out[DATA_OWNER].0, 2 * (100 * 8 + 16) + 32);
+    assert_eq!(out[DATA_OWNER].1.as_ref(), Some(&x));
 }
 
 #[test]
