@@ -99,6 +99,9 @@ fn reduce<O: Z2k, A: Z2k>(v: O) -> A {
 /// Keys expanded and proved together (one proof per group).
 const KEY_GROUP: usize = 64;
 
+/// A dealt instance: the two shares of its point and the two keys.
+type MadeKey<A, O> = (A, A, DpfKey<O>, DpfKey<O>);
+
 /// A group of expanded keys: kept tables, the group's proof, and each key's `t` and `s` shares.
 type CheckedGroup<T, O, A> = (Vec<T>, veil_fss::Proof, Vec<O>, Vec<A>);
 
@@ -127,27 +130,35 @@ pub fn deal_with<O: Z2k, A: Z2k, T: Send>(
     let b = ctx.party();
     let (e0, e1) = evaluators(dealer);
     if b == dealer {
-        // One seed per instance from the party's generator, then the keys in parallel.
-        let seeds: Vec<Seed> = (0..count)
+        // One seed per group of instances from the party's generator, then the groups in
+        // parallel, each from its own generator (a generator per key would spend more AES
+        // blocks on filling its buffer than the key takes).
+        let seeds: Vec<Seed> = (0..count.div_ceil(KEY_GROUP))
             .map(|_| {
                 let mut s = [0u8; 16];
                 ctx.rng().fill_bytes(&mut s);
                 Seed(s)
             })
             .collect();
-        let made: Vec<(A, A, DpfKey<O>, DpfKey<O>)> = seeds
+        let made: Vec<Vec<MadeKey<A, O>>> = seeds
             .par_iter()
-            .map(|seed| {
+            .enumerate()
+            .map(|(group, seed)| {
                 let mut g = Prg::new(seed);
-                let alpha = g.next_u64() & ((1 << d) - 1);
-                let share0 = A::random(&mut g);
-                let (key0, key1) = gen_keys(alpha, O::ONE, d, &mut g)
-                    .map_err(|e| MpcError::Invalid(format!("VDPF key generation: {e}")))?;
-                Ok((share0, A::from_u64(alpha) - share0, key0, key1))
+                let len = KEY_GROUP.min(count - group * KEY_GROUP);
+                (0..len)
+                    .map(|_| {
+                        let alpha = g.next_u64() & ((1 << d) - 1);
+                        let share0 = A::random(&mut g);
+                        let (key0, key1) = gen_keys(alpha, O::ONE, d, &mut g)
+                            .map_err(|e| MpcError::Invalid(format!("VDPF key generation: {e}")))?;
+                        Ok((share0, A::from_u64(alpha) - share0, key0, key1))
+                    })
+                    .collect::<Result<_>>()
             })
             .collect::<Result<_>>()?;
         let (mut a0, mut a1, mut k0, mut k1) = (vec![], vec![], vec![], vec![]);
-        for (s0, s1, key0, key1) in made {
+        for (s0, s1, key0, key1) in made.into_iter().flatten() {
             a0.push(s0);
             a1.push(s1);
             k0.push(key0);
