@@ -33,10 +33,12 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use veil_mpc::phase::OFFLINE_PHASE;
 use veil_mpc::prep::Call;
 use veil_mpc::trace::Tracer;
 use veil_mpc::traits::{Layout, NonLinear, Owners, TransformerOps};
 use veil_mpc::{Ctx, PartyId};
+use veil_net::PhaseStats;
 use veil_ring::{Ring, Z2k, Z64};
 use veil_tensor::Tensor;
 
@@ -159,8 +161,8 @@ type PartCost = (Spent, Spent);
 /// [`veil_mpc::phase::nested_offline_seconds`] counts apart).
 struct Mark {
     phase: String,
-    here: [u64; 3],
-    offline: [u64; 3],
+    here: PhaseStats,
+    offline: PhaseStats,
     total_bytes: u64,
     nested: f64,
     start: std::time::Instant,
@@ -169,13 +171,9 @@ struct Mark {
 impl Mark {
     fn now(ctx: &Ctx) -> Self {
         let phase = ctx.stats().phase().to_string();
-        let counters = |p: &str| {
-            let s = ctx.stats().get(p);
-            [s.bytes_sent, s.messages_sent, s.rounds]
-        };
         Mark {
-            here: counters(&phase),
-            offline: counters(veil_mpc::phase::OFFLINE_PHASE),
+            here: ctx.stats().get(&phase),
+            offline: ctx.stats().get(OFFLINE_PHASE),
             phase,
             total_bytes: ctx.stats().total().bytes_sent,
             nested: veil_mpc::phase::nested_offline_seconds(),
@@ -186,21 +184,16 @@ impl Mark {
     /// What was spent since the mark: (in the mark's phase, in the offline phase), and all
     /// bytes sent.
     fn since(&self, ctx: &Ctx) -> (Spent, Spent, u64) {
-        let spent = |p: &str, before: &[u64; 3], seconds: f64| {
-            let s = ctx.stats().get(p);
-            Spent {
-                bytes: s.bytes_sent - before[0],
-                messages: s.messages_sent - before[1],
-                rounds: s.rounds - before[2],
-                seconds,
-            }
+        let spent = |p: &str, before: &PhaseStats, seconds: f64| {
+            let d = ctx.stats().get(p).since(before);
+            Spent { bytes: d.bytes_sent, messages: d.messages_sent, rounds: d.rounds, seconds }
         };
         let offline_s = veil_mpc::phase::nested_offline_seconds() - self.nested;
         let total_s = self.start.elapsed().as_secs_f64();
-        let offline = if self.phase == veil_mpc::phase::OFFLINE_PHASE {
+        let offline = if self.phase == OFFLINE_PHASE {
             Spent::default()
         } else {
-            spent(veil_mpc::phase::OFFLINE_PHASE, &self.offline, offline_s)
+            spent(OFFLINE_PHASE, &self.offline, offline_s)
         };
         let here = spent(&self.phase, &self.here, (total_s - offline_s).max(0.0));
         (here, offline, ctx.stats().total().bytes_sent - self.total_bytes)
