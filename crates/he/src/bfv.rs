@@ -43,7 +43,7 @@ use veil_mpc::{MpcError, Result};
 use zeroize::Zeroize;
 
 use crate::preset::{BfvPreset, primes};
-use crate::rns::{Ring, RnsPoly};
+use crate::rns::Ring;
 
 /// A 32-byte seed from which a uniform polynomial is expanded (ChaCha8 keyed by its SHA-256).
 pub type Seed = [u8; 32];
@@ -586,20 +586,13 @@ impl Bfv {
         let target = self.context(level)?;
         for c in [&mut ct.c0, &mut ct.c1] {
             let count = c.coefficients().nrows();
-            let mut p = RnsPoly {
-                basis: (0..count).collect(),
-                limbs: c.coefficients().outer_iter().map(|row| row.to_vec()).collect(),
-                ntt: true,
-            };
-            let mut drop = count - target.moduli().len();
-            while drop >= 2 {
-                self.ring.drop_last_two(&mut p)?;
-                drop -= 2;
-            }
-            if drop == 1 {
-                self.ring.drop_last(&mut p)?;
-            }
-            let rows = Array2::from_shape_vec((p.len(), self.slots()), p.limbs.concat())
+            let basis: Vec<usize> = (0..count).collect();
+            let coefficients = c.coefficients();
+            let mut rows = coefficients
+                .as_slice()
+                .map_or_else(|| coefficients.iter().copied().collect(), <[u64]>::to_vec);
+            self.ring.drop_last_rows(&mut rows, &basis, count - target.moduli().len(), true)?;
+            let rows = Array2::from_shape_vec((target.moduli().len(), self.slots()), rows)
                 .map_err(|e| math_error("modulus switching", e))?;
             *c = Poly::try_convert_from(rows, target, false, Representation::Ntt)
                 .map_err(|e| math_error("modulus switching", e))?;

@@ -28,6 +28,7 @@
 pub mod bfv;
 pub mod ckks;
 pub mod flood;
+mod ifma;
 pub mod keyfile;
 pub mod linear;
 pub mod matmul;

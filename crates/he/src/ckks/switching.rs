@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use veil_mpc::{MpcError, Result};
 
 use super::{Ciphertext, Ckks, GaloisKeys, SwitchingKey};
-use crate::rns::{RnsPoly, centred};
+use crate::rns::RnsPoly;
 
 impl Ckks {
     /// Splits `c` (NTT form, level `l`) into its residues, each lifted to `q_0 … q_l, P` in NTT
@@ -16,19 +16,17 @@ impl Ckks {
         let mut coeffs = c.clone();
         self.ring.to_coeff(&mut coeffs);
         let ext = self.ext_basis(c.len() - 1);
-        let primes = self.ring.primes();
         (0..c.len())
             .into_par_iter()
             .map(|j| {
                 let qj = self.ring.modulus(c.basis[j]);
-                let centred: Vec<i64> = coeffs.limbs[j].iter().map(|&v| centred(v, qj)).collect();
                 let limbs = ext
                     .iter()
                     .map(|&b| {
                         if b == c.basis[j] {
                             return c.limbs[j].clone();
                         }
-                        let mut limb = primes[b].q.reduce_vec_i64(&centred);
+                        let mut limb = self.ring.centred_residues(&coeffs.limbs[j], qj, b);
                         self.ring.ntt_forward(b, &mut limb);
                         limb
                     })
