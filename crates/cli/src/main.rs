@@ -14,6 +14,7 @@
 //!   plaintext embedding with each party's bytes, rounds and seconds (`--job mul`: the product
 //!   of two secret vectors).
 
+mod allocator;
 mod bench;
 mod classify;
 mod config;
@@ -467,6 +468,7 @@ enum BenchCommand {
 }
 
 fn main() -> ExitCode {
+    allocator::tune();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Version => {

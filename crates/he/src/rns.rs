@@ -5,7 +5,7 @@
 //! vector per prime of its *basis* (indices into the ring's primes), either as coefficients
 //! or in NTT form (evaluations at the odd powers of a primitive `2N`-th root `ψ`, in the
 //! NTT's own order). Arithmetic is `fhe-math`'s modular vector operations; the NTTs are
-//! `tfhe-ntt` 0.7's plans, called directly (see [`Transform`]).
+//! `tfhe-ntt` 0.7's plans, called directly (see `Transform` below).
 //!
 //! The operations a scheme needs and that the library's `Poly` does not expose with this
 //! control:
