@@ -103,6 +103,75 @@ pub struct PublicKey {
     pub(crate) p1: Poly,
 }
 
+/// A running sum of ciphertext × plaintext products at one level, accumulated in 128 bits per
+/// coefficient and reduced once every few thousand terms (and at the end) instead of after
+/// every product: the evaluator's side of a coefficient-encoded matrix product sums hundreds
+/// of them per answer.
+pub struct ProductSum {
+    level: usize,
+    c0: Vec<u128>,
+    c1: Vec<u128>,
+    pending: usize,
+    limit: usize,
+}
+
+impl ProductSum {
+    /// Adds `ct ⊙ op` (`op` from [`Bfv::operand`] at the sum's level).
+    pub fn add(&mut self, bfv: &Bfv, ct: &Ciphertext, op: &Poly) -> Result<()> {
+        if ct.level != self.level {
+            return Err(MpcError::Invalid(format!(
+                "a product at level {} in a sum at {}",
+                ct.level, self.level
+            )));
+        }
+        if self.pending == self.limit {
+            self.reduce(bfv)?;
+        }
+        let (a0, a1, w) = (ct.c0.coefficients(), ct.c1.coefficients(), op.coefficients());
+        let (Some(a0), Some(a1), Some(w)) = (a0.as_slice(), a1.as_slice(), w.as_slice()) else {
+            return Err(MpcError::Invalid("polynomials not in one block".into()));
+        };
+        if w.len() != self.c0.len() || a0.len() != w.len() || a1.len() != w.len() {
+            return Err(MpcError::Invalid("a product of another size than the sum".into()));
+        }
+        for ((s0, s1), ((&x0, &x1), &y)) in self.c0.iter_mut().zip(&mut self.c1).zip(a0.iter().zip(a1).zip(w))
+        {
+            *s0 += u128::from(x0) * u128::from(y);
+            *s1 += u128::from(x1) * u128::from(y);
+        }
+        self.pending += 1;
+        Ok(())
+    }
+
+    fn reduce(&mut self, bfv: &Bfv) -> Result<()> {
+        let n = bfv.slots();
+        for (i, q) in bfv.context(self.level)?.moduli_operators().iter().enumerate() {
+            for v in self.c0[i * n..(i + 1) * n].iter_mut().chain(&mut self.c1[i * n..(i + 1) * n]) {
+                *v = u128::from(q.reduce_u128(*v));
+            }
+        }
+        self.pending = 0;
+        Ok(())
+    }
+
+    /// `acc + Σ ct_i ⊙ op_i`.
+    pub fn finish(mut self, bfv: &Bfv, acc: &Ciphertext) -> Result<Ciphertext> {
+        self.reduce(bfv)?;
+        let ctx = bfv.context(self.level)?;
+        let poly = |sum: &[u128]| -> Result<Poly> {
+            let rows = Array2::from_shape_vec(
+                (ctx.moduli().len(), bfv.slots()),
+                sum.iter().map(|&v| v as u64).collect(),
+            )
+            .map_err(|e| math_error("product sum", e))?;
+            Poly::try_convert_from(rows, ctx, false, Representation::Ntt)
+                .map_err(|e| math_error("product sum", e))
+        };
+        let sum = Ciphertext { level: self.level, c0: poly(&self.c0)?, c1: poly(&self.c1)?, seed: None };
+        bfv.add(acc, &sum)
+    }
+}
+
 /// A BFV ciphertext `(c0, c1)` in NTT form. `seed` is set while `c1` is still the expansion of
 /// a seed (a fresh secret-key encryption), so that the wire carries the seed instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -322,10 +391,7 @@ impl Bfv {
                 *r = qi.mul(qi.reduce(mi), inv);
             }
         }
-        let mut p = Poly::try_convert_from(rows, ctx, false, Representation::PowerBasis)
-            .map_err(|e| math_error("scaling", e))?;
-        p.change_representation(Representation::Ntt);
-        Ok(p)
+        self.ntt_poly(rows, ctx, "scaling")
     }
 
     /// The centred lift of `pt` (coefficients in `(−t/2, t/2]`) in NTT form at `level`: the
@@ -338,10 +404,15 @@ impl Bfv {
     }
 
     fn lift_signed(&self, coeffs: &[i64], ctx: &Arc<Context>) -> Result<Poly> {
-        let mut p = Poly::try_convert_from(coeffs, ctx, false, Representation::PowerBasis)
-            .map_err(|e| math_error("lift", e))?;
-        p.change_representation(Representation::Ntt);
-        Ok(p)
+        let mut rows = Array2::<u64>::zeros((ctx.moduli().len(), self.slots()));
+        for (mut row, qi) in rows.outer_iter_mut().zip(ctx.moduli_operators()) {
+            // Weight polynomials of coefficient-encoded products are mostly zeros.
+            for (r, &c) in row.iter_mut().zip(coeffs).filter(|(_, c)| **c != 0) {
+                let m = qi.reduce(c.unsigned_abs());
+                *r = if c < 0 { qi.neg(m) } else { m };
+            }
+        }
+        self.ntt_poly(rows, ctx, "lift")
     }
 
     fn error<R: RngCore + CryptoRng>(&self, level: usize, rng: &mut R) -> Result<Poly> {
@@ -422,17 +493,18 @@ impl Bfv {
             })
             .collect();
         let mut rows = Array2::<u64>::zeros((ctx.moduli().len(), self.slots()));
-        for (mut row, &qi) in rows.outer_iter_mut().zip(ctx.moduli()) {
-            let q = i128::from(qi);
-            let shift = ((1i128 << 64) % q) as u128;
+        for (mut row, qi) in rows.outer_iter_mut().zip(ctx.moduli_operators()) {
+            let shift = qi.reduce_u128(1u128 << 64);
+            // A signed value below 2^127 in magnitude, mod q_i.
+            let signed = |v: i128| {
+                let m = qi.reduce_u128(v.unsigned_abs());
+                if v < 0 { qi.neg(m) } else { m }
+            };
             for (r, &(h, l)) in row.iter_mut().zip(&noise) {
-                let high = (h.rem_euclid(q) as u128 * shift) % qi as u128;
-                *r = ((high + l.rem_euclid(q) as u128) % qi as u128) as u64;
+                *r = qi.add(qi.mul(signed(h), shift), signed(l));
             }
         }
-        let mut p = Poly::try_convert_from(rows, ctx, false, Representation::PowerBasis)
-            .map_err(|e| math_error("flooding", e))?;
-        p.change_representation(Representation::Ntt);
+        let p = self.ntt_poly(rows, ctx, "flooding")?;
         ct.c0 += &p;
         ct.seed = None;
         Ok(())
@@ -440,8 +512,7 @@ impl Bfv {
 
     /// The `N` slots of a ciphertext.
     pub fn decrypt(&self, sk: &SecretKey, ct: &Ciphertext) -> Result<Vec<u64>> {
-        let mut x = self.phase(sk, ct)?;
-        x.change_representation(Representation::PowerBasis);
+        let x = self.to_power_basis(&self.phase(sk, ct)?)?;
         let mut m = x.scale(&self.to_plain[ct.level]).map_err(|e| math_error("decryption", e))?;
         m.change_representation(Representation::Ntt);
         Ok(m.coefficients().row(0).to_vec())
@@ -449,10 +520,38 @@ impl Bfv {
 
     /// The `N` coefficients of `m` in a ciphertext.
     pub fn decrypt_coefficients(&self, sk: &SecretKey, ct: &Ciphertext) -> Result<Vec<u64>> {
-        let mut x = self.phase(sk, ct)?;
-        x.change_representation(Representation::PowerBasis);
+        let x = self.to_power_basis(&self.phase(sk, ct)?)?;
         let m = x.scale(&self.to_plain[ct.level]).map_err(|e| math_error("decryption", e))?;
         Ok(m.coefficients().row(0).to_vec())
+    }
+
+    /// A polynomial over the first primes of the chain (row `i` mod `q_i`, as `ctx`) from its
+    /// coefficients, by the RNS layer's NTTs (`tfhe-ntt` 0.7, the same values as `fhe-math`'s
+    /// own, which run on 0.6's slower code; see `rns.rs`).
+    fn ntt_poly(&self, mut rows: Array2<u64>, ctx: &Arc<Context>, what: &str) -> Result<Poly> {
+        for (i, mut row) in rows.outer_iter_mut().enumerate() {
+            let limb = row.as_slice_mut().ok_or_else(|| math_error(what, "rows not contiguous"))?;
+            self.ring.ntt_forward(i, limb);
+        }
+        Poly::try_convert_from(rows, ctx, false, Representation::Ntt).map_err(|e| math_error(what, e))
+    }
+
+    /// The coefficients of a polynomial in NTT form (one row per prime), by the RNS layer's
+    /// inverse NTTs.
+    fn coefficient_rows(&self, p: &Poly) -> Array2<u64> {
+        let mut rows = p.coefficients().to_owned();
+        for (i, mut row) in rows.outer_iter_mut().enumerate() {
+            if let Some(limb) = row.as_slice_mut() {
+                self.ring.ntt_backward(i, limb);
+            }
+        }
+        rows
+    }
+
+    /// `p` (NTT form) as coefficients, in `fhe-math`'s representation.
+    fn to_power_basis(&self, p: &Poly) -> Result<Poly> {
+        Poly::try_convert_from(self.coefficient_rows(p), p.ctx(), false, Representation::PowerBasis)
+            .map_err(|e| math_error("inverse NTT", e))
     }
 
     /// `c0 + c1·s` in NTT form.
@@ -484,6 +583,21 @@ impl Bfv {
     /// `ct ⊙ pt` slot by slot, `operand` from [`Bfv::operand`] at the ciphertext's level.
     pub fn mul_plain(&self, ct: &Ciphertext, operand: &Poly) -> Ciphertext {
         Ciphertext { level: ct.level, c0: &ct.c0 * operand, c1: &ct.c1 * operand, seed: None }
+    }
+
+    /// An empty sum `Σ ct_i ⊙ op_i` at `level`, for [`ProductSum::add`].
+    pub fn product_sum(&self, level: usize) -> Result<ProductSum> {
+        let primes = self.primes(level)?;
+        let bits = primes.iter().map(|&q| u64::BITS - q.leading_zeros()).max().unwrap_or(64);
+        let len = primes.len() * self.slots();
+        Ok(ProductSum {
+            level,
+            c0: vec![0; len],
+            c1: vec![0; len],
+            pending: 0,
+            // Each product is below 2^{2·bits}; 2^{127 − 2·bits} of them fit in 127 bits.
+            limit: 1usize << 127u32.saturating_sub(2 * bits).min(30),
+        })
     }
 
     /// `a + b` slot by slot (same level).
@@ -527,9 +641,7 @@ impl Bfv {
         self.small_modulus(ct.level)?;
         let primes = self.primes(ct.level)?.to_vec();
         let to_integers = |c: &Poly, k: u32| -> Vec<u128> {
-            let mut c = c.clone();
-            c.change_representation(Representation::PowerBasis);
-            let rows = c.coefficients();
+            let rows = self.coefficient_rows(c);
             (0..self.slots())
                 .map(|j| {
                     let x = if primes.len() == 1 {
@@ -555,19 +667,17 @@ impl Bfv {
 
     /// The ciphertext `(c0'·2^{k0}, c1'·2^{k1}) mod q_l` of a compressed answer.
     pub fn decompress(&self, c: &Compressed) -> Result<Ciphertext> {
-        let q = self.small_modulus(c.level)?;
+        self.small_modulus(c.level)?;
         let ctx = self.context(c.level)?;
         let lift = |values: &[u128], k: u32| -> Result<Poly> {
             let mut rows = Array2::<u64>::zeros((ctx.moduli().len(), self.slots()));
-            for (mut row, &qi) in rows.outer_iter_mut().zip(ctx.moduli()) {
+            // (v·2^k mod q) mod q_i = v·2^k mod q_i, as q_i divides q; v·2^k < 2^128 (below).
+            for (mut row, qi) in rows.outer_iter_mut().zip(ctx.moduli_operators()) {
                 for (r, &v) in row.iter_mut().zip(values) {
-                    *r = (((v << k) % q) % u128::from(qi)) as u64;
+                    *r = qi.reduce_u128(v << k);
                 }
             }
-            let mut p = Poly::try_convert_from(rows, ctx, false, Representation::PowerBasis)
-                .map_err(|e| math_error("decompression", e))?;
-            p.change_representation(Representation::Ntt);
-            Ok(p)
+            self.ntt_poly(rows, ctx, "decompression")
         };
         Ok(Ciphertext {
             level: c.level,

@@ -174,15 +174,29 @@ impl MatPlan {
 
     /// `X·W mod t` in the clear.
     pub fn apply(&self, w: &[u64], x: &[u64], t: u64) -> Vec<u64> {
+        // Row by row, the products `x[r][j]·w[j][·]` (each below 2^{2b}, t < 2^b) accumulate in
+        // 128 bits, 2^{127−2b} terms at a time (128 for b = 60) before one reduction mod t.
+        let b = u64::BITS - t.saturating_sub(1).leading_zeros();
+        let terms = 1usize << 127u32.saturating_sub(2 * b).min(20);
         let t128 = u128::from(t);
         let mut z = vec![0u64; self.rows * self.cols];
+        let mut acc = vec![0u128; self.cols];
         for (r, row) in z.chunks_mut(self.cols).enumerate() {
+            acc.fill(0);
             let xr = &x[r * self.inner..(r + 1) * self.inner];
-            for (c, v) in row.iter_mut().enumerate() {
-                let sum = xr.iter().enumerate().fold(0u128, |acc, (j, &a)| {
-                    (acc + u128::from(a) * u128::from(w[j * self.cols + c])) % t128
-                });
-                *v = sum as u64;
+            for (j, &a) in xr.iter().enumerate() {
+                if a != 0 {
+                    let wj = &w[j * self.cols..(j + 1) * self.cols];
+                    for (s, &b) in acc.iter_mut().zip(wj) {
+                        *s += u128::from(a) * u128::from(b);
+                    }
+                }
+                if (j + 1) % terms == 0 {
+                    acc.iter_mut().for_each(|s| *s %= t128);
+                }
+            }
+            for (v, s) in row.iter_mut().zip(&acc) {
+                *v = (s % t128) as u64;
             }
         }
         z

@@ -205,10 +205,12 @@ impl Ole {
                 let neg: Vec<u64> = mask.iter().map(|&r| (t - r) % t).collect();
                 let mut acc =
                     self.bfv.encrypt_public(&self.peer_pk, &self.encode(packing, &neg)?, None, &mut rng)?;
+                let mut sum = self.bfv.product_sum(0)?;
                 for &(i, a) in row {
                     let op = self.bfv.operand(&self.encode(packing, a)?, 0)?;
-                    acc = self.bfv.add(&acc, &self.bfv.mul_plain(&queries[i], &op))?;
+                    sum.add(&self.bfv, &queries[i], &op)?;
                 }
+                acc = sum.finish(&self.bfv, &acc)?;
                 self.bfv.flood(&mut acc, plan.flood_bits, &mut rng)?;
                 self.bfv.switch_to(&mut acc, plan.response_level)?;
                 Ok(acc)

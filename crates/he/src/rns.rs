@@ -274,6 +274,11 @@ impl Ring {
         self.primes[b].ntt.forward(limb);
     }
 
+    /// The inverse NTT (scaled by `N^{−1}`) of one residue vector mod prime `b`.
+    pub fn ntt_backward(&self, b: usize, limb: &mut [u64]) {
+        self.primes[b].ntt.backward(limb);
+    }
+
     /// To NTT form (no-op if already).
     pub fn to_ntt(&self, p: &mut RnsPoly) {
         if !p.ntt {
