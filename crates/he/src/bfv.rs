@@ -712,3 +712,54 @@ impl Bfv {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha20Rng;
+
+    /// A product sum equals the products added one by one (ciphertext for ciphertext), also
+    /// when it reduces in the middle (a limit of two terms forces it), at every preset.
+    #[test]
+    fn a_product_sum_equals_products_added_one_by_one() {
+        let mut rng = ChaCha20Rng::seed_from_u64(5);
+        for preset in BfvPreset::ALL {
+            let bfv = Bfv::new(preset).unwrap();
+            let (sk, pk) = bfv.keygen(&mut rng).unwrap();
+            let t = bfv.plaintext_modulus();
+            let values =
+                |rng: &mut ChaCha20Rng| (0..bfv.slots()).map(|_| rng.random_range(0..t)).collect::<Vec<_>>();
+            let start =
+                bfv.encrypt_public(&pk, &bfv.encode(&values(&mut rng)).unwrap(), None, &mut rng).unwrap();
+            let terms: Vec<(Ciphertext, Poly)> = (0..5)
+                .map(|_| {
+                    let ct = bfv
+                        .encrypt_secret(&sk, &bfv.encode(&values(&mut rng)).unwrap(), 0, &mut rng)
+                        .unwrap();
+                    (ct, bfv.operand(&bfv.encode(&values(&mut rng)).unwrap(), 0).unwrap())
+                })
+                .collect();
+            let mut expected = start.clone();
+            for (ct, op) in &terms {
+                expected = bfv.add(&expected, &bfv.mul_plain(ct, op)).unwrap();
+            }
+            for limit in [2, usize::MAX] {
+                let mut sum = bfv.product_sum(0).unwrap();
+                sum.limit = limit.min(sum.limit);
+                for (ct, op) in &terms {
+                    sum.add(&bfv, ct, op).unwrap();
+                }
+                let got = sum.finish(&bfv, &start).unwrap();
+                assert_eq!(got.c0, expected.c0, "{} (limit {limit})", preset.name());
+                assert_eq!(got.c1, expected.c1, "{} (limit {limit})", preset.name());
+                assert_eq!(bfv.decrypt(&sk, &got).unwrap(), bfv.decrypt(&sk, &expected).unwrap());
+            }
+            // A term at another level is refused.
+            let mut low = terms[0].0.clone();
+            bfv.switch_to(&mut low, 1).unwrap();
+            let mut sum = bfv.product_sum(0).unwrap();
+            assert!(sum.add(&bfv, &low, &terms[0].1).is_err());
+        }
+    }
+}
