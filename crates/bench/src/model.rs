@@ -199,7 +199,8 @@ pub fn bench_cnn(
     Ok(rec)
 }
 
-/// The M&M paper's Table XI row of a CNN (one image, 4 cores, LAN).
+/// The M&M paper's Table XI row of an image model (one image, LAN; 4 cores for the CNNs, 64
+/// for ViT-base).
 fn mm_table11(model: &str) -> Vec<PaperFigure> {
     match model {
         "resnet50" => vec![
@@ -240,6 +241,26 @@ fn mm_table11(model: &str) -> Vec<PaperFigure> {
                 value: 19.59,
                 unit: "cents (A2I)",
                 convention: "4 cores per party (the record's dollar_cost: this machine's threads)",
+            },
+        ],
+        "vit-base" => vec![
+            PaperFigure {
+                source: "M&M Table XI: ViT-base, one 224×224 image, 64 cores, LAN",
+                value: 192.1,
+                unit: "s",
+                convention: "end to end, both parties",
+            },
+            PaperFigure {
+                source: "M&M Table XI: ViT-base communication",
+                value: 7.72 * 1024.0,
+                unit: "MiB (both parties)",
+                convention: "the paper's GB is GiB",
+            },
+            PaperFigure {
+                source: "M&M Table XI: ViT-base A2I cost",
+                value: 104.53,
+                unit: "cents (A2I)",
+                convention: "64 cores per party (the record's dollar_cost: this machine's threads)",
             },
         ],
         _ => vec![],

@@ -394,8 +394,9 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
-    /// A whole model: the aegis paper's CNNs (`snn`, `lenet`, `vgg16`; random weights) on a
-    /// batch of random images, `minilm` (real weights, mosformer) on `--seq` tokens, or every
+    /// A whole model: the aegis paper's CNNs (`snn`, `lenet`, `vgg16`) or the M&M paper's image
+    /// models (`resnet50`, `densenet121`, `vit-base`; random weights) on a batch of random
+    /// images, `minilm` (real weights, mosformer) on `--seq` tokens, or every
     /// layer of `bert-base`, `bert-large` or `gpt2` (random weights of the real shapes,
     /// mosformer, as `veil bench layer --layers 12`, or 24 for BERT-large) on `--seq` tokens. With
     /// `--net`, `minilm` or an `.onnx` CNN with every party a process in its own network
@@ -404,8 +405,8 @@ enum BenchCommand {
         /// Protocol family: `aegis` or `mosformer`.
         #[arg(long)]
         family: String,
-        /// `snn`, `lenet`, `vgg16`, `minilm`, `bert-base`, `bert-large` or `gpt2` (with `--net`: `minilm` or
-        /// a path to an `.onnx` CNN).
+        /// `snn`, `lenet`, `vgg16`, `resnet50`, `densenet121`, `vit-base`, `minilm`, `bert-base`,
+        /// `bert-large` or `gpt2` (with `--net`: `minilm` or a path to an `.onnx` CNN).
         #[arg(long)]
         model: String,
         /// Network profile to shape the links to: `lan`, `lan10`, `wan`, `wan40`, `wan100`.

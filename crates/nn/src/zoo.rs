@@ -22,7 +22,7 @@ use crate::graph::{Graph, Op, ValueId};
 use crate::weights::{FloatTensor, Weights};
 
 /// The models `veil bench model` knows.
-pub const CNNS: &[&str] = &["snn", "lenet", "vgg16", "resnet50", "densenet121"];
+pub const CNNS: &[&str] = &["snn", "lenet", "vgg16", "resnet50", "densenet121", "vit-base"];
 
 struct Builder {
     g: Graph,
@@ -133,8 +133,8 @@ impl Builder {
     }
 }
 
-/// A paper CNN by name (`snn`, `lenet`, `vgg16`) with seeded random weights; also returns the
-/// input's `[C, H, W]`.
+/// A paper's image model by name ([`CNNS`]: the CNNs and ViT-base) with seeded random weights;
+/// also returns the input's `[C, H, W]`.
 pub fn cnn(name: &str, seed: u64) -> Result<(Graph, Weights, [usize; 3])> {
     let (g, w, input) = match name {
         "snn" => {
@@ -225,8 +225,29 @@ pub fn cnn(name: &str, seed: u64) -> Result<(Graph, Weights, [usize; 3])> {
             b.fc(f, c, 1000, false);
             (b.g, b.w, [3, 224, 224])
         }
+        "vit-base" => {
+            // ViT-B/16 (Dosovitskiy et al., the Hugging Face layout): 224×224 images cut into
+            // 16×16 patches (196 rows and the class token), width 768, 12 heads, 12 blocks,
+            // feed-forward 3072, erf GELU, a 1000-class head; random weights at the scales of
+            // `random_weights` (86.6M of them).
+            let config = crate::vit::VitConfig {
+                hidden: 768,
+                heads: 12,
+                layers: 12,
+                ffn: 3072,
+                gelu: crate::graph::GeluForm::Erf,
+                eps: 1e-12,
+                image: 224,
+                patch: 16,
+                channels: 3,
+                labels: Some(1000),
+            };
+            let g = crate::vit::vit_graph(&config);
+            let w = random_weights(&g, seed);
+            (g, w, [3, 224, 224])
+        }
         other => {
-            return Err(NnError::Unsupported(format!("model {other}; the CNNs are {}", CNNS.join(", "))));
+            return Err(NnError::Unsupported(format!("model {other}; the models are {}", CNNS.join(", "))));
         }
     };
     g.shapes(1)?;

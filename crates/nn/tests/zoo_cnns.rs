@@ -1,5 +1,5 @@
-//! The zoo's ImageNet CNNs build at their real shapes (ResNet-50: 25.6M weights; DenseNet-121:
-//! 8.0M, 1 024 features before the classifier), and a channel concatenation runs alike in
+//! The zoo's ImageNet models build at their real shapes (ResNet-50: 25.6M weights; DenseNet-121:
+//! 8.0M, 1 024 features before the classifier; ViT-B/16: 86.6M), and a channel concatenation runs alike in
 //! float and in fixed point, in the channels-last layout.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
@@ -20,11 +20,14 @@ fn params(name: &str) -> usize {
 }
 
 #[test]
-fn resnet50_and_densenet121_have_their_real_sizes() {
+fn resnet50_densenet121_and_vit_base_have_their_real_sizes() {
     let resnet = params("resnet50");
     assert!((25_400_000..25_700_000).contains(&resnet), "ResNet-50 has {resnet} weights");
     let densenet = params("densenet121");
     assert!((7_900_000..8_100_000).contains(&densenet), "DenseNet-121 has {densenet} weights");
+    // ViT-B/16 with its 1000-class head: 86.6M weights.
+    let vit = params("vit-base");
+    assert!((86_400_000..86_700_000).contains(&vit), "ViT-base has {vit} weights");
 }
 
 #[test]
