@@ -327,6 +327,18 @@ pub trait Layer {
     fn output_polys(&self) -> usize;
     /// Terms in the largest answer (input polynomials one output sums).
     fn terms(&self) -> usize;
+    /// The coefficient positions [`Layer::decode_output`] reads of the answers (of any of
+    /// them), ascending: the answers' `c0` travels at these only. Found by decoding answers
+    /// whose coefficient `j` holds `j + 1`.
+    fn used_coefficients(&self, degree: usize) -> Vec<usize> {
+        let marker: Vec<u64> = (1..=degree as u64).collect();
+        let polys = vec![marker; self.output_polys()];
+        let mut used: Vec<usize> =
+            self.decode_output(&polys).into_iter().filter(|&v| v > 0).map(|v| v as usize - 1).collect();
+        used.sort_unstable();
+        used.dedup();
+        used
+    }
 }
 
 macro_rules! layer {
@@ -363,7 +375,8 @@ layer!(ConvPlan);
 pub fn evaluate(ole: &Ole, ctx: &mut Ctx, layer: &dyn Layer, w: &[u64], x0: &[u64]) -> Result<Vec<u64>> {
     let t = ole.modulus();
     let weights = layer.encode_weights(w)?;
-    let masks = ole.answer_polynomials(ctx, layer.input_polys(), &weights)?;
+    let used = layer.used_coefficients(ole.bfv().slots());
+    let masks = ole.answer_polynomials_at(ctx, layer.input_polys(), &weights, Some(&used))?;
     let own = layer.apply(w, x0, t);
     let r = layer.decode_output(&masks);
     Ok(own.iter().zip(r).map(|(&a, b)| (a + b) % t).collect())
@@ -372,6 +385,7 @@ pub fn evaluate(ole: &Ole, ctx: &mut Ctx, layer: &dyn Layer, w: &[u64], x0: &[u6
 /// The key holder's share of the layer on `x = x_0 + x_1`: `W·x_1 − R`.
 pub fn hold(ole: &Ole, ctx: &mut Ctx, layer: &dyn Layer, x1: &[u64]) -> Result<Vec<u64>> {
     ole.send_polynomials(ctx, &layer.encode_input(x1)?)?;
-    let polys = ole.receive_polynomials(ctx, layer.terms(), layer.output_polys())?;
+    let used = layer.used_coefficients(ole.bfv().slots());
+    let polys = ole.receive_polynomials_at(ctx, layer.terms(), layer.output_polys(), Some(&used))?;
     Ok(layer.decode_output(&polys))
 }

@@ -118,24 +118,38 @@ impl Ole {
         self
     }
 
-    fn answer_form(&self, plan: &FloodPlan) -> Form {
-        match plan.dropped_bits {
-            Some((k0, k1)) if self.compress => Form::Compressed(k0, k1),
+    /// How answers travel: compressed where the plan leaves bits to drop, with `c0` at the
+    /// positions the reader decodes (`used`, coefficient packing) if given.
+    fn answer_form<'a>(&self, plan: &FloodPlan, used: Option<&'a [usize]>) -> Form<'a> {
+        match (plan.dropped_bits, used) {
+            (Some((k0, k1)), Some(used)) if self.compress => Form::Sparse(k0, k1, used),
+            (Some((k0, k1)), None) if self.compress => Form::Compressed(k0, k1),
             _ => Form::Full,
         }
     }
 
-    fn encode_answers(&self, plan: &FloodPlan, answers: &[Ciphertext]) -> Result<Vec<u8>> {
-        match self.answer_form(plan) {
-            Form::Compressed(k0, k1) => {
-                let cs = answers
-                    .par_iter()
-                    .map(|a| self.bfv.compress(a, k0, k1))
-                    .collect::<Result<Vec<Compressed>>>()?;
-                wire::encode_compressed(&self.bfv, &cs)
-            }
-            _ => Ok(wire::encode_ciphertexts(answers)),
-        }
+    fn encode_answers(
+        &self,
+        plan: &FloodPlan,
+        answers: &[Ciphertext],
+        used: Option<&[usize]>,
+    ) -> Result<Vec<u8>> {
+        let (k0, k1, used) = match self.answer_form(plan, used) {
+            Form::Compressed(k0, k1) => (k0, k1, None),
+            Form::Sparse(k0, k1, used) => (k0, k1, Some(used)),
+            _ => return Ok(wire::encode_ciphertexts(answers)),
+        };
+        let cs = answers
+            .par_iter()
+            .map(|a| {
+                let mut c = self.bfv.compress(a, k0, k1)?;
+                if let Some(used) = used {
+                    c.c0 = used.iter().map(|&j| c.c0.get(j).copied().unwrap_or(0)).collect();
+                }
+                Ok(c)
+            })
+            .collect::<Result<Vec<Compressed>>>()?;
+        wire::encode_compressed(&self.bfv, &cs)
     }
 
     /// The scheme.
@@ -178,11 +192,12 @@ impl Ole {
 
     /// Receives `count` queries and answers, for each output `o`, `Σ Enc(q_i) ⊠ a` over the
     /// pairs `(i, a)` of `rows[o]`, minus a mask of `mask_lens[o]` uniform values, flooded for
-    /// `terms` terms and switched; sends the answers and returns the masks.
+    /// `terms` terms and switched; sends the answers (their `c0` at the positions `used` only,
+    /// if given) and returns the masks.
     fn answer_queries(
         &self,
         ctx: &mut Ctx,
-        packing: Packing,
+        (packing, used): (Packing, Option<&[usize]>),
         count: usize,
         rows: &[Vec<(usize, &[u64])>],
         mask_lens: &[usize],
@@ -216,7 +231,7 @@ impl Ole {
                 Ok(acc)
             })
             .collect::<Result<Vec<Ciphertext>>>()?;
-        ctx.net().send(self.peer, self.encode_answers(&plan, &answers)?)?;
+        ctx.net().send(self.peer, self.encode_answers(&plan, &answers, used)?)?;
         Ok(masks)
     }
 
@@ -227,8 +242,9 @@ impl Ole {
         packing: Packing,
         terms: usize,
         outputs: usize,
+        used: Option<&[usize]>,
     ) -> Result<Vec<Vec<u64>>> {
-        let cts = self.receive_ciphertexts(ctx, terms, outputs)?;
+        let cts = self.receive_ciphertexts(ctx, terms, outputs, used)?;
         cts.par_iter()
             .map(|ct| match packing {
                 Packing::Slots => self.bfv.decrypt(&self.sk, ct),
@@ -237,7 +253,13 @@ impl Ole {
             .collect()
     }
 
-    fn receive_ciphertexts(&self, ctx: &mut Ctx, terms: usize, outputs: usize) -> Result<Vec<Ciphertext>> {
+    fn receive_ciphertexts(
+        &self,
+        ctx: &mut Ctx,
+        terms: usize,
+        outputs: usize,
+        used: Option<&[usize]>,
+    ) -> Result<Vec<Ciphertext>> {
         let plan = self.plan(terms.max(1))?;
         wire::recv_ciphertexts(
             ctx,
@@ -245,7 +267,7 @@ impl Ole {
             self.peer,
             outputs,
             plan.response_level,
-            self.answer_form(&plan),
+            self.answer_form(&plan, used),
         )
     }
 
@@ -273,13 +295,14 @@ impl Ole {
             .map(|(c, r)| (0..k).map(|j| (j * per + c, &operands[j][r.clone()])).collect())
             .collect();
         let lens: Vec<usize> = ranges.iter().map(ExactSizeIterator::len).collect();
-        Ok(self.answer_queries(ctx, Packing::Slots, k * per, &rows, &lens, k)?.concat())
+        Ok(self.answer_queries(ctx, (Packing::Slots, None), k * per, &rows, &lens, k)?.concat())
     }
 
     /// Key holder, step 3: receives and decrypts the answers to `products`-term queries of `n`
     /// values: `Σ_k a_k ⊙ b_k − u`.
     pub fn receive_answers(&self, ctx: &mut Ctx, products: usize, n: usize) -> Result<Vec<u64>> {
-        let mut out = self.receive_decrypted(ctx, Packing::Slots, products, self.ciphertexts(n))?.concat();
+        let mut out =
+            self.receive_decrypted(ctx, Packing::Slots, products, self.ciphertexts(n), None)?.concat();
         out.truncate(n);
         Ok(out)
     }
@@ -291,7 +314,7 @@ impl Ole {
         products: usize,
         n: usize,
     ) -> Result<Vec<Ciphertext>> {
-        self.receive_ciphertexts(ctx, products, self.ciphertexts(n))
+        self.receive_ciphertexts(ctx, products, self.ciphertexts(n), None)
     }
 
     /// The noise of a ciphertext under this party's key, around what it decrypts to (tests and
@@ -318,6 +341,20 @@ impl Ole {
         inputs: usize,
         weights: &[Vec<Option<Vec<u64>>>],
     ) -> Result<Vec<Vec<u64>>> {
+        self.answer_polynomials_at(ctx, inputs, weights, None)
+    }
+
+    /// As [`Ole::answer_polynomials`], the answers' `c0` sent at the coefficient positions
+    /// `used` only (ascending, below `N`), where the key holder decodes them
+    /// ([`Ole::receive_polynomials_at`] with the same positions): the other coefficients of
+    /// its decryption are then noise.
+    pub fn answer_polynomials_at(
+        &self,
+        ctx: &mut Ctx,
+        inputs: usize,
+        weights: &[Vec<Option<Vec<u64>>>],
+        used: Option<&[usize]>,
+    ) -> Result<Vec<Vec<u64>>> {
         if weights.iter().any(|row| row.len() != inputs) {
             return Err(MpcError::Invalid(format!("a weight row does not have {inputs} entries")));
         }
@@ -327,14 +364,26 @@ impl Ole {
             .collect();
         let terms = rows.iter().map(Vec::len).max().unwrap_or(0);
         let lens = vec![self.bfv.slots(); rows.len()];
-        self.answer_queries(ctx, Packing::Coefficients, inputs, &rows, &lens, terms)
+        self.answer_queries(ctx, (Packing::Coefficients, used), inputs, &rows, &lens, terms)
     }
 
     /// Key holder: receives and decrypts the `outputs` answers of
     /// [`Ole::answer_polynomials`] whose largest sum had `terms` terms: the coefficients of
     /// `Σ_i x̂_i·ŵ_{o,i} − R_o`.
     pub fn receive_polynomials(&self, ctx: &mut Ctx, terms: usize, outputs: usize) -> Result<Vec<Vec<u64>>> {
-        self.receive_decrypted(ctx, Packing::Coefficients, terms, outputs)
+        self.receive_decrypted(ctx, Packing::Coefficients, terms, outputs, None)
+    }
+
+    /// As [`Ole::receive_polynomials`], for answers of [`Ole::answer_polynomials_at`] with
+    /// the same positions: the coefficients at `used` are right, the others noise.
+    pub fn receive_polynomials_at(
+        &self,
+        ctx: &mut Ctx,
+        terms: usize,
+        outputs: usize,
+        used: Option<&[usize]>,
+    ) -> Result<Vec<Vec<u64>>> {
+        self.receive_decrypted(ctx, Packing::Coefficients, terms, outputs, used)
     }
 
     /// Shares of `x ⊙ y` over Z_t from this party's additive shares `x`, `y` (both parties call

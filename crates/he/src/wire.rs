@@ -4,8 +4,14 @@
 //! (packed least significant bit first, `N·⌈log2 q_i⌉` a multiple of 8). A ciphertext is
 //!
 //! ```text
-//! level: u8 | form: u8 (0: c0 and c1, 1: c0 and the 32-byte seed of c1, 2: compressed) | c0 | c1 or seed
+//! level: u8 | form: u8 (0: c0 and c1, 1: c0 and the 32-byte seed of c1, 2: compressed,
+//!                      3: compressed with c0 at some positions only) | c0 | c1 or seed
 //! ```
+//!
+//! Form 3 is an answer of a coefficient-encoded product whose reader decodes only some
+//! coefficients (Cheetah's observation: decrypting coefficient `j` needs `c0[j]` and all of
+//! `c1`): `c0` is sent at those positions only, which both sides know from the layer's plan,
+//! and the receiver's `c0` is 0 elsewhere (those coefficients decrypt to noise, never read).
 //!
 //! and a public key is `seed | p0` at the top level. A receiver states the level and form it
 //! expects; a frame of another length, level or form, a residue `≥ q_i` or a nonzero padding
@@ -24,10 +30,11 @@ use crate::bfv::{Bfv, Ciphertext, Compressed, PublicKey, Seed, math_error};
 const FULL: u8 = 0;
 const SEEDED: u8 = 1;
 const COMPRESSED: u8 = 2;
+const SPARSE: u8 = 3;
 
 /// How the ciphertexts of a protocol step travel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Form {
+pub enum Form<'a> {
     /// `c0` and `c1`, NTT residues.
     Full,
     /// `c0` and the 32-byte seed of `c1` (a fresh secret-key encryption).
@@ -35,14 +42,18 @@ pub enum Form {
     /// An answer with `(k0, k1)` low bits dropped: `⌊c0/2^{k0}⌉`, `⌊c1/2^{k1}⌉` as integers
     /// mod `q_l`, each in `bits(⌈q_l/2^k⌉)` bits ([`Bfv::compress`]).
     Compressed(u32, u32),
+    /// As [`Form::Compressed`], `c0` at the given coefficient positions only (ascending, below
+    /// `N`; the rest of `c0` is 0 at the receiver).
+    Sparse(u32, u32, &'a [usize]),
 }
 
-impl Form {
+impl Form<'_> {
     fn code(self) -> u8 {
         match self {
             Form::Full => FULL,
             Form::Seeded => SEEDED,
             Form::Compressed(..) => COMPRESSED,
+            Form::Sparse(..) => SPARSE,
         }
     }
 }
@@ -61,7 +72,7 @@ pub fn poly_bytes(bfv: &Bfv, level: usize) -> Result<usize> {
 }
 
 /// Bytes of one ciphertext at `level` in `form`.
-pub fn ciphertext_bytes(bfv: &Bfv, level: usize, form: Form) -> Result<usize> {
+pub fn ciphertext_bytes(bfv: &Bfv, level: usize, form: Form<'_>) -> Result<usize> {
     Ok(2 + match form {
         Form::Full => 2 * poly_bytes(bfv, level)?,
         Form::Seeded => poly_bytes(bfv, level)? + 32,
@@ -70,6 +81,12 @@ pub fn ciphertext_bytes(bfv: &Bfv, level: usize, form: Form) -> Result<usize> {
             let b0 = width(bfv.compressed_max(level, k0)?) as usize;
             let b1 = width(bfv.compressed_max(level, k1)?) as usize;
             (n * b0).div_ceil(8) + (n * b1).div_ceil(8)
+        }
+        Form::Sparse(k0, k1, positions) => {
+            let n = bfv.slots();
+            let b0 = width(bfv.compressed_max(level, k0)?) as usize;
+            let b1 = width(bfv.compressed_max(level, k1)?) as usize;
+            (positions.len() * b0).div_ceil(8) + (n * b1).div_ceil(8)
         }
     })
 }
@@ -128,12 +145,13 @@ pub fn encode_ciphertexts(cts: &[Ciphertext]) -> Vec<u8> {
     out
 }
 
-/// The bytes of compressed answers.
+/// The bytes of compressed answers (form 3 where `c0` has fewer than `N` values: the caller
+/// kept the positions of [`Form::Sparse`]).
 pub fn encode_compressed(bfv: &Bfv, cs: &[Compressed]) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     for c in cs {
         out.push(c.level as u8);
-        out.push(COMPRESSED);
+        out.push(if c.c0.len() == bfv.slots() { COMPRESSED } else { SPARSE });
         for (values, k) in [(&c.c0, c.dropped.0), (&c.c1, c.dropped.1)] {
             out.extend_from_slice(&pack(values, width(bfv.compressed_max(c.level, k)?)));
         }
@@ -149,7 +167,7 @@ pub fn decode_ciphertexts(
     bytes: &[u8],
     count: usize,
     level: usize,
-    form: Form,
+    form: Form<'_>,
 ) -> Result<Vec<Ciphertext>> {
     let size = ciphertext_bytes(bfv, level, form)?;
     let expected =
@@ -178,7 +196,7 @@ pub fn recv_ciphertexts(
     from: PartyId,
     count: usize,
     level: usize,
-    form: Form,
+    form: Form<'_>,
 ) -> Result<Vec<Ciphertext>> {
     let expected = ciphertext_bytes(bfv, level, form)?.saturating_mul(count);
     let bytes = ctx.recv_at_most(from, expected)?;
@@ -191,19 +209,23 @@ fn decode_compressed(
     b: &[u8],
     level: usize,
     k: (u32, u32),
+    positions: Option<&[usize]>,
     what: &str,
 ) -> Result<Ciphertext> {
     let n = bfv.slots();
+    if positions.is_some_and(|p| p.len() > n || p.iter().any(|&j| j >= n)) {
+        return Err(MpcError::Invalid(format!("{what}: c0 positions outside the {n} coefficients")));
+    }
     let mut at = 0;
     let mut parts = Vec::with_capacity(2);
-    for (name, k) in [("c0", k.0), ("c1", k.1)] {
+    for (name, k, count) in [("c0", k.0, positions.map_or(n, <[usize]>::len)), ("c1", k.1, n)] {
         let max = bfv.compressed_max(level, k)?;
         let bits = width(max);
-        let len = (n * bits as usize).div_ceil(8);
+        let len = (count * bits as usize).div_ceil(8);
         let part = b
             .get(at..at + len)
             .ok_or_else(|| MpcError::Malformed { from, what: format!("{what} {name} is cut short") })?;
-        let values = unpack(part, bits, n).ok_or_else(|| MpcError::Malformed {
+        let values = unpack(part, bits, count).ok_or_else(|| MpcError::Malformed {
             from,
             what: format!("{what} {name}: a padding bit is set"),
         })?;
@@ -217,7 +239,12 @@ fn decode_compressed(
         at += len;
     }
     let c1 = parts.pop().unwrap_or_default();
-    let c0 = parts.pop().unwrap_or_default();
+    let mut c0 = parts.pop().unwrap_or_default();
+    if let Some(positions) = positions {
+        let mut full = vec![0u128; n];
+        positions.iter().zip(&c0).for_each(|(&j, &v)| full[j] = v);
+        c0 = full;
+    }
     bfv.decompress(&Compressed { level, dropped: k, c0, c1 })
 }
 
@@ -226,7 +253,7 @@ fn decode_one(
     from: PartyId,
     b: &[u8],
     level: usize,
-    form: Form,
+    form: Form<'_>,
     what: &str,
 ) -> Result<Ciphertext> {
     let malformed = |why: String| MpcError::Malformed { from, what: format!("{what}: {why}") };
@@ -237,12 +264,18 @@ fn decode_one(
     let want = form.code();
     if b[1] != want {
         return Err(malformed(format!(
-            "form {}, expected {want} (0: c0 and c1, 1: c0 and the seed of c1, 2: compressed)",
+            "form {}, expected {want} (0: c0 and c1, 1: c0 and the seed of c1, 2: compressed, 3: compressed, c0 in part)",
             b[1]
         )));
     }
-    if let Form::Compressed(k0, k1) = form {
-        return decode_compressed(bfv, from, &b[2..], level, (k0, k1), what);
+    match form {
+        Form::Compressed(k0, k1) => {
+            return decode_compressed(bfv, from, &b[2..], level, (k0, k1), None, what);
+        }
+        Form::Sparse(k0, k1, positions) => {
+            return decode_compressed(bfv, from, &b[2..], level, (k0, k1), Some(positions), what);
+        }
+        _ => {}
     }
     let seeded = form == Form::Seeded;
     let half = poly_bytes(bfv, level)?;

@@ -238,6 +238,38 @@ fn bad_bytes_from_the_peer_are_named_errors() {
         other => panic!("expected a malformed-message error, got {other:?}"),
     };
     assert!(what.contains("c0: coefficient 0 is"), "{what}");
+    // c0 at some positions only (form 3): smaller, and the slots' coefficients at those
+    // positions decrypt as from the whole answer.
+    let used: Vec<usize> = (0..bfv.slots()).step_by(8).collect();
+    let sparse = veil_he::bfv::Compressed {
+        c0: used.iter().map(|&j| compressed.c0[j]).collect(),
+        ..compressed.clone()
+    };
+    let bytes = wire::encode_compressed(&bfv, std::slice::from_ref(&sparse)).unwrap();
+    let form = Form::Sparse(k.0, k.1, &used);
+    assert_eq!(bytes.len(), wire::ciphertext_bytes(&bfv, 1, form).unwrap());
+    // At this level c0 takes 17 bits a coefficient and c1 29: 1/8 of c0 leaves 67%.
+    assert!(bytes.len() * 10 < wire::ciphertext_bytes(&bfv, 1, Form::Compressed(k.0, k.1)).unwrap() * 7);
+    let back = wire::decode_ciphertexts(&bfv, 1, &bytes, 1, 1, form).unwrap();
+    let whole = bfv
+        .decrypt_coefficients(
+            &sk,
+            &wire::decode_ciphertexts(&bfv, 1, &full_bytes, 1, 1, Form::Full).unwrap()[0],
+        )
+        .unwrap();
+    let part = bfv.decrypt_coefficients(&sk, &back[0]).unwrap();
+    assert!(used.iter().all(|&j| part[j] == whole[j]), "the kept coefficients decrypt alike");
+    // Sent as form 3, read as form 2 (or the reverse): the form byte is named.
+    let what = match wire::decode_ciphertexts(&bfv, 1, &bytes, 1, 1, Form::Compressed(k.0, k.1)) {
+        Err(MpcError::Malformed { from: 1, what }) => what,
+        other => panic!("expected a malformed-message error, got {other:?}"),
+    };
+    assert!(what.contains("expected"), "{what}");
+    let what = match wire::decode_ciphertexts(&bfv, 1, &bytes[..bytes.len() - 1], 1, 1, form) {
+        Err(MpcError::Malformed { from: 1, what }) => what,
+        other => panic!("expected a malformed-message error, got {other:?}"),
+    };
+    assert!(what.contains("expected 1 ciphertexts"), "{what}");
     // Public keys.
     let key = wire::encode_public_key(&pk);
     assert!(wire::decode_public_key(&bfv, 1, &key).unwrap() == pk);

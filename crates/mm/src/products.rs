@@ -13,7 +13,7 @@
 //! Ranges, which the model keeps (the fixed-point executor reports where it does not): shares
 //! of `|x| < 2^62`, products below `2^{η}` at twice the fractional bits, `η = ⌊log2 p⌋ − 2`.
 
-use veil_he::linear::{evaluate, hold};
+use veil_he::linear::{Layer, evaluate, hold};
 use veil_he::matmul::MatPlan;
 use veil_he::ole::Ole;
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
@@ -198,11 +198,14 @@ fn evaluate_known(
 /// the shared `X` (`X·W = X·W_0 + X·W_1`), both directions in the same round trip.
 fn evaluate_shared(ole: &Ole, ctx: &mut Ctx, plan: &MatPlan, xp: &[u64], wp: &[u64]) -> Result<Vec<u64>> {
     let p = ole.modulus();
+    // The answers' c0 travels at the coefficients the output reads only.
+    let used = plan.used_coefficients(ole.bfv().slots());
     ole.send_polynomials(ctx, &plan.encode_input(xp)?)?;
-    let masks = ole.answer_polynomials(ctx, plan.input_polys(), &plan.encode_weights(wp)?)?;
+    let masks = ole.answer_polynomials_at(ctx, plan.input_polys(), &plan.encode_weights(wp)?, Some(&used))?;
     let own = plan.apply(wp, xp, p);
     let mine = plan.decode_output(&masks);
-    let cross = plan.decode_output(&ole.receive_polynomials(ctx, plan.terms(), plan.output_polys())?);
+    let answers = ole.receive_polynomials_at(ctx, plan.terms(), plan.output_polys(), Some(&used))?;
+    let cross = plan.decode_output(&answers);
     Ok(own
         .iter()
         .zip(mine)
