@@ -79,7 +79,7 @@ pub struct Bfv {
 /// A secret key: ternary coefficients, and `s` in NTT form at every level.
 pub struct SecretKey {
     coeffs: Vec<i64>,
-    ntt: Vec<Poly>,
+    pub(crate) ntt: Vec<Poly>,
 }
 
 impl Drop for SecretKey {
@@ -415,7 +415,7 @@ impl Bfv {
         self.ntt_poly(rows, ctx, "lift")
     }
 
-    fn error<R: RngCore + CryptoRng>(&self, level: usize, rng: &mut R) -> Result<Poly> {
+    pub(crate) fn error<R: RngCore + CryptoRng>(&self, level: usize, rng: &mut R) -> Result<Poly> {
         Poly::small(self.context(level)?, Representation::Ntt, ERROR_VARIANCE, rng)
             .map_err(|e| math_error("error", e))
     }
@@ -528,7 +528,7 @@ impl Bfv {
     /// A polynomial over the first primes of the chain (row `i` mod `q_i`, as `ctx`) from its
     /// coefficients, by the RNS layer's NTTs (`tfhe-ntt` 0.7, the same values as `fhe-math`'s
     /// own, which run on 0.6's slower code; see `rns.rs`).
-    fn ntt_poly(&self, mut rows: Array2<u64>, ctx: &Arc<Context>, what: &str) -> Result<Poly> {
+    pub(crate) fn ntt_poly(&self, mut rows: Array2<u64>, ctx: &Arc<Context>, what: &str) -> Result<Poly> {
         for (i, mut row) in rows.outer_iter_mut().enumerate() {
             let limb = row.as_slice_mut().ok_or_else(|| math_error(what, "rows not contiguous"))?;
             self.ring.ntt_forward(i, limb);
@@ -538,7 +538,7 @@ impl Bfv {
 
     /// The coefficients of a polynomial in NTT form (one row per prime), by the RNS layer's
     /// inverse NTTs.
-    fn coefficient_rows(&self, p: &Poly) -> Array2<u64> {
+    pub(crate) fn coefficient_rows(&self, p: &Poly) -> Array2<u64> {
         let mut rows = p.coefficients().to_owned();
         for (i, mut row) in rows.outer_iter_mut().enumerate() {
             if let Some(limb) = row.as_slice_mut() {
@@ -598,6 +598,13 @@ impl Bfv {
             // Each product is below 2^{2·bits}; 2^{127 − 2·bits} of them fit in 127 bits.
             limit: 1usize << 127u32.saturating_sub(2 * bits).min(30),
         })
+    }
+
+    /// The ciphertext `(0, 0)` at `level` (a sum's start).
+    pub fn zero(&self, level: usize) -> Result<Ciphertext> {
+        let ctx = self.context(level)?;
+        let z = Poly::zero(ctx, Representation::Ntt);
+        Ok(Ciphertext { level, c0: z.clone(), c1: z, seed: None })
     }
 
     /// `a + b` slot by slot (same level).

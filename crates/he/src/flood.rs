@@ -63,6 +63,11 @@ pub struct FloodPlan {
 /// The plan for responses of `products` terms at `bfv`'s preset; an error if `σ = 40` does not
 /// fit under its modulus.
 pub fn plan(bfv: &Bfv, products: usize) -> Result<FloodPlan> {
+    plan_for_noise(bfv, products, operand_noise(bfv, products))
+}
+
+/// `B_op` of a response of `products` terms.
+fn operand_noise(bfv: &Bfv, products: usize) -> f64 {
     let n = bfv.slots() as f64;
     let t = bfv.plaintext_modulus() as f64;
     let e = ERROR_BOUND as f64;
@@ -70,7 +75,25 @@ pub fn plan(bfv: &Bfv, products: usize) -> Result<FloodPlan> {
     let hoeffding = e * (t / 2.0) * (2.0 * n * ((2.0 * n).ln() + ln_fail)).sqrt();
     let rounding = n * t / 2.0;
     let public = e * (2.0 * n + 1.0) + 1.0;
-    let b_op = products.max(1) as f64 * (hoeffding + rounding) + public;
+    products.max(1) as f64 * (hoeffding + rounding) + public
+}
+
+/// The plan for responses that pack `stride` answers of `products` terms each
+/// ([`crate::pack`]): the trace multiplies each answer's noise by at most `stride` (the packed
+/// answers' noises sit at disjoint coefficients), and the `stride − 1` key switchings add at
+/// most `(s/2)·log2(s)` times one switching's noise (a switching at step `h` passes through
+/// `log2 h` later doublings, and step `h` has `s/(2h)` of them):
+/// `B = s·B_op + (s/2)·log2(s)·B_ks`. An error if it does not fit under the modulus.
+pub fn plan_packed(bfv: &Bfv, products: usize, stride: usize) -> Result<FloodPlan> {
+    let s = stride.max(1) as f64;
+    let switching = 2f64.powf(crate::pack::switching_noise_bits(bfv)?);
+    let b_op = s * operand_noise(bfv, products) + s / 2.0 * s.log2() * switching;
+    plan_for_noise(bfv, products, b_op)
+}
+
+fn plan_for_noise(bfv: &Bfv, products: usize, b_op: f64) -> Result<FloodPlan> {
+    let n = bfv.slots() as f64;
+    let t = bfv.plaintext_modulus() as f64;
     let noise_bits = b_op.log2();
     let flood_bits = (STATISTICAL_SECURITY + (n * b_op).log2()).ceil() as u32 - 1;
     let sigma = f64::from(flood_bits) + 1.0 - (n * b_op).log2();

@@ -12,6 +12,7 @@
 //! - [`linear`]: fully connected and convolution layers on shares by coefficient encoding
 //!   (Cheetah's HomFC and HomConv).
 //! - [`matmul`]: matrix products `X·W` on shares by coefficient encoding, rows batched.
+//! - [`pack`]: answers of coefficient-encoded products packed by automorphisms (Galois keys).
 //! - [`rns`]: RNS polynomials with raw access to limbs, NTT-form rescaling and automorphisms.
 //! - [`ckks`]: RNS-CKKS (encoding, keys, products, rescaling, rotations, hoisting, linear
 //!   algebra in spatial-first packing, wire format), the scheme of `blb`'s fused blocks.
@@ -33,6 +34,7 @@ pub mod keyfile;
 pub mod linear;
 pub mod matmul;
 pub mod ole;
+pub mod pack;
 pub mod preset;
 pub mod rns;
 pub mod wire;

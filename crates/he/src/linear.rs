@@ -384,8 +384,8 @@ pub fn evaluate(ole: &Ole, ctx: &mut Ctx, layer: &dyn Layer, w: &[u64], x0: &[u6
 
 /// The key holder's share of the layer on `x = x_0 + x_1`: `W·x_1 − R`.
 pub fn hold(ole: &Ole, ctx: &mut Ctx, layer: &dyn Layer, x1: &[u64]) -> Result<Vec<u64>> {
-    ole.send_polynomials(ctx, &layer.encode_input(x1)?)?;
     let used = layer.used_coefficients(ole.bfv().slots());
+    ole.send_polynomials_for(ctx, &layer.encode_input(x1)?, &used, (layer.terms(), layer.output_polys()))?;
     let polys = ole.receive_polynomials_at(ctx, layer.terms(), layer.output_polys(), Some(&used))?;
     Ok(layer.decode_output(&polys))
 }

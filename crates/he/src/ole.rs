@@ -28,6 +28,9 @@
 //! statistical distance `2^{−40}` of the flooding alone; the evaluator sees only RLWE
 //! ciphertexts.
 
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
@@ -36,6 +39,7 @@ use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use crate::bfv::{Bfv, Ciphertext, Compressed, Plaintext, PublicKey, SecretKey};
 use crate::flood::{FloodPlan, plan};
 use crate::keyfile;
+use crate::pack::GaloisKeys;
 use crate::preset::BfvPreset;
 use crate::wire::{self, Form};
 
@@ -52,9 +56,16 @@ pub struct Ole {
     bfv: Bfv,
     sk: SecretKey,
     peer_pk: PublicKey,
+    /// The peer's Galois keys, with which this party packs the answers it evaluates: received
+    /// after the peer's first queries whose answers are packed.
+    peer_galois: OnceLock<GaloisKeys>,
+    /// Whether this party has sent its own Galois keys to the peer.
+    galois_sent: AtomicBool,
     peer: PartyId,
     compress: bool,
 }
+
+mod packed;
 
 fn rngs(ctx: &mut Ctx, count: usize) -> Vec<ChaCha20Rng> {
     (0..count)
@@ -83,6 +94,7 @@ fn check_operands(t: u64, n: usize, operands: &[&[u64]]) -> Result<()> {
 
 impl Ole {
     /// Makes this party's key pair and swaps public keys with `peer` (one message each way).
+    /// Galois keys ([`crate::pack`]) follow the first queries whose answers are packed.
     pub fn setup(ctx: &mut Ctx, peer: PartyId, preset: BfvPreset) -> Result<Self> {
         let bfv = Bfv::new(preset)?;
         let mut rng = rngs(ctx, 1).remove(0);
@@ -90,7 +102,12 @@ impl Ole {
         ctx.net().send(peer, wire::encode_public_key(&pk))?;
         let bytes = ctx.recv_at_most(peer, wire::public_key_bytes(&bfv)?)?;
         let peer_pk = wire::decode_public_key(&bfv, peer, &bytes)?;
-        Ok(Ole { bfv, sk, peer_pk, peer, compress: true })
+        Ok(Ole::with_keys(bfv, sk, peer_pk, peer))
+    }
+
+    fn with_keys(bfv: Bfv, sk: SecretKey, peer_pk: PublicKey, peer: PartyId) -> Self {
+        let (peer_galois, galois_sent) = (OnceLock::new(), AtomicBool::new(false));
+        Ole { bfv, sk, peer_pk, peer_galois, galois_sent, peer, compress: true }
     }
 
     /// This end's keys (own secret key, the peer's public key) as a key file's bytes, to skip
@@ -98,16 +115,28 @@ impl Ole {
     pub fn export_keys(&self) -> Vec<u8> {
         let sk = self.bfv.secret_key_bytes(&self.sk);
         let pk = wire::encode_public_key(&self.peer_pk);
-        keyfile::seal(keyfile::Kind::BfvOle, self.bfv.preset().name(), &[&sk, &pk])
+        let galois = self.peer_galois.get().map(GaloisKeys::encode).unwrap_or_default();
+        let sent = [u8::from(self.galois_sent.load(Ordering::Acquire))];
+        keyfile::seal(keyfile::Kind::BfvOle, self.bfv.preset().name(), &[&sk, &pk, &galois, &sent])
     }
 
     /// An end from a key file of [`Ole::export_keys`], talking to `peer`.
     pub fn import_keys(bytes: &[u8], peer: PartyId, preset: BfvPreset) -> Result<Self> {
         let bfv = Bfv::new(preset)?;
-        let sections = keyfile::open(bytes, keyfile::Kind::BfvOle, preset.name(), 2)?;
+        let sections = keyfile::open(bytes, keyfile::Kind::BfvOle, preset.name(), 4)?;
         let sk = bfv.secret_key_from_bytes(sections[0])?;
         let peer_pk = wire::decode_public_key(&bfv, peer, sections[1]).map_err(keyfile::section_error)?;
-        Ok(Ole { bfv, sk, peer_pk, peer, compress: true })
+        let ole = Ole::with_keys(bfv, sk, peer_pk, peer);
+        if !sections[2].is_empty() {
+            let keys = GaloisKeys::decode(&ole.bfv, peer, sections[2]).map_err(keyfile::section_error)?;
+            ole.peer_galois.get_or_init(|| keys);
+        }
+        match sections[3] {
+            [0] => {}
+            [1] => ole.galois_sent.store(true, Ordering::Release),
+            _ => return Err(MpcError::Invalid("key file: the Galois keys' flag is not 0 or 1".into())),
+        }
+        Ok(ole)
     }
 
     /// Whether answers drop the low bits of their coefficients (on by default; both parties
@@ -331,6 +360,26 @@ impl Ole {
         self.send_encrypted(ctx, Packing::Coefficients, &vectors)
     }
 
+    /// Key holder: [`Ole::send_polynomials`] for answers of `terms` terms to be read at `used`
+    /// ([`Ole::receive_polynomials_at`]); if they will be packed and this party has not sent
+    /// its Galois keys yet, the keys follow the queries (same direction, no extra round).
+    pub fn send_polynomials_for(
+        &self,
+        ctx: &mut Ctx,
+        polys: &[Vec<u64>],
+        used: &[usize],
+        (terms, outputs): (usize, usize),
+    ) -> Result<()> {
+        self.send_polynomials(ctx, polys)?;
+        if self.packing(used, terms, outputs).is_some() && !self.galois_sent.load(Ordering::Acquire) {
+            let mut rng = rngs(ctx, 1).remove(0);
+            let keys = GaloisKeys::generate(&self.bfv, &self.sk, &mut rng)?;
+            ctx.net().send(self.peer, keys.encode())?;
+            self.galois_sent.store(true, Ordering::Release);
+        }
+        Ok(())
+    }
+
     /// Evaluator: receives `inputs` polynomial ciphertexts and answers, for every output `o`,
     /// `Σ_i Enc(x̂_i) ⊠ ŵ_{o,i} − R_o` (terms with `weights[o][i] = None` left out), flooded and
     /// switched as [`crate::flood::plan`] says for the largest number of terms. Returns the
@@ -344,10 +393,11 @@ impl Ole {
         self.answer_polynomials_at(ctx, inputs, weights, None)
     }
 
-    /// As [`Ole::answer_polynomials`], the answers' `c0` sent at the coefficient positions
-    /// `used` only (ascending, below `N`), where the key holder decodes them
-    /// ([`Ole::receive_polynomials_at`] with the same positions): the other coefficients of
-    /// its decryption are then noise.
+    /// As [`Ole::answer_polynomials`], for a key holder that reads the coefficient positions
+    /// `used` only (ascending, below `N`; [`Ole::receive_polynomials_at`] with the same
+    /// positions): answers whose read positions share a residue mod a power of two are packed
+    /// ([`Ole::packing`], [`crate::pack`]), others travel with `c0` at those positions only;
+    /// the other coefficients of the key holder's decryption are noise or 0.
     pub fn answer_polynomials_at(
         &self,
         ctx: &mut Ctx,
@@ -363,6 +413,11 @@ impl Ole {
             .map(|row| row.iter().enumerate().filter_map(|(i, w)| w.as_deref().map(|w| (i, w))).collect())
             .collect();
         let terms = rows.iter().map(Vec::len).max().unwrap_or(0);
+        if let Some(used) = used
+            && let Some(packing) = self.packing(used, terms, rows.len())
+        {
+            return self.answer_packed(ctx, inputs, &rows, terms, used, packing);
+        }
         let lens = vec![self.bfv.slots(); rows.len()];
         self.answer_queries(ctx, (Packing::Coefficients, used), inputs, &rows, &lens, terms)
     }
@@ -383,6 +438,11 @@ impl Ole {
         outputs: usize,
         used: Option<&[usize]>,
     ) -> Result<Vec<Vec<u64>>> {
+        if let Some(used) = used
+            && let Some(packing) = self.packing(used, terms, outputs)
+        {
+            return self.receive_packed(ctx, terms, outputs, used, packing);
+        }
         self.receive_decrypted(ctx, Packing::Coefficients, terms, outputs, used)
     }
 

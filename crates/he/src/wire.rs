@@ -96,14 +96,14 @@ pub fn public_key_bytes(bfv: &Bfv) -> Result<usize> {
     Ok(32 + poly_bytes(bfv, 0)?)
 }
 
-fn put_poly(out: &mut Vec<u8>, p: &Poly) {
+pub(crate) fn put_poly(out: &mut Vec<u8>, p: &Poly) {
     for (row, q) in p.coefficients().outer_iter().zip(p.ctx().moduli()) {
         let residues: Vec<u64> = row.iter().copied().collect();
         out.extend_from_slice(&pack_words(&residues, prime_bits(*q)));
     }
 }
 
-fn get_poly(bfv: &Bfv, from: PartyId, level: usize, bytes: &[u8], what: &str) -> Result<Poly> {
+pub(crate) fn get_poly(bfv: &Bfv, from: PartyId, level: usize, bytes: &[u8], what: &str) -> Result<Poly> {
     let ctx = bfv.context(level)?;
     let n = bfv.slots();
     let mut rows = Array2::<u64>::zeros((ctx.moduli().len(), n));

@@ -95,3 +95,48 @@ fn matrix_products_batch_rows_in_blocks() {
     }
     assert!(MatPlan::new(0, 3, 3, 4096).is_err());
 }
+
+/// A transformer-shaped product at the `mm` preset: the plan packs its answers (the read
+/// coefficients share a residue mod `k_b`), the shares still add up to `X·W`, and the evaluator
+/// sends exactly one dense answer per `s` answers; the unpacked plan of the same product sends
+/// its sparse answers, several times the bytes.
+#[test]
+fn packed_answers_of_a_transformer_product() {
+    use veil_he::flood::{plan, plan_packed};
+    use veil_he::wire::{self, Form};
+    let preset = BfvPreset::N8192P60;
+    let bfv = Bfv::new(preset).unwrap();
+    let t = bfv.plaintext_modulus();
+    let mut rng = ChaCha20Rng::seed_from_u64(4);
+    let plan_ = MatPlan::for_scheme(32, 256, 64, &bfv).unwrap();
+    let (_, kb, _) = plan_.blocks;
+    assert!(kb >= 8, "the plan fills its queries: {:?}", plan_.blocks);
+    let w: Vec<u64> = (0..256 * 64).map(|_| rng.random_range(0..t)).collect();
+    let x: Vec<u64> = (0..32 * 256).map(|_| rng.random_range(0..t)).collect();
+    let (x0, x1) = shares(&mut rng, &x, t);
+    let used = plan_.used_coefficients(bfv.slots());
+    let out = all_ok(simulate(2, 5, |ctx| {
+        let me = ctx.party();
+        let ole = Ole::setup(ctx, 1 - me, preset)?;
+        let packing = ole.packing(&used, plan_.terms(), plan_.output_polys());
+        let before = ctx.stats().total();
+        let share =
+            if me == 0 { evaluate(&ole, ctx, &plan_, &w, &x0)? } else { hold(&ole, ctx, &plan_, &x1)? };
+        Ok((share, packing, ctx.stats().total().since(&before).bytes_sent))
+    }))
+    .unwrap();
+    let got: Vec<u64> = out[0].0.iter().zip(&out[1].0).map(|(a, b)| (a + b) % t).collect();
+    assert!(got == plan_.apply(&w, &x, t), "shares of X·W");
+    let packing = out[0].1.expect("the answers are packed");
+    assert_eq!(out[1].1, Some(packing), "both ends pack alike");
+    assert_eq!(packing.offset, (kb - 1) % packing.stride);
+    let groups = plan_.output_polys().div_ceil(packing.stride);
+    let packed = plan_packed(&bfv, plan_.terms(), packing.stride).unwrap();
+    let (k0, k1) = packed.dropped_bits.unwrap();
+    let answer = wire::ciphertext_bytes(&bfv, packed.response_level, Form::Compressed(k0, k1)).unwrap();
+    assert_eq!(out[0].2 as usize, groups * answer, "one dense answer per group");
+    let sparse = plan(&bfv, plan_.terms()).unwrap();
+    let (k0, k1) = sparse.dropped_bits.unwrap();
+    let one = wire::ciphertext_bytes(&bfv, sparse.response_level, Form::Sparse(k0, k1, &used)).unwrap();
+    assert!(plan_.output_polys() * one > 4 * groups * answer, "packing saves most answer bytes");
+}

@@ -200,7 +200,7 @@ fn evaluate_shared(ole: &Ole, ctx: &mut Ctx, plan: &MatPlan, xp: &[u64], wp: &[u
     let p = ole.modulus();
     // The answers' c0 travels at the coefficients the output reads only.
     let used = plan.used_coefficients(ole.bfv().slots());
-    ole.send_polynomials(ctx, &plan.encode_input(xp)?)?;
+    ole.send_polynomials_for(ctx, &plan.encode_input(xp)?, &used, (plan.terms(), plan.output_polys()))?;
     let masks = ole.answer_polynomials_at(ctx, plan.input_polys(), &plan.encode_weights(wp)?, Some(&used))?;
     let own = plan.apply(wp, xp, p);
     let mine = plan.decode_output(&masks);
@@ -232,23 +232,23 @@ pub fn matmul(
     {
         return Ok((local_product(ctx, a, x, w, s), Some(a)));
     }
-    let (p, degree) = (ole.modulus(), ole.bfv().slots());
+    let p = ole.modulus();
     let z = match (x.holder, w.holder) {
         (_, Some(h)) => {
-            let plan = MatPlan::new(m, k, n, degree)?;
+            let plan = MatPlan::for_scheme(m, k, n, ole.bfv())?;
             let xp = lift(tp, ctx, x.words, x.holder, p)?;
             let wp = lift(tp, ctx, w.words, w.holder, p)?;
             evaluate_known(ole, ctx, &plan, h, &xp, &wp)?
         }
         (Some(h), None) => {
             // (X·W)ᵀ = Wᵀ·Xᵀ with Xᵀ the known operand.
-            let plan = MatPlan::new(n, k, m, degree)?;
+            let plan = MatPlan::for_scheme(n, k, m, ole.bfv())?;
             let wt = lift(tp, ctx, &transpose(w.words, [k, n]), None, p)?;
             let xt = lift(tp, ctx, &transpose(x.words, [m, k]), Some(h), p)?;
             transpose(&evaluate_known(ole, ctx, &plan, h, &wt, &xt)?, [n, m])
         }
         (None, None) => {
-            let plan = MatPlan::new(m, k, n, degree)?;
+            let plan = MatPlan::for_scheme(m, k, n, ole.bfv())?;
             let xp = lift(tp, ctx, x.words, None, p)?;
             let wp = lift(tp, ctx, w.words, None, p)?;
             evaluate_shared(ole, ctx, &plan, &xp, &wp)?
