@@ -90,13 +90,20 @@ impl MatPlan {
                     continue;
                 }
                 let plan = MatPlan { rows, inner, cols, blocks: (nb, kb, mb) };
-                let cost = plan.input_polys() as f64 * query + plan.answer_cost(bfv)?;
+                // A plan whose answers sum too many terms to flood is no candidate.
+                let Ok(answers) = plan.answer_cost(bfv) else { continue };
+                let cost = plan.input_polys() as f64 * query + answers;
                 if best.as_ref().is_none_or(|(c, _)| cost < *c) {
                     best = Some((cost, plan));
                 }
             }
         }
-        best.map(|(_, p)| p).ok_or_else(|| MpcError::Invalid("no block fits the ring degree".into()))
+        best.map(|(_, p)| p).ok_or_else(|| {
+            MpcError::Invalid(format!(
+                "no block plan of {rows}×{inner}·{inner}×{cols} fits the ring degree and the flooding of {}",
+                bfv.preset().name()
+            ))
+        })
     }
 
     /// Bytes of the answers, packed where they can be, plus the packing's key switchings.

@@ -140,3 +140,12 @@ fn packed_answers_of_a_transformer_product() {
     let one = wire::ciphertext_bytes(&bfv, sparse.response_level, Form::Sparse(k0, k1, &used)).unwrap();
     assert!(plan_.output_polys() * one > 4 * groups * answer, "packing saves most answer bytes");
 }
+
+/// A GBDT histogram's shape (a long inner axis): the planner passes over blocks whose answers
+/// would sum too many terms to flood, and its plan floods.
+#[test]
+fn plans_for_long_inner_axes_stay_floodable() {
+    let bfv = Bfv::new(BfvPreset::N8192P60).unwrap();
+    let plan = MatPlan::for_scheme(2, 100_000, 32, &bfv).unwrap();
+    assert!(veil_he::flood::plan(&bfv, plan.terms()).is_ok(), "{:?}", plan.blocks);
+}
