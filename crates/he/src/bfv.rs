@@ -73,7 +73,7 @@ pub struct Bfv {
     /// Per level: `x ↦ ⌊t·x/q_l⌉` into the plaintext context.
     to_plain: Vec<Scaler>,
     /// The ciphertext primes as an RNS ring, for switching in NTT form.
-    ring: Arc<Ring>,
+    pub(crate) ring: Arc<Ring>,
 }
 
 /// A secret key: ternary coefficients, and `s` in NTT form at every level.

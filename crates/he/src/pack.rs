@@ -199,20 +199,35 @@ impl Bfv {
         let ctx = self.context(0)?;
         let sub = |p: &Poly| p.substitute(&key.sub).map_err(|e| math_error("automorphism", e));
         let c0 = sub(&ct.c0)?;
-        let residues = self.coefficient_rows(&sub(&ct.c1)?);
+        let c1 = sub(&ct.c1)?;
+        let residues = self.coefficient_rows(&c1);
+        let primes = ctx.moduli();
         // Σ_i d_i·(k0_i, a_i), accumulated in 128 bits and reduced once.
         let mut sum = self.product_sum(0)?;
-        let moduli = ctx.moduli_operators();
         for (i, row) in residues.outer_iter().enumerate() {
-            let qi = ctx.moduli()[i];
-            let mut digit = Array2::<u64>::zeros((moduli.len(), self.slots()));
-            for (mut out, qj) in digit.outer_iter_mut().zip(moduli) {
-                for (o, &v) in out.iter_mut().zip(row) {
-                    // The centred residue: v, or v − q_i below 0.
-                    *o = if v > qi / 2 { qj.neg(qj.reduce(qi - v)) } else { qj.reduce(v) };
+            let qi = primes[i];
+            let mut digit = Array2::<u64>::zeros((primes.len(), self.slots()));
+            for (j, (mut out, qj)) in digit.outer_iter_mut().zip(ctx.moduli_operators()).enumerate() {
+                if j == i {
+                    // d_i ≡ σ(c1) mod q_i: its NTT row is σ(c1)'s.
+                    out.assign(&c1.coefficients().row(i));
+                    continue;
                 }
+                let p = primes[j];
+                // The centred residue, v or v − q_i, mod q_j: a subtraction when q_i/2 < q_j.
+                for (o, &v) in out.iter_mut().zip(row) {
+                    *o = match (v > qi / 2, qi / 2 < p) {
+                        (true, true) => p - (qi - v),
+                        (false, true) => v,
+                        (true, false) => qj.neg(qj.reduce(qi - v)),
+                        (false, false) => qj.reduce(v),
+                    };
+                }
+                let limb = out.as_slice_mut().ok_or_else(|| math_error("key switching", "rows not contiguous"))?;
+                self.ring.ntt_forward(j, limb);
             }
-            let digit = self.ntt_poly(digit, ctx, "key switching")?;
+            let digit = Poly::try_convert_from(digit, ctx, false, Representation::Ntt)
+                .map_err(|e| math_error("key switching", e))?;
             sum.add(self, &key.pairs[i], &digit)?;
         }
         let start = Ciphertext { level: 0, c0, c1: Poly::zero(ctx, Representation::Ntt), seed: None };
