@@ -223,7 +223,8 @@ impl Bfv {
                         (false, false) => qj.reduce(v),
                     };
                 }
-                let limb = out.as_slice_mut().ok_or_else(|| math_error("key switching", "rows not contiguous"))?;
+                let limb =
+                    out.as_slice_mut().ok_or_else(|| math_error("key switching", "rows not contiguous"))?;
                 self.ring.ntt_forward(j, limb);
             }
             let digit = Poly::try_convert_from(digit, ctx, false, Representation::Ntt)

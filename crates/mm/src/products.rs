@@ -214,6 +214,46 @@ fn evaluate_shared(ole: &Ole, ctx: &mut Ctx, plan: &MatPlan, xp: &[u64], wp: &[u
         .collect())
 }
 
+/// The Z_p shares of `Wᵀ` for a shared `W` (`[k, n]`), lifted once for several products
+/// [`matmul_known_by_lifted`] makes with it (each lift is a conversion on the wire).
+pub fn lift_transposed(
+    tp: &mut TwoParty,
+    ole: &Ole,
+    ctx: &mut Ctx,
+    w: &[u64],
+    dims: [usize; 2],
+) -> Result<Vec<u64>> {
+    if w.len() != dims[0] * dims[1] {
+        return Err(MpcError::Invalid(format!("{} entries for a {:?} matrix", w.len(), dims)));
+    }
+    lift(tp, ctx, &transpose(w, dims), None, ole.modulus())
+}
+
+/// Shares of `⌊X·W / 2^s⌋` for `X` (`[m, k]`) known to one party and `W` (`[k, n]`) shared,
+/// given as [`lift_transposed`]'s `Wᵀ` in Z_p: what [`matmul`] computes, without lifting `W`.
+pub fn matmul_known_by_lifted(
+    tp: &mut TwoParty,
+    ole: &Ole,
+    ctx: &mut Ctx,
+    x: Operand<'_>,
+    wt: &[u64],
+    n: usize,
+    s: u32,
+) -> Result<Vec<u64>> {
+    let [m, k] = x.dims;
+    let Some(h) = x.holder else {
+        return Err(MpcError::Invalid("the left operand is not known to a party".into()));
+    };
+    if x.words.len() != m * k || wt.len() != k * n {
+        return Err(MpcError::Invalid(format!("a product of {:?} and a lifted {k}×{n}", x.dims)));
+    }
+    let p = ole.modulus();
+    let plan = MatPlan::for_scheme(n, k, m, ole.bfv())?;
+    let xt = lift(tp, ctx, &transpose(x.words, [m, k]), Some(h), p)?;
+    let z = transpose(&evaluate_known(ole, ctx, &plan, h, wt, &xt)?, [n, m]);
+    lower(tp, ctx, &z, p, s)
+}
+
 /// Shares of `⌊X·W / 2^s⌋` (`[m, k] × [k, n]`) and who knows the result.
 pub fn matmul(
     tp: &mut TwoParty,

@@ -41,7 +41,9 @@ use veil_twopc::convert::mux;
 use veil_twopc::share::open;
 
 use crate::oppe::{Piecewise, oppe_in};
-use crate::products::{BITS, COMPARE_BITS, Operand, matmul, mul_holders, mul_known, mul_shift};
+use crate::products::{
+    BITS, COMPARE_BITS, Operand, lift_transposed, matmul_known_by_lifted, mul_holders, mul_known, mul_shift,
+};
 use crate::recip::{HIGH, Inverse, LOW, Range, inverse_in};
 use data::PartyData;
 
@@ -238,23 +240,25 @@ pub fn train(
         for level in 0..params.depth {
             let k = z.len();
             // 3. Histograms: each owner's masks against the nodes' (g, h), one product each way.
-            let mut hist = Vec::new();
+            // Sums over the samples, a slice of them at a time; each slice's (g, h) is lifted
+            // into Z_p once for both owners' products.
             let samples = (HIST_CHUNK / (2 * k)).max(1);
-            for (owner, &count) in counts.iter().enumerate() {
-                let rows = count * thresholds;
-                if rows == 0 {
-                    continue;
+            let mut sums: Vec<Vec<u64>> =
+                counts.iter().map(|&count| vec![0u64; count * thresholds * 2 * k]).collect();
+            for start in (0..n).step_by(samples) {
+                let len = samples.min(n - start);
+                let mut w = vec![0u64; len * 2 * k];
+                for i in 0..len {
+                    for node in 0..k {
+                        w[i * 2 * k + 2 * node] = gz[node][start + i];
+                        w[i * 2 * k + 2 * node + 1] = hz[node][start + i];
+                    }
                 }
-                // Sums over the samples, a slice of them at a time.
-                let mut sum = vec![0u64; rows * 2 * k];
-                for start in (0..n).step_by(samples) {
-                    let len = samples.min(n - start);
-                    let mut w = vec![0u64; len * 2 * k];
-                    for i in 0..len {
-                        for node in 0..k {
-                            w[i * 2 * k + 2 * node] = gz[node][start + i];
-                            w[i * 2 * k + 2 * node + 1] = hz[node][start + i];
-                        }
+                let wt = lift_transposed(tp, ole, ctx, &w, [len, 2 * k])?;
+                for (owner, &count) in counts.iter().enumerate() {
+                    let rows = count * thresholds;
+                    if rows == 0 {
+                        continue;
                     }
                     let masks: Vec<u64> = if owner == me {
                         (0..count)
@@ -270,13 +274,13 @@ pub fn train(
                         vec![0; rows * len]
                     };
                     let x = Operand { words: &masks, dims: [rows, len], holder: Some(owner) };
-                    let y = Operand { words: &w, dims: [len, 2 * k], holder: None };
-                    for (acc, v) in sum.iter_mut().zip(matmul(tp, ole, ctx, x, y, 0)?.0) {
+                    let product = matmul_known_by_lifted(tp, ole, ctx, x, &wt, 2 * k, 0)?;
+                    for (acc, v) in sums[owner].iter_mut().zip(product) {
                         *acc = acc.wrapping_add(v);
                     }
                 }
-                hist.extend(sum);
             }
+            let hist: Vec<u64> = sums.concat();
             let c = (counts[0] + counts[1]) * thresholds;
             let totals: Vec<u64> = (0..k)
                 .flat_map(|node| {
