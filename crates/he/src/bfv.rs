@@ -261,6 +261,11 @@ impl Bfv {
         self.preset
     }
 
+    /// `a^{−1} mod t`, if `a` is invertible.
+    pub fn plaintext_inverse(&self, a: u64) -> Option<u64> {
+        self.t_mod.inv(a % self.t)
+    }
+
     /// The plaintext modulus `t` (the papers' `p`).
     pub fn plaintext_modulus(&self) -> u64 {
         self.t

@@ -25,7 +25,7 @@ use veil_mpc::{MpcError, Result};
 use crate::bfv::Bfv;
 use crate::flood::{plan, plan_packed};
 use crate::linear::Layer;
-use crate::pack::MAX_STRIDE;
+use crate::pack::{MAX_STRIDE, packing_stride};
 use crate::wire::{self, Form};
 
 /// What one key switching of the answers' packing is counted as when plans are compared, in
@@ -53,24 +53,10 @@ fn candidates(limit: usize) -> impl Iterator<Item = usize> {
 impl MatPlan {
     /// The plan at ring degree `degree` that sends the fewest ciphertexts.
     pub fn new(rows: usize, inner: usize, cols: usize, degree: usize) -> Result<Self> {
-        if rows == 0 || inner == 0 || cols == 0 || degree == 0 {
-            return Err(MpcError::Invalid(format!("a product of {rows}×{inner} and {inner}×{cols}")));
-        }
-        let mut best: Option<(usize, MatPlan)> = None;
-        for kb in candidates(inner.min(degree)) {
-            for nb in candidates(rows.min(degree / kb)) {
-                let mb = cols.min(degree / (kb * nb));
-                if mb == 0 {
-                    continue;
-                }
-                let plan = MatPlan { rows, inner, cols, blocks: (nb, kb, mb) };
-                let cost = plan.input_polys() + plan.output_polys();
-                if best.as_ref().is_none_or(|(c, _)| cost < *c) {
-                    best = Some((cost, plan));
-                }
-            }
-        }
-        best.map(|(_, p)| p).ok_or_else(|| MpcError::Invalid("no block fits the ring degree".into()))
+        Self::cheapest(rows, inner, cols, degree, |plan| {
+            Some((plan.input_polys() + plan.output_polys()) as f64)
+        })
+        .ok_or_else(|| MpcError::Invalid(format!("a product of {rows}×{inner} and {inner}×{cols}")))
     }
 
     /// The plan at `bfv`'s degree that costs the least on the wire between the key holder and
@@ -79,9 +65,29 @@ impl MatPlan {
     /// `k_b`, as far as the flooding allows) or sparse where they cannot be packed, and each
     /// key switching of the packing counted as [`SWITCH_BYTES`].
     pub fn for_scheme(rows: usize, inner: usize, cols: usize, bfv: &Bfv) -> Result<Self> {
-        let degree = bfv.slots();
-        MatPlan::new(rows, inner, cols, degree)?;
         let query = wire::ciphertext_bytes(bfv, 0, Form::Seeded)? as f64;
+        // A plan whose answers sum too many terms to flood is no candidate.
+        let cost = |plan: &MatPlan| Some(plan.input_polys() as f64 * query + plan.answer_cost(bfv).ok()?);
+        Self::cheapest(rows, inner, cols, bfv.slots(), cost).ok_or_else(|| {
+            MpcError::Invalid(format!(
+                "no block plan of {rows}×{inner}·{inner}×{cols} fits the ring degree and the flooding of {}",
+                bfv.preset().name()
+            ))
+        })
+    }
+
+    /// The blocks `n_b·k_b·m_b ≤ degree` (powers of two or the whole axis) of least `cost`;
+    /// `None` where no candidate has a cost or a dimension is 0.
+    fn cheapest(
+        rows: usize,
+        inner: usize,
+        cols: usize,
+        degree: usize,
+        cost: impl Fn(&MatPlan) -> Option<f64>,
+    ) -> Option<Self> {
+        if rows == 0 || inner == 0 || cols == 0 || degree == 0 {
+            return None;
+        }
         let mut best: Option<(f64, MatPlan)> = None;
         for kb in candidates(inner.min(degree)) {
             for nb in candidates(rows.min(degree / kb)) {
@@ -90,30 +96,22 @@ impl MatPlan {
                     continue;
                 }
                 let plan = MatPlan { rows, inner, cols, blocks: (nb, kb, mb) };
-                // A plan whose answers sum too many terms to flood is no candidate.
-                let Ok(answers) = plan.answer_cost(bfv) else { continue };
-                let cost = plan.input_polys() as f64 * query + answers;
-                if best.as_ref().is_none_or(|(c, _)| cost < *c) {
-                    best = Some((cost, plan));
+                if let Some(c) = cost(&plan)
+                    && best.as_ref().is_none_or(|(b, _)| c < *b)
+                {
+                    best = Some((c, plan));
                 }
             }
         }
-        best.map(|(_, p)| p).ok_or_else(|| {
-            MpcError::Invalid(format!(
-                "no block plan of {rows}×{inner}·{inner}×{cols} fits the ring degree and the flooding of {}",
-                bfv.preset().name()
-            ))
-        })
+        best.map(|(_, p)| p)
     }
 
     /// Bytes of the answers, packed where they can be, plus the packing's key switchings.
     fn answer_cost(&self, bfv: &Bfv) -> Result<f64> {
         let (nb, kb, mb) = self.blocks;
         let (outputs, terms) = (self.output_polys(), self.terms());
-        let mut stride = (1usize << kb.trailing_zeros()).min(MAX_STRIDE).min(outputs.next_power_of_two());
-        while stride >= 2 && plan_packed(bfv, terms, stride).is_err() {
-            stride /= 2;
-        }
+        let limit = (1usize << kb.trailing_zeros()).min(MAX_STRIDE).min(outputs.next_power_of_two());
+        let stride = packing_stride(bfv, terms, limit, |_| true).unwrap_or(1);
         let form = |plan: &crate::flood::FloodPlan, used: &[usize]| match plan.dropped_bits {
             Some((k0, k1)) if used.is_empty() => {
                 wire::ciphertext_bytes(bfv, plan.response_level, Form::Compressed(k0, k1))

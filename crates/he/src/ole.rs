@@ -247,14 +247,9 @@ impl Ole {
             .zip(rngs)
             .map(|((row, mask), mut rng)| {
                 let neg: Vec<u64> = mask.iter().map(|&r| (t - r) % t).collect();
-                let mut acc =
+                let fresh =
                     self.bfv.encrypt_public(&self.peer_pk, &self.encode(packing, &neg)?, None, &mut rng)?;
-                let mut sum = self.bfv.product_sum(0)?;
-                for &(i, a) in row {
-                    let op = self.bfv.operand(&self.encode(packing, a)?, 0)?;
-                    sum.add(&self.bfv, &queries[i], &op)?;
-                }
-                acc = sum.finish(&self.bfv, &acc)?;
+                let mut acc = self.row_sum(&queries, row, packing, &fresh)?;
                 self.bfv.flood(&mut acc, plan.flood_bits, &mut rng)?;
                 self.bfv.switch_to(&mut acc, plan.response_level)?;
                 Ok(acc)
@@ -262,6 +257,22 @@ impl Ole {
             .collect::<Result<Vec<Ciphertext>>>()?;
         ctx.net().send(self.peer, self.encode_answers(&plan, &answers, used)?)?;
         Ok(masks)
+    }
+
+    /// `start + Σ_{(i, a) ∈ row} queries[i] ⊠ a` at the top level.
+    fn row_sum(
+        &self,
+        queries: &[Ciphertext],
+        row: &[(usize, &[u64])],
+        packing: Packing,
+        start: &Ciphertext,
+    ) -> Result<Ciphertext> {
+        let mut sum = self.bfv.product_sum(0)?;
+        for &(i, a) in row {
+            let op = self.bfv.operand(&self.encode(packing, a)?, 0)?;
+            sum.add(&self.bfv, &queries[i], &op)?;
+        }
+        sum.finish(&self.bfv, start)
     }
 
     /// Receives `outputs` answers of `terms`-term sums and decrypts them.

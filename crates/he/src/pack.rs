@@ -182,6 +182,24 @@ impl GaloisKeys {
     }
 }
 
+/// The largest power of two `s` from `limit` down to 2 that `aligned` accepts and whose
+/// packed answers of `terms` terms the flooding covers ([`crate::flood::plan_packed`]).
+pub(crate) fn packing_stride(
+    bfv: &Bfv,
+    terms: usize,
+    limit: usize,
+    aligned: impl Fn(usize) -> bool,
+) -> Option<usize> {
+    let mut stride = if limit.is_power_of_two() { limit } else { limit.next_power_of_two() / 2 };
+    while stride >= 2 {
+        if aligned(stride) && crate::flood::plan_packed(bfv, terms.max(1), stride).is_ok() {
+            return Some(stride);
+        }
+        stride /= 2;
+    }
+    None
+}
+
 /// `log2` of the largest noise one key switching adds, `L·N·(q_max/2)·20`.
 pub fn switching_noise_bits(bfv: &Bfv) -> Result<f64> {
     let primes = bfv.primes(0)?;

@@ -248,6 +248,7 @@ pub fn matmul_known_by_lifted(
         return Err(MpcError::Invalid(format!("a product of {:?} and a lifted {k}×{n}", x.dims)));
     }
     let p = ole.modulus();
+    // (X·W)ᵀ = Wᵀ·Xᵀ with Xᵀ the known operand.
     let plan = MatPlan::for_scheme(n, k, m, ole.bfv())?;
     let xt = lift(tp, ctx, &transpose(x.words, [m, k]), Some(h), p)?;
     let z = transpose(&evaluate_known(ole, ctx, &plan, h, wt, &xt)?, [n, m]);
@@ -280,12 +281,9 @@ pub fn matmul(
             let wp = lift(tp, ctx, w.words, w.holder, p)?;
             evaluate_known(ole, ctx, &plan, h, &xp, &wp)?
         }
-        (Some(h), None) => {
-            // (X·W)ᵀ = Wᵀ·Xᵀ with Xᵀ the known operand.
-            let plan = MatPlan::for_scheme(n, k, m, ole.bfv())?;
-            let wt = lift(tp, ctx, &transpose(w.words, [k, n]), None, p)?;
-            let xt = lift(tp, ctx, &transpose(x.words, [m, k]), Some(h), p)?;
-            transpose(&evaluate_known(ole, ctx, &plan, h, &wt, &xt)?, [n, m])
+        (Some(_), None) => {
+            let wt = lift_transposed(tp, ole, ctx, w.words, [k, n])?;
+            return Ok((matmul_known_by_lifted(tp, ole, ctx, x, &wt, n, s)?, None));
         }
         (None, None) => {
             let plan = MatPlan::for_scheme(m, k, n, ole.bfv())?;

@@ -23,7 +23,7 @@ use veil_mpc::{Ctx, MpcError, Result};
 use super::{Ole, Packing, rngs};
 use crate::bfv::Ciphertext;
 use crate::flood::{FloodPlan, plan_packed};
-use crate::pack::{GaloisKeys, MAX_STRIDE};
+use crate::pack::{GaloisKeys, MAX_STRIDE, packing_stride};
 use crate::wire;
 
 /// The terms of one answer: (query index, the evaluator's operand).
@@ -39,33 +39,16 @@ pub struct AnswerPacking {
     pub offset: usize,
 }
 
-fn inverse_mod(a: u64, t: u64) -> u64 {
-    let (mut result, mut base, mut e) = (1u128, u128::from(a % t), t - 2);
-    while e > 0 {
-        if e & 1 == 1 {
-            result = result * base % u128::from(t);
-        }
-        base = base * base % u128::from(t);
-        e >>= 1;
-    }
-    result as u64
-}
-
 impl Ole {
     /// The packing of `outputs` answers of `terms` terms read at `used` (ascending): the
     /// largest power of two up to [`MAX_STRIDE`] and the answers' count (rounded up) that
     /// divides every distance between read positions and whose flooding fits; `None` below 2.
     pub fn packing(&self, used: &[usize], terms: usize, outputs: usize) -> Option<AnswerPacking> {
         let first = *used.first()?;
-        let mut stride = MAX_STRIDE.min(outputs.next_power_of_two());
-        while stride >= 2 {
-            let aligned = used.iter().all(|&p| (p - first) % stride == 0);
-            if aligned && plan_packed(&self.bfv, terms.max(1), stride).is_ok() {
-                return Some(AnswerPacking { stride, offset: first % stride });
-            }
-            stride /= 2;
-        }
-        None
+        let limit = MAX_STRIDE.min(outputs.next_power_of_two());
+        let aligned = |stride: usize| used.iter().all(|&p| (p - first) % stride == 0);
+        let stride = packing_stride(&self.bfv, terms, limit, aligned)?;
+        Some(AnswerPacking { stride, offset: first % stride })
     }
 
     /// The peer's Galois keys, received now if they have not been (they follow its first
@@ -110,12 +93,7 @@ impl Ole {
                         if row.is_empty() {
                             return Ok(None);
                         }
-                        let mut sum = self.bfv.product_sum(0)?;
-                        for &(i, a) in row {
-                            let op = self.bfv.operand(&self.encode(Packing::Coefficients, a)?, 0)?;
-                            sum.add(&self.bfv, &queries[i], &op)?;
-                        }
-                        let sum = sum.finish(&self.bfv, &self.bfv.zero(0)?)?;
+                        let sum = self.row_sum(&queries, row, Packing::Coefficients, &self.bfv.zero(0)?)?;
                         Ok(Some(self.bfv.mul_plain(&sum, &back)))
                     })
                     .collect::<Result<Vec<Option<Ciphertext>>>>()?;
@@ -181,7 +159,8 @@ impl Ole {
         packing: AnswerPacking,
     ) -> Vec<Vec<u64>> {
         let (t, n, s, c) = (self.modulus(), self.bfv.slots(), packing.stride, packing.offset);
-        let inverse = u128::from(inverse_mod(s as u64, t));
+        // t is an odd prime, s a power of two: the inverse exists.
+        let inverse = u128::from(self.bfv.plaintext_inverse(s as u64).unwrap_or(0));
         (0..outputs)
             .map(|o| {
                 let (group, r) = (&packed[o / s], o % s);
