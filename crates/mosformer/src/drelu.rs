@@ -3,20 +3,24 @@
 //!
 //! **MSB decomposition.** With `x̂ = x + r mod 2^ℓ`, `ŷ_0 = x̂ mod 2^{ℓ-1}` and
 //! `ŷ_1 = (-r) mod 2^{ℓ-1}`: `MSB(x) = MSB(x̂) ⊕ MSB(-r) ⊕ 1{y < ŷ_0}` with
-//! `y = 2^{ℓ-1} - 1 - ŷ_1` (an (ℓ-1)-bit value). `c = MSB(-r)` and the bits of `y` come from
-//! the dealer; the last term is a UCMP of the bit-shared `y` against the public `ŷ_0`.
+//! `y = 2^{ℓ-1} - 1 - ŷ_1` (an (ℓ-1)-bit value). `c = MSB(-r)` comes from the dealer; the last
+//! term compares `y`, which the dealer knows, with `ŷ_0`, which the pair learns
+//! ([`crate::dcmp`], by digits: the paper shares the bits of `y` and runs its per-bit UCMP).
 //!
-//! **Offline** ([`setup`]), each server dealing in turn for its pair: `r`, `c`, the bits of `y`
-//! (all shared 2-of-2 over the working ring Z_2^ℓ) and a random bit `ρ` for B2A (over the MAC
-//! ring), plus UCMP keys ([`crate::ucmp`], verified). Then the three servers check the data on
-//! the masked replicated sharings they hold: binarity of `c`, of every `y[i]` and of `ρ`
-//! (verified products `b(1-b)` that must open to 0) and the linear relation
-//! `r + c·2^{ℓ-1} + 2^{ℓ-1} - 1 - Σ 2^i y[i] = 0`, which together force `c = MSB(-r)` and the
-//! right `y` (a fix of the paper's step, without a two-party MSB protocol).
+//! **Offline** ([`setup`]), each server dealing in turn for its pair: `r` and `c` (shared 2-of-2
+//! over the working ring Z_2^ℓ), a random bit `ρ` for B2A (over the MAC ring) and verified
+//! point-function keys at the digits of `y` plus the comparison's zero tests
+//! ([`crate::dcmp`]). The checks (see `docs/mosformer-drelu.md`): the evaluators check the
+//! digit keys (proofs, one-hot sums) and the linear relation
+//! `r + c·2^{ℓ-1} + 2^{ℓ-1} - 1 - y' = 0`, `y'` the value the digit keys encode, in one digest
+//! exchange; the three servers check the binarity of `c` and `ρ` (verified products `b(1-b)`
+//! that must open to 0) on the masked replicated sharings they hold. Digit positions are in
+//! range by construction, so with `c` a bit the relation forces `c = MSB(-r)` and the right
+//! `y` (a fix of the paper's step, without a two-party MSB protocol).
 //!
 //! **Online** ([`drelu`]), per dealer `j` and its pair (`P_{j+2}` role 0, `P_{j+1}` role 1):
 //! 1. `x̂_j = x + r^j` revealed to the pair (six checked reveals in one round);
-//! 2. the UCMP of `y^j` against `ŷ_0` (both of a party's comparisons in one round);
+//! 2. the digit comparison of `y^j` with `ŷ_0` (both of a party's comparisons in one round);
 //! 3. the XOR share `θ_e = [e = 0]·MSB(x̂) ⊕ c_e ⊕ res_e` of `θ = MSB(x)`, then B2A with `ρ`:
 //!    each sends `θ_e ⊕ ρ_e` (one bit), `e = θ ⊕ ρ`, `[[θ]] = e + [[ρ]] - 2e[[ρ]]`;
 //! 4. weighting as in the LUT: `[[v]]_b = 1_b·(1 - [[θ^{b+1}]]) + 1_{b+1}·(1 - [[θ^{b+2}]])`
@@ -24,24 +28,25 @@
 //!
 //! An online deviation by an evaluator (in δ, in its B2A bit, in its terms or its reshare)
 //! changes `v` by a multiple of a component of the random `⟨1⟩` that it cannot match in the MAC
-//! without knowing `α`: the MAC check aborts. The selective-failure predicate of the UCMP δ
-//! opening is accepted as in the paper (see [`crate::ucmp`]).
+//! without knowing `α`: the MAC check aborts. The selective-failure predicate of the
+//! comparison's δ opening is accepted as in the paper (see [`crate::dcmp`]).
 //!
 //! The binarity checks use triples the servers generate on the spot ([`crate::triples`]).
 
 use veil_mpc::wire::{pack_bits, packed_len, unpack_bits};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
-use veil_ring::{Ring, Z2k, Z8, Z64, decode_slice, encode_slice};
+use veil_ring::{Ring, Z2k, Z64, decode_slice, encode_slice};
 
 use crate::convert::reduce;
 use veil_tensor::Tensor;
 
+use crate::dcmp::{self, DigitChecks, DigitKeys};
+use crate::deal::evaluators;
 use crate::mac::Macs;
 use crate::open::{open_all, reveal_batch};
 use crate::rss::{Rss, next, prev};
 use crate::shape::{Shape, Word};
 use crate::triples::{FreshTriples, Sacrifice};
-use crate::ucmp::{self, UcmpKeys};
 use veil_mpc::mode::Security;
 
 /// One share of a dealer's auxiliary data for `n` elements.
@@ -52,9 +57,6 @@ struct Aux<R, M> {
     r: Vec<R>,
     #[serde(with = "veil_ring::words")]
     c: Vec<R>,
-    /// Bit `i` of element `k` at `k·(ℓ-1) + i`.
-    #[serde(with = "veil_ring::words")]
-    y: Vec<R>,
     #[serde(with = "veil_ring::words")]
     rho: Vec<M>,
 }
@@ -63,15 +65,13 @@ impl<R: Z2k, M: Z2k> Aux<R, M> {
     fn encode(&self) -> Vec<u8> {
         let mut m = encode_slice(&self.r);
         m.extend(encode_slice(&self.c));
-        m.extend(encode_slice(&self.y));
         m.extend(encode_slice(&self.rho));
         m
     }
 
-    /// The sizes of the four parts of `n` elements' data.
-    fn sizes(n: usize) -> [usize; 4] {
-        let bits = R::BITS as usize - 1;
-        [n * R::BYTES, n * R::BYTES, n * bits * R::BYTES, n * M::BYTES]
+    /// The sizes of the three parts of `n` elements' data.
+    fn sizes(n: usize) -> [usize; 3] {
+        [n * R::BYTES, n * R::BYTES, n * M::BYTES]
     }
 
     /// Bytes of `n` elements' data.
@@ -89,12 +89,10 @@ impl<R: Z2k, M: Z2k> Aux<R, M> {
         }
         let bad = |e: veil_ring::RingError| MpcError::Malformed { from, what: e.to_string() };
         let (a, rest) = bytes.split_at(sizes[0]);
-        let (b, rest) = rest.split_at(sizes[1]);
-        let (c, d) = rest.split_at(sizes[2]);
+        let (b, d) = rest.split_at(sizes[1]);
         Ok(Aux {
             r: decode_slice(a).map_err(bad)?,
             c: decode_slice(b).map_err(bad)?,
-            y: decode_slice(c).map_err(bad)?,
             rho: decode_slice(d).map_err(bad)?,
         })
     }
@@ -107,22 +105,21 @@ pub struct DreluKeys<R, M> {
     n: usize,
     /// As dealer: both shares (share 0 went to `P_{b+2}`, share 1 to `P_{b+1}`).
     own: (Aux<R, M>, Aux<R, M>),
-    /// As role-0 evaluator of dealer `b + 1`: its share and UCMP keys.
-    e0: (Aux<R, M>, UcmpKeys),
+    /// As role-0 evaluator of dealer `b + 1`: its share and digit-comparison keys.
+    e0: (Aux<R, M>, DigitKeys),
     /// As role-1 evaluator of dealer `b + 2`.
-    e1: (Aux<R, M>, UcmpKeys),
+    e1: (Aux<R, M>, DigitKeys),
 }
 
 impl<R: Z2k, M: Z2k> Aux<R, M> {
     fn zeros(n: usize) -> Self {
-        let bits = R::BITS as usize - 1;
-        Aux { r: vec![R::ZERO; n], c: vec![R::ZERO; n], y: vec![R::ZERO; n * bits], rho: vec![M::ZERO; n] }
+        Aux { r: vec![R::ZERO; n], c: vec![R::ZERO; n], rho: vec![M::ZERO; n] }
     }
 }
 
 impl<R, M> Shape for Aux<R, M> {
     fn shape(&self, out: &mut Vec<usize>) {
-        out.extend([self.r.len(), self.c.len(), self.y.len(), self.rho.len()]);
+        out.extend([self.r.len(), self.c.len(), self.rho.len()]);
     }
 }
 
@@ -143,20 +140,19 @@ impl<R: Z2k, M: Z2k> DreluKeys<R, M> {
         DreluKeys {
             n,
             own: dealer_keeps((Aux::zeros(n), Aux::zeros(n))),
-            e0: (Aux::zeros(n), UcmpKeys::placeholder(0, bits, n)),
-            e1: (Aux::zeros(n), UcmpKeys::placeholder(1, bits, n)),
+            e0: (Aux::zeros(n), DigitKeys::placeholder(0, bits, n)),
+            e1: (Aux::zeros(n), DigitKeys::placeholder(1, bits, n)),
         }
     }
 }
 
-/// The dealer's data for `n` elements, split into two shares.
-fn deal_aux<R: Z2k, M: Z2k>(ctx: &mut Ctx, n: usize) -> (Aux<R, M>, Aux<R, M>) {
+/// The dealer's data for `n` elements, split into two shares, and the `y` of each element.
+fn deal_aux<R: Z2k, M: Z2k>(ctx: &mut Ctx, n: usize) -> (Aux<R, M>, Aux<R, M>, Vec<u64>) {
     let l = R::BITS;
     let half = 1u128 << (l - 1);
-    let (mut s0, mut s1) = (
-        Aux { r: vec![], c: vec![], y: vec![], rho: vec![] },
-        Aux { r: vec![], c: vec![], y: vec![], rho: vec![] },
-    );
+    let (mut s0, mut s1) =
+        (Aux { r: vec![], c: vec![], rho: vec![] }, Aux { r: vec![], c: vec![], rho: vec![] });
+    let mut ys = Vec::with_capacity(n);
     let split = |v: R, a: &mut Vec<R>, b: &mut Vec<R>, ctx: &mut Ctx| {
         let s = R::random(ctx.rng());
         a.push(s);
@@ -169,15 +165,13 @@ fn deal_aux<R: Z2k, M: Z2k>(ctx: &mut Ctx, n: usize) -> (Aux<R, M>, Aux<R, M>) {
         let y = half - 1 - (neg % half);
         split(r, &mut s0.r, &mut s1.r, ctx);
         split(c, &mut s0.c, &mut s1.c, ctx);
-        for i in 0..l - 1 {
-            split(R::from_u128((y >> i) & 1), &mut s0.y, &mut s1.y, ctx);
-        }
+        ys.push(y as u64);
         let rho = M::from_u64(ctx.rng().next_u64() & 1);
         let s = M::random(ctx.rng());
         s0.rho.push(s);
         s1.rho.push(rho - s);
     }
-    (s0, s1)
+    (s0, s1, ys)
 }
 
 /// The masked replicated sharing of a dealer's value among the three servers: components
@@ -229,7 +223,7 @@ fn non_binarity<T: Sacrifice>(ctx: &mut Ctx, z: &Rss<T>) -> Result<Tensor<T>> {
 
 /// Deals, verifies and checks the material of `n` DReLUs over Z_2^ℓ (`R`) with MACs in `M`.
 pub fn setup<R: Sacrifice, M: Z2k>(ctx: &mut Ctx, n: usize) -> Result<DreluKeys<R, M>> {
-    setup_dealing(ctx, n, Security::Malicious, &|_, _| {})
+    setup_dealing(ctx, n, Security::Malicious, &|_, _, _| {})
 }
 
 /// [`setup`] in a given mode (semi-honest: no checks of keys or auxiliary data).
@@ -238,11 +232,12 @@ pub fn setup_with<R: Sacrifice, M: Z2k>(
     n: usize,
     security: Security,
 ) -> Result<DreluKeys<R, M>> {
-    setup_dealing(ctx, n, security, &|_, _| {})
+    setup_dealing(ctx, n, security, &|_, _, _| {})
 }
 
-/// Changes a dealer may make to its data before sending it (tests model a cheating dealer).
-type Corruption<'a, R, M> = &'a dyn Fn(&mut Aux<R, M>, &mut Aux<R, M>);
+/// Changes a dealer may make to its data before sending it (tests model a cheating dealer):
+/// the two shares of its auxiliary data and the `y` its digit keys are dealt for.
+type Corruption<'a, R, M> = &'a dyn Fn(&mut Aux<R, M>, &mut Aux<R, M>, &mut Vec<u64>);
 
 /// [`setup`], with the dealing passed through `corrupt` (the identity for honest dealers).
 fn setup_dealing<R: Sacrifice, M: Z2k>(
@@ -260,15 +255,17 @@ fn setup_dealing<R: Sacrifice, M: Z2k>(
     let b = ctx.party();
     let bits = R::BITS as usize - 1;
     let mut own = None;
+    let mut own_ys = Vec::new();
     let (mut a0, mut a1) = (None, None);
     for dealer in 0..3 {
-        let (e0, e1) = ucmp::evaluators(dealer);
+        let (e0, e1) = evaluators(dealer);
         if b == dealer {
-            let (mut s0, mut s1) = deal_aux::<R, M>(ctx, n);
-            corrupt(&mut s0, &mut s1);
+            let (mut s0, mut s1, mut ys) = deal_aux::<R, M>(ctx, n);
+            corrupt(&mut s0, &mut s1, &mut ys);
             ctx.net().send(e0, s0.encode())?;
             ctx.net().send(e1, s1.encode())?;
             own = Some((s0, s1));
+            own_ys = ys;
         } else {
             let aux = Aux::<R, M>::decode(dealer, &ctx.recv_at_most(dealer, Aux::<R, M>::len(n))?, n)?;
             if b == e0 { a0 = Some(aux) } else { a1 = Some(aux) }
@@ -277,45 +274,42 @@ fn setup_dealing<R: Sacrifice, M: Z2k>(
     let (Some(own), Some(a0), Some(a1)) = (own, a0, a1) else {
         return Err(MpcError::Invalid("DReLU setup did not give every role".into()));
     };
-    // UCMP keys of the y-bits, one dealing per dealer.
+    // The comparisons' digit keys, one dealing per dealer.
     let (mut u0, mut u1) = (None, None);
     for dealer in 0..3 {
-        if let Some(k) = ucmp::setup_with(ctx, dealer, bits, n, security)? {
+        let ys = if b == dealer { &own_ys[..] } else { &[] };
+        if let Some(k) = dcmp::setup::<R>(ctx, dealer, bits, ys, n, security)? {
             if dealer == next(b) { u0 = Some(k) } else { u1 = Some(k) }
         }
     }
-    let (Some(u0), Some(u1)) = (u0, u1) else {
-        return Err(MpcError::Invalid("UCMP setup did not give both evaluator roles".into()));
+    let (Some((u0, c0)), Some((u1, c1))) = (u0, u1) else {
+        return Err(MpcError::Invalid("digit comparison setup did not give both evaluator roles".into()));
     };
-    if security == Security::SemiHonest {
+    let (Some(c0), Some(c1)) = (c0, c1) else {
         return Ok(DreluKeys { n, own: dealer_keeps(own), e0: (a0, u0), e1: (a1, u1) });
-    }
-    // The checks, on masked sharings of each dealer's data, all three dealers in one batch.
+    };
+    // Each pair: r + c·2^{ℓ-1} + (2^{ℓ-1} - 1) - y' = 0, with y' from the digit keys' hot
+    // positions, checked with the keys' proofs and one-hot sums in one digest exchange.
     let half = R::from_u128(1u128 << bits);
-    let weights =
-        Tensor::new(vec![n * bits], (0..n * bits).map(|k| R::from_u128(1u128 << (k % bits))).collect())?;
-    let (mut lins, mut cys, mut rhos) = (Vec::new(), Vec::new(), Vec::new());
+    let relation = |aux: &Aux<R, M>, checks: &DigitChecks<R>, lead: bool| -> Vec<R> {
+        let constant = if lead { half - R::ONE } else { R::ZERO };
+        (0..n).map(|k| aux.r[k] + aux.c[k] * half + constant - checks.y[k]).collect()
+    };
+    let (l0, l1) = (relation(&a0, &c0, true), relation(&a1, &c1, false));
+    dcmp::finish_checks(ctx, &[(&c0, &l0[..]), (&c1, &l1[..])])?;
+    // Binarity of c and of ρ, on masked sharings of each dealer's data, all three in one batch.
+    let (mut cs, mut rhos) = (Vec::new(), Vec::new());
     for dealer in 0..3 {
         let (s0, s1) = views(&own, &a0, &a1, b, dealer);
-        let r = masked(b, dealer, &s0.r, &s1.r)?;
-        let c = masked(b, dealer, &s0.c, &s1.c)?;
-        let y = masked(b, dealer, &s0.y, &s1.y)?;
-        // r + c·2^{ℓ-1} + (2^{ℓ-1} - 1) - Σ 2^i y[i]
-        let wy = y.mul_public(&weights)?;
-        let sum_y = Rss::new(group_sum(&wy.first, bits)?, group_sum(&wy.second, bits)?)?;
-        let lin = r.add(&c.scale(half))?.sub(&sum_y)?;
-        lins.push(lin.add_public(b, &Tensor::full(&[n], half - R::ONE))?);
-        cys.push(Rss::concat(&[&c, &y])?);
+        cs.push(masked(b, dealer, &s0.c, &s1.c)?);
         // ρ only matters mod 2^64 (gate values are used mod 2^64, see crate::mac), and there
         // ρ(1 - ρ) = 0 forces ρ ∈ {0, 1}: one of ρ, 1 - ρ is odd, so the other is 0.
         rhos.push(reduce::<M, Z64>(&masked(b, dealer, &s0.rho, &s1.rho)?)?);
     }
-    let lin = open_all(ctx, &Rss::concat(&lins.iter().collect::<Vec<_>>())?)?;
-    let cy = non_binarity(ctx, &Rss::concat(&cys.iter().collect::<Vec<_>>())?)?;
+    let c = non_binarity(ctx, &Rss::concat(&cs.iter().collect::<Vec<_>>())?)?;
     let rho = non_binarity(ctx, &Rss::concat(&rhos.iter().collect::<Vec<_>>())?)?;
     for dealer in 0..3 {
-        all_zero(&segment(&lin, dealer, n)?, dealer, "linear relation")?;
-        all_zero(&segment(&cy, dealer, n * (bits + 1))?, dealer, "bits not binary")?;
+        all_zero(&segment(&c, dealer, n)?, dealer, "c not binary")?;
         all_zero(&segment(&rho, dealer, n)?, dealer, "B2A bit not binary")?;
     }
     Ok(DreluKeys { n, own: dealer_keeps(own), e0: (a0, u0), e1: (a1, u1) })
@@ -324,19 +318,13 @@ fn setup_dealing<R: Sacrifice, M: Z2k>(
 /// What a dealer needs of its own data online: the masks `r` (its part of the masked sharings
 /// of `x + r`); the rest was only for the checks.
 fn dealer_keeps<R, M>((s0, s1): (Aux<R, M>, Aux<R, M>)) -> (Aux<R, M>, Aux<R, M>) {
-    let keep = |a: Aux<R, M>| Aux { r: a.r, c: Vec::new(), y: Vec::new(), rho: Vec::new() };
+    let keep = |a: Aux<R, M>| Aux { r: a.r, c: Vec::new(), rho: Vec::new() };
     (keep(s0), keep(s1))
 }
 
 /// Dealer `j`'s part of a batch of `3·len` opened values.
 fn segment<T: Ring>(t: &Tensor<T>, j: PartyId, len: usize) -> Result<Tensor<T>> {
     Ok(Tensor::new(vec![len], t.data()[j * len..(j + 1) * len].to_vec())?)
-}
-
-/// Sums consecutive groups of `g` entries.
-fn group_sum<R: Ring>(t: &Tensor<R>, g: usize) -> Result<Tensor<R>> {
-    let v: Vec<R> = t.data().chunks(g).map(|c| c.iter().copied().sum()).collect();
-    Ok(Tensor::new(vec![v.len()], v)?)
 }
 
 /// `⟨DReLU(x)⟩` in the MAC ring, its MAC queued in `macs.batch`; consumes the keys.
@@ -386,18 +374,17 @@ pub fn pair_shares<R: Z2k, M: Z2k>(
     // 2. Both comparisons (as role 0 of dealer b+1 with partner b+2, as role 1 of dealer b+2
     //    with partner b+1) in one round.
     let low = (1u128 << (l - 1)) - 1;
-    let y_bits = |aux: &Aux<R, M>| -> Vec<Z8> { aux.y.iter().map(|v| Z8(v.to_u128() as u8)).collect() };
     let pub_y = |h: &Tensor<R>| -> Vec<u64> { h.data().iter().map(|v| (v.to_u128() & low) as u64).collect() };
-    let p0 = ucmp::eval_send(ctx, &keys.e0.1, prev(b), &y_bits(&keys.e0.0), &pub_y(&hat0))?;
-    let p1 = ucmp::eval_send(ctx, &keys.e1.1, next(b), &y_bits(&keys.e1.0), &pub_y(&hat1))?;
-    let res0 = ucmp::eval_recv(ctx, &keys.e0.1, p0)?;
-    let res1 = ucmp::eval_recv(ctx, &keys.e1.1, p1)?;
+    let p0 = dcmp::eval_send(ctx, &keys.e0.1, prev(b), &pub_y(&hat0))?;
+    let p1 = dcmp::eval_send(ctx, &keys.e1.1, next(b), &pub_y(&hat1))?;
+    let res0 = dcmp::eval_recv(ctx, &keys.e0.1, p0)?;
+    let res1 = dcmp::eval_recv(ctx, &keys.e1.1, p1)?;
     // 3. XOR shares of θ = MSB(x), then B2A with ρ (one packed bit per element to each partner).
-    let theta = |role: u8, hat: &Tensor<R>, aux: &Aux<R, M>, res: &[Z8]| -> Vec<u8> {
+    let theta = |role: u8, hat: &Tensor<R>, aux: &Aux<R, M>, res: &[u8]| -> Vec<u8> {
         (0..n)
             .map(|k| {
                 let m = if role == 0 { u8::from(hat.data()[k].msb()) } else { 0 };
-                m ^ (aux.c[k].to_u128() & 1) as u8 ^ (res[k].0 & 1)
+                m ^ (aux.c[k].to_u128() & 1) as u8 ^ (res[k] & 1)
             })
             .collect()
     };
@@ -490,9 +477,11 @@ mod tests {
     use veil_mpc::harness::simulate;
     use veil_ring::{Z16, Z64};
 
-    fn cheat(corrupt: impl Fn(&mut Aux<Z16, Z64>, &mut Aux<Z16, Z64>) + Sync) -> Vec<String> {
+    type Hook = dyn Fn(&mut Aux<Z16, Z64>, &mut Aux<Z16, Z64>, &mut Vec<u64>) + Sync;
+
+    fn cheat(corrupt: &Hook) -> Vec<String> {
         let res = simulate(3, 40, |ctx| {
-            let hook = |a: &mut Aux<Z16, Z64>, b: &mut Aux<Z16, Z64>| corrupt(a, b);
+            let hook = |a: &mut Aux<Z16, Z64>, b: &mut Aux<Z16, Z64>, y: &mut Vec<u64>| corrupt(a, b, y);
             if ctx.party() == 0 {
                 setup_dealing::<Z16, Z64>(ctx, 4, Security::Malicious, &hook).map(|_| ())
             } else {
@@ -511,32 +500,46 @@ mod tests {
         errs.iter().all(|e| e.contains("DReLU setup") && e.contains(what) && e.contains("party 0"))
     }
 
-    #[test]
-    fn wrong_c_is_caught() {
-        // c + 1 is either 2 (not a bit) or the wrong bit (the linear relation fails).
-        let errs = cheat(|_, s1| s1.c[2] += Z16(1));
-        assert!(blamed(&errs, "auxiliary data"), "{errs:?}");
+    /// No party finishes, and an evaluator of dealer 0 aborts blaming it (the first evaluator
+    /// to see the digests differ leaves, so the other may see that instead).
+    fn evaluators_blame(errs: &[String], what: &str) -> bool {
+        errs.iter().all(|e| e != "no error")
+            && errs[1..]
+                .iter()
+                .any(|e| e.contains("DReLU setup") && e.contains(what) && e.contains("party 0"))
     }
 
     #[test]
-    fn non_binary_y_bits_with_the_right_weighted_sum_are_caught() {
-        // y[0] + 2 and y[1] - 1 leave Σ 2^i y[i] unchanged: only the binarity check sees it.
-        let errs = cheat(|s0, _| {
-            s0.y[0] += Z16(2);
-            s0.y[1] -= Z16(1);
-        });
-        assert!(blamed(&errs, "bits not binary"), "{errs:?}");
+    fn wrong_c_is_caught() {
+        // c + 1 is either 2 (not a bit) or the wrong bit (the linear relation fails); the
+        // digest check comes first.
+        let errs = cheat(&|_, s1, _| s1.c[2] += Z16(1));
+        assert!(evaluators_blame(&errs, "linear relation"), "{errs:?}");
+    }
+
+    #[test]
+    fn a_non_binary_c_with_the_right_relation_is_caught() {
+        // c = 3 with r adjusted by −2·2^{ℓ−1} = 0 mod 2^16 leaves the relation intact except
+        // for 2^{ℓ−1}·2 = 2^16 ≡ 0: only the binarity check sees it.
+        let errs = cheat(&|_, s1, _| s1.c[1] += Z16(2));
+        assert!(blamed(&errs, "c not binary"), "{errs:?}");
+    }
+
+    #[test]
+    fn digit_keys_for_another_y_are_caught() {
+        let errs = cheat(&|_, _, y| y[3] ^= 1 << 9);
+        assert!(evaluators_blame(&errs, "digit keys"), "{errs:?}");
     }
 
     #[test]
     fn a_mask_inconsistent_with_c_and_y_is_caught() {
-        let errs = cheat(|s0, _| s0.r[1] += Z16(4));
-        assert!(blamed(&errs, "linear relation"), "{errs:?}");
+        let errs = cheat(&|s0, _, _| s0.r[1] += Z16(4));
+        assert!(evaluators_blame(&errs, "linear relation"), "{errs:?}");
     }
 
     #[test]
     fn a_b2a_bit_that_is_not_a_bit_is_caught() {
-        let errs = cheat(|_, s1| s1.rho[3] += Z64(2));
+        let errs = cheat(&|_, s1, _| s1.rho[3] += Z64(2));
         assert!(blamed(&errs, "B2A bit not binary"), "{errs:?}");
     }
 }

@@ -23,8 +23,10 @@
 //! - [`keys`]: the MAC key and the *random* sharing of 1 the FSS gates weight pairs with;
 //! - [`mac`]: the batched, deferrable MAC check, made sound over rings with extra bits;
 //! - `deal`: verified dealing of point-function keys (the offline phase of the FSS gates);
+//! - [`ucmp`]: the paper's per-bit comparison (Algorithm 1), and [`dcmp`]: the comparison by
+//!   digits of a dealer-known value that DReLU uses instead (a fifth of the material);
 //! - [`lut`]: Π_LUT, a public table at a secret index, MAC'd;
-//! - [`drelu`]: Π_DReLU with the dealer's auxiliary data checked (binarity + linear relation),
+//! - [`drelu`]: Π_DReLU with the dealer's auxiliary data checked (digit keys + linear relation),
 //!   and Π_Select;
 //! - [`max`]: ReLU and the Max tournament;
 //! - [`gelu`]: Π_GELU (ReLU minus a 256-entry table of the difference) at 6 fractional bits;
@@ -58,6 +60,7 @@ pub mod bits;
 pub mod clear;
 mod coin;
 pub mod convert;
+pub mod dcmp;
 mod deal;
 pub mod drelu;
 pub mod exp;

@@ -1,6 +1,10 @@
 //! Π_UCMP: comparison of a secret unsigned value with a public one between an evaluator pair,
 //! with VDPF keys dealt by the third party (paper Algorithm 1).
 //!
+//! DReLU compares a value its dealer knows, and uses [`crate::dcmp`] (by digits, a fifth of the
+//! material) instead; this per-bit form stays for bit-shared values and as the paper's baseline
+//! (`veil bench ops --family mosformer --op compare`).
+//!
 //! The evaluators hold 2-of-2 additive shares of the bits `x[i]` of an `n`-bit `x`; `y` is
 //! public. With `u[i] = x[i] - y[i]`, `w[i] = x[i] ⊕ y[i]` and
 //! `c[i] = u[i] + 1 + Σ_{j>i} w[j]`: if `x ≥ y` every `c[i] > 0`, and if `x < y` exactly one
@@ -68,12 +72,6 @@ impl UcmpKeys {
     /// Comparisons this material serves.
     pub fn count(&self) -> usize {
         self.count
-    }
-
-    /// Zero material of the real shapes: the layout real material must have (stored
-    /// material is checked against it); it compares nothing.
-    pub(crate) fn placeholder(role: u8, bits: usize, count: usize) -> Self {
-        UcmpKeys { role, bits, count, tables: vec![0; bits * count], alpha: vec![Z8::ZERO; bits * count] }
     }
 }
 
