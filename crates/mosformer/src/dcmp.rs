@@ -9,7 +9,7 @@
 //! (31 keys over 64 points at `ℓ = 32`); here the dealer's knowledge of `y` is used directly.
 //!
 //! **Digits.** `n` bits are cut into `D` digits of at most [`MAX_DIGIT_BITS`] bits ([`plan`];
-//! `31 = 8 + 8 + 8 + 7`). For digit `i` of `y` the dealer deals a point function at
+//! `31 = 6 + 5·5`). For digit `i` of `y` the dealer deals a point function at
 //! `α = y_i` itself (outputs in the working ring `Z_2^ℓ`); an evaluator's full-domain
 //! expansion `V_i` is its share of the one-hot vector `e_{y_i}`. At the public digit `v_i`,
 //! `eq_i = V_i[v_i]` shares `1{y_i = v_i}` and `lt_i = Σ_{k < v_i} V_i[k]` shares
@@ -25,11 +25,14 @@
 //! (`crate::deal`), `δ_i = c_i + α'_i mod 2^{d'}` opened within the pair (one round), and
 //! `res = ⊕_i W_i[δ_i] mod 2`.
 //!
-//! **Cost** at `ℓ = 32` (`n = 31`), per comparison and evaluator: four digit keys (three over
-//! 256 points, one over 128) and four zero-test keys over 8 points, 1 401 bytes and 928 leaves
-//! to expand, against 31 keys over 64 points (5 673 bytes, 1 984 leaves); online 4 × 3 bits
-//! against 31 × 6. An evaluator keeps each digit's shares mod `2^{d'}` as `d'` bit planes, so a
-//! prefix sum is `d'` population counts.
+//! **Cost** at `ℓ = 32` (`n = 31`), per comparison and evaluator: six digit keys (one over 64
+//! points, five over 32) and six zero-test keys over 8 points, 1 846 bytes and 272 leaves to
+//! expand, against 31 keys over 64 points (5 704 bytes, 1 984 leaves); online 6 × 3 bits
+//! against 31 × 6. Six-bit digits: eight-bit ones need 24% fewer bytes but 3.4× the leaves,
+//! and expanding and hashing leaves is the time (DReLU at 10^4: 3 216 B and 1.60 s per element
+//! and server with eight bits, 4 124 B and 0.93 s with six, 4 570 B and 0.98 s with five). An
+//! evaluator keeps each digit's shares mod `2^{d'}` as `d'` bit planes, so a prefix sum is `d'`
+//! population counts.
 //!
 //! **Checks against a malicious dealer** (its evaluators are then honest; see
 //! `docs/mosformer-drelu.md`): the VDPF proofs (at most one nonzero entry per digit key), `t_i =
@@ -49,7 +52,7 @@
 //! of the gate that uses the comparison catches the changed result.
 //!
 //! **Semi-honest mode**: the dealer deals the digit tables themselves (the `d'`-bit planes,
-//! role 0's from the generator it shares with the dealer), 96 bytes for a 256-point digit,
+//! role 0's from the generator it shares with the dealer), 24 bytes for a 64-point digit,
 //! and nothing is checked.
 
 use rayon::prelude::*;
@@ -64,12 +67,12 @@ use crate::shape::Shape;
 use veil_mpc::mode::Security;
 
 /// Widest digit: a digit of `w` bits is a point function over `2^w` points.
-pub const MAX_DIGIT_BITS: u32 = 8;
+pub const MAX_DIGIT_BITS: u32 = 6;
 
 /// Largest number of bits compared (public values are `u64`).
 pub const MAX_BITS: usize = 63;
 
-/// Digit widths (least significant first) for `n`-bit values: `⌈n / 8⌉` digits as equal as
+/// Digit widths (least significant first) for `n`-bit values: `⌈n / 6⌉` digits as equal as
 /// possible, the wider ones first.
 pub fn plan(n: usize) -> Vec<u32> {
     let w = MAX_DIGIT_BITS as usize;
@@ -554,30 +557,48 @@ mod tests {
     use veil_ring::{Z32, Z64};
 
     #[test]
-    fn plans_cut_values_into_digits_of_at_most_eight_bits() {
-        assert_eq!(plan(31), vec![8, 8, 8, 7]);
-        assert_eq!(plan(15), vec![8, 7]);
-        assert_eq!(plan(63), vec![8, 8, 8, 8, 8, 8, 8, 7]);
+    fn plans_cut_values_into_digits_of_at_most_six_bits() {
+        assert_eq!(plan(31), vec![6, 5, 5, 5, 5, 5]);
+        assert_eq!(plan(15), vec![5, 5, 5]);
+        assert_eq!(plan(63), vec![6, 6, 6, 6, 6, 6, 6, 6, 5, 5, 5]);
         assert_eq!(plan(3), vec![3]);
         for n in 1..=MAX_BITS {
             let p = plan(n);
             assert_eq!(p.iter().sum::<u32>() as usize, n);
             assert!(p.iter().all(|&w| (1..=MAX_DIGIT_BITS).contains(&w)));
         }
-        assert_eq!(zero_bits(4), 3);
+        assert_eq!(zero_bits(6), 3);
         assert_eq!(zero_bits(1), 1);
         assert_eq!(zero_bits(8), 4);
+        assert_eq!(zero_bits(11), 4);
     }
 
     #[test]
     fn planes_give_entries_and_prefix_sums() {
-        let l = Layout::new(20); // [7, 7, 6], zb = 2
-        let mut out = vec![0u64; l.stride];
-        let entries: Vec<u8> = (0..128u32).map(|k| ((k * 7 + 3) % 4) as u8).collect();
-        l.store(1, entries.iter().copied(), &mut out);
+        // 53 bits: eight 6-bit digits and a 5-bit one, zb = 4; [6, 6]: zb = 2; a 7-bit digit
+        // spans two words.
+        for (bits, digit, size) in [(53usize, 1usize, 64u32), (12, 0, 64), (53, 8, 32)] {
+            let l = Layout::new(bits);
+            let modulus = 1u32 << l.zb;
+            let mut out = vec![0u64; l.stride];
+            let entries: Vec<u8> = (0..size).map(|k| ((k * 7 + 3) % modulus) as u8).collect();
+            l.store(digit, entries.iter().copied(), &mut out);
+            for v in 0..size as usize {
+                let lt: u32 = entries[..v].iter().map(|&e| u32::from(e)).sum();
+                assert_eq!(
+                    l.read(digit, &out, v),
+                    (entries[v], (lt % modulus) as u8),
+                    "{bits} bits, v = {v}"
+                );
+            }
+        }
+        let wide = Layout { widths: vec![7], offsets: vec![0], words: vec![0], stride: 2 * 3, zb: 3 };
+        let mut out = vec![0u64; wide.stride];
+        let entries: Vec<u8> = (0..128u32).map(|k| ((k * 5 + 1) % 8) as u8).collect();
+        wide.store(0, entries.iter().copied(), &mut out);
         for v in 0..128 {
             let lt: u32 = entries[..v].iter().map(|&e| u32::from(e)).sum();
-            assert_eq!(l.read(1, &out, v), (entries[v], (lt % 4) as u8), "v = {v}");
+            assert_eq!(wide.read(0, &out, v), (entries[v], (lt % 8) as u8), "v = {v}");
         }
     }
 
