@@ -256,6 +256,9 @@ pub(crate) fn setup_faulty<R: Z2k>(
     if b == dealer && ys.len() != count {
         return Err(MpcError::Invalid(format!("{} values for {count} comparisons", ys.len())));
     }
+    if b == dealer && ys.iter().any(|&y| bits < 64 && y >> bits != 0) {
+        return Err(MpcError::Invalid(format!("a compared value does not fit {bits} bits")));
+    }
     let digit_part = match security {
         Security::Malicious => deal_keys::<R>(ctx, dealer, &layout, ys, count, beta)?,
         Security::SemiHonest => deal_planes(ctx, dealer, &layout, ys, count)?,
@@ -701,5 +704,12 @@ mod tests {
     fn too_wide_values_are_refused() {
         let res = simulate(3, 10, |ctx| setup::<Z32>(ctx, 0, 32, &[0], 1, Security::Malicious).map(|_| ()));
         assert!(res.iter().all(|r| r.is_err()));
+        // A value past the compared width is refused at the dealer (the others then stop).
+        let res = simulate(3, 10, |ctx| setup::<Z32>(ctx, 0, 5, &[32], 1, Security::Malicious).map(|_| ()));
+        assert!(
+            res[0].as_ref().is_err_and(|e| e.to_string().contains("does not fit 5 bits")),
+            "{:?}",
+            res[0]
+        );
     }
 }
