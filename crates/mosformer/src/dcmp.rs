@@ -93,8 +93,11 @@ fn plane_words(w: u32) -> usize {
 /// The layout of one comparison's digit tables: widths, bit offsets and word offsets.
 #[derive(Clone, Debug)]
 struct Layout {
+    /// Digit widths in bits, least significant digit first.
     widths: Vec<u32>,
+    /// Each digit's lowest bit in the compared value.
     offsets: Vec<u32>,
+    /// Each digit's first word within a comparison's tables.
     words: Vec<usize>,
     /// Words of one comparison's tables (all digits, `zb` planes each).
     stride: usize,
