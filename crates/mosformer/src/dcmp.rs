@@ -56,13 +56,13 @@
 //! and nothing is checked.
 
 use rayon::prelude::*;
-use veil_crypto::{Digest, Hasher, Prg, Seed};
+use veil_crypto::{Digest, Hasher, Prg};
 use veil_fss::{DpfKey, eval_full_verified_batch, gen_keys, key_bytes};
 use veil_mpc::wire::{pack_bits, packed_len, unpack_bits};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use veil_ring::{Ring, Z2k, Z8, encode_slice};
 
-use crate::deal::{Dealt, deal_with, evaluators};
+use crate::deal::{Dealt, deal_with, evaluators, group_seeds, low_bits};
 use crate::shape::Shape;
 use veil_mpc::mode::Security;
 
@@ -267,10 +267,10 @@ pub(crate) fn setup_faulty<R: Z2k>(
         Security::SemiHonest => deal_planes(ctx, dealer, &layout, ys, count)?,
     };
     let zb = layout.zb;
-    let zero =
-        deal_with::<Z8, Z8, u16>(ctx, dealer, zb, layout.digits() * count, security, &|v: Vec<Z8>| {
-            v.iter().enumerate().fold(0u16, |acc, (k, e)| acc | (u16::from(e.0 & 1) << k))
-        })?;
+    // At most 11 digits, so a zero test's table has at most 16 entries.
+    let zero = deal_with::<Z8, Z8, u16>(ctx, dealer, zb, layout.digits() * count, security, &|v| {
+        low_bits(v) as u16
+    })?;
     match (digit_part, zero) {
         (None, Dealt::Dealer { .. }) => Ok(None),
         (Some((tables, checks)), Dealt::Evaluator(z)) => {
@@ -306,13 +306,7 @@ fn deal_keys<R: Z2k>(
     let (e0, e1) = evaluators(dealer);
     let per: usize = layout.widths.iter().map(|&w| key_bytes::<R>(w)).sum();
     if b == dealer {
-        let seeds: Vec<Seed> = (0..count.div_ceil(GROUP))
-            .map(|_| {
-                let mut s = [0u8; 16];
-                ctx.rng().fill_bytes(&mut s);
-                Seed(s)
-            })
-            .collect();
+        let seeds = group_seeds(ctx, count.div_ceil(GROUP));
         let made: Vec<(Vec<u8>, Vec<u8>)> = seeds
             .par_iter()
             .zip(ys.par_chunks(GROUP))
@@ -513,6 +507,7 @@ pub fn eval_send(ctx: &mut Ctx, keys: &DigitKeys, partner: PartyId, v: &[u64]) -
     let zmask = (1u8 << layout.zb) - 1;
     let mut mine = Vec::with_capacity(dn * keys.count);
     let mut reads = vec![(0u8, 0u8); dn];
+    let mut cs = vec![0u8; dn];
     for (k, &vk) in v.iter().enumerate() {
         let tables = &keys.tables[k * layout.stride..(k + 1) * layout.stride];
         for (i, read) in reads.iter_mut().enumerate() {
@@ -521,13 +516,12 @@ pub fn eval_send(ctx: &mut Ctx, keys: &DigitKeys, partner: PartyId, v: &[u64]) -
         }
         // c_i = (D - i)·[role 0] - lt_i - Σ_{j>i} eq_j, from the top digit down.
         let mut eqs = 0u8;
-        let mut cs = vec![0u8; dn];
         for i in (0..dn).rev() {
             let constant = if keys.role == 0 { (dn - i) as u8 } else { 0 };
             cs[i] = constant.wrapping_sub(reads[i].1).wrapping_sub(eqs);
             eqs = eqs.wrapping_add(reads[i].0);
         }
-        for (i, c) in cs.into_iter().enumerate() {
+        for (i, c) in cs.iter().enumerate() {
             mine.push(c.wrapping_add(keys.alpha[k * dn + i].0) & zmask);
         }
     }
@@ -559,6 +553,7 @@ pub fn eval_recv(ctx: &mut Ctx, keys: &DigitKeys, pending: PendingCompare) -> Re
 mod tests {
     #![allow(clippy::unwrap_used, clippy::panic, reason = "test code")]
     use super::*;
+    use veil_crypto::Seed;
     use veil_mpc::harness::{all_ok, simulate};
     use veil_ring::{Z32, Z64};
 
@@ -608,6 +603,12 @@ mod tests {
         }
     }
 
+    /// This evaluator's share of `y' - y` (role 0 subtracts the dealer's `y`): 0 when the digit
+    /// keys encode `y`.
+    fn y_relation<R: Z2k>(c: &DigitChecks<R>, ys: &[u64]) -> Vec<R> {
+        c.y.iter().zip(ys).map(|(&s, &y)| if c.role == 0 { s - R::from_u64(y) } else { s }).collect()
+    }
+
     /// Compares every `y` against every `v` in the list for the given widths, in both modes.
     fn compare(bits: usize, security: Security, pairs: &[(u64, u64)]) {
         let ys: Vec<u64> = pairs.iter().map(|p| p.0).collect();
@@ -619,13 +620,7 @@ mod tests {
                     return Ok(None);
                 };
                 if let Some(c) = checks {
-                    // The y' shares must add up to y: check it through the relation y' - y = 0.
-                    let rel: Vec<Z64> =
-                        c.y.iter()
-                            .zip(&ys)
-                            .map(|(&s, &y)| if c.role == 0 { s - Z64(y) } else { s })
-                            .collect();
-                    finish_checks(ctx, &[(&c, &rel[..])])?;
+                    finish_checks(ctx, &[(&c, &y_relation(&c, &ys)[..])])?;
                 }
                 let (e0, e1) = evaluators(dealer);
                 let partner = if ctx.party() == e0 { e1 } else { e0 };
@@ -687,12 +682,7 @@ mod tests {
                 let mine: Vec<u64> = ys.iter().map(|y| y + shift).collect();
                 let r = setup_faulty::<Z32>(ctx, 0, 31, &mine, ys.len(), Security::Malicious, beta)?;
                 if let Some((_, Some(c))) = r {
-                    let rel: Vec<Z32> =
-                        c.y.iter()
-                            .zip(&ys)
-                            .map(|(&s, &y)| if c.role == 0 { s - Z32(y as u32) } else { s })
-                            .collect();
-                    finish_checks(ctx, &[(&c, &rel[..])])?;
+                    finish_checks(ctx, &[(&c, &y_relation(&c, &ys)[..])])?;
                 }
                 Ok(())
             });

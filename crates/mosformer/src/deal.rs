@@ -24,7 +24,7 @@ use rayon::prelude::*;
 use veil_crypto::{Digest, Hasher, Prg, Seed};
 use veil_fss::{DpfKey, eval_full, eval_full_verified_batch, gen_keys, key_bytes, one_hot_checks};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
-use veil_ring::{Ring, Z2k, decode_slice, encode_slice};
+use veil_ring::{Ring, Z2k, Z8, decode_slice, encode_slice};
 
 use crate::rss::{next, prev};
 use crate::shape::Shape;
@@ -99,6 +99,25 @@ fn reduce<O: Z2k, A: Z2k>(v: O) -> A {
 /// Keys expanded and proved together (one proof per group).
 const KEY_GROUP: usize = 64;
 
+/// One seed per group of keys a dealer makes in parallel, each group from its own generator
+/// (a generator per key would spend more AES blocks on filling its buffer than the key takes).
+pub(crate) fn group_seeds(ctx: &mut Ctx, groups: usize) -> Vec<Seed> {
+    (0..groups)
+        .map(|_| {
+            let mut s = [0u8; 16];
+            ctx.rng().fill_bytes(&mut s);
+            Seed(s)
+        })
+        .collect()
+}
+
+/// The low bits of a one-hot share vector of at most 128 entries, entry `k` at bit `k`. The
+/// shares sum to `e_α` over Z_2^8 (checked when the keys were dealt), so their low bits XOR to
+/// `e_α` as well: an online step that reads a table mod 2 needs nothing more.
+pub(crate) fn low_bits(v: Vec<Z8>) -> u128 {
+    v.iter().enumerate().fold(0u128, |acc, (k, e)| acc | (u128::from(e.0 & 1) << k))
+}
+
 /// A dealt instance: the two shares of its point and the two keys.
 type MadeKey<A, O> = (A, A, DpfKey<O>, DpfKey<O>);
 
@@ -131,15 +150,8 @@ pub fn deal_with<O: Z2k, A: Z2k, T: Send>(
     let (e0, e1) = evaluators(dealer);
     if b == dealer {
         // One seed per group of instances from the party's generator, then the groups in
-        // parallel, each from its own generator (a generator per key would spend more AES
-        // blocks on filling its buffer than the key takes).
-        let seeds: Vec<Seed> = (0..count.div_ceil(KEY_GROUP))
-            .map(|_| {
-                let mut s = [0u8; 16];
-                ctx.rng().fill_bytes(&mut s);
-                Seed(s)
-            })
-            .collect();
+        // parallel (`group_seeds`).
+        let seeds = group_seeds(ctx, count.div_ceil(KEY_GROUP));
         let made: Vec<Vec<MadeKey<A, O>>> = seeds
             .par_iter()
             .enumerate()

@@ -37,7 +37,7 @@ use veil_mpc::wire::{pack_bits, packed_len, unpack_bits};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use veil_ring::{Ring, Z8};
 
-use crate::deal::{Dealt, deal_with};
+use crate::deal::{Dealt, deal_with, low_bits};
 use crate::shape::Shape;
 use veil_mpc::mode::Security;
 
@@ -111,13 +111,6 @@ pub fn setup_with(
             Ok(Some(UcmpKeys { role: k.role, bits, count, tables: k.tables, alpha: k.alpha }))
         }
     }
-}
-
-/// The low bits of a one-hot share vector of at most 128 entries, entry `k` at bit `k`. The
-/// shares sum to `e_α` over Z_2^8 (checked when the keys were dealt), so their low bits XOR to
-/// `e_α` as well: the online step needs nothing more, a 16th of the vector's bytes.
-fn low_bits(v: Vec<Z8>) -> u128 {
-    v.iter().enumerate().fold(0u128, |acc, (k, e)| acc | (u128::from(e.0 & 1) << k))
 }
 
 /// Online comparison: this evaluator's shares of the bits of each `x` (LSB first, `bits` per
