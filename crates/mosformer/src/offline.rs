@@ -3,8 +3,8 @@
 //!
 //! [`Offline`] is the [`TripleSource`], [`TruncPairSource`] and [`UpcastSource`] of the
 //! family. What it holds and how it is made:
-//! - elementwise and matrix triples ([`crate::triples`]: random sharings, semi-honest products,
-//!   sacrifice in a wider ring);
+//! - elementwise triples ([`crate::triples`]: random sharings, semi-honest products,
+//!   sacrifice in a wider ring); matrix products need none ([`crate::matcheck`]);
 //! - upcast tuples ([`crate::convert::generate_upcast_tuples`]: random bits with verified
 //!   products);
 //! - truncation pairs are made on demand from pairwise seeds, with no communication
@@ -36,7 +36,7 @@ use veil_ring::{Z2k, Z16, Z32, Z64};
 
 use crate::convert::{UpcastSource, UpcastTuple, generate_upcast_tuples};
 use crate::rss::Rss;
-use crate::triples::{Sacrifice, Triple, TripleSource, generate_matmul, generate_mul};
+use crate::triples::{Sacrifice, Triple, TripleSource, generate_mul};
 use crate::trunc::{TruncPair, TruncPairSource, pair_known_pair};
 
 /// What each server sends the other two when it leaves an on-demand offline step.
@@ -155,23 +155,17 @@ impl<R: Z2k> Pool<R> {
 #[serde(bound = "R: Z2k")]
 pub struct RingStore<R> {
     mul: Pool<R>,
-    matmul: VecDeque<((usize, usize, usize), Triple<R>)>,
     /// Upcast tuples into this ring, by source width: `(r over this ring, MSB(r))`.
     upcast: Vec<(u32, Pool<R>)>,
 }
 
 impl<R: Z2k> RingStore<R> {
     /// Checks a stored ring's layout: triples of 3 parts and upcast tuples of 2, from a
-    /// narrower ring; matrix triples of the shapes of their dimensions.
+    /// narrower ring.
     fn check(&self) -> Result<()> {
         let bad = |what: String| MpcError::Invalid(format!("stored material over Z_2^{}: {what}", R::BITS));
         if !self.mul.has_parts(3) {
             return Err(bad("triples without 3 parts".into()));
-        }
-        for ((m, k, n), t) in &self.matmul {
-            if t.a.shape() != [*m, *k] || t.b.shape() != [*k, *n] || t.c.shape() != [*m, *n] {
-                return Err(bad(format!("a [{m}, {k}] × [{k}, {n}] matrix triple of other shapes")));
-            }
         }
         for (from, pool) in &self.upcast {
             if !matches!(from, 16 | 32) || *from >= R::BITS || !pool.has_parts(2) {
@@ -182,7 +176,7 @@ impl<R: Z2k> RingStore<R> {
     }
 
     fn is_empty(&self) -> bool {
-        self.mul.available == 0 && self.matmul.is_empty() && self.upcast.is_empty()
+        self.mul.available == 0 && self.upcast.is_empty()
     }
 
     fn upcast_pool(&mut self, from: u32) -> &mut Pool<R> {
@@ -306,7 +300,7 @@ impl Offline {
         &self.usage
     }
 
-    /// Elements (triples, tuples, matrix entries) made on demand because nothing was produced
+    /// Elements (triples, tuples) made on demand because nothing was produced
     /// ahead for them.
     pub fn made_on_demand(&self) -> u64 {
         self.on_demand
@@ -327,19 +321,6 @@ impl Offline {
         }
         let t = in_offline_phase(ctx, |ctx| generate_mul::<R>(ctx, n))?;
         R::store(self).mul.push(vec![t.a, t.b, t.c]);
-        Ok(())
-    }
-
-    /// Produces one matrix triple `[m, k] × [k, n]` over `R`.
-    pub fn produce_matmul<R: OfflineRing>(
-        &mut self,
-        ctx: &mut Ctx,
-        m: usize,
-        k: usize,
-        n: usize,
-    ) -> Result<()> {
-        let t = in_offline_phase(ctx, |ctx| generate_matmul::<R>(ctx, m, k, n))?;
-        R::store(self).matmul.push_back(((m, k, n), t));
         Ok(())
     }
 
@@ -374,12 +355,6 @@ impl Offline {
         for req in plan {
             match *req {
                 CorrelationRequest::MulTriples { ring_bits, count } => mul[ring_index(ring_bits)?] += count,
-                CorrelationRequest::MatmulTriple { ring_bits, m, k, n } => match ring_bits {
-                    16 => self.produce_matmul::<Z16>(ctx, m, k, n)?,
-                    32 => self.produce_matmul::<Z32>(ctx, m, k, n)?,
-                    64 => self.produce_matmul::<Z64>(ctx, m, k, n)?,
-                    _ => return Err(unsupported(ring_bits)),
-                },
                 CorrelationRequest::UpcastTuples { from_bits, to_bits, count } => {
                     match up.iter_mut().find(|(k, _)| *k == (from_bits, to_bits)) {
                         Some((_, c)) => *c += count,
@@ -387,6 +362,11 @@ impl Offline {
                     }
                 }
                 CorrelationRequest::TruncPairs { .. } | CorrelationRequest::Gate(_) => {}
+                CorrelationRequest::MatmulTriple { .. } => {
+                    return Err(MpcError::Invalid(
+                        "mosformer makes no matrix triples (its matrix products are checked online)".into(),
+                    ));
+                }
                 CorrelationRequest::SignBits { .. } => {
                     return Err(MpcError::Invalid("mosformer makes no sign-bit material".into()));
                 }
@@ -449,24 +429,6 @@ impl<R: OfflineRing> TripleSource<R> for Offline {
         let mut parts = R::store(self).mul.take(n, 3)?.into_iter().map(|p| p.reshape(shape));
         let mut next = || parts.next().ok_or_else(|| MpcError::Invalid("triple parts".into()))?;
         Ok(Triple { a: next()?, b: next()?, c: next()? })
-    }
-
-    fn matmul_triple(&mut self, ctx: &mut Ctx, m: usize, k: usize, n: usize) -> Result<Triple<R>> {
-        let req = CorrelationRequest::MatmulTriple { ring_bits: R::BITS, m, k, n };
-        self.usage.record(&req);
-        self.plan.push(req);
-        let store = R::store(self);
-        match store.matmul.iter().position(|(dims, _)| *dims == (m, k, n)) {
-            Some(i) => store
-                .matmul
-                .remove(i)
-                .map(|(_, t)| t)
-                .ok_or_else(|| MpcError::Invalid("matrix triple queue".into())),
-            None => {
-                self.on_demand += (m * k + k * n + m * n) as u64;
-                in_offline_phase(ctx, |ctx| generate_matmul::<R>(ctx, m, k, n))
-            }
-        }
     }
 }
 

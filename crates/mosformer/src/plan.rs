@@ -6,8 +6,8 @@
 //! truncation pairs, made from pairwise seeds with nothing to produce ahead, [`crate::trunc`];
 //! `M(n)`: `n` triples over Z_2^64, none in the semi-honest mode, whose products are not
 //! verified; `e = r·k` for `r` rows of `k`):
-//! - product of `n`: `M(n)`, then `T(n)` if rescaled; matrix product: one matrix triple, then
-//!   `T(m·n)` if rescaled; several side by side: a matrix triple each, then one `T(Σ m·n)`;
+//! - product of `n`: `M(n)`, then `T(n)` if rescaled; matrix product: `T(m·n)` if rescaled
+//!   (its check needs no material, [`crate::matcheck`]); several side by side: one `T(Σ m·n)`;
 //!   division by a public value: `T(n)`;
 //! - ReLU of `n`: a ReLU gate per chunk of at most `c` elements (the DReLU's binarity check
 //!   makes its own triples on the spot, [`crate::drelu`]); maxima of `[rows, k]`: per level
@@ -40,10 +40,6 @@ fn triples(count: usize) -> CorrelationRequest {
     CorrelationRequest::MulTriples { ring_bits: 64, count }
 }
 
-fn matrix([m, k, n]: [usize; 3]) -> CorrelationRequest {
-    CorrelationRequest::MatmulTriple { ring_bits: 64, m, k, n }
-}
-
 /// `(start, length)` of consecutive chunks of at most `size` covering `0..n`.
 pub(crate) fn chunks(n: usize, size: usize) -> Vec<(usize, usize)> {
     (0..n.div_ceil(size.max(1))).map(|i| (i * size, size.min(n - i * size))).collect()
@@ -74,18 +70,13 @@ impl<D> Mosformer<D> {
         match call {
             Call::Mul { n } => steps(&mut out, &[mul(*n)]),
             Call::MulFixed { n } => steps(&mut out, &[mul(*n), trunc(*n)]),
+            // Matrix products are checked online, with no material ([`crate::matcheck`]).
             Call::Matmul { dims, scaled } => {
-                if verified {
-                    out.requests.push(matrix(*dims));
-                }
                 if *scaled {
                     steps(&mut out, &[trunc(dims[0] * dims[2])]);
                 }
             }
             Call::MatmulMany { dims } => {
-                if verified {
-                    out.requests.extend(dims.iter().map(|d| matrix(*d)));
-                }
                 steps(&mut out, &[trunc(dims.iter().map(|d| d[0] * d[2]).sum())]);
             }
             Call::DivPublic { n, .. } => steps(&mut out, &[trunc(*n)]),
@@ -170,7 +161,7 @@ impl Preprocessing for Mosformer<Offline> {
         self.gates.made_on_demand + self.triples.made_on_demand()
     }
 
-    /// Triples, matrix triples and truncation pairs as the store counted them, and the gates'
+    /// Triples and truncation pairs as the store counted them, and the gates'
     /// elements.
     fn usage(&self) -> PrepUsage {
         let mut usage = self.triples.usage().clone();
@@ -206,7 +197,7 @@ mod tests {
         assert_eq!(sm.len(), 1 + 3 * 15);
         let pairs = |n| CorrelationRequest::TruncPairs { count: n };
         let mm = m.requests(&Call::Matmul { dims: [2, 3, 4], scaled: true });
-        assert_eq!(mm, [matrix([2, 3, 4]), pairs(8)]);
+        assert_eq!(mm, [pairs(8)]);
         let semi = Mosformer::new(Security::SemiHonest, Offline::semi_honest()).with_chunk(100);
         assert_eq!(semi.requests(&Call::Matmul { dims: [2, 3, 4], scaled: true }), [pairs(8)]);
         assert_eq!(semi.requests(&Call::LayerNorm { rows: 4, k: 8 }).len(), 1 + 7);

@@ -1,6 +1,8 @@
-//! Maliciously secure multiplication: the semi-honest product, verified with a triple
-//! *before* anything else uses it (paper §3 "F_mul (malicious)"; Appendix I explains why
-//! verifying after truncation, as Falcon does, is unsound).
+//! Maliciously secure multiplication: the semi-honest product, verified *before* anything else
+//! uses it (paper §3 "F_mul (malicious)"; Appendix I explains why verifying after truncation,
+//! as Falcon does, is unsound): elementwise products with a triple (below), matrix products by
+//! a random projection over a Galois ring ([`crate::matcheck`], no offline material; the
+//! paper's matrix triples open `σ = B − Y`, as large as the weights, at every product).
 //!
 //! For `z = x ⊙ y` computed by [`crate::mul::mul_semi_honest`] and a triple `(a, b, c = a ⊙ b)`:
 //! 1. open `ρ = a - x` and `σ = b - y` (checked opening, sent in the same round as the
@@ -10,8 +12,7 @@
 //! 3. zero check: `P_b` sends `H(ζ_b)` (its first component) to `P_{b+1}`, which aborts unless
 //!    it equals `H(-(ζ_{b+1} + ζ_{b+2}))`. With one corrupted party, the party after the
 //!    honest pair's sender checks with components that are all honestly computed, so a
-//!    wrong product is caught. The matrix version is the same with `Aσ`, `ρB` and `ρσ` as
-//!    matrix products.
+//!    wrong product is caught.
 //!
 //! An additive error `e` injected into the product (in the reshare, say) leaves `ζ = e`; the
 //! check is exact (no probability of error), since no random challenge is involved.
@@ -21,14 +22,15 @@
 //! The paper's code sends `6ℓ` bits per product for the same steps (the zero check in full).
 
 use veil_mpc::{Ctx, MpcError, Result};
-use veil_ring::Ring;
-use veil_tensor::{Device, Tensor};
+use veil_ring::{Ring, Z2k};
+use veil_tensor::Tensor;
 
+use crate::matcheck::{self, Masks};
 use crate::mul::{cross_terms, matmul_cross_terms_many, split_products};
 use crate::open::{open_all_recv, open_all_send};
-use crate::reshare::{reshare_recv, reshare_send};
+use crate::reshare::{reshare, reshare_recv, reshare_send};
 use crate::rss::Rss;
-use crate::triples::TripleSource;
+use crate::triples::{Tamper, TripleSource, tampered};
 
 /// Reshares the product term `z_b` while opening `ρ = a - x` and `σ = b - y` (one checked
 /// opening of their concatenation), all in one round. Returns `(⟨z⟩, ρ, σ)`.
@@ -76,17 +78,9 @@ pub fn mul<R: Ring>(
     Ok(z)
 }
 
-fn matmul_public_right<R: Ring>(d: &dyn Device, x: &Rss<R>, p: &Tensor<R>) -> Result<Rss<R>> {
-    Rss::new(x.first.matmul_with(p, d)?, x.second.matmul_with(p, d)?)
-}
-
-fn matmul_public_left<R: Ring>(d: &dyn Device, p: &Tensor<R>, x: &Rss<R>) -> Result<Rss<R>> {
-    Rss::new(p.matmul_with(&x.first, d)?, p.matmul_with(&x.second, d)?)
-}
-
-/// `⟨X · Y⟩` for `[m, k] × [k, n]`, verified with a matrix triple; aborts on any deviation
+/// `⟨X · Y⟩` for `[m, k] × [k, n]`, verified before it is returned; aborts on any deviation
 /// ([`matmul_many`] of one product).
-pub fn matmul<R: Ring>(
+pub fn matmul<R: Z2k>(
     ctx: &mut Ctx,
     triples: &mut impl TripleSource<R>,
     x: &Rss<R>,
@@ -96,46 +90,45 @@ pub fn matmul<R: Ring>(
 }
 
 /// Several independent products `⟨X_i · Y_i⟩` (`[m_i, k_i] × [k_i, n_i]`, e.g. the heads of an
-/// attention layer), each verified with its own matrix triple `(A, B, C = A·B)` as in [`mul`]
-/// (`ζ = Z − C + A·σ + ρ·B − ρ·σ` with `ρ = A − X`, `σ = B − Y`), side by side: one reshare and one checked opening for all of them (one round), and one zero
-/// check of their concatenated `ζ`, which is 0 exactly when every product is right. Bytes are
-/// those of the separate calls (less their per-call digests); rounds are those of one call.
-pub fn matmul_many<R: Ring>(
+/// attention layer): one reshare of all of them, then one check of all of them by a random
+/// projection over a Galois ring ([`crate::matcheck`]: a challenge, an opening of `2·Σ k_i`
+/// ring elements of 64 coefficients, a zero check; 4 rounds, no offline material). With a
+/// source that does not verify, the semi-honest products (1 round).
+pub fn matmul_many<R: Z2k>(
     ctx: &mut Ctx,
     triples: &mut impl TripleSource<R>,
     pairs: &[(&Rss<R>, &Rss<R>)],
 ) -> Result<Vec<Rss<R>>> {
-    let mut dims = Vec::with_capacity(pairs.len());
+    matmul_many_tampered(ctx, triples, pairs, None)
+}
+
+/// [`matmul_many`] with an optional deviation (tests model a cheating server): `tamper.index`
+/// is an element of the reshared term, the products' entries one after the other and then
+/// the 64 coefficients of the check's `c`.
+pub fn matmul_many_tampered<R: Z2k>(
+    ctx: &mut Ctx,
+    triples: &mut impl TripleSource<R>,
+    pairs: &[(&Rss<R>, &Rss<R>)],
+    tamper: Option<Tamper>,
+) -> Result<Vec<Rss<R>>> {
     for (x, y) in pairs {
         let (xs, ys) = (x.shape(), y.shape());
         if xs.len() != 2 || ys.len() != 2 || xs[1] != ys[0] {
             return Err(MpcError::Invalid(format!("matmul of shapes {xs:?} and {ys:?}")));
         }
-        dims.push([xs[0], xs[1], ys[1]]);
     }
     if !triples.verifies() {
         return crate::mul::matmul_semi_honest_many(ctx, pairs);
     }
-    let cat = |parts: &[Rss<R>]| Rss::concat(&parts.iter().collect::<Vec<_>>());
-    let ts = dims.iter().map(|&[m, k, n]| triples.matmul_triple(ctx, m, k, n)).collect::<Result<Vec<_>>>()?;
-    let rho: Vec<Rss<R>> = ts.iter().zip(pairs).map(|(t, (x, _))| t.a.sub(x)).collect::<Result<_>>()?;
-    let sigma: Vec<Rss<R>> = ts.iter().zip(pairs).map(|(t, (_, y))| t.b.sub(y)).collect::<Result<_>>()?;
-    let (z, rho, sigma) =
-        product_and_masks(ctx, matmul_cross_terms_many(&*ctx.device(), pairs)?, &cat(&rho)?, &cat(&sigma)?)?;
-    let z = split_products(&z, pairs)?;
-    let (mut at_x, mut at_y) = (0, 0);
-    let mut zetas = Vec::with_capacity(ts.len());
-    let d = ctx.device();
-    for ((t, zi), &[m, k, n]) in ts.iter().zip(&z).zip(&dims) {
-        let r = Tensor::new(vec![m, k], rho.data()[at_x..at_x + m * k].to_vec())?;
-        let s = Tensor::new(vec![k, n], sigma.data()[at_y..at_y + k * n].to_vec())?;
-        (at_x, at_y) = (at_x + m * k, at_y + k * n);
-        let zeta = zi
-            .sub(&t.c)?
-            .add(&matmul_public_right(&*d, &t.a, &s)?)?
-            .add(&matmul_public_left(&*d, &r, &t.b)?)?;
-        zetas.push(zeta.add_public(ctx.party(), &r.matmul_with(&s, &*d)?.neg())?);
-    }
-    zero_check(ctx, &cat(&zetas)?, "matmul")?;
+    let masks = Masks::draw(ctx, pairs.iter().map(|(x, _)| x.shape()[1]).sum())?;
+    let device = ctx.device();
+    let mut terms = matmul_cross_terms_many(&*device, pairs)?.into_data();
+    let products = terms.len();
+    terms.extend_from_slice(masks.cross_term(&*device)?.data());
+    let terms = tampered(ctx, Tensor::new(vec![terms.len()], terms)?, tamper);
+    let all = reshare(ctx, terms)?;
+    let z = split_products(&all.range(0, products)?, pairs)?;
+    let c = all.range(products, all.len() - products)?;
+    matcheck::check(ctx, pairs, &z, &masks, &c)?;
     Ok(z)
 }

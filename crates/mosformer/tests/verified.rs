@@ -7,8 +7,8 @@ use veil_mosformer::offline::{Offline, OfflineRing};
 use veil_mosformer::open::open_all;
 use veil_mosformer::reshare::reshare;
 use veil_mosformer::rss::Rss;
-use veil_mosformer::triples::{Triple, TripleSource};
-use veil_mosformer::verified::{matmul, matmul_many, mul, zero_check};
+use veil_mosformer::triples::{Tamper, Triple, TripleSource};
+use veil_mosformer::verified::{matmul, matmul_many_tampered, mul, zero_check};
 use veil_mpc::cost::rounds_across;
 use veil_mpc::harness::{all_ok, simulate};
 use veil_mpc::{Ctx, MpcError, Result};
@@ -85,90 +85,108 @@ fn many_operands() -> Vec<(Tensor<Z64>, Tensor<Z64>)> {
         .collect()
 }
 
-/// The opened products and the logical-time span of `matmul_many` at one party.
-type Opened = (Vec<Tensor<Z64>>, (u64, u64));
+/// The opened products, the logical-time span of `matmul_many` and its bytes at one party.
+type Opened = (Vec<Tensor<Z64>>, (u64, u64), u64);
 
 fn run_many<S: TripleSource<Z64>>(
     ops: &[(Tensor<Z64>, Tensor<Z64>)],
+    tamper: Option<Tamper>,
     source: impl Fn(&mut Ctx, &[(Tensor<Z64>, Tensor<Z64>)]) -> Result<S> + Sync,
 ) -> Vec<Result<Opened>> {
-    simulate(3, 5, |ctx| {
+    run_many_seeded(ops, 5, tamper, source)
+}
+
+fn run_many_seeded<S: TripleSource<Z64>>(
+    ops: &[(Tensor<Z64>, Tensor<Z64>)],
+    seed: u64,
+    tamper: Option<Tamper>,
+    source: impl Fn(&mut Ctx, &[(Tensor<Z64>, Tensor<Z64>)]) -> Result<S> + Sync,
+) -> Vec<Result<Opened>> {
+    simulate(3, seed, |ctx| {
         let mut shares = Vec::new();
         for (a, b) in ops {
             shares.push((shared(ctx, 0, a)?, shared(ctx, 2, b)?));
         }
         let pairs: Vec<(&Rss<Z64>, &Rss<Z64>)> = shares.iter().map(|(x, y)| (x, y)).collect();
         let mut src = source(ctx, ops)?;
-        let t0 = ctx.stats().time();
-        let z = matmul_many(ctx, &mut src, &pairs)?;
+        let (t0, before) = (ctx.stats().time(), ctx.stats().current());
+        let z = matmul_many_tampered(ctx, &mut src, &pairs, tamper)?;
+        let bytes = ctx.stats().current().since(&before).bytes_sent;
         let span = (t0, ctx.stats().time());
-        Ok((z.iter().map(|z| open_all(ctx, z)).collect::<Result<_>>()?, span))
+        Ok((z.iter().map(|z| open_all(ctx, z)).collect::<Result<_>>()?, span, bytes))
     })
+}
+
+/// The cost of one verified `matmul_many` at each party: the reshare of the products and the
+/// check's `c` (64 elements), the challenge (2 elements + digest), the opening of `2K` Galois
+/// ring elements of 64 coefficients (+ digest) and the 32-byte zero check.
+fn declared_bytes(ops: &[(Tensor<Z64>, Tensor<Z64>)]) -> u64 {
+    let mn: usize = ops.iter().map(|(a, b)| a.shape()[0] * b.shape()[1]).sum();
+    let k: usize = ops.iter().map(|(a, _)| a.shape()[1]).sum();
+    ((mn + 64) * 8 + (16 + 32) + (2 * k * 64 * 8 + 32) + 32) as u64
 }
 
 #[test]
 fn side_by_side_matmuls_match_plaintext_in_the_rounds_of_one() {
     let ops = many_operands();
     for security in [veil_mosformer::Security::Malicious, veil_mosformer::Security::SemiHonest] {
-        let out = all_ok(run_many(&ops, |ctx, ops| {
-            let mut store = Offline::for_security(security);
-            if security == veil_mosformer::Security::Malicious {
-                for (a, b) in ops {
-                    store.produce_matmul::<Z64>(ctx, a.shape()[0], a.shape()[1], b.shape()[1])?;
-                }
-            }
-            Ok(store)
-        }))
-        .unwrap();
-        for (z, _) in &out {
+        let out = all_ok(run_many(&ops, None, |_, _| Ok(Offline::for_security(security)))).unwrap();
+        for (z, _, _) in &out {
             for ((a, b), zi) in ops.iter().zip(z) {
                 assert_eq!(*zi, a.matmul(b).unwrap(), "{security:?}");
             }
         }
-        // Reshare and opening in one round, then the zero check (malicious); one reshare.
-        let want = if security == veil_mosformer::Security::Malicious { 2 } else { 1 };
+        // Malicious: the reshare, the challenge, the opening, the zero check; semi-honest: the
+        // reshare.
+        let want = if security == veil_mosformer::Security::Malicious { 4 } else { 1 };
         assert_eq!(rounds_across(&out.iter().map(|o| o.1).collect::<Vec<_>>()), want, "{security:?}");
-    }
-}
-
-/// A triple source whose party `cheater` perturbs `c` of the `which`-th matrix triple.
-struct CheatingMatmul {
-    inner: Offline,
-    cheater: usize,
-    which: usize,
-    calls: usize,
-}
-
-impl TripleSource<Z64> for CheatingMatmul {
-    fn mul_triple(&mut self, ctx: &mut Ctx, shape: &[usize]) -> Result<Triple<Z64>> {
-        self.inner.mul_triple(ctx, shape)
-    }
-
-    fn matmul_triple(&mut self, ctx: &mut Ctx, m: usize, k: usize, n: usize) -> Result<Triple<Z64>> {
-        let mut t = self.inner.matmul_triple(ctx, m, k, n)?;
-        if ctx.party() == self.cheater && self.calls == self.which {
-            let mut d = t.c.first.data().to_vec();
-            d[0] += Z64(1 << 63);
-            t.c.first = Tensor::new(vec![m, n], d)?;
+        if security == veil_mosformer::Security::Malicious {
+            assert!(
+                out.iter().all(|o| o.2 == declared_bytes(&ops)),
+                "{:?}",
+                out.iter().map(|o| o.2).collect::<Vec<_>>()
+            );
         }
-        self.calls += 1;
-        Ok(t)
     }
 }
 
+/// Every error a server can put into the products or the check's `c` (its only way to change
+/// them) aborts, whoever sends it, whichever product it hits, including the errors that are
+/// zero divisors of Z_2^64 (`2^63`, which a check over Z_2^64 alone would miss for half of
+/// the challenges), over many challenges (seeds).
 #[test]
 fn a_wrong_product_among_side_by_side_matmuls_aborts() {
     let ops = many_operands();
-    for (cheater, which) in [(0, 1), (1, 2), (2, 0)] {
-        let res =
-            run_many(&ops, |_, _| Ok(CheatingMatmul { inner: Offline::new(), cheater, which, calls: 0 }));
-        assert!(aborted(&res), "cheater {cheater}, product {which}: {res:?}");
+    let products: usize = ops.iter().map(|(a, b)| a.shape()[0] * b.shape()[1]).sum();
+    let mut cases = vec![];
+    for seed in 0..6u64 {
+        let party = (seed % 3) as usize;
+        // The first product's first entry, the last product's last, and `c`'s coefficients.
+        for (index, delta) in
+            [(0, 1u128), (products - 1, 1 << 63), (products, 1), (products + 63, 1 << 63), (13, 1 << 40)]
+        {
+            cases.push((seed, Tamper { party, index, delta }));
+        }
+    }
+    for (seed, tamper) in cases {
+        let res = run_many_seeded(&ops, seed, Some(tamper), |_, _| Ok(Offline::new()));
+        assert!(aborted(&res), "{tamper:?}, seed {seed}: {res:?}");
         assert!(
             res.iter()
                 .any(|r| matches!(r, Err(MpcError::Abort { check, .. }) if check.contains("zero check"))),
             "{res:?}"
         );
     }
+}
+
+/// A product whose inputs are themselves wrong-shaped is refused before anything is sent.
+#[test]
+fn mismatched_shapes_are_refused() {
+    let res = simulate(3, 3, |ctx| {
+        let x = veil_mosformer::prss::random::<Z64>(ctx, &[2, 3])?;
+        matmul(ctx, &mut Offline::new(), &x, &x)
+    });
+    assert!(res.iter().all(|r| matches!(r, Err(MpcError::Invalid(_)))), "{res:?}");
 }
 
 /// An honest party detects the deviation (abort) and no party ends with a result: a party
@@ -212,10 +230,6 @@ impl<R: OfflineRing> TripleSource<R> for CheatingReshare<R> {
             t.c.first = Tensor::new(shape.to_vec(), d)?;
         }
         Ok(t)
-    }
-
-    fn matmul_triple(&mut self, ctx: &mut Ctx, m: usize, k: usize, n: usize) -> Result<Triple<R>> {
-        self.inner.matmul_triple(ctx, m, k, n)
     }
 }
 

@@ -13,8 +13,8 @@ use rand_core::RngCore;
 /// Degree of the extension.
 pub const GR_DEGREE: usize = 64;
 
-/// The exponents of `f` below its leading term `x^64`.
-const F_LOW: [usize; 4] = [0, 1, 3, 4];
+/// The exponents of `f` below its leading term `x^64` (`x^64 ≡ −Σ_{e ∈ GR_F_LOW} x^e mod f`).
+pub const GR_F_LOW: [usize; 4] = [0, 1, 3, 4];
 
 /// An element of `GR(2^64, 64)`: coefficients of `1, x, …, x^63` in `Z_2^64`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,7 +117,7 @@ fn reduce(wide: &[u64; 2 * GR_DEGREE]) -> Gr {
     }
     for m in 0..3 {
         let top = t(GR_DEGREE + m);
-        for e in F_LOW {
+        for e in GR_F_LOW {
             c[m + e] = c[m + e].wrapping_add(top);
         }
     }
@@ -201,7 +201,7 @@ fn gf2_gcd(mut a: u128, mut b: u128) -> u128 {
 /// `GF(2)` iff `x^{2^64} ≡ x (mod f)` and `gcd(x^{2^32} − x, f) = 1`.
 pub fn f_is_irreducible_mod_2() -> bool {
     let deg = GR_DEGREE as u32;
-    rabin_degree_64((1u128 << deg) | F_LOW.iter().map(|&e| 1u128 << e).fold(0, |a, b| a | b))
+    rabin_degree_64((1u128 << deg) | GR_F_LOW.iter().map(|&e| 1u128 << e).fold(0, |a, b| a | b))
 }
 
 /// Rabin's irreducibility test for a degree-64 polynomial over `GF(2)` given as a bit mask.
@@ -284,7 +284,7 @@ mod tests {
             // The reduction agrees with folding `x^64 ≡ −(x^4 + x^3 + x + 1)` from the top.
             for k in (GR_DEGREE..2 * GR_DEGREE - 1).rev() {
                 let top = school[k];
-                for e in F_LOW {
+                for e in GR_F_LOW {
                     school[k - GR_DEGREE + e] = school[k - GR_DEGREE + e].wrapping_sub(top);
                 }
             }
@@ -298,7 +298,7 @@ mod tests {
         let p = x63.mul(&x1);
         let minus_one = u64::MAX;
         for (i, &v) in p.0.iter().enumerate() {
-            assert_eq!(v, if F_LOW.contains(&i) { minus_one } else { 0 }, "coefficient {i}");
+            assert_eq!(v, if GR_F_LOW.contains(&i) { minus_one } else { 0 }, "coefficient {i}");
         }
     }
 }

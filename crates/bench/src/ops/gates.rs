@@ -9,7 +9,6 @@
 
 use veil_mosformer::convert::{lift, reduce};
 use veil_mosformer::offline::{Offline, OfflineRing};
-use veil_mpc::prep::CorrelationRequest;
 
 use super::Plan;
 use veil_mosformer::ops::MacRing;
@@ -121,20 +120,18 @@ pub(super) fn bench_layernorm<R: Sacrifice>(
 }
 
 /// The product `X · W` of secret `X: [rows, 768]` and secret `W: [768, 768]` in `R` (a linear
-/// layer of BERT-base, before its truncation): malicious, verified with a matrix triple the
-/// servers make offline; semi-honest, a local product and a reshare, with nothing offline.
+/// layer of BERT-base, before its truncation): malicious, a local product, a reshare and the
+/// product's check by a random projection over a Galois ring (`veil_mosformer::matcheck`),
+/// with nothing offline; semi-honest, the product and the reshare.
 pub(super) fn bench_matmul<R: OfflineRing>(ctx: &mut Ctx, n: usize, malicious: bool) -> Result<Run> {
     let rows = n / HIDDEN_ROW;
     let x = random_input::<R>(ctx, n)?.reshape(&[rows, HIDDEN_ROW])?;
     let w = random_input::<R>(ctx, HIDDEN_ROW * HIDDEN_ROW)?.reshape(&[HIDDEN_ROW, HIDDEN_ROW])?;
     let mut offline = Offline::for_security(security(malicious));
-    let triple =
-        CorrelationRequest::MatmulTriple { ring_bits: R::BITS, m: rows, k: HIDDEN_ROW, n: HIDDEN_ROW };
-    let plan = if malicious { vec![triple] } else { Vec::new() };
-    let (_, off) = measure(ctx, "offline", |c| offline.produce(c, &plan))?;
+    let (_, off) = measure(ctx, "offline", |c| offline.produce(c, &[]))?;
     let (_, on) = measure(ctx, "online", |c| verified::matmul(c, &mut offline, &x, &w))?;
     if offline.made_on_demand() > 0 {
-        return Err(veil_mpc::MpcError::Invalid("the product's triple was not made ahead".into()));
+        return Err(veil_mpc::MpcError::Invalid("the product asked for offline material".into()));
     }
     Ok((off, on))
 }
@@ -158,8 +155,16 @@ mod tests {
             let r = mosformer_op(op, true, 300, None).unwrap();
             let (bits, f) = if op == "matmul" { (64, 16) } else { (32, 12) };
             assert_eq!((r.n, r.ring_bits, r.frac_bits), (n, bits, f), "{op}");
-            assert!(r.online.bytes_per_party > 0.0 && r.offline.bytes_per_party > 0.0, "{op}");
+            // Malicious matrix products are checked online, with nothing offline.
+            let offline = if op == "matmul" {
+                r.offline.bytes_per_party == 0.0
+            } else {
+                r.offline.bytes_per_party > 0.0
+            };
+            assert!(r.online.bytes_per_party > 0.0 && offline, "{op}");
         }
+        let full = mosformer_op("matmul", true, 768, None).unwrap();
+        assert_eq!(full.online.rounds, 4, "reshare, challenge, opening, zero check");
         let semi = mosformer_op("matmul", false, 768, None).unwrap();
         assert_eq!(
             (semi.offline.bytes_per_party, semi.online.rounds),
