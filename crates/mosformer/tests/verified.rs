@@ -285,3 +285,17 @@ fn honest_runs_never_abort_over_many_seeds() {
         assert!(out.iter().all(|z| *z == x.mul(&y).unwrap()));
     }
 }
+
+/// Empty products (no rows, no columns, an empty inner dimension) are checked like any other:
+/// the result is the empty (or zero) matrix and an honest run passes.
+#[test]
+fn empty_products_are_checked() {
+    for [m, k, n] in [[0, 3, 2], [2, 3, 0], [2, 0, 3], [0, 0, 0]] {
+        let a = Tensor::new(vec![m, k], vec![Z64(5); m * k]).unwrap();
+        let b = Tensor::new(vec![k, n], vec![Z64(7); k * n]).unwrap();
+        let out = all_ok(run_many(&[(a.clone(), b.clone())], None, |_, _| Ok(Offline::new()))).unwrap();
+        for (z, _, _) in &out {
+            assert_eq!(z[0], a.matmul(&b).unwrap(), "{m}×{k}×{n}");
+        }
+    }
+}
