@@ -105,8 +105,19 @@ impl<R: Z2k> Masks<R> {
     }
 }
 
+/// `⟨P·X⟩` for a public `P`, local.
+fn public_left<R: Ring>(d: &dyn Device, p: &Tensor<R>, x: &Rss<R>) -> Result<Rss<R>> {
+    Rss::new(p.matmul_with(&x.first, d)?, p.matmul_with(&x.second, d)?)
+}
+
+/// `⟨X·P⟩` for a public `P`, local.
+fn public_right<R: Ring>(d: &dyn Device, x: &Rss<R>, p: &Tensor<R>) -> Result<Rss<R>> {
+    Rss::new(x.first.matmul_with(p, d)?, x.second.matmul_with(p, d)?)
+}
+
 /// Steps 2–6 of the module doc for the products `z[i] = pairs[i].0 · pairs[i].1` (already
-/// reshared, as `c` was with them); aborts naming `what` unless every product is right.
+/// reshared, as `c` was with them; at least one product); aborts unless every product is
+/// right.
 pub fn check<R: Z2k>(
     ctx: &mut Ctx,
     pairs: &[(&Rss<R>, &Rss<R>)],
@@ -117,30 +128,23 @@ pub fn check<R: Z2k>(
     let device = ctx.device();
     let d = &*device;
     let mut prg = public_prg(ctx)?;
-    let k: usize = pairs.iter().map(|(x, _)| x.shape()[1]).sum();
-    let (mut p, mut q) = ([Vec::with_capacity(k * D), Vec::with_capacity(k * D)], [vec![], vec![]]);
-    let mut v = [Tensor::zeros(&[D]), Tensor::zeros(&[D])];
+    let (mut p, mut q) = (Vec::with_capacity(pairs.len()), Vec::with_capacity(pairs.len()));
+    let mut v = Rss::new(Tensor::zeros(&[D]), Tensor::zeros(&[D]))?;
     for ((x, y), zi) in pairs.iter().zip(z) {
         let (m, n) = (x.shape()[0], y.shape()[1]);
-        let s = Tensor::new(vec![m, D], R::random_vec(&mut prg, m * D))?;
+        let st = Tensor::new(vec![D, m], R::random_vec(&mut prg, m * D))?; // s_i^T
         let r = Tensor::new(vec![n, D], R::random_vec(&mut prg, n * D))?;
-        let st = s.transpose()?;
-        for (j, (xc, (yc, zc))) in
-            [(&x.first, (&y.first, &zi.first)), (&x.second, (&y.second, &zi.second))].into_iter().enumerate()
-        {
-            // p_i = X^T s as [k, D] rows: (s^T X)^T.
-            p[j].extend_from_slice(st.matmul_with(xc, d)?.transpose()?.data());
-            q[j].extend_from_slice(yc.matmul_with(&r, d)?.data());
-            v[j] = v[j].add(&dot_transposed(d, &st, &zc.matmul_with(&r, d)?)?)?;
-        }
+        p.push(public_left(d, &st, x)?.transpose()?); // X_i^T s_i as [k_i, D] rows
+        q.push(public_right(d, y, &r)?);
+        let zr = public_right(d, zi, &r)?;
+        v = v.add(&Rss::new(dot_transposed(d, &st, &zr.first)?, dot_transposed(d, &st, &zr.second)?)?)?;
     }
-    let [pf, ps] = p.map(|c| Tensor::new(vec![k, D], c));
-    let [qf, qs] = q.map(|c| Tensor::new(vec![k, D], c));
-    let masked =
-        Rss::concat_axis(&[&Rss::new(pf?, ps?)?.sub(&masks.a)?, &Rss::new(qf?, qs?)?.sub(&masks.b)?], 0)?;
-    let opened = open_all(ctx, &masked)?;
-    let rho = opened.slice(0, 0..k)?;
-    let sigma = opened.slice(0, k..2 * k)?;
+    let (p, q) = (
+        Rss::concat_axis(&p.iter().collect::<Vec<_>>(), 0)?,
+        Rss::concat_axis(&q.iter().collect::<Vec<_>>(), 0)?,
+    );
+    let k = p.shape()[0];
+    let opened = open_all(ctx, &Rss::concat_axis(&[&p.sub(&masks.a)?, &q.sub(&masks.b)?], 0)?)?;
     // w = c + ρ·b + σ·a + ρ·σ, the first two sums as one dot product of [ρ; σ] with [b; a].
     let left_t = opened.transpose()?;
     let w_part = |bc: &Tensor<R>, ac: &Tensor<R>| dot_transposed(d, &left_t, &Tensor::concat(&[bc, ac], 0)?);
@@ -148,9 +152,8 @@ pub fn check<R: Z2k>(
         c.first.add(&w_part(&masks.b.first, &masks.a.first)?)?,
         c.second.add(&w_part(&masks.b.second, &masks.a.second)?)?,
     )?
-    .add_public(ctx.party(), &dot(d, &rho, &sigma)?)?;
-    let [vf, vs] = v;
-    zero_check(ctx, &Rss::new(vf, vs)?.sub(&w)?, "matmul (product check over GR(2^ℓ, 64))")
+    .add_public(ctx.party(), &dot(d, &opened.slice(0, 0..k)?, &opened.slice(0, k..2 * k)?)?)?;
+    zero_check(ctx, &v.sub(&w)?, "matmul (product check over GR(2^ℓ, 64))")
 }
 
 #[cfg(test)]

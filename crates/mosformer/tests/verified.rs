@@ -298,4 +298,7 @@ fn empty_products_are_checked() {
             assert_eq!(z[0], a.matmul(&b).unwrap(), "{m}×{k}×{n}");
         }
     }
+    // No products at all: nothing to reshare or check.
+    let out = all_ok(run_many(&[], None, |_, _| Ok(Offline::new()))).unwrap();
+    assert!(out.iter().all(|(z, _, bytes)| z.is_empty() && *bytes == 0));
 }
