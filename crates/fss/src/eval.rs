@@ -9,14 +9,16 @@
 //! so off the `α` path (equal `(s, t)` on both sides) `y_0 + y_1 = 0`, and at `α`
 //! (`t_0 ⊕ t_1 = 1`) the correction `OCW` makes `y_0 + y_1 = β`.
 //!
-//! Full-domain evaluation expands the tree breadth first: level `i` is one `encrypt_blocks` call
-//! over `2^i` blocks (AES-NI pipelined), and the leaves are converted in one more batch; the
-//! cost is `2^{d+1}` AES calls for the tree plus `2^d` for `Convert`.
+//! Full-domain evaluation expands the tree breadth first: level `i` is one pass of `MMO` over
+//! `2^i` blocks (pipelined, [`crate::mmo`]), and the leaves are converted in one more pass; the
+//! cost is `2^{d+1}` AES calls for the tree plus `2^d` for `Convert`. A node is kept as one
+//! `u128`, its seed with the control bit in the seed's (always zero) low bit, so correcting a
+//! child is one masked XOR: `child ⊕= t·(s_CW | t_CW)`.
 
 use veil_ring::Ring;
 
 use crate::key::DpfKey;
-use crate::prg::{Block, FixedAes, child};
+use crate::prg::{FixedAes, SEED_MASK};
 use crate::{FssError, MAX_FULL_DOMAIN_BITS};
 
 /// Party `b`'s share `y_b` of `f_{α,β}(x)`: `eval(k_0, x) + eval(k_1, x) = β·[x = α]`.
@@ -28,7 +30,7 @@ pub fn eval<R: Ring>(key: &DpfKey<R>, x: u64) -> Result<R, FssError> {
     if x >> d != 0 {
         return Err(FssError::InputOutOfRange { x, domain_bits: d });
     }
-    let aes = FixedAes::new();
+    let aes = FixedAes::get();
     let (mut s, mut t) = (key.root, key.party == 1);
     for (i, cw) in key.cws.iter().enumerate() {
         let (mut sl, mut tl, mut sr, mut tr) = aes.expand(s);
@@ -49,10 +51,10 @@ pub fn eval<R: Ring>(key: &DpfKey<R>, x: u64) -> Result<R, FssError> {
 /// # Errors
 /// [`FssError::DomainTooLargeForFullEval`] if `d > MAX_FULL_DOMAIN_BITS`.
 pub fn eval_full<R: Ring>(key: &DpfKey<R>) -> Result<Vec<R>, FssError> {
-    let aes = FixedAes::new();
+    let aes = FixedAes::get();
     let mut leaves = Leaves::default();
-    leaves.expand(key, &aes)?;
-    Ok(leaves.outputs(key, &aes))
+    leaves.expand(key, aes)?;
+    Ok(leaves.outputs(key, aes))
 }
 
 /// `(−1)^b·(c + t·OCW)`.
@@ -62,18 +64,14 @@ fn output<R: Ring>(key: &DpfKey<R>, c: R, t: bool) -> R {
     if key.party == 1 { -y } else { y }
 }
 
-/// The leaf seeds and control bits `(s^(d)[x], t^(d)[x])` of one key's full-domain expansion,
-/// with the buffers it needs; reused from key to key, so a batch of expansions allocates once.
+/// The leaf nodes `s^(d)[x] | t^(d)[x]` of one key's full-domain expansion, with the buffers
+/// it needs; reused from key to key, so a batch of expansions allocates once.
 #[derive(Default)]
 pub(crate) struct Leaves {
-    /// Leaf seeds, `x` ascending.
-    pub(crate) seeds: Vec<u128>,
-    /// Leaf control bits.
-    pub(crate) ts: Vec<bool>,
-    next_seeds: Vec<u128>,
-    next_ts: Vec<bool>,
-    blocks: Vec<Block>,
-    words: Vec<u128>,
+    /// Leaf nodes, `x` ascending: the seed, with the control bit in bit 0.
+    pub(crate) nodes: Vec<u128>,
+    next: Vec<u128>,
+    scratch: Vec<u128>,
 }
 
 impl Leaves {
@@ -86,47 +84,51 @@ impl Leaves {
         if d > MAX_FULL_DOMAIN_BITS {
             return Err(FssError::DomainTooLargeForFullEval { bits: d, max: MAX_FULL_DOMAIN_BITS });
         }
-        let n = 1usize << d;
-        let Self { seeds, ts, next_seeds, next_ts, blocks, .. } = self;
-        seeds.clear();
-        ts.clear();
-        seeds.push(key.root);
-        ts.push(key.party == 1);
-        blocks.resize(n, Block::default());
+        let Self { nodes, next, .. } = self;
+        nodes.clear();
+        nodes.push((key.root & SEED_MASK) | u128::from(key.party == 1));
         for cw in &key.cws {
-            let m = seeds.len();
-            let level = &mut blocks[..2 * m];
-            aes.expand_level(seeds, level);
-            next_seeds.clear();
-            next_ts.clear();
-            for ((pair, &s), &t) in level.chunks_exact(2).zip(seeds.iter()).zip(ts.iter()) {
-                let (sl, tl) = child(&pair[0], s);
-                let (sr, tr) = child(&pair[1], s ^ 1);
-                let mask = u128::from(t).wrapping_neg();
-                next_seeds.push(sl ^ (mask & cw.seed));
-                next_seeds.push(sr ^ (mask & cw.seed));
-                next_ts.push(tl ^ (t & cw.t_left));
-                next_ts.push(tr ^ (t & cw.t_right));
+            let seed = cw.seed & SEED_MASK;
+            let (left, right) = (seed | u128::from(cw.t_left), seed | u128::from(cw.t_right));
+            next.resize(2 * nodes.len(), 0);
+            for (pair, &p) in next.chunks_exact_mut(2).zip(nodes.iter()) {
+                pair[0] = p & SEED_MASK;
+                pair[1] = p | 1;
             }
-            core::mem::swap(seeds, next_seeds);
-            core::mem::swap(ts, next_ts);
+            aes.tree_in_place(next);
+            for (pair, &p) in next.chunks_exact_mut(2).zip(nodes.iter()) {
+                let mask = (p & 1).wrapping_neg();
+                pair[0] ^= mask & left;
+                pair[1] ^= mask & right;
+            }
+            core::mem::swap(nodes, next);
         }
         Ok(())
     }
 
-    /// Appends `H(x ‖ s^(d)[x])` of every leaf to `out` (64 bytes each).
-    pub(crate) fn hashes(&mut self, aes: &FixedAes, out: &mut Vec<u8>) {
-        aes.leaf_hashes(0, &self.seeds, &mut self.blocks, out);
+    /// Appends the words of `H(x ‖ s^(d)[x]) ⊕ t^(d)[x]·cs` of every leaf to `out` (four
+    /// each): the `π̃_x` of the verifiable DPF.
+    pub(crate) fn pi_tildes(&self, aes: &FixedAes, cs: &[u128; 4], out: &mut Vec<u128>) {
+        let start = out.len();
+        aes.leaf_hash_words(0, &self.nodes, out);
+        for (words, &node) in out[start..].chunks_exact_mut(4).zip(&self.nodes) {
+            let mask = (node & 1).wrapping_neg();
+            for (w, c) in words.iter_mut().zip(cs) {
+                *w ^= mask & c;
+            }
+        }
     }
 
     /// Output shares of all leaves, with `Convert` batched.
     pub(crate) fn outputs<R: Ring>(&mut self, key: &DpfKey<R>, aes: &FixedAes) -> Vec<R> {
-        aes.convert_blocks_into(&self.seeds, &mut self.blocks, &mut self.words);
-        self.seeds
+        let Self { nodes, scratch, .. } = self;
+        scratch.clear();
+        scratch.extend(nodes.iter().map(|&n| n & SEED_MASK));
+        aes.convert_in_place(scratch);
+        nodes
             .iter()
-            .zip(&self.words)
-            .zip(&self.ts)
-            .map(|((&s, &f), &t)| output(key, aes.convert_with_first(s, f), t))
+            .zip(scratch.iter())
+            .map(|(&n, &first)| output(key, aes.convert_with_first(n & SEED_MASK, first), n & 1 == 1))
             .collect()
     }
 }

@@ -168,6 +168,11 @@ impl<R: Ring> DpfKey<R> {
         if !(2 * d).is_multiple_of(8) && bits.last().is_some_and(|&b| b >> ((2 * d) % 8) != 0) {
             return Err(FssError::NonCanonical("nonzero padding after the control-bit corrections"));
         }
+        // Tree seeds carry 127 bits, the low one zero (`crate::prg`); the expansion keeps a
+        // node's control bit there, so a seed with it set is not a key `gen_keys` makes.
+        if root & 1 == 1 || cws.iter().any(|cw| cw.seed & 1 == 1) {
+            return Err(FssError::NonCanonical("a seed with its low (control) bit set"));
+        }
         rest = tail;
         let cs = take::<CS_BYTES>(&mut rest);
         let ocw = R::read_le(rest)?;

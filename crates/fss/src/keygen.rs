@@ -49,7 +49,7 @@ pub fn gen_keys<R: Ring, G: RngCore + CryptoRng + ?Sized>(
     if alpha >> domain_bits != 0 {
         return Err(FssError::AlphaOutOfRange { alpha, domain_bits });
     }
-    let aes = FixedAes::new();
+    let aes = FixedAes::get();
     let roots = [random_seed(rng), random_seed(rng)];
     let mut s = roots;
     let mut t = [false, true];

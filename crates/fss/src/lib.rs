@@ -41,6 +41,7 @@ mod error;
 mod eval;
 mod key;
 mod keygen;
+mod mmo;
 mod prg;
 #[cfg(test)]
 mod tamper_tests;

@@ -24,15 +24,16 @@
 //!   AES blocks cost a tenth of that, and the leaf hash was half the time of a verified
 //!   full-domain expansion.
 //!
-//! The AES keys are nothing-up-my-sleeve constants (ASCII labels); AES-NI makes every call
-//! constant time, and [`expand_level`] pipelines whole tree levels through `encrypt_blocks`.
+//! The AES keys are nothing-up-my-sleeve constants (ASCII labels), their schedules run once per
+//! process ([`FixedAes::get`]); whole tree levels, all leaves' `Convert` blocks and all leaf
+//! hashes go through [`crate::mmo`] in one pass each (VAES or AES-NI where the processor has
+//! them, constant time).
 
 use aes::Aes128;
-use aes::cipher::{BlockEncrypt, KeyInit, generic_array::GenericArray};
+use aes::cipher::{BlockEncrypt, generic_array::GenericArray};
 use veil_ring::Ring;
 
-/// AES block type of the `aes` crate.
-pub(crate) type Block = GenericArray<u8, aes::cipher::consts::U16>;
+use crate::mmo::Mmo;
 
 /// Fixed public key of the tree PRG `G`.
 const TREE_KEY: [u8; 16] = *b"veil-fss:tree-G\0";
@@ -45,117 +46,95 @@ const LEAF_KEY: [u8; 16] = *b"veil-fss:leaf-H\0";
 /// Bytes of one leaf hash `H(x ‖ s)` (4λ bits).
 pub(crate) const LEAF_HASH_BYTES: usize = 64;
 
+/// `u128` words of one leaf hash.
+pub(crate) const LEAF_HASH_WORDS: usize = LEAF_HASH_BYTES / 16;
+
 /// Mask clearing the control bit (bit 0) of a seed.
 pub(crate) const SEED_MASK: u128 = !1;
 
 /// The three fixed-key ciphers used by the tree and its verification.
 pub(crate) struct FixedAes {
-    tree: Aes128,
-    convert: Aes128,
-    leaf: Aes128,
+    tree: Mmo,
+    convert: Mmo,
+    leaf: Mmo,
+    /// `Convert`'s cipher for the blocks after the first (rings wider than 96 bits).
+    convert_tail: Aes128,
 }
 
 impl FixedAes {
-    /// Runs the three AES key schedules.
-    pub(crate) fn new() -> Self {
-        Self {
-            tree: Aes128::new(&TREE_KEY.into()),
-            convert: Aes128::new(&CONVERT_KEY.into()),
-            leaf: Aes128::new(&LEAF_KEY.into()),
-        }
+    /// The process's ciphers: the key schedules run once (every key generation and expansion
+    /// ran all three before).
+    pub(crate) fn get() -> &'static Self {
+        static AES: std::sync::OnceLock<FixedAes> = std::sync::OnceLock::new();
+        AES.get_or_init(|| Self {
+            tree: Mmo::new(TREE_KEY),
+            convert: Mmo::new(CONVERT_KEY),
+            leaf: Mmo::new(LEAF_KEY),
+            convert_tail: aes::cipher::KeyInit::new(&CONVERT_KEY.into()),
+        })
     }
 
-    /// Appends `H(x ‖ seeds[k])` for `x = first + k` to `out`, 64 bytes each, all blocks in one
-    /// pipelined `encrypt_blocks` call; `blocks` is scratch space.
-    pub(crate) fn leaf_hashes(&self, first: u64, seeds: &[u128], blocks: &mut Vec<Block>, out: &mut Vec<u8>) {
-        // Block 4k + i is the input `s_k ⊕ τ(x, i)`; `leaf_input` rebuilds it for the feed-forward.
-        let leaf_input = |x: u64, s: u128, i: u128| s ^ (u128::from(x) << 64) ^ (i << 1);
-        blocks.resize(4 * seeds.len(), Block::default());
-        for (four, (x, &s)) in blocks.chunks_exact_mut(4).zip((first..).zip(seeds)) {
-            for (b, i) in four.iter_mut().zip(0..4u128) {
-                *b = Block::from(leaf_input(x, s, i).to_le_bytes());
-            }
-        }
-        self.leaf.encrypt_blocks(blocks);
+    /// The input of block `i` of `H(x ‖ s)`: `s ⊕ τ(x, i)` (`s` with its low bit cleared).
+    #[inline]
+    fn leaf_input(x: u64, s: u128, i: u128) -> u128 {
+        (s & SEED_MASK) ^ (u128::from(x) << 64) ^ (i << 1)
+    }
+
+    /// Appends the four words of `H(x ‖ s_k)` for `x = first + k` to `out`, every block in one
+    /// pipelined pass (the low bit of each seed, where a control bit may be kept, is ignored).
+    pub(crate) fn leaf_hash_words(&self, first: u64, seeds: &[u128], out: &mut Vec<u128>) {
         let start = out.len();
-        out.resize(start + LEAF_HASH_BYTES * seeds.len(), 0);
-        let hashes = out[start..].chunks_exact_mut(LEAF_HASH_BYTES);
-        for ((hash, four), (x, &s)) in hashes.zip(blocks.chunks_exact(4)).zip((first..).zip(seeds)) {
-            for ((word, b), i) in hash.chunks_exact_mut(16).zip(four).zip(0..4u128) {
-                let v = u128::from_le_bytes((*b).into()) ^ leaf_input(x, s, i);
-                word.copy_from_slice(&v.to_le_bytes());
+        out.resize(start + LEAF_HASH_WORDS * seeds.len(), 0);
+        for (words, (x, &s)) in out[start..].chunks_exact_mut(LEAF_HASH_WORDS).zip((first..).zip(seeds)) {
+            for (w, i) in words.iter_mut().zip(0..) {
+                *w = Self::leaf_input(x, s, i);
             }
         }
+        self.leaf.hash_in_place(&mut out[start..]);
     }
 
     /// `H(x ‖ s)` for one leaf.
     pub(crate) fn leaf_hash(&self, x: u64, s: u128) -> [u8; LEAF_HASH_BYTES] {
-        let mut out = Vec::with_capacity(LEAF_HASH_BYTES);
-        self.leaf_hashes(x, &[s], &mut Vec::new(), &mut out);
+        let mut words = Vec::with_capacity(LEAF_HASH_WORDS);
+        self.leaf_hash_words(x, &[s], &mut words);
         let mut h = [0u8; LEAF_HASH_BYTES];
-        h.copy_from_slice(&out);
+        for (chunk, w) in h.chunks_exact_mut(16).zip(&words) {
+            chunk.copy_from_slice(&w.to_le_bytes());
+        }
         h
     }
 
     /// `G(s) = (s_L, t_L, s_R, t_R)` for a single seed.
     pub(crate) fn expand(&self, s: u128) -> (u128, bool, u128, bool) {
-        let mut blocks = [Block::from(s.to_le_bytes()), Block::from((s ^ 1).to_le_bytes())];
-        self.tree.encrypt_blocks(&mut blocks);
-        let l = u128::from_le_bytes(blocks[0].into()) ^ s;
-        let r = u128::from_le_bytes(blocks[1].into()) ^ s ^ 1;
+        let mut blocks = [s, s ^ 1];
+        self.tree.hash_in_place(&mut blocks);
+        let [l, r] = blocks;
         (l & SEED_MASK, l & 1 == 1, r & SEED_MASK, r & 1 == 1)
     }
 
-    /// Expands a whole level: `children[2j], children[2j+1] = G(parents[j])` (seed and control
-    /// bit, before correction). `children` must have twice the length of `parents`.
-    pub(crate) fn expand_level(&self, parents: &[u128], children: &mut [Block]) {
-        for (pair, &s) in children.chunks_exact_mut(2).zip(parents) {
-            pair[0] = Block::from(s.to_le_bytes());
-            pair[1] = Block::from((s ^ 1).to_le_bytes());
-        }
-        self.tree.encrypt_blocks(children);
+    /// `MMO(x)` under the tree key, in place: with `x = s` and `x = s | 1` the two children of a
+    /// seed `s` (before correction).
+    pub(crate) fn tree_in_place(&self, blocks: &mut [u128]) {
+        self.tree.hash_in_place(blocks);
     }
 
     /// `Convert(s)` for one leaf seed.
     pub(crate) fn convert<R: Ring>(&self, s: u128) -> R {
-        let first = self.convert_blocks(&[s]);
-        self.convert_with_first(s, first.first().copied().unwrap_or_default())
+        self.convert_with_first(s, self.convert.hash(s))
     }
 
-    /// First `MMO'` block for every leaf seed, batched.
-    pub(crate) fn convert_blocks(&self, seeds: &[u128]) -> Vec<u128> {
-        let mut firsts = Vec::with_capacity(seeds.len());
-        self.convert_blocks_into(seeds, &mut Vec::new(), &mut firsts);
-        firsts
-    }
-
-    /// [`Self::convert_blocks`] into `firsts`, with `blocks` as scratch space.
-    pub(crate) fn convert_blocks_into(
-        &self,
-        seeds: &[u128],
-        blocks: &mut Vec<Block>,
-        firsts: &mut Vec<u128>,
-    ) {
-        blocks.clear();
-        blocks.extend(seeds.iter().map(|s| Block::from(s.to_le_bytes())));
-        self.convert.encrypt_blocks(blocks);
-        firsts.clear();
-        firsts.extend(blocks.iter().zip(seeds).map(|(b, s)| u128::from_le_bytes((*b).into()) ^ s));
+    /// The first `MMO'` block of every seed, in place.
+    pub(crate) fn convert_in_place(&self, seeds: &mut [u128]) {
+        self.convert.hash_in_place(seeds);
     }
 
     /// `Convert(s)` given its precomputed first block.
+    #[inline]
     pub(crate) fn convert_with_first<R: Ring>(&self, s: u128, first: u128) -> R {
         let mut rng =
-            ConvertRng { aes: &self.convert, seed: s, counter: 0, block: first.to_le_bytes(), pos: 0 };
+            ConvertRng { aes: &self.convert_tail, seed: s, counter: 0, block: first.to_le_bytes(), pos: 0 };
         R::random(&mut rng)
     }
-}
-
-/// Reads an expanded child block back as `(seed, control bit)`, undoing the MMO feed-forward.
-#[inline]
-pub(crate) fn child(block: &Block, input: u128) -> (u128, bool) {
-    let v = u128::from_le_bytes((*block).into()) ^ input;
-    (v & SEED_MASK, v & 1 == 1)
 }
 
 /// The deterministic byte stream that `Convert` feeds to `Ring::random`.
@@ -171,7 +150,7 @@ impl ConvertRng<'_> {
     fn refill(&mut self) {
         self.counter = self.counter.wrapping_add(1);
         let input = self.seed ^ (u128::from(self.counter) << 64);
-        let mut b = Block::from(input.to_le_bytes());
+        let mut b = GenericArray::from(input.to_le_bytes());
         self.aes.encrypt_block(&mut b);
         self.block = (u128::from_le_bytes(b.into()) ^ input).to_le_bytes();
         self.pos = 0;
@@ -223,52 +202,69 @@ impl rand_core::RngCore for ConvertRng<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use aes::cipher::KeyInit;
     use veil_ring::Z64;
 
+    /// `MMO_K(x)` by the `aes` crate, one block at a time.
+    fn mmo(key: [u8; 16], x: u128) -> u128 {
+        let mut b = GenericArray::from(x.to_le_bytes());
+        Aes128::new(&key.into()).encrypt_block(&mut b);
+        u128::from_le_bytes(b.into()) ^ x
+    }
+
     #[test]
-    fn level_expansion_matches_single_expansion() {
-        let aes = FixedAes::new();
-        let parents: Vec<u128> = (0..37u128)
-            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c834) & SEED_MASK)
-            .collect();
-        let mut children = vec![Block::default(); 2 * parents.len()];
-        aes.expand_level(&parents, &mut children);
-        for (j, &s) in parents.iter().enumerate() {
-            let (sl, tl, sr, tr) = aes.expand(s);
-            assert_eq!(child(&children[2 * j], s), (sl, tl));
-            assert_eq!(child(&children[2 * j + 1], s ^ 1), (sr, tr));
+    fn tree_expansion_is_mmo_of_the_seed_and_its_sibling_input() {
+        let aes = FixedAes::get();
+        for j in 0..37u128 {
+            let s = j.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c834) & SEED_MASK;
+            let (l, r) = (mmo(TREE_KEY, s), mmo(TREE_KEY, s ^ 1));
+            assert_eq!(aes.expand(s), (l & SEED_MASK, l & 1 == 1, r & SEED_MASK, r & 1 == 1));
+            let mut level = [s, s | 1];
+            aes.tree_in_place(&mut level);
+            assert_eq!(level, [l, r]);
         }
     }
 
     #[test]
     fn leaf_hash_batch_matches_single_and_separates_inputs() {
-        let aes = FixedAes::new();
+        let aes = FixedAes::get();
         let seeds = [2u128, 2, 1 << 100];
         let mut batch = Vec::new();
-        aes.leaf_hashes(5, &seeds, &mut Vec::new(), &mut batch);
+        aes.leaf_hash_words(5, &seeds, &mut batch);
         let singles: Vec<[u8; 64]> = (5u64..).zip(&seeds).map(|(x, &s)| aes.leaf_hash(x, s)).collect();
         for (k, h) in singles.iter().enumerate() {
-            assert_eq!(&batch[64 * k..64 * (k + 1)], h);
+            for i in 0..4 {
+                assert_eq!(batch[4 * k + i].to_le_bytes(), h[16 * i..16 * (i + 1)]);
+                // Block i of H(x ‖ s) is MMO''(s ⊕ x·2^64 ⊕ 2i).
+                let input = seeds[k] ^ (u128::from(5 + k as u64) << 64) ^ ((i as u128) << 1);
+                assert_eq!(batch[4 * k + i], mmo(LEAF_KEY, input));
+            }
         }
-        // Same seed at two points, and the four blocks of one hash, all differ.
+        // Same seed at two points, and the four blocks of one hash, all differ; the low bit
+        // (where a control bit may be kept) is ignored.
         assert_ne!(singles[0], singles[1]);
         let blocks: std::collections::HashSet<&[u8]> = singles[0].chunks(16).collect();
         assert_eq!(blocks.len(), 4);
         assert_ne!(aes.leaf_hash(0, 2), aes.leaf_hash(0, 4));
+        assert_eq!(aes.leaf_hash(0, 2), aes.leaf_hash(0, 3));
     }
 
     #[test]
     fn convert_batch_matches_single_and_differs_per_seed() {
-        let aes = FixedAes::new();
+        let aes = FixedAes::get();
         let seeds = [2u128, 4, 6];
-        let firsts = aes.convert_blocks(&seeds);
+        let mut firsts = seeds;
+        aes.convert_in_place(&mut firsts);
         for (s, f) in seeds.iter().zip(&firsts) {
+            assert_eq!(*f, mmo(CONVERT_KEY, *s));
             assert_eq!(aes.convert::<Z64>(*s), aes.convert_with_first::<Z64>(*s, *f));
+            assert_eq!(aes.convert::<Z64>(*s).0, *f as u64);
         }
         assert_ne!(aes.convert::<Z64>(2), aes.convert::<Z64>(4));
-        let mut rng = ConvertRng { aes: &aes.convert, seed: 8, counter: 0, block: [0; 16], pos: 0 };
+        let mut rng = ConvertRng { aes: &aes.convert_tail, seed: 8, counter: 0, block: [0; 16], pos: 0 };
         let mut long = [0u8; 40];
         rand_core::RngCore::fill_bytes(&mut rng, &mut long);
         assert_ne!(long[..16], long[16..32]);
+        assert_eq!(long[16..32], mmo(CONVERT_KEY, 8 ^ (1u128 << 64)).to_le_bytes());
     }
 }

@@ -113,7 +113,7 @@ pub fn eval_full_verified_batch<R: Ring>(
     keys: &[DpfKey<R>],
 ) -> Result<(Vec<Vec<R>>, Proof), FssError> {
     let hash = VdpfHash::get();
-    let aes = FixedAes::new();
+    let aes = FixedAes::get();
     let mut tables = Vec::with_capacity(keys.len());
     let mut leaves = Leaves::default();
     let mut proof = blake3::Hasher::new_keyed(&hash.step);
@@ -126,20 +126,26 @@ pub fn eval_full_verified_batch<R: Ring>(
             if b != key.party {
                 return Err(FssError::PartyMismatch { key: key.party, requested: b });
             }
-            leaves.expand(key, &aes)?;
-            buffer.extend_from_slice(&hash.init(key));
-            append_pi_tildes(&aes, key, &mut leaves, buffer);
-            tables.push(leaves.outputs(key, &aes));
-            if buffer.len() >= PROOF_FEED_BYTES {
-                // Whole 1 KiB chunks only: the rest waits, so no chunk is split between pieces.
-                let whole = buffer.len() / 1024 * 1024;
-                proof.update(&buffer[..whole]);
+            leaves.expand(key, aes)?;
+            let init = hash.init(key);
+            buffer.extend(init.chunks_exact(16).map(|c| {
+                let mut w = [0u8; 16];
+                w.copy_from_slice(c);
+                u128::from_le_bytes(w)
+            }));
+            leaves.pi_tildes(aes, &cs_words(key), buffer);
+            tables.push(leaves.outputs(key, aes));
+            if buffer.len() >= PROOF_FEED_WORDS {
+                // Whole 1 KiB chunks (64 words) only: the rest waits, so no chunk is split
+                // between pieces.
+                let whole = buffer.len() / 64 * 64;
+                update_words(&mut proof, &buffer[..whole]);
                 buffer.drain(..whole);
             }
         }
-        proof.update(buffer);
+        update_words(&mut proof, buffer);
         // A key over a large domain can grow the buffer far past a piece; do not keep that.
-        if buffer.capacity() > 4 * PROOF_FEED_BYTES {
+        if buffer.capacity() > 4 * PROOF_FEED_WORDS {
             *buffer = Vec::new();
         }
         Ok(())
@@ -147,12 +153,35 @@ pub fn eval_full_verified_batch<R: Ring>(
     Ok((tables, Proof(*proof.finalize().as_bytes())))
 }
 
-/// Bytes of proof input [`eval_full_verified_batch`] gathers before it updates the hash.
-const PROOF_FEED_BYTES: usize = 1 << 20;
+/// Words of proof input [`eval_full_verified_batch`] gathers before it updates the hash (1 MiB).
+const PROOF_FEED_WORDS: usize = 1 << 16;
 
 thread_local! {
     /// [`eval_full_verified_batch`]'s proof input, kept by each thread between batches.
-    static PROOF_INPUT: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    static PROOF_INPUT: std::cell::RefCell<Vec<u128>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The check string as four little-endian words.
+fn cs_words<R: Ring>(key: &DpfKey<R>) -> [u128; 4] {
+    let mut w = [0u128; 4];
+    for (word, chunk) in w.iter_mut().zip(key.cs.chunks_exact(16)) {
+        let mut b = [0u8; 16];
+        b.copy_from_slice(chunk);
+        *word = u128::from_le_bytes(b);
+    }
+    w
+}
+
+/// Hashes words as their little-endian bytes (on a little-endian machine, the words' memory
+/// itself; elsewhere a copy in that order, so both evaluators hash the same bytes whatever
+/// their machines).
+fn update_words(h: &mut blake3::Hasher, words: &[u128]) {
+    if cfg!(target_endian = "little") {
+        h.update(bytemuck::cast_slice(words));
+    } else {
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        h.update(&bytes);
+    }
 }
 
 /// `BVEval(b, k_b, {0, …, 2^d − 1})`: party `b`'s shares of the whole truth table (as
@@ -173,29 +202,16 @@ pub fn eval_full_verified<R: Ring>(b: u8, key: &DpfKey<R>) -> Result<(Vec<R>, Pr
     if b != key.party {
         return Err(FssError::PartyMismatch { key: key.party, requested: b });
     }
-    let aes = FixedAes::new();
+    let aes = FixedAes::get();
     let mut leaves = Leaves::default();
-    leaves.expand(key, &aes)?;
+    leaves.expand(key, aes)?;
     let hash = VdpfHash::get();
     // All π̃_x in one buffer, hashed in one call (BLAKE3 then compresses its 1 KiB chunks side
     // by side with SIMD).
-    let mut pi_tildes = Vec::with_capacity(leaves.seeds.len() * CS_BYTES);
-    append_pi_tildes(&aes, key, &mut leaves, &mut pi_tildes);
+    let mut pi_tildes = Vec::with_capacity(leaves.nodes.len() * CS_BYTES / 16);
+    leaves.pi_tildes(aes, &cs_words(key), &mut pi_tildes);
     let mut proof = hash.proof_hasher(key);
-    proof.update(&pi_tildes);
+    update_words(&mut proof, &pi_tildes);
     let pi = *proof.finalize().as_bytes();
-    Ok((leaves.outputs(key, &aes), Proof(pi)))
-}
-
-/// Appends `π̃_x = H(x ‖ s_x) ⊕ t_x·cs` for every leaf, in order.
-fn append_pi_tildes<R: Ring>(aes: &FixedAes, key: &DpfKey<R>, leaves: &mut Leaves, out: &mut Vec<u8>) {
-    let start = out.len();
-    leaves.hashes(aes, out);
-    for (pi_tilde, &t) in out[start..].chunks_exact_mut(CS_BYTES).zip(&leaves.ts) {
-        if t {
-            for (a, c) in pi_tilde.iter_mut().zip(&key.cs) {
-                *a ^= c;
-            }
-        }
-    }
+    Ok((leaves.outputs(key, aes), Proof(pi)))
 }

@@ -82,6 +82,13 @@ fn rejects_malformed_bytes() {
     let mut padded = good.clone();
     padded[bits_end - 1] |= 0x80;
     assert!(matches!(DpfKey::<Z32>::from_bytes(&padded, d), Err(FssError::NonCanonical(_))));
+    // A seed's low bit (the root at byte 4, the level-3 correction seed at byte 4 + 16·4) is
+    // always zero in a generated key: the expansion keeps the control bit there.
+    for at in [4, 4 + 16 * 4] {
+        let mut odd = good.clone();
+        odd[at] |= 1;
+        assert!(matches!(DpfKey::<Z32>::from_bytes(&odd, d), Err(FssError::NonCanonical(_))), "byte {at}");
+    }
     // Garbage never panics.
     for len in [0usize, 1, 3, 4, 50, good.len(), good.len() + 1, 1000] {
         for _ in 0..200 {
