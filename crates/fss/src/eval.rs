@@ -54,7 +54,7 @@ pub fn eval_full<R: Ring>(key: &DpfKey<R>) -> Result<Vec<R>, FssError> {
     let aes = FixedAes::get();
     let mut leaves = Leaves::default();
     leaves.expand(key, aes)?;
-    Ok(leaves.outputs(key, aes))
+    Ok(leaves.outputs(&[key], aes).pop().unwrap_or_default())
 }
 
 /// `(−1)^b·(c + t·OCW)`.
@@ -64,11 +64,14 @@ fn output<R: Ring>(key: &DpfKey<R>, c: R, t: bool) -> R {
     if key.party == 1 { -y } else { y }
 }
 
-/// The leaf nodes `s^(d)[x] | t^(d)[x]` of one key's full-domain expansion, with the buffers
-/// it needs; reused from key to key, so a batch of expansions allocates once.
+/// The leaf nodes `s^(d)[x] | t^(d)[x]` of the full-domain expansions of a batch of keys over
+/// one domain, side by side (key `k`'s leaves at `k·2^d .. (k+1)·2^d`), with the buffers they
+/// need; reused from batch to batch, so a run of expansions allocates once. The keys' levels
+/// are expanded together: a level of many small trees is one long pass of `MMO`, where a tree
+/// of 8 leaves alone would leave the pipeline mostly empty.
 #[derive(Default)]
 pub(crate) struct Leaves {
-    /// Leaf nodes, `x` ascending: the seed, with the control bit in bit 0.
+    /// Leaf nodes, key by key, `x` ascending: the seed, with the control bit in bit 0.
     pub(crate) nodes: Vec<u128>,
     next: Vec<u128>,
     scratch: Vec<u128>,
@@ -80,55 +83,106 @@ impl Leaves {
     /// # Errors
     /// [`FssError::DomainTooLargeForFullEval`] if `d > MAX_FULL_DOMAIN_BITS`.
     pub(crate) fn expand<R: Ring>(&mut self, key: &DpfKey<R>, aes: &FixedAes) -> Result<(), FssError> {
-        let d = key.domain_bits;
+        self.expand_batch(&[key], aes)
+    }
+
+    /// Expands every key of `keys` (all over the same domain) level by level, each level of
+    /// all keys in one pass.
+    ///
+    /// # Errors
+    /// [`FssError::DomainTooLargeForFullEval`] if `d > MAX_FULL_DOMAIN_BITS`,
+    /// [`FssError::DomainMismatch`] if the keys' domains differ.
+    pub(crate) fn expand_batch<R: Ring>(
+        &mut self,
+        keys: &[&DpfKey<R>],
+        aes: &FixedAes,
+    ) -> Result<(), FssError> {
+        let d = keys.first().map_or(0, |k| k.domain_bits);
         if d > MAX_FULL_DOMAIN_BITS {
             return Err(FssError::DomainTooLargeForFullEval { bits: d, max: MAX_FULL_DOMAIN_BITS });
         }
+        if let Some(k) = keys.iter().find(|k| k.domain_bits != d) {
+            return Err(FssError::DomainMismatch { expected: d, found: k.domain_bits });
+        }
         let Self { nodes, next, .. } = self;
         nodes.clear();
-        nodes.push((key.root & SEED_MASK) | u128::from(key.party == 1));
-        for cw in &key.cws {
-            let seed = cw.seed & SEED_MASK;
-            let (left, right) = (seed | u128::from(cw.t_left), seed | u128::from(cw.t_right));
+        nodes.extend(keys.iter().map(|k| (k.root & SEED_MASK) | u128::from(k.party == 1)));
+        for level in 0..d as usize {
+            let width = nodes.len() / keys.len().max(1);
             next.resize(2 * nodes.len(), 0);
             for (pair, &p) in next.chunks_exact_mut(2).zip(nodes.iter()) {
                 pair[0] = p & SEED_MASK;
                 pair[1] = p | 1;
             }
             aes.tree_in_place(next);
-            for (pair, &p) in next.chunks_exact_mut(2).zip(nodes.iter()) {
-                let mask = (p & 1).wrapping_neg();
-                pair[0] ^= mask & left;
-                pair[1] ^= mask & right;
+            for (key, (children, parents)) in
+                keys.iter().zip(next.chunks_exact_mut(2 * width).zip(nodes.chunks_exact(width)))
+            {
+                let cw = &key.cws[level];
+                let seed = cw.seed & SEED_MASK;
+                let (left, right) = (seed | u128::from(cw.t_left), seed | u128::from(cw.t_right));
+                for (pair, &p) in children.chunks_exact_mut(2).zip(parents) {
+                    let mask = (p & 1).wrapping_neg();
+                    pair[0] ^= mask & left;
+                    pair[1] ^= mask & right;
+                }
             }
             core::mem::swap(nodes, next);
         }
         Ok(())
     }
 
-    /// Appends the words of `H(x ‖ s^(d)[x]) ⊕ t^(d)[x]·cs` of every leaf to `out` (four
-    /// each): the `π̃_x` of the verifiable DPF.
-    pub(crate) fn pi_tildes(&self, aes: &FixedAes, cs: &[u128; 4], out: &mut Vec<u128>) {
+    /// Appends the words of `H(x ‖ s^(d)[x]) ⊕ t^(d)[x]·cs` of every leaf of the last
+    /// [`Self::expand_batch`] to `out`, key by key (four words per leaf): the `π̃_x` of the
+    /// verifiable DPF.
+    pub(crate) fn pi_tildes<R: Ring>(&mut self, aes: &FixedAes, keys: &[&DpfKey<R>], out: &mut Vec<u128>) {
         let start = out.len();
-        aes.leaf_hash_words(0, &self.nodes, out);
-        for (words, &node) in out[start..].chunks_exact_mut(4).zip(&self.nodes) {
-            let mask = (node & 1).wrapping_neg();
-            for (w, c) in words.iter_mut().zip(cs) {
-                *w ^= mask & c;
+        let width = self.nodes.len() / keys.len().max(1);
+        for leaves in self.nodes.chunks(width.max(1)) {
+            aes.leaf_hash_inputs(0, leaves, out);
+        }
+        aes.leaf_hash_in_place(&mut out[start..]);
+        for (key, (words, leaves)) in
+            keys.iter().zip(out[start..].chunks_exact_mut(4 * width).zip(self.nodes.chunks_exact(width)))
+        {
+            let cs = cs_words(key);
+            for (words, &node) in words.chunks_exact_mut(4).zip(leaves) {
+                let mask = (node & 1).wrapping_neg();
+                for (w, c) in words.iter_mut().zip(&cs) {
+                    *w ^= mask & c;
+                }
             }
         }
     }
 
-    /// Output shares of all leaves, with `Convert` batched.
-    pub(crate) fn outputs<R: Ring>(&mut self, key: &DpfKey<R>, aes: &FixedAes) -> Vec<R> {
+    /// Output shares of every leaf of the last [`Self::expand_batch`], one vector per key, with
+    /// `Convert` in one pass.
+    pub(crate) fn outputs<R: Ring>(&mut self, keys: &[&DpfKey<R>], aes: &FixedAes) -> Vec<Vec<R>> {
         let Self { nodes, scratch, .. } = self;
         scratch.clear();
         scratch.extend(nodes.iter().map(|&n| n & SEED_MASK));
         aes.convert_in_place(scratch);
-        nodes
-            .iter()
-            .zip(scratch.iter())
-            .map(|(&n, &first)| output(key, aes.convert_with_first(n & SEED_MASK, first), n & 1 == 1))
+        let width = nodes.len() / keys.len().max(1);
+        keys.iter()
+            .zip(nodes.chunks_exact(width.max(1)).zip(scratch.chunks_exact(width.max(1))))
+            .map(|(key, (leaves, firsts))| {
+                leaves
+                    .iter()
+                    .zip(firsts)
+                    .map(|(&n, &first)| output(key, aes.convert_with_first(n & SEED_MASK, first), n & 1 == 1))
+                    .collect()
+            })
             .collect()
     }
+}
+
+/// The check string `cs` as four little-endian words.
+pub(crate) fn cs_words<R: Ring>(key: &DpfKey<R>) -> [u128; 4] {
+    let mut w = [0u128; 4];
+    for (word, chunk) in w.iter_mut().zip(key.cs.chunks_exact(16)) {
+        let mut b = [0u8; 16];
+        b.copy_from_slice(chunk);
+        *word = u128::from_le_bytes(b);
+    }
+    w
 }

@@ -99,25 +99,31 @@ impl<R: Ring> DpfKey<R> {
     /// Serializes the key (see the module docs for the layout); exactly
     /// [`key_bytes::<R>(d)`](key_bytes) bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let d = self.domain_bits as usize;
         let mut out = Vec::with_capacity(key_bytes::<R>(self.domain_bits));
+        self.write_to(&mut out);
+        out
+    }
+
+    /// Appends [`Self::to_bytes`] to `out` (a dealer writes thousands of keys into one message).
+    pub fn write_to(&self, out: &mut Vec<u8>) {
+        let d = self.domain_bits as usize;
         // d <= 63 and R::BYTES of the supported rings fit a byte (checked in from_bytes/gen).
         out.extend_from_slice(&[KEY_VERSION, self.party, d as u8, R::BYTES as u8]);
         out.extend_from_slice(&self.root.to_le_bytes());
         for cw in &self.cws {
             out.extend_from_slice(&cw.seed.to_le_bytes());
         }
-        let mut bits = vec![0u8; (2 * d).div_ceil(8)];
+        let start = out.len();
+        out.resize(start + (2 * d).div_ceil(8), 0);
+        let bits = &mut out[start..];
         for (i, cw) in self.cws.iter().enumerate() {
             bits[(2 * i) / 8] |= u8::from(cw.t_left) << ((2 * i) % 8);
             bits[(2 * i + 1) / 8] |= u8::from(cw.t_right) << ((2 * i + 1) % 8);
         }
-        out.extend_from_slice(&bits);
         out.extend_from_slice(&self.cs);
-        let mut ocw = vec![0u8; R::BYTES];
-        self.ocw.write_le(&mut ocw);
-        out.extend_from_slice(&ocw);
-        out
+        let start = out.len();
+        out.resize(start + R::BYTES, 0);
+        self.ocw.write_le(&mut out[start..]);
     }
 
     /// Parses a key for a `domain_bits`-bit domain.

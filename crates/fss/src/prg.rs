@@ -80,9 +80,10 @@ impl FixedAes {
         (s & SEED_MASK) ^ (u128::from(x) << 64) ^ (i << 1)
     }
 
-    /// Appends the four words of `H(x ‖ s_k)` for `x = first + k` to `out`, every block in one
-    /// pipelined pass (the low bit of each seed, where a control bit may be kept, is ignored).
-    pub(crate) fn leaf_hash_words(&self, first: u64, seeds: &[u128], out: &mut Vec<u128>) {
+    /// Appends the inputs of the four blocks of `H(x ‖ s_k)` for `x = first + k` to `out` (the
+    /// low bit of each seed, where a control bit may be kept, is ignored); one
+    /// [`Self::leaf_hash_in_place`] over them gives the hashes.
+    pub(crate) fn leaf_hash_inputs(&self, first: u64, seeds: &[u128], out: &mut Vec<u128>) {
         let start = out.len();
         out.resize(start + LEAF_HASH_WORDS * seeds.len(), 0);
         for (words, (x, &s)) in out[start..].chunks_exact_mut(LEAF_HASH_WORDS).zip((first..).zip(seeds)) {
@@ -90,13 +91,26 @@ impl FixedAes {
                 *w = Self::leaf_input(x, s, i);
             }
         }
-        self.leaf.hash_in_place(&mut out[start..]);
+    }
+
+    /// `MMO''` of every block, in place: leaf-hash inputs become leaf hashes.
+    pub(crate) fn leaf_hash_in_place(&self, words: &mut [u128]) {
+        self.leaf.hash_in_place(words);
+    }
+
+    /// Appends the four words of `H(x ‖ s_k)` for `x = first + k` to `out`, every block in one
+    /// pipelined pass.
+    #[cfg(test)]
+    pub(crate) fn leaf_hash_words(&self, first: u64, seeds: &[u128], out: &mut Vec<u128>) {
+        let start = out.len();
+        self.leaf_hash_inputs(first, seeds, out);
+        self.leaf_hash_in_place(&mut out[start..]);
     }
 
     /// `H(x ‖ s)` for one leaf.
     pub(crate) fn leaf_hash(&self, x: u64, s: u128) -> [u8; LEAF_HASH_BYTES] {
-        let mut words = Vec::with_capacity(LEAF_HASH_WORDS);
-        self.leaf_hash_words(x, &[s], &mut words);
+        let mut words: [u128; LEAF_HASH_WORDS] = core::array::from_fn(|i| Self::leaf_input(x, s, i as u128));
+        self.leaf_hash_in_place(&mut words);
         let mut h = [0u8; LEAF_HASH_BYTES];
         for (chunk, w) in h.chunks_exact_mut(16).zip(&words) {
             chunk.copy_from_slice(&w.to_le_bytes());

@@ -147,7 +147,10 @@ fn root_seed_tampering_is_rejected() {
 
 #[test]
 fn a_batch_proof_checks_every_key_of_the_batch() {
-    let keys: Vec<_> = (0..6).map(|s| honest(100 + s, 5)).collect();
+    // Mixed domains, interleaved (as a comparison's digit keys are): the batch is taken by
+    // domain, and the 2^12-point keys are passes of their own.
+    let domains = [5u32, 3, 12, 5, 1, 12, 3, 5];
+    let keys: Vec<_> = (0..16).map(|s| honest(100 + s, domains[s as usize % domains.len()])).collect();
     let k0: Vec<DpfKey<Z64>> = keys.iter().map(|k| k.1.clone()).collect();
     let mut k1: Vec<DpfKey<Z64>> = keys.iter().map(|k| k.2.clone()).collect();
     let (t0, p0) = crate::eval_full_verified_batch(0, &k0).unwrap();
@@ -156,6 +159,18 @@ fn a_batch_proof_checks_every_key_of_the_batch() {
     for (i, k) in k0.iter().enumerate() {
         assert_eq!(t0[i], eval_full_verified(0, k).unwrap().0, "same tables as one key at a time");
         assert_eq!(t1[i], eval_full_verified(1, &k1[i]).unwrap().0);
+        assert_eq!(t0[i], crate::eval_full(k).unwrap(), "the unverified expansion agrees");
+        let alpha = keys[i].0 as usize;
+        for (x, (a, b)) in t0[i].iter().zip(&t1[i]).enumerate() {
+            assert_eq!(*a + *b, if x == alpha { Z64::ONE } else { Z64::ZERO }, "key {i}, x = {x}");
+        }
+    }
+    // A flipped bit of a correction seed, in a key of every domain.
+    for i in [2usize, 4, 9, 14] {
+        k1[i].cws[0].seed ^= 1 << 9;
+        let (_, p1) = crate::eval_full_verified_batch(1, &k1).unwrap();
+        assert!(!verify(&p0, &p1), "tampered correction seed in key {i}");
+        k1[i].cws[0].seed ^= 1 << 9;
     }
     // One tampered key anywhere in the batch changes the batch proof.
     k1[4].ocw += Z64::ONE;

@@ -319,8 +319,8 @@ fn deal_keys<R: Z2k>(
                         let digit = (y >> o) & ((1u64 << w) - 1);
                         let (k0, k1) = gen_keys(digit, beta, w, &mut g)
                             .map_err(|e| MpcError::Invalid(format!("VDPF key generation: {e}")))?;
-                        m0.extend_from_slice(&k0.to_bytes());
-                        m1.extend_from_slice(&k1.to_bytes());
+                        k0.write_to(&mut m0);
+                        k1.write_to(&mut m1);
                     }
                 }
                 Ok((m0, m1))

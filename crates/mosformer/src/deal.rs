@@ -22,7 +22,7 @@
 
 use rayon::prelude::*;
 use veil_crypto::{Digest, Hasher, Prg, Seed};
-use veil_fss::{DpfKey, eval_full, eval_full_verified_batch, gen_keys, key_bytes, one_hot_checks};
+use veil_fss::{DpfKey, eval_full, eval_full_verified_batch, gen_keys, key_bytes};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use veil_ring::{Ring, Z2k, Z8, decode_slice, encode_slice};
 
@@ -87,7 +87,7 @@ pub fn dealer_message<O: Ring, A: Ring>(alpha: &[A], keys: &[DpfKey<O>]) -> Vec<
     let mut m = Vec::with_capacity(alpha.len() * A::BYTES + keys.len() * key_len);
     m.extend_from_slice(&encode_slice(alpha));
     for k in keys {
-        m.extend_from_slice(&k.to_bytes());
+        k.write_to(&mut m);
     }
     m
 }
@@ -223,9 +223,11 @@ pub fn deal_with<O: Z2k, A: Z2k, T: Send>(
             let mut ts = Vec::with_capacity(keys.len());
             let mut ss = Vec::with_capacity(keys.len());
             for (v, &alpha_i) in tables.iter().zip(alphas.iter()) {
+                // `t = Σ_k V[k]` in `O`, `s = α − Σ_k k·V[k]` in `A` (as `one_hot_checks` on
+                // the reduced shares, without a copy of them).
                 ts.push(v.iter().copied().sum());
-                let reduced: Vec<A> = v.iter().map(|&x| reduce(x)).collect();
-                ss.push(one_hot_checks(&reduced, alpha_i).1);
+                let weighted: A = (0u64..).zip(v).map(|(k, &x)| A::from_u64(k) * reduce::<O, A>(x)).sum();
+                ss.push(alpha_i - weighted);
             }
             Ok((tables.into_iter().map(keep).collect(), proof, ts, ss))
         })
