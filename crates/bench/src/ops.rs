@@ -417,8 +417,9 @@ fn bench_drelu<R: Sacrifice>(ctx: &mut Ctx, n: usize, malicious: bool) -> Result
     )
 }
 
-/// GELU (Algorithm 8; comparisons in `R`, at `f` fractional bits: Z_2^16 at 6 with modulus
-/// conversion, Z_2^64 at 16 without) on inputs in [-8, 8) given in Z_2^64.
+/// GELU (Algorithm 8 with the table replaced by a polynomial; comparisons in `R`, input at `f`
+/// fractional bits: Z_2^16 at 6 with modulus conversion, Z_2^64 at 16 without; the result at
+/// 16, as the precision plan reads it) on inputs in [-8, 8) given in Z_2^64.
 fn bench_gelu<R: Sacrifice>(
     ctx: &mut Ctx,
     n: usize,
@@ -434,7 +435,7 @@ fn bench_gelu<R: Sacrifice>(
         offline,
         plan,
         |c| veil_mosformer::gelu::setup_with::<R, MacRing>(c, n, security(malicious)),
-        |c, keys, o, macs| veil_mosformer::gelu::gelu(c, keys, o, &x, f, macs),
+        |c, keys, o, macs| veil_mosformer::gelu::gelu(c, keys, o, &x, f, 16, macs),
     )
 }
 

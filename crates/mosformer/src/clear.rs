@@ -25,7 +25,7 @@ use veil_mpc::reference::{Checked, Excess, FixedReference};
 use veil_ring::{Z2k, Z16, Z32, Z64};
 
 use crate::exp::{EXP_COEFFICIENTS, pow2_table, table_bits};
-use crate::gelu::{F_IN, gelu_table};
+use crate::gelu::{DELTA_COEFFICIENTS, F_IN, WORK_BITS};
 use crate::layernorm::F_LIN;
 use crate::ops::{FRAC_BITS, Rings};
 use crate::recip::{BASE, Kind, THRESHOLDS, main_table, scale_bits, scale_table};
@@ -65,22 +65,33 @@ fn largest(x: &[i64], f: u32) -> f64 {
 }
 
 /// Π_GELU's arithmetic on an input with 6 fractional bits, output with 6 (conditions in
-/// `Z_2^16`, the 8-bit table of `ReLU − GELU`).
+/// `Z_2^16`, the polynomial of `ReLU − GELU` in 16 fractional bits).
 pub fn gelu_6(x: &[i64]) -> Vec<i64> {
-    gelu::<Z16>(x, F_IN)
+    gelu::<Z16>(x, F_IN, F_IN)
 }
 
-/// Π_GELU's arithmetic on an input with `f ≥ 6` fractional bits, output with `f` (conditions in
-/// `Z_2^ℓ`; the table index at 6 bits).
-pub fn gelu<R: Z2k>(x: &[i64], f: u32) -> Vec<i64> {
-    let table = gelu_table(f);
+/// Π_GELU's arithmetic on an input with `f ≥ 6` fractional bits, output with `f_out ≥ f`
+/// (conditions in `Z_2^ℓ`, the clip compared at 6 bits; every truncation exact).
+pub fn gelu<R: Z2k>(x: &[i64], f: u32, f_out: u32) -> Vec<i64> {
+    let w = WORK_BITS;
+    let c: Vec<i64> = DELTA_COEFFICIENTS.iter().map(|&v| fixed(v, w)).collect();
+    let c2: Vec<i64> = DELTA_COEFFICIENTS.iter().map(|&v| fixed(v, 2 * w)).collect();
     x.iter()
         .map(|&x| {
             let p = select::<R>(x, x);
             let a = p.wrapping_mul(2).wrapping_sub(x);
             let a6 = floor_div(a, 1 << (f - F_IN));
-            let i = select::<R>(256i64.wrapping_sub(a6), a6);
-            p.wrapping_sub(table[index(i, 8)])
+            let t = select::<R>(256i64.wrapping_sub(a6), a);
+            let half_t = if f < w { t << (w - 1 - f) } else { floor_div(t, 1 << (f + 1 - w)) };
+            let u = half_t - (1 << w);
+            let linear = |k: usize| u * c[k + 1] + c2[k];
+            let u2 = floor_div(u * u, 1 << w);
+            let (a1, a3) = (floor_div(linear(2), 1 << w), floor_div(linear(6), 1 << w));
+            let b0 = linear(0) + u2 * a1;
+            let u4 = floor_div(u2 * u2, 1 << w);
+            let b1 = floor_div(linear(4) + u2 * a3, 1 << w);
+            let d = floor_div(b0 + u4 * b1, 1 << (2 * w - f_out));
+            (p << (f_out - f)) - d
         })
         .collect()
 }
@@ -254,11 +265,10 @@ impl FixedReference for MosformerReference {
     fn gelu(&self, x: &[i64]) -> Option<Checked> {
         let values = match self.rings {
             Rings::Mixed => {
-                let shift = FRAC_BITS - F_IN;
-                let x6: Vec<i64> = x.iter().map(|&v| floor_div(v, 1 << shift)).collect();
-                gelu_6(&x6).into_iter().map(|v| v.wrapping_mul(1 << shift)).collect()
+                let x6: Vec<i64> = x.iter().map(|&v| floor_div(v, 1 << (FRAC_BITS - F_IN))).collect();
+                gelu::<Z16>(&x6, F_IN, FRAC_BITS)
             }
-            Rings::Z64 => gelu::<Z64>(x, FRAC_BITS),
+            Rings::Z64 => gelu::<Z64>(x, FRAC_BITS, FRAC_BITS),
         };
         Some(Checked { values, excess: self.activation_excess("GELU input", x) })
     }

@@ -251,7 +251,8 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> Mosformer<D> {
 impl<D: TripleSource<Z64> + TruncPairSource<Z64>> TransformerOps<Z64> for Mosformer<D> {
     fn gelu(&mut self, ctx: &mut Ctx, x: &Rss<Z64>) -> Result<Rss<Z64>> {
         let (one, alpha) = self.mac_keys(ctx)?;
-        // Mixed rings: GELU at 6 fractional bits (its Z_2^16 range), scaled back after.
+        // Mixed rings: GELU's input at 6 fractional bits (its Z_2^16 range); the result at
+        // FRAC_BITS either way.
         let shift = match self.gates.rings {
             Rings::Mixed => FRAC_BITS - gelu::F_IN,
             Rings::Z64 => 0,
@@ -264,13 +265,14 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> TransformerOps<Z64> for Mosfor
             let keys = self.gate_keys(ctx, Gate::Gelu { n })?;
             let macs = &mut Macs { one: &one, alpha: &alpha, batch: &mut self.gates.batch };
             out.push(match keys {
-                GateKeys::Gelu(keys) => gelu::gelu(ctx, *keys, &mut self.triples, &part, f, macs)?,
-                GateKeys::Gelu64(keys) => gelu::gelu(ctx, *keys, &mut self.triples, &part, f, macs)?,
+                GateKeys::Gelu(keys) => gelu::gelu(ctx, *keys, &mut self.triples, &part, f, FRAC_BITS, macs)?,
+                GateKeys::Gelu64(keys) => {
+                    gelu::gelu(ctx, *keys, &mut self.triples, &part, f, FRAC_BITS, macs)?
+                }
                 _ => return Err(MpcError::Invalid("GELU material expected".into())),
             });
         }
-        let g = Rss::concat(&out.iter().collect::<Vec<_>>())?;
-        g.scale(Z64(1 << shift)).reshape(x.shape())
+        Rss::concat(&out.iter().collect::<Vec<_>>())?.reshape(x.shape())
     }
 
     fn softmax(

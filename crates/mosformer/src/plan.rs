@@ -90,11 +90,14 @@ impl<D> Mosformer<D> {
                 if rings == Rings::Mixed {
                     steps(&mut out, &[trunc(*n)]);
                 }
+                let f = if rings == Rings::Mixed { crate::gelu::F_IN } else { FRAC_BITS };
                 for (_, c) in chunks(*n, chunk) {
                     gate(&mut out, Gate::Gelu { n: c });
-                    if rings == Rings::Z64 {
-                        steps(&mut out, &[trunc(c)]);
-                    }
+                    let gelu_steps: Vec<Step> = crate::gelu::material_steps(c, f)
+                        .into_iter()
+                        .map(|(product, k)| if product { mul(k) } else { trunc(k) })
+                        .collect();
+                    steps(&mut out, &gelu_steps);
                 }
             }
             Call::Softmax { rows, k, .. } => {
@@ -202,9 +205,10 @@ mod tests {
         assert_eq!(semi.requests(&Call::Matmul { dims: [2, 3, 4], scaled: true }), [pairs(8)]);
         assert_eq!(semi.requests(&Call::LayerNorm { rows: 4, k: 8 }).len(), 1 + 7);
         assert_eq!(m.requests(&Call::DivPublic { n: 9, d: 3 }), [pairs(9)]);
-        // In Z_2^64 GELU truncates per chunk, to its table index.
+        // GELU per chunk: its gate, then three products and four truncations (the polynomial
+        // and its input); in Z_2^64 two truncations more (the clip's 6-bit input, `t/2`).
         let z64 = Mosformer::new(Security::Malicious, Offline::new()).with_chunk(100).with_rings(Rings::Z64);
-        assert_eq!(z64.requests(&Call::Gelu { n: 150 }).len(), 4);
-        assert_eq!(m.requests(&Call::Gelu { n: 150 }).len(), 3);
+        assert_eq!(z64.requests(&Call::Gelu { n: 150 }).len(), 2 * 9);
+        assert_eq!(m.requests(&Call::Gelu { n: 150 }).len(), 1 + 2 * 7);
     }
 }

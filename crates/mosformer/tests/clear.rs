@@ -1,9 +1,10 @@
 //! The gates in the clear (`veil_mosformer::clear`) against the secure gates: exactly equal
-//! where the secure gate is exact (GELU's and Max's comparisons, selections and lookups on a
-//! given input), and within the truncations' units through the traits' precision plan.
+//! where the secure gate is exact (Max's comparisons and selections on a given input), within
+//! a few units where it truncates (GELU's polynomial), and within the truncations' units
+//! through the traits' precision plan.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
-use veil_mosformer::clear::{MosformerReference, gelu_6, max_rows};
+use veil_mosformer::clear::{MosformerReference, max_rows};
 use veil_mosformer::gelu;
 use veil_mosformer::input::share_input;
 use veil_mosformer::keys::{mac_key, random_one};
@@ -40,23 +41,27 @@ fn gelu_and_max_gates_equal_their_clear_arithmetic() {
     raw.extend([255, 256, 257, -256, -257, 4000, -4000, 16383, -16384]);
     let scores = random(3, 7 * 5, 1 << 20);
     let (g, m) = gelu_and_max::<Z16, Z32>(&raw, &scores, (7, 5), 2);
-    assert_eq!(g, gelu_6(&raw));
+    // Input at 6 bits, output at 16: the polynomial's seven truncations to 16 bits (each
+    // [-1, +2] units from the exact floor) move the result by a few units.
+    assert!(ulps(&g, &veil_mosformer::clear::gelu::<Z16>(&raw, 6, 16)) <= GELU_UNITS);
     assert_eq!(m, max_rows::<Z32>(&scores, 7, 5));
 }
 
-/// The same in the Z_2^64 rings: GELU's comparisons and Max's tournament read Z_2^64 (GELU on
-/// an input at 6 bits, where it truncates nothing, so it is exact too).
+/// The same in the Z_2^64 rings: GELU's comparisons and Max's tournament read Z_2^64.
 #[test]
 fn z64_gelu_and_max_gates_equal_their_clear_arithmetic() {
     let mut raw: Vec<i64> = (-300..=300).step_by(3).collect();
     raw.extend([255, 256, 257, -256, -257, 1 << 40, -(1 << 40), 40_000, -40_000]);
     let scores = random(8, 5 * 6, 1 << 45);
     let (g, m) = gelu_and_max::<Z64, Z64>(&raw, &scores, (5, 6), 9);
-    assert_eq!(g, veil_mosformer::clear::gelu::<Z64>(&raw, 6));
+    assert!(ulps(&g, &veil_mosformer::clear::gelu::<Z64>(&raw, 6, 16)) <= GELU_UNITS);
     assert_eq!(m, max_rows::<Z64>(&scores, 5, 6));
 }
 
-/// The secure GELU (comparisons in `G`, input at 6 bits) of `raw` and the row maxima
+/// Units of 2^-16 the secure GELU may differ from its exact-truncation arithmetic.
+const GELU_UNITS: i64 = 16;
+
+/// The secure GELU (comparisons in `G`, input at 6 bits, output at 16) of `raw` and the row maxima
 /// (comparisons in `X`) of `scores` as `[rows, k]`, opened, with MACs in Z_2^128.
 fn gelu_and_max<G: Sacrifice, X: Sacrifice>(
     raw: &[i64],
@@ -74,7 +79,7 @@ fn gelu_and_max<G: Sacrifice, X: Sacrifice>(
         let mut batch = MacBatch::new();
         let keys = gelu::setup::<G, Z128>(ctx, n)?;
         let macs = &mut Macs { one: &one, alpha: &alpha, batch: &mut batch };
-        let g = gelu::gelu(ctx, keys, &mut Offline::new(), &x, 6, macs)?;
+        let g = gelu::gelu(ctx, keys, &mut Offline::new(), &x, 6, 16, macs)?;
         let keys = max_setup::<X, Z128>(ctx, rows, k)?;
         let m = max(ctx, keys, &s, macs)?;
         batch.check(ctx, &alpha, 64, "clear")?;
@@ -97,10 +102,11 @@ fn the_traits_layers_agree_with_the_reference_up_to_truncation_units() {
 }
 
 /// Without modulus conversion every gate keeps 16 fractional bits, and the secure run stays
-/// within a few units of 2^-16 of the reference (one step of a table index at most).
+/// within a few units of 2^-16 of the reference (one step of a table index at most, GELU's
+/// polynomial a few units).
 #[test]
 fn the_traits_layers_agree_with_the_reference_in_z64() {
-    layers_agree(Rings::Z64, [4, 1 << 10, 1 << 9, 1 << 9], 4..7);
+    layers_agree(Rings::Z64, [4, 64, 1 << 9, 1 << 9], 4..7);
 }
 
 fn layers_agree(rings: Rings, bounds: [i64; 4], seeds: std::ops::Range<u64>) {
@@ -147,10 +153,10 @@ fn layers_agree(rings: Rings, bounds: [i64; 4], seeds: std::ops::Range<u64>) {
         eprintln!("{rings:?}: ReLU, GELU, softmax, LayerNorm: secure − clear ≤ {d:?} units of 2^-16");
         // Mixed rings:
         // - ReLU: exact away from 0 (the 16-bit condition may read values within 2^-5 of 0 wrong);
-        // - GELU: the input truncation to 2^-6 may be two units low: slope ≤ 1.13, one table step;
+        // - GELU: the input truncation to 2^-6 may be two units low (slope ≤ 1.13);
         // - softmax: units at 2^-12 through exp and the reciprocal's table;
         // - LayerNorm: units at 2^-12 in the variance, one step of the Rsqrt table (2^-8 relative).
-        // Z_2^64: ReLU exact, GELU one step of its 6-bit table index, softmax and LayerNorm
+        // Z_2^64: ReLU exact, GELU a few units (its polynomial's truncations), softmax and LayerNorm
         // units at 2^-16 and a step of the 2^16-entry tables.
         for (what, (got, bound)) in ["ReLU", "GELU", "softmax", "LayerNorm"].iter().zip(d.iter().zip(bounds))
         {
