@@ -321,10 +321,10 @@ fn run_op(op: &str, malicious: bool, n: usize, ring_bits: u32, ctx: &mut Ctx) ->
         ("max", 32) => gates::bench_max::<Z32>(ctx, n, malicious),
         ("max", 64) => gates::bench_max::<Z64>(ctx, n, malicious),
         ("softmax", 32) => planned_by(ctx, n, ATTENTION_ROW, malicious, |c, n, o, p| {
-            gates::bench_softmax::<Z32>(c, n, (o, p), malicious, 12)
+            gates::bench_softmax::<Z32, Z16>(c, n, (o, p), malicious, 12, 6)
         }),
         ("softmax", 64) => planned_by(ctx, n, ATTENTION_ROW, malicious, |c, n, o, p| {
-            gates::bench_softmax::<Z64>(c, n, (o, p), malicious, 16)
+            gates::bench_softmax::<Z64, Z64>(c, n, (o, p), malicious, 16, 0)
         }),
         ("layernorm", 32) => planned_by(ctx, n, HIDDEN_ROW, malicious, |c, n, o, p| {
             gates::bench_layernorm::<Z32>(c, n, (o, p), malicious, 12)

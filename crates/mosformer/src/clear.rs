@@ -151,6 +151,12 @@ pub fn recip<R: Z2k>(kind: Kind, x: &[i64], f: u32) -> Option<Vec<i64>> {
 
 /// The maxima of the rows of `[rows, k]` by Π_Max's tournament (comparisons in `Z_2^ℓ`).
 pub fn max_rows<R: Z2k>(x: &[i64], rows: usize, k: usize) -> Vec<i64> {
+    max_rows_at::<R>(x, rows, k, 0)
+}
+
+/// [`max_rows`] with each comparison reading the difference `shift` bits coarser (exactly
+/// `⌊d / 2^shift⌋`; the secure downcast may read up to two units lower).
+pub fn max_rows_at<R: Z2k>(x: &[i64], rows: usize, k: usize, shift: u32) -> Vec<i64> {
     let mut cur: Vec<Vec<i64>> = x.chunks(k.max(1)).map(<[i64]>::to_vec).take(rows).collect();
     for row in &mut cur {
         while row.len() > 1 {
@@ -158,7 +164,7 @@ pub fn max_rows<R: Z2k>(x: &[i64], rows: usize, k: usize) -> Vec<i64> {
             let mut next: Vec<i64> = (0..p)
                 .map(|j| {
                     let d = row[j].wrapping_sub(row[p + j]);
-                    select::<R>(d, d).wrapping_add(row[p + j])
+                    select::<R>(floor_div(d, 1 << shift), d).wrapping_add(row[p + j])
                 })
                 .collect();
             next.extend_from_slice(&row[2 * p..]);
@@ -168,22 +174,25 @@ pub fn max_rows<R: Z2k>(x: &[i64], rows: usize, k: usize) -> Vec<i64> {
     cur.into_iter().map(|r| r[0]).collect()
 }
 
-/// Π_Softmax's arithmetic on `[rows, k]` with `f` fractional bits (`Z_2^ℓ` comparisons).
-pub fn softmax_f<R: Z2k>(
+/// Π_Softmax's arithmetic on `[rows, k]` with `f` fractional bits (Max and Exp comparing in
+/// `C`, Max `cmp_shift` bits coarser; the reciprocal's comparisons in `R`).
+pub fn softmax_f<R: Z2k, C: Z2k>(
     x: &[i64],
     rows: usize,
     k: usize,
     mask: Option<&[bool]>,
     f: u32,
+    cmp_shift: u32,
 ) -> Option<Vec<i64>> {
     if x.len() != rows * k || mask.is_some_and(|m| m.len() != x.len()) || k == 0 {
         return None;
     }
     let keep = |e: usize| mask.is_none_or(|m| !m[e]);
     let x_m: Vec<i64> = (0..x.len()).map(|e| if keep(e) { x[e] } else { x[e - e % k] }).collect();
-    let m = max_rows::<R>(&x_m, rows, k);
-    let delta: Vec<i64> = (0..x.len()).map(|e| x_m[e].wrapping_sub(m[e / k])).collect();
-    let mut e = exp::<R>(&delta, f)?;
+    let m = max_rows_at::<C>(&x_m, rows, k, cmp_shift);
+    let margin = crate::softmax::shift_margin(k, cmp_shift);
+    let delta: Vec<i64> = (0..x.len()).map(|e| x_m[e].wrapping_sub(m[e / k]).wrapping_sub(margin)).collect();
+    let mut e = exp::<C>(&delta, f)?;
     for (i, v) in e.iter_mut().enumerate() {
         if !keep(i) {
             *v = 0;
@@ -279,8 +288,8 @@ impl FixedReference for MosformerReference {
         let shift = FRAC_BITS - f;
         let xf: Vec<i64> = x.iter().map(|&v| floor_div(v, 1 << shift)).collect();
         let s = match self.rings {
-            Rings::Mixed => softmax_f::<Z32>(&xf, rows, k, mask, f)?,
-            Rings::Z64 => softmax_f::<Z64>(&xf, rows, k, mask, f)?,
+            Rings::Mixed => softmax_f::<Z32, Z16>(&xf, rows, k, mask, f, f - F_IN)?,
+            Rings::Z64 => softmax_f::<Z64, Z64>(&xf, rows, k, mask, f, 0)?,
         };
         let keep = |e: usize| mask.is_none_or(|m| !m[e]);
         let spread = (0..rows)
@@ -292,7 +301,7 @@ impl FixedReference for MosformerReference {
             .unwrap_or(0);
         // The row spread must fit the comparisons' ring, the row length the reciprocal's domain.
         let spread_limit = match self.rings {
-            Rings::Mixed => f64::from(1u32 << 19),
+            Rings::Mixed => ACTIVATION_LIMIT,
             Rings::Z64 => 2f64.powi(46),
         };
         let excess = over("softmax row spread", largest(&[spread], FRAC_BITS), spread_limit)

@@ -1,6 +1,6 @@
 //! Π_Exp for `x ≤ 0` (paper Algorithm 10, after BOLT), with `f` fractional bits
-//! (f = 12 with comparisons in Z_2^32 in the mixed-ring plan; f = 16 in Z_2^64 without modulus
-//! conversion).
+//! (f = 12 with its comparison in Z_2^16 in the mixed-ring plan, reading the integer `z`; f = 16
+//! in Z_2^64 without modulus conversion).
 //!
 //! Write `x = -ln2·z + p` with an integer `z` and a small `p`; then `exp(x) = exp(p)·2^{-z}`.
 //! 1. `z = -x / ln2` by truncation with the public divisor `⌊ln2·2^f⌋` (an integer), and

@@ -25,7 +25,8 @@ pub const FRAC_BITS: u32 = 16;
 pub type MacRing = Z128;
 /// Bits of MAC challenge per check (the MAC ring's margin over the 64-bit values).
 pub(crate) const MAC_S: u32 = 64;
-/// Fractional bits of softmax in the mixed-ring plan (Z_2^32).
+/// Fractional bits of softmax in the mixed-ring plan (its reciprocal compares in Z_2^32, Max
+/// and Exp in Z_2^16).
 const F_SOFTMAX_MIXED: u32 = 12;
 
 pub use veil_mpc::mode::Rings;
@@ -44,11 +45,11 @@ pub fn softmax_bits(rings: Rings) -> u32 {
 pub(crate) enum GateKeys {
     Relu(Box<DreluKeys<Z16, MacRing>>),
     Gelu(Box<GeluKeys<Z16, MacRing>>),
-    Softmax(Box<SoftmaxKeys<Z32, MacRing>>),
+    Softmax(Box<SoftmaxKeys<Z32, Z16, MacRing>>),
     LayerNorm(Box<LayerNormKeys<Z32, MacRing>>),
     Relu64(Box<DreluKeys<Z64, MacRing>>),
     Gelu64(Box<GeluKeys<Z64, MacRing>>),
-    Softmax64(Box<SoftmaxKeys<Z64, MacRing>>),
+    Softmax64(Box<SoftmaxKeys<Z64, Z64, MacRing>>),
     LayerNorm64(Box<LayerNormKeys<Z64, MacRing>>),
 }
 

@@ -29,7 +29,8 @@
 //! - [`drelu`]: Π_DReLU with the dealer's auxiliary data checked (digit keys + linear relation),
 //!   and Π_Select;
 //! - [`max`]: ReLU and the Max tournament;
-//! - [`gelu`]: Π_GELU (ReLU minus a 256-entry table of the difference) at 6 fractional bits;
+//! - [`gelu`]: Π_GELU (ReLU minus a polynomial of the difference on [0, 4]) from 6 fractional
+//!   bits;
 //! - [`recip`]: Π_Inv and Π_Rsqrt by domain reduction with base 256;
 //! - [`exp`]: Π_Exp for non-positive inputs (BOLT's decomposition);
 //! - [`softmax`]: Π_Softmax, with the causal-mask variant;

@@ -14,7 +14,7 @@
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::{Z2k, Z64};
 
-use crate::convert::{lift, reduce};
+use crate::convert::{downcast, lift, reduce};
 use crate::drelu::{DreluKeys, select};
 use crate::mac::Macs;
 use crate::rss::Rss;
@@ -98,6 +98,22 @@ pub fn max<R: Z2k, M: Z2k>(
     x: &Rss<Z64>,
     macs: &mut Macs<'_, M>,
 ) -> Result<Rss<Z64>> {
+    max_at(ctx, keys, x, 0, macs)
+}
+
+/// [`max`] with each comparison reading the difference `shift` bits coarser: its local
+/// downcast ([`crate::convert::downcast`], up to two units of `2^shift` low) in the working
+/// ring, so that the differences need fit the ring only at the coarser scale. A comparison
+/// then reads a difference in `[0, 2^{shift+1})` as negative at worst and keeps the smaller
+/// value, so the result is at most `2·⌈log2 k⌉` units of `2^shift` below the true maximum
+/// (one such miss per level), never above it.
+pub fn max_at<R: Z2k, M: Z2k>(
+    ctx: &mut Ctx,
+    keys: MaxKeys<R, M>,
+    x: &Rss<Z64>,
+    shift: u32,
+    macs: &mut Macs<'_, M>,
+) -> Result<Rss<Z64>> {
     if x.shape() != [keys.rows, keys.k] {
         return Err(MpcError::Invalid(format!(
             "max over {:?} with keys for [{}, {}]",
@@ -114,7 +130,8 @@ pub fn max<R: Z2k, M: Z2k>(
         let a = cur.slice(1, 0..p)?;
         let b = cur.slice(1, p..2 * p)?;
         let diff = a.sub(&b)?.reshape(&[rows * p])?;
-        let chosen = reduce(&select(ctx, level, &reduce::<Z64, R>(&diff)?, &lift(&diff)?, macs)?)?;
+        let cond: Rss<R> = if shift == 0 { reduce(&diff)? } else { downcast(&diff, shift)? };
+        let chosen = reduce(&select(ctx, level, &cond, &lift(&diff)?, macs)?)?;
         let best = chosen.reshape(&[rows, p])?.add(&b)?;
         cur =
             if width % 2 == 1 { Rss::concat_axis(&[&best, &cur.slice(1, 2 * p..width)?], 1)? } else { best };

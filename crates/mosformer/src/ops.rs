@@ -11,7 +11,8 @@
 //!   inputs within `2^-5` above 0 may read as negative and give 0 (error below 0.032); valid
 //!   for `|x| < 512` (the paper's range for Z_2^16, its Table 10), as is GELU;
 //! - GELU: truncation to 6 fractional bits, Π_GELU (conditions in Z_2^16), result scaled back;
-//! - Softmax: truncation to 12 fractional bits, Π_Softmax (conditions in Z_2^32), scaled back;
+//! - Softmax: truncation to 12 fractional bits, Π_Softmax (Max and Exp comparing in Z_2^16,
+//!   Max at 6 fractional bits; the reciprocal in Z_2^32), scaled back;
 //! - LayerNorm: in Z_2^64, Rsqrt's conditions in Z_2^32 at 12 bits.
 //!
 //! *Z64* (without modulus conversion, the paper's §7 comparison and Table 13): every condition
@@ -298,8 +299,10 @@ impl<D: TripleSource<Z64> + TruncPairSource<Z64>> TransformerOps<Z64> for Mosfor
             let t = &mut self.triples;
             let macs = &mut Macs { one: &one, alpha: &alpha, batch: &mut self.gates.batch };
             out.push(match keys {
-                GateKeys::Softmax(keys) => softmax::softmax(ctx, *keys, t, &part, part_mask, f, macs)?,
-                GateKeys::Softmax64(keys) => softmax::softmax(ctx, *keys, t, &part, part_mask, f, macs)?,
+                GateKeys::Softmax(keys) => {
+                    softmax::softmax(ctx, *keys, t, &part, part_mask, f, f - gelu::F_IN, macs)?
+                }
+                GateKeys::Softmax64(keys) => softmax::softmax(ctx, *keys, t, &part, part_mask, f, 0, macs)?,
                 _ => return Err(MpcError::Invalid("softmax material expected".into())),
             });
         }

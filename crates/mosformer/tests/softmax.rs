@@ -9,16 +9,18 @@ use veil_mosformer::open::open_all;
 use veil_mosformer::softmax;
 use veil_mosformer::triples::Sacrifice;
 use veil_mpc::harness::{all_ok, simulate};
-use veil_ring::{Ring, Z2k, Z32, Z64, Z128};
+use veil_ring::{Ring, Z2k, Z16, Z32, Z64, Z128};
 use veil_tensor::Tensor;
 
 const F: u32 = 12;
 
+/// The mixed-ring plan's softmax: the reciprocal comparing in Z_2^32, Max and Exp in Z_2^16
+/// (Max at 6 fractional bits).
 fn run(xs: &[f64], rows: usize, k: usize, mask: Option<Vec<bool>>, seed: u64) -> Vec<f64> {
-    run_in::<Z32>(xs, rows, k, mask, seed, F)
+    run_with::<Z32, Z16>(xs, rows, k, mask, seed, F, F - 6)
 }
 
-/// Softmax with comparisons in `R` at `f` fractional bits.
+/// Softmax with every comparison in `R` at `f` fractional bits.
 fn run_in<R: Sacrifice>(
     xs: &[f64],
     rows: usize,
@@ -27,6 +29,20 @@ fn run_in<R: Sacrifice>(
     seed: u64,
     f: u32,
 ) -> Vec<f64> {
+    run_with::<R, R>(xs, rows, k, mask, seed, f, 0)
+}
+
+/// Softmax with the reciprocal comparing in `R`, Max and Exp in `C`, Max `cmp_shift` bits
+/// coarser than `f`.
+fn run_with<R: Sacrifice, C: Sacrifice>(
+    xs: &[f64],
+    rows: usize,
+    k: usize,
+    mask: Option<Vec<bool>>,
+    seed: u64,
+    f: u32,
+    cmp_shift: u32,
+) -> Vec<f64> {
     let scale = f64::from(1u32 << f);
     let raw: Vec<Z64> = xs.iter().map(|&v| Z64::from_i64((v * scale).round() as i64)).collect();
     let out = all_ok(simulate(3, seed, |ctx| {
@@ -34,10 +50,10 @@ fn run_in<R: Sacrifice>(
         let s = share_input(ctx, 1, (ctx.party() == 1).then_some(&x), &[rows, k])?;
         let one = random_one::<Z128>(ctx)?;
         let alpha = mac_key::<Z128>(ctx)?;
-        let keys = softmax::setup::<R, Z128>(ctx, rows, k, f)?;
+        let keys = softmax::setup::<R, C, Z128>(ctx, rows, k, f)?;
         let mut batch = MacBatch::new();
         let macs = &mut Macs { one: &one, alpha: &alpha, batch: &mut batch };
-        let z = softmax::softmax(ctx, keys, &mut Offline::new(), &s, mask.as_deref(), f, macs)?;
+        let z = softmax::softmax(ctx, keys, &mut Offline::new(), &s, mask.as_deref(), f, cmp_shift, macs)?;
         batch.check(ctx, &alpha, 64, "softmax")?;
         open_all(ctx, &z)
     }))
@@ -106,6 +122,35 @@ fn causal_mask() {
             } else {
                 assert!((g - want[j]).abs() < 0.01, "row {r} col {j}: {g} vs {}", want[j]);
             }
+        }
+    }
+}
+
+/// The mixed plan's Max compares at 6 fractional bits: near ties (entries within 2^-6 of the
+/// row's maximum, where it may keep a smaller one) and rows spread up to 400 (inside the plan's
+/// 512) still give the float softmax, and no Exp input goes above 0 (it would read a wrong
+/// table entry: a row far from summing to 1).
+#[test]
+fn near_ties_and_wide_rows_with_coarse_comparisons() {
+    let k = 32;
+    let mut xs: Vec<f64> = (0..k).map(|j| 2.0 + (j % 7) as f64 * 0.004).collect();
+    xs.extend((0..k).map(|j| if j == 5 { 200.0 } else { -200.0 + j as f64 * 0.25 }));
+    xs.extend((0..k).map(|j| 1.0 - (j % 3) as f64 * 0.003 + if j == 31 { 0.01 } else { 0.0 }));
+    // Rows of near ties: every pair of entries within 2^-6 (0.0156) of each other.
+    for r in 0..60 {
+        xs.extend((0..k).map(|j| 0.5 + ((j * 7 + r) % 11) as f64 * 0.0014));
+    }
+    let rows = xs.len() / k;
+    let got = run(&xs, rows, k, None, 9);
+    for r in 0..rows {
+        let want = reference(&xs[r * k..(r + 1) * k], |_| true);
+        let row = &got[r * k..(r + 1) * k];
+        // 32 entries of about 1/32 each, every one a few units of 2^-12 off (the reciprocal's
+        // precision: with every comparison in Z_2^32 these rows sum to 0.961 .. 1.024).
+        let sum: f64 = row.iter().sum();
+        assert!((sum - 1.0).abs() < 0.05, "row {r} sums to {sum}");
+        for j in 0..k {
+            assert!((row[j] - want[j]).abs() < 0.01, "row {r} col {j}: {} vs {}", row[j], want[j]);
         }
     }
 }

@@ -76,13 +76,15 @@ pub(super) fn bench_max<R: Sacrifice>(ctx: &mut Ctx, n: usize, malicious: bool) 
     )
 }
 
-/// Softmax of each row of [`ATTENTION_ROW`] scores in (-8, 8) at `f` fractional bits.
-pub(super) fn bench_softmax<R: Sacrifice>(
+/// Softmax of each row of [`ATTENTION_ROW`] scores in (-8, 8) at `f` fractional bits, the
+/// reciprocal comparing in `R`, Max and Exp in `C` (Max at `f − cmp_shift` bits).
+pub(super) fn bench_softmax<R: Sacrifice, C: Sacrifice>(
     ctx: &mut Ctx,
     n: usize,
     (offline, plan): (&mut Offline, &Plan),
     malicious: bool,
     f: u32,
+    cmp_shift: u32,
 ) -> Result<Run> {
     let rows = n / ATTENTION_ROW;
     let x = small_input::<Z64>(ctx, n, f + 4)?;
@@ -91,8 +93,8 @@ pub(super) fn bench_softmax<R: Sacrifice>(
         malicious,
         offline,
         plan,
-        |c| softmax::setup_with::<R, MacRing>(c, rows, ATTENTION_ROW, f, security(malicious)),
-        |c, keys, o, macs| softmax::softmax(c, keys, o, &x, None, f, macs),
+        |c| softmax::setup_with::<R, C, MacRing>(c, rows, ATTENTION_ROW, f, security(malicious)),
+        |c, keys, o, macs| softmax::softmax(c, keys, o, &x, None, f, cmp_shift, macs),
     )
 }
 
