@@ -50,6 +50,9 @@ pub(crate) struct CorrectionWord {
     pub(crate) t_right: bool,
 }
 
+/// A key's correction words, level by level.
+pub(crate) type CorrectionWords = smallvec::SmallVec<[CorrectionWord; 8]>;
+
 /// One party's key for a (verifiable) distributed point function over `{0,1}^d → R`.
 ///
 /// Produced by [`gen`](crate::gen_keys) and consumed by [`eval`](crate::eval),
@@ -60,7 +63,9 @@ pub struct DpfKey<R: Ring> {
     pub(crate) party: u8,
     pub(crate) domain_bits: u32,
     pub(crate) root: u128,
-    pub(crate) cws: Vec<CorrectionWord>,
+    /// Inline up to 8 levels (every domain Veil's gates use), so parsing thousands of keys
+    /// allocates nothing per key.
+    pub(crate) cws: CorrectionWords,
     pub(crate) cs: [u8; CS_BYTES],
     pub(crate) ocw: R,
 }
@@ -159,7 +164,7 @@ impl<R: Ring> DpfKey<R> {
         let d = domain_bits as usize;
         let mut rest = &bytes[HEADER..];
         let root = u128::from_le_bytes(take::<16>(&mut rest));
-        let mut cws = Vec::with_capacity(d);
+        let mut cws = CorrectionWords::with_capacity(d);
         for _ in 0..d {
             cws.push(CorrectionWord {
                 seed: u128::from_le_bytes(take::<16>(&mut rest)),

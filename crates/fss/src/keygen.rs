@@ -24,7 +24,7 @@
 use rand_core::{CryptoRng, RngCore};
 use veil_ring::Ring;
 
-use crate::key::{CorrectionWord, DpfKey};
+use crate::key::{CorrectionWord, CorrectionWords, DpfKey};
 use crate::prg::{FixedAes, SEED_MASK};
 use crate::{FssError, MAX_DOMAIN_BITS};
 
@@ -43,48 +43,100 @@ pub fn gen_keys<R: Ring, G: RngCore + CryptoRng + ?Sized>(
     domain_bits: u32,
     rng: &mut G,
 ) -> Result<(DpfKey<R>, DpfKey<R>), FssError> {
+    let mut keys = gen_keys_batch(&[alpha], beta, domain_bits, rng)?;
+    keys.pop().ok_or(FssError::InvalidDomainBits { bits: domain_bits, max: MAX_DOMAIN_BITS })
+}
+
+/// The two keys `(k_0, k_1)` of one point function.
+pub type KeyPair<R> = (DpfKey<R>, DpfKey<R>);
+
+/// [`gen_keys`] for every point of `alphas` (one domain, one `β`), the trees' levels side by
+/// side: each level of all the keys is one pass of `MMO`, as are the leaf hashes and the
+/// `Convert` blocks (a dealer makes thousands of small keys, and one key's two seeds alone
+/// leave the AES pipeline mostly empty). The roots are drawn first, two per key in order, so
+/// a batch of one draws what [`gen_keys`] always drew.
+///
+/// # Errors
+/// As [`gen_keys`], for the first point out of range.
+pub fn gen_keys_batch<R: Ring, G: RngCore + CryptoRng + ?Sized>(
+    alphas: &[u64],
+    beta: R,
+    domain_bits: u32,
+    rng: &mut G,
+) -> Result<Vec<KeyPair<R>>, FssError> {
     if domain_bits == 0 || domain_bits > MAX_DOMAIN_BITS {
         return Err(FssError::InvalidDomainBits { bits: domain_bits, max: MAX_DOMAIN_BITS });
     }
-    if alpha >> domain_bits != 0 {
+    if let Some(&alpha) = alphas.iter().find(|&&a| a >> domain_bits != 0) {
         return Err(FssError::AlphaOutOfRange { alpha, domain_bits });
     }
     let aes = FixedAes::get();
-    let roots = [random_seed(rng), random_seed(rng)];
-    let mut s = roots;
-    let mut t = [false, true];
-    let mut cws = Vec::with_capacity(domain_bits as usize);
+    let roots: Vec<[u128; 2]> = alphas.iter().map(|_| [random_seed(rng), random_seed(rng)]).collect();
+    let mut s = roots.clone();
+    let mut t = vec![[false, true]; alphas.len()];
+    let mut cws = vec![CorrectionWords::with_capacity(domain_bits as usize); alphas.len()];
+    let mut blocks = vec![0u128; 4 * alphas.len()];
     for i in (0..domain_bits).rev() {
-        let a = (alpha >> i) & 1 == 1;
-        let (sl0, tl0, sr0, tr0) = aes.expand(s[0]);
-        let (sl1, tl1, sr1, tr1) = aes.expand(s[1]);
-        let cw = CorrectionWord {
-            seed: if a { sl0 ^ sl1 } else { sr0 ^ sr1 },
-            t_left: tl0 ^ tl1 ^ a ^ true,
-            t_right: tr0 ^ tr1 ^ a,
-        };
-        let (keep, t_keep_cw) =
-            if a { ([(sr0, tr0), (sr1, tr1)], cw.t_right) } else { ([(sl0, tl0), (sl1, tl1)], cw.t_left) };
-        for b in 0..2 {
-            let mask = u128::from(t[b]).wrapping_neg();
-            s[b] = keep[b].0 ^ (mask & cw.seed);
-            t[b] = keep[b].1 ^ (t[b] & t_keep_cw);
+        // Block 4k + 2b + c: child c (left, right) of party b's seed of key k.
+        for (four, sk) in blocks.chunks_exact_mut(4).zip(&s) {
+            four.copy_from_slice(&[sk[0], sk[0] ^ 1, sk[1], sk[1] ^ 1]);
         }
-        cws.push(cw);
+        aes.tree_in_place(&mut blocks);
+        for (k, four) in blocks.chunks_exact(4).enumerate() {
+            let a = (alphas[k] >> i) & 1 == 1;
+            let child = |v: u128| (v & SEED_MASK, v & 1 == 1);
+            let ((sl0, tl0), (sr0, tr0), (sl1, tl1), (sr1, tr1)) =
+                (child(four[0]), child(four[1]), child(four[2]), child(four[3]));
+            let cw = CorrectionWord {
+                seed: if a { sl0 ^ sl1 } else { sr0 ^ sr1 },
+                t_left: tl0 ^ tl1 ^ a ^ true,
+                t_right: tr0 ^ tr1 ^ a,
+            };
+            let (keep, t_keep_cw) = if a {
+                ([(sr0, tr0), (sr1, tr1)], cw.t_right)
+            } else {
+                ([(sl0, tl0), (sl1, tl1)], cw.t_left)
+            };
+            for b in 0..2 {
+                let mask = u128::from(t[k][b]).wrapping_neg();
+                s[k][b] = keep[b].0 ^ (mask & cw.seed);
+                t[k][b] = keep[b].1 ^ (t[k][b] & t_keep_cw);
+            }
+            cws[k].push(cw);
+        }
     }
-    let (h0, h1) = (aes.leaf_hash(alpha, s[0]), aes.leaf_hash(alpha, s[1]));
-    let mut cs = [0u8; 64];
-    for (c, (x, y)) in cs.iter_mut().zip(h0.iter().zip(&h1)) {
-        *c = x ^ y;
+    // cs = H(α ‖ s_0) ⊕ H(α ‖ s_1), both hashes of every key in one pass.
+    let mut hashes = Vec::with_capacity(8 * alphas.len());
+    for (&alpha, sk) in alphas.iter().zip(&s) {
+        aes.leaf_hash_inputs(alpha, &[sk[0]], &mut hashes);
+        aes.leaf_hash_inputs(alpha, &[sk[1]], &mut hashes);
     }
-    let diff = beta - aes.convert::<R>(s[0]) + aes.convert::<R>(s[1]);
-    let ocw = if t[1] { -diff } else { diff };
-    let key =
-        |party: u8| DpfKey { party, domain_bits, root: roots[party as usize], cws: cws.clone(), cs, ocw };
-    Ok((key(0), key(1)))
+    aes.leaf_hash_in_place(&mut hashes);
+    let mut firsts: Vec<u128> = s.iter().flat_map(|sk| [sk[0], sk[1]]).collect();
+    aes.convert_in_place(&mut firsts);
+    let mut out = Vec::with_capacity(alphas.len());
+    for k in 0..alphas.len() {
+        let mut cs = [0u8; 64];
+        for (i, chunk) in cs.chunks_exact_mut(16).enumerate() {
+            chunk.copy_from_slice(&(hashes[8 * k + i] ^ hashes[8 * k + 4 + i]).to_le_bytes());
+        }
+        let c0: R = aes.convert_with_first(s[k][0], firsts[2 * k]);
+        let c1: R = aes.convert_with_first(s[k][1], firsts[2 * k + 1]);
+        let diff = beta - c0 + c1;
+        let ocw = if t[k][1] { -diff } else { diff };
+        let key = |party: u8| DpfKey {
+            party,
+            domain_bits,
+            root: roots[k][party as usize],
+            cws: cws[k].clone(),
+            cs,
+            ocw,
+        };
+        out.push((key(0), key(1)));
+    }
+    Ok(out)
 }
 
-/// A uniformly random tree seed (control bit cleared).
 fn random_seed<G: RngCore + ?Sized>(rng: &mut G) -> u128 {
     let mut b = [0u8; 16];
     rng.fill_bytes(&mut b);

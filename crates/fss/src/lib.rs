@@ -51,7 +51,7 @@ pub use checks::{check_opened, one_hot_checks};
 pub use error::FssError;
 pub use eval::{eval, eval_full};
 pub use key::{CS_BYTES, DpfKey, KEY_VERSION, key_bytes, paper_key_bits};
-pub use keygen::gen_keys;
+pub use keygen::{KeyPair, gen_keys, gen_keys_batch};
 pub use vdpf::{Proof, eval_full_verified, eval_full_verified_batch, verify};
 
 /// Largest supported domain size `d` (bits) for [`gen_keys`], [`eval`] and key decoding.

@@ -108,6 +108,7 @@ impl FixedAes {
     }
 
     /// `H(x ‖ s)` for one leaf.
+    #[cfg(test)]
     pub(crate) fn leaf_hash(&self, x: u64, s: u128) -> [u8; LEAF_HASH_BYTES] {
         let mut words: [u128; LEAF_HASH_WORDS] = core::array::from_fn(|i| Self::leaf_input(x, s, i as u128));
         self.leaf_hash_in_place(&mut words);

@@ -106,3 +106,34 @@ fn invalid_arguments_are_errors() {
     assert_eq!(eval(&a0, top).unwrap() + eval(&a1, top).unwrap(), Z64::ONE);
     assert_eq!(eval(&a0, 0).unwrap() + eval(&a1, 0).unwrap(), Z64::ZERO);
 }
+
+/// Keys made side by side: every pair shares `β·e_α` at its own `α` and verifies, a batch of
+/// one is exactly what `gen_keys` makes from the same generator, and a point out of range
+/// anywhere refuses the batch.
+#[test]
+fn batched_key_generation() {
+    for d in [1u32, 3, 6, 9] {
+        let mut rng = StdRng::seed_from_u64(u64::from(d));
+        let alphas: Vec<u64> = (0..37u64).map(|i| (i * 2_654_435_761) % (1 << d)).collect();
+        let beta = Z32::from_u64(7);
+        let keys = veil_fss::gen_keys_batch(&alphas, beta, d, &mut rng).unwrap();
+        assert_eq!(keys.len(), alphas.len());
+        for ((k0, k1), &alpha) in keys.iter().zip(&alphas) {
+            let (v0, p0) = eval_full_verified(0, k0).unwrap();
+            let (v1, p1) = eval_full_verified(1, k1).unwrap();
+            assert!(verify(&p0, &p1), "d = {d}, α = {alpha}");
+            for (x, (a, b)) in v0.iter().zip(&v1).enumerate() {
+                let want = if x as u64 == alpha { beta } else { Z32::ZERO };
+                assert_eq!(*a + *b, want, "d = {d}, α = {alpha}, x = {x}");
+            }
+        }
+        let one = veil_fss::gen_keys_batch(&alphas[..1], beta, d, &mut StdRng::seed_from_u64(99)).unwrap();
+        let single = gen_keys(alphas[0], beta, d, &mut StdRng::seed_from_u64(99)).unwrap();
+        assert!(one[0] == single);
+    }
+    let mut rng = StdRng::seed_from_u64(5);
+    assert!(matches!(
+        veil_fss::gen_keys_batch(&[1, 9, 2], Z32::ONE, 3, &mut rng),
+        Err(FssError::AlphaOutOfRange { alpha: 9, domain_bits: 3 })
+    ));
+}

@@ -57,7 +57,7 @@
 
 use rayon::prelude::*;
 use veil_crypto::{Digest, Hasher, Prg};
-use veil_fss::{DpfKey, eval_full_verified_batch, gen_keys, key_bytes};
+use veil_fss::{DpfKey, eval_full_verified_batch, gen_keys_batch, key_bytes};
 use veil_mpc::wire::{pack_bits, packed_len, unpack_bits};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use veil_ring::{Ring, Z2k, Z8, encode_slice};
@@ -314,13 +314,22 @@ fn deal_keys<R: Z2k>(
                 let mut g = Prg::new(seed);
                 let (mut m0, mut m1) =
                     (Vec::with_capacity(group.len() * per), Vec::with_capacity(group.len() * per));
-                for &y in group {
-                    for (&w, &o) in layout.widths.iter().zip(&layout.offsets) {
-                        let digit = (y >> o) & ((1u64 << w) - 1);
-                        let (k0, k1) = gen_keys(digit, beta, w, &mut g)
-                            .map_err(|e| MpcError::Invalid(format!("VDPF key generation: {e}")))?;
-                        k0.write_to(&mut m0);
-                        k1.write_to(&mut m1);
+                // Digit by digit across the group (one batch of keys per digit), then written
+                // element by element, digit after digit.
+                let digits: Vec<Vec<_>> = layout
+                    .widths
+                    .iter()
+                    .zip(&layout.offsets)
+                    .map(|(&w, &o)| {
+                        let alphas: Vec<u64> = group.iter().map(|&y| (y >> o) & ((1u64 << w) - 1)).collect();
+                        gen_keys_batch(&alphas, beta, w, &mut g)
+                            .map_err(|e| MpcError::Invalid(format!("VDPF key generation: {e}")))
+                    })
+                    .collect::<Result<_>>()?;
+                for e in 0..group.len() {
+                    for keys in &digits {
+                        keys[e].0.write_to(&mut m0);
+                        keys[e].1.write_to(&mut m1);
                     }
                 }
                 Ok((m0, m1))

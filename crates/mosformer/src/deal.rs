@@ -22,7 +22,7 @@
 
 use rayon::prelude::*;
 use veil_crypto::{Digest, Hasher, Prg, Seed};
-use veil_fss::{DpfKey, eval_full, eval_full_verified_batch, gen_keys, key_bytes};
+use veil_fss::{DpfKey, eval_full, eval_full_verified_batch, gen_keys_batch, key_bytes};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use veil_ring::{Ring, Z2k, Z8, decode_slice, encode_slice};
 
@@ -158,15 +158,16 @@ pub fn deal_with<O: Z2k, A: Z2k, T: Send>(
             .map(|(group, seed)| {
                 let mut g = Prg::new(seed);
                 let len = KEY_GROUP.min(count - group * KEY_GROUP);
-                (0..len)
-                    .map(|_| {
-                        let alpha = g.next_u64() & ((1 << d) - 1);
-                        let share0 = A::random(&mut g);
-                        let (key0, key1) = gen_keys(alpha, O::ONE, d, &mut g)
-                            .map_err(|e| MpcError::Invalid(format!("VDPF key generation: {e}")))?;
-                        Ok((share0, A::from_u64(alpha) - share0, key0, key1))
-                    })
-                    .collect::<Result<_>>()
+                let alphas: Vec<u64> = (0..len).map(|_| g.next_u64() & ((1 << d) - 1)).collect();
+                let shares0: Vec<A> = (0..len).map(|_| A::random(&mut g)).collect();
+                let keys = gen_keys_batch(&alphas, O::ONE, d, &mut g)
+                    .map_err(|e| MpcError::Invalid(format!("VDPF key generation: {e}")))?;
+                Ok(alphas
+                    .iter()
+                    .zip(shares0)
+                    .zip(keys)
+                    .map(|((&alpha, share0), (key0, key1))| (share0, A::from_u64(alpha) - share0, key0, key1))
+                    .collect())
             })
             .collect::<Result<_>>()?;
         let (mut a0, mut a1, mut k0, mut k1) = (vec![], vec![], vec![], vec![]);
