@@ -79,8 +79,8 @@ impl VdpfHash {
 }
 
 /// [`eval_full_verified`] of a batch of keys with one proof over the batch. The keys go by
-/// domain (ascending; in batch order within a domain) in passes of up to [`PASS_LEAVES`]
-/// leaves, each pass's trees expanded together ([`Leaves::expand_batch`]), and
+/// domain (ascending; in batch order within a domain) in passes of up to `PASS_LEAVES` (4096)
+/// leaves, each pass's trees expanded together (`Leaves::expand_batch`), and
 ///
 /// `π_b = H'(h(k_1) ‖ … ‖ h(k_m) ‖ π̃(k_1) ‖ … ‖ π̃(k_m) ‖ h(k_{m+1}) ‖ …)`,
 ///
