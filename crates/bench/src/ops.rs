@@ -389,7 +389,8 @@ fn bench_mac_gate<K, T>(
     Ok((off, on))
 }
 
-/// A lookup into a 256-entry table (GELU's size) from Z_2^32, output and MAC in the MAC ring.
+/// A lookup into a 256-entry table (the size of the paper's GELU table) from Z_2^32, output and
+/// MAC in the MAC ring.
 fn bench_lut(ctx: &mut Ctx, n: usize, malicious: bool) -> Result<Run> {
     let x = small_input::<Z32>(ctx, n, 8)?;
     let x = x.add_public(ctx.party(), &Tensor::full(&[n], Z32(128)))?;

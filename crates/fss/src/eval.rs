@@ -136,9 +136,12 @@ impl Leaves {
     /// [`Self::expand_batch`] to `out`, key by key (four words per leaf): the `π̃_x` of the
     /// verifiable DPF.
     pub(crate) fn pi_tildes<R: Ring>(&mut self, aes: &FixedAes, keys: &[&DpfKey<R>], out: &mut Vec<u128>) {
+        if keys.is_empty() {
+            return;
+        }
         let start = out.len();
-        let width = self.nodes.len() / keys.len().max(1);
-        for leaves in self.nodes.chunks(width.max(1)) {
+        let width = (self.nodes.len() / keys.len()).max(1);
+        for leaves in self.nodes.chunks(width) {
             aes.leaf_hash_inputs(0, leaves, out);
         }
         aes.leaf_hash_in_place(&mut out[start..]);
