@@ -17,6 +17,7 @@ use aes::cipher::{BlockEncrypt, KeyInit, generic_array::GenericArray};
 
 /// Which implementation a [`Mmo`] runs on this processor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "the hardware paths are x86-64 only"))]
 enum Backend {
     /// VAES with AVX-512: four blocks per instruction.
     Vaes,
