@@ -82,16 +82,19 @@ pub fn gelu<R: Z2k>(x: &[i64], f: u32, f_out: u32) -> Vec<i64> {
             let a = p.wrapping_mul(2).wrapping_sub(x);
             let a6 = floor_div(a, 1 << (f - F_IN));
             let t = select::<R>(256i64.wrapping_sub(a6), a);
-            let half_t = if f < w { t << (w - 1 - f) } else { floor_div(t, 1 << (f + 1 - w)) };
-            let u = half_t - (1 << w);
-            let linear = |k: usize| u * c[k + 1] + c2[k];
-            let u2 = floor_div(u * u, 1 << w);
+            // Wrapping, as the ring does: an input out of the plan's range (which the reference
+            // reports) may select a huge `t`.
+            let half_t = if f < w { t.wrapping_shl(w - 1 - f) } else { floor_div(t, 1 << (f + 1 - w)) };
+            let u = half_t.wrapping_sub(1 << w);
+            let (mul, add) = (i64::wrapping_mul, i64::wrapping_add);
+            let linear = |k: usize| add(mul(u, c[k + 1]), c2[k]);
+            let u2 = floor_div(mul(u, u), 1 << w);
             let (a1, a3) = (floor_div(linear(2), 1 << w), floor_div(linear(6), 1 << w));
-            let b0 = linear(0) + u2 * a1;
-            let u4 = floor_div(u2 * u2, 1 << w);
-            let b1 = floor_div(linear(4) + u2 * a3, 1 << w);
-            let d = floor_div(b0 + u4 * b1, 1 << (2 * w - f_out));
-            (p << (f_out - f)) - d
+            let b0 = add(linear(0), mul(u2, a1));
+            let u4 = floor_div(mul(u2, u2), 1 << w);
+            let b1 = floor_div(add(linear(4), mul(u2, a3)), 1 << w);
+            let d = floor_div(add(b0, mul(u4, b1)), 1 << (2 * w - f_out));
+            p.wrapping_shl(f_out - f).wrapping_sub(d)
         })
         .collect()
 }
