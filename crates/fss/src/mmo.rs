@@ -165,6 +165,32 @@ mod x86 {
         core::array::from_fn(|i| unsafe { _mm_loadu_si128(p.add(i)) })
     }
 
+    /// One pass of `MMO` over the `$lanes` registers at `$p` (a pointer to that many, read and
+    /// written unaligned): load, the ten rounds under `$rk` with the registers interleaved, the
+    /// feed-forward, store. `$load` … `$last` are the register width's intrinsics; the caller
+    /// supplies the `unsafe` context and the target features.
+    macro_rules! mmo_pass {
+        ($p:expr, $lanes:expr, $rk:expr, $load:ident, $store:ident, $xor:ident, $enc:ident, $last:ident) => {{
+            let p = $p;
+            let mut x = [$load(p); $lanes];
+            for (i, v) in x.iter_mut().enumerate().skip(1) {
+                *v = $load(p.add(i));
+            }
+            let input = x;
+            for v in &mut x {
+                *v = $xor(*v, $rk[0]);
+            }
+            for k in &$rk[1..10] {
+                for v in &mut x {
+                    *v = $enc(*v, *k);
+                }
+            }
+            for (i, v) in x.iter().enumerate() {
+                $store(p.add(i), $xor($last(*v, $rk[10]), input[i]));
+            }
+        }};
+    }
+
     /// AES-NI, eight blocks in flight, then one at a time.
     #[target_feature(enable = "aes,sse2")]
     pub(super) fn mmo_aesni(round_keys: &[u128; 11], blocks: &mut [u128]) {
@@ -175,35 +201,32 @@ mod x86 {
             // within it.
             unsafe {
                 let p = chunk.as_mut_ptr().cast::<__m128i>();
-                let mut x = [_mm_loadu_si128(p); NI_LANES];
-                for (i, v) in x.iter_mut().enumerate() {
-                    *v = _mm_loadu_si128(p.add(i));
-                }
-                let input = x;
-                for v in &mut x {
-                    *v = _mm_xor_si128(*v, rk[0]);
-                }
-                for k in &rk[1..10] {
-                    for v in &mut x {
-                        *v = _mm_aesenc_si128(*v, *k);
-                    }
-                }
-                for (i, v) in x.iter_mut().enumerate() {
-                    *v = _mm_xor_si128(_mm_aesenclast_si128(*v, rk[10]), input[i]);
-                    _mm_storeu_si128(p.add(i), *v);
-                }
+                mmo_pass!(
+                    p,
+                    NI_LANES,
+                    rk,
+                    _mm_loadu_si128,
+                    _mm_storeu_si128,
+                    _mm_xor_si128,
+                    _mm_aesenc_si128,
+                    _mm_aesenclast_si128
+                );
             }
         }
         for b in chunks.into_remainder() {
             // SAFETY: one 16-byte block, unaligned load and store.
             unsafe {
                 let p = (b as *mut u128).cast::<__m128i>();
-                let input = _mm_loadu_si128(p);
-                let mut v = _mm_xor_si128(input, rk[0]);
-                for k in &rk[1..10] {
-                    v = _mm_aesenc_si128(v, *k);
-                }
-                _mm_storeu_si128(p, _mm_xor_si128(_mm_aesenclast_si128(v, rk[10]), input));
+                mmo_pass!(
+                    p,
+                    1,
+                    rk,
+                    _mm_loadu_si128,
+                    _mm_storeu_si128,
+                    _mm_xor_si128,
+                    _mm_aesenc_si128,
+                    _mm_aesenclast_si128
+                );
             }
         }
     }
@@ -219,23 +242,16 @@ mod x86 {
             // loads and stores within it.
             unsafe {
                 let p = chunk.as_mut_ptr().cast::<__m512i>();
-                let mut x = [_mm512_loadu_si512(p); VAES_REGS];
-                for (i, v) in x.iter_mut().enumerate() {
-                    *v = _mm512_loadu_si512(p.add(i));
-                }
-                let input = x;
-                for v in &mut x {
-                    *v = _mm512_xor_si512(*v, rk[0]);
-                }
-                for k in &rk[1..10] {
-                    for v in &mut x {
-                        *v = _mm512_aesenc_epi128(*v, *k);
-                    }
-                }
-                for (i, v) in x.iter_mut().enumerate() {
-                    *v = _mm512_xor_si512(_mm512_aesenclast_epi128(*v, rk[10]), input[i]);
-                    _mm512_storeu_si512(p.add(i), *v);
-                }
+                mmo_pass!(
+                    p,
+                    VAES_REGS,
+                    rk,
+                    _mm512_loadu_si512,
+                    _mm512_storeu_si512,
+                    _mm512_xor_si512,
+                    _mm512_aesenc_epi128,
+                    _mm512_aesenclast_epi128
+                );
             }
         }
         mmo_aesni(round_keys, chunks.into_remainder());

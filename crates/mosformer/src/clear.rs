@@ -29,6 +29,7 @@ use crate::gelu::{DELTA_COEFFICIENTS, F_IN, WORK_BITS};
 use crate::layernorm::F_LIN;
 use crate::ops::{FRAC_BITS, Rings};
 use crate::recip::{BASE, Kind, THRESHOLDS, main_table, scale_bits, scale_table};
+use crate::rss::fixed;
 
 /// Largest `|x|` the 16-bit comparisons of ReLU and GELU read right, in real terms: `2^9`
 /// less two units at 6 fractional bits, since the local downcast to them may be two units low
@@ -53,11 +54,6 @@ fn select<R: Z2k>(cond: i64, v: i64) -> i64 {
 /// A table index: `x mod 2^bits`.
 fn index(x: i64, bits: u32) -> usize {
     (x as u64 & ((1u64 << bits) - 1)) as usize
-}
-
-/// `round(c·2^k)`.
-fn fixed(c: f64, k: u32) -> i64 {
-    (c * 2f64.powi(k as i32)).round() as i64
 }
 
 fn largest(x: &[i64], f: u32) -> f64 {

@@ -40,7 +40,7 @@ use crate::lut::setup_with as lut_setup_with;
 use crate::lut::{LutKeys, lookup};
 use crate::mac::Macs;
 use crate::recip::Sources;
-use crate::rss::{Rss, constant};
+use crate::rss::{Rss, constant, fixed};
 use crate::shape::{Shape, Word};
 use crate::triples::Sacrifice;
 use crate::trunc::trunc;
@@ -56,11 +56,6 @@ pub fn table_bits(f: u32) -> u32 {
 /// (2.50·10^-3), fitted by iteratively reweighted least squares on 40 001 points.
 pub const EXP_COEFFICIENTS: [f64; 5] =
     [0.997_719_890_961, 0.994_087_207_921, 0.510_247_668_207, 0.184_521_627_428, 0.038_448_148_194];
-
-/// `round(c·2^k)`.
-fn fixed(c: f64, k: u32) -> i64 {
-    (c * 2f64.powi(k as i32)).round() as i64
-}
 
 /// `T[i] = 2^{f+2-i}` for `i ≤ f + 2` (`2^{-i}` with `f + 2` fractional bits) and
 /// `T[last] = 2^{f+3}` (for `z = -1`), `2^{table_bits(f)}` entries (16 for f = 12, 32 for

@@ -34,7 +34,7 @@ use crate::drelu::setup_with as drelu_setup_with;
 use crate::drelu::{DreluKeys, select};
 use crate::mac::Macs;
 use crate::recip::Sources;
-use crate::rss::{Rss, constant};
+use crate::rss::{Rss, constant, fixed};
 use crate::shape::{Shape, Word};
 use crate::triples::Sacrifice;
 use crate::trunc::trunc;
@@ -70,11 +70,6 @@ pub fn gelu_f64(x: f64) -> f64 {
 pub fn delta_poly(t: f64) -> f64 {
     let u = t / 2.0 - 1.0;
     DELTA_COEFFICIENTS.iter().rev().fold(0.0, |acc, &c| acc * u + c)
-}
-
-/// `round(c·2^k)`.
-pub(crate) fn fixed(c: f64, k: u32) -> i64 {
-    (c * 2f64.powi(k as i32)).round() as i64
 }
 
 /// Verified material for `n` GELUs: the two comparisons (the products' triples are drawn

@@ -21,6 +21,11 @@ pub fn prev(b: PartyId) -> PartyId {
     (b + 2) % 3
 }
 
+/// `round(c·2^k)`: a real constant with `k` fractional bits.
+pub(crate) fn fixed(c: f64, k: u32) -> i64 {
+    (c * 2f64.powi(k as i32)).round() as i64
+}
+
 /// The public `[n]` tensor with every entry `v` (a constant to add with [`Rss::add_public`]).
 pub(crate) fn constant<T: Ring>(n: usize, v: i64) -> Tensor<T> {
     Tensor::full(&[n], T::from_i64(v))

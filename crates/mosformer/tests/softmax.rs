@@ -73,13 +73,18 @@ fn rows_match_the_float_softmax_and_sum_to_one() {
     let (rows, k) = (4, 7);
     let xs: Vec<f64> = (0..rows * k).map(|i| ((i * 37 % 23) as f64 - 11.0) * 0.7).collect();
     let got = run(&xs, rows, k, None, 1);
-    for r in 0..rows {
-        let want = reference(&xs[r * k..(r + 1) * k], |_| true);
-        let row = &got[r * k..(r + 1) * k];
+    assert_rows_match(&got, &xs, k, 0.02, 0.01);
+}
+
+/// Every unmasked row of `got` sums to 1 within `sum_tol` and each entry is within `tol` of
+/// the float softmax of the same row of `xs`.
+fn assert_rows_match(got: &[f64], xs: &[f64], k: usize, sum_tol: f64, tol: f64) {
+    for (r, (row, x)) in got.chunks(k).zip(xs.chunks(k)).enumerate() {
+        let want = reference(x, |_| true);
         let sum: f64 = row.iter().sum();
-        assert!((sum - 1.0).abs() < 0.02, "row {r} sums to {sum}");
-        for j in 0..k {
-            assert!((row[j] - want[j]).abs() < 0.01, "row {r}: {} vs {}", row[j], want[j]);
+        assert!((sum - 1.0).abs() < sum_tol, "row {r} sums to {sum}");
+        for (j, (g, w)) in row.iter().zip(&want).enumerate() {
+            assert!((g - w).abs() < tol, "row {r} col {j}: {g} vs {w}");
         }
     }
 }
@@ -142,15 +147,7 @@ fn near_ties_and_wide_rows_with_coarse_comparisons() {
     }
     let rows = xs.len() / k;
     let got = run(&xs, rows, k, None, 9);
-    for r in 0..rows {
-        let want = reference(&xs[r * k..(r + 1) * k], |_| true);
-        let row = &got[r * k..(r + 1) * k];
-        // 32 entries of about 1/32 each, every one a few units of 2^-12 off (the reciprocal's
-        // precision: with every comparison in Z_2^32 these rows sum to 0.961 .. 1.024).
-        let sum: f64 = row.iter().sum();
-        assert!((sum - 1.0).abs() < 0.05, "row {r} sums to {sum}");
-        for j in 0..k {
-            assert!((row[j] - want[j]).abs() < 0.01, "row {r} col {j}: {} vs {}", row[j], want[j]);
-        }
-    }
+    // 32 entries of about 1/32 each, every one a few units of 2^-12 off (the reciprocal's
+    // precision: with every comparison in Z_2^32 these rows sum to 0.961 .. 1.024).
+    assert_rows_match(&got, &xs, k, 0.05, 0.01);
 }
