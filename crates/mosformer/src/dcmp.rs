@@ -44,7 +44,10 @@
 //! proofs) or sums that are 0, so the evaluators exchange one 32-byte digest of all of them
 //! ([`finish_checks`]): equal digests mean equal inputs except with a BLAKE3 collision, and a
 //! digest tells the partner nothing it does not hold already. The zero-test keys are dealt and
-//! checked as the UCMP's (`crate::deal`: proofs, `t = 1`, `s = 0`).
+//! checked as the UCMP's (`crate::deal`: proofs, `t = 1`, `s = 0`), their digest folded into
+//! the same exchange. Nothing of a dealing's check is sent before [`finish_checks`], so a gate
+//! may run its three dealings in any order (each server its own first, see
+//! [`crate::drelu`]).
 //!
 //! **Security of the online step** (as [`crate::ucmp`]): semi-honest within the pair; an
 //! additive error on `δ_i` changes `res` only if `c_i` takes one particular value (a
@@ -62,7 +65,7 @@ use veil_mpc::wire::{pack_bits, packed_len, unpack_bits};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 use veil_ring::{Ring, Z2k, Z8, encode_slice};
 
-use crate::deal::{Dealt, deal_with, evaluators, group_seeds, low_bits};
+use crate::deal::{Dealt, deal_unchecked, evaluators, group_seeds, low_bits};
 use crate::shape::Shape;
 use veil_mpc::mode::Security;
 
@@ -210,6 +213,8 @@ pub struct DigitChecks<R> {
     partner: PartyId,
     role: u8,
     proofs: Digest,
+    /// The zero tests' [`crate::deal::OneHotCheck`] digest.
+    zero: Digest,
     t: Vec<R>,
     /// This evaluator's share of each comparison's `y'`.
     pub y: Vec<R>,
@@ -268,22 +273,29 @@ pub(crate) fn setup_faulty<R: Z2k>(
     };
     let zb = layout.zb;
     // At most 11 digits, so a zero test's table has at most 16 entries.
-    let zero = deal_with::<Z8, Z8, u16>(ctx, dealer, zb, layout.digits() * count, security, &|v| {
-        low_bits(v) as u16
-    })?;
+    // The zero tests' one-hot check is finished with the digit keys' (one digest per dealing).
+    let (zero, zero_check) =
+        deal_unchecked::<Z8, Z8, u16>(ctx, dealer, zb, layout.digits() * count, security, &|v| {
+            low_bits(v) as u16
+        })?;
     match (digit_part, zero) {
         (None, Dealt::Dealer { .. }) => Ok(None),
         (Some((tables, checks)), Dealt::Evaluator(z)) => {
             let role = if b == e0 { 0 } else { 1 };
             debug_assert!(b == e0 || b == e1);
-            let checks = checks.map(|(proofs, t, y)| DigitChecks {
-                dealer,
-                partner: if role == 0 { e1 } else { e0 },
-                role,
-                proofs,
-                t,
-                y,
-            });
+            let checks = match (checks, zero_check) {
+                (Some((proofs, t, y)), Some(zero)) => Some(DigitChecks {
+                    dealer,
+                    partner: if role == 0 { e1 } else { e0 },
+                    role,
+                    proofs,
+                    zero: zero.digest,
+                    t,
+                    y,
+                }),
+                (None, None) => None,
+                _ => return Err(MpcError::Invalid("digit comparison: checks of one dealing only".into())),
+            };
             Ok(Some((DigitKeys { role, bits, count, tables, zero: z.tables, alpha: z.alpha }, checks)))
         }
         _ => Err(MpcError::Invalid("digit comparison: roles of the two dealings differ".into())),
@@ -470,6 +482,7 @@ pub fn finish_checks<R: Z2k>(ctx: &mut Ctx, dealings: &[(&DigitChecks<R>, &[R])]
         }
         let mut h = Hasher::new("mosformer/dcmp/checks");
         h.update(&checks.proofs.0);
+        h.update(&checks.zero.0);
         h.update(&encode_slice(&checks.t));
         let rel: Vec<R> = if checks.role == 0 {
             relation.to_vec()

@@ -3,13 +3,14 @@
 //! Dealer `P_j` draws, for each of `count` instances, a point `α < 2^d`, shares it additively
 //! over a ring `A`, and makes VDPF keys for `f_{α,1}` with outputs in a ring `O`. Evaluator
 //! `P_{j+2}` gets key 0 and share 0, `P_{j+1}` key 1 and share 1, in one message each. The
-//! evaluators expand every key over the full domain with its proof and exchange one message:
-//! a digest of all their proofs and their shares of `t = Σ_k V[k]` (in `O`) and
-//! `s = α - Σ_k k·V[k]` (in `A`, reducing `V` from `O`; `A` must be at least `d` bits wide so
-//! that `s = 0` pins the hot position). They abort, blaming the dealer, unless the proofs
-//! match (at most one nonzero position per key), `t = 1` (β = 1) and `s = 0` (the hot
-//! position is the shared `α`). Two rounds. The dealer keeps its own shares of every `α`
-//! (it needs them to mask openings online).
+//! evaluators expand every key over the full domain with its proof and exchange one 32-byte
+//! digest ([`OneHotCheck`]) of all their proofs and of their shares of `t = Σ_k V[k]` (in `O`)
+//! and `s = α - Σ_k k·V[k]` (in `A`, reducing `V` from `O`; `A` must be at least `d` bits
+//! wide so that `s = 0` pins the hot position), role 1's negated and role 0's `t` less one.
+//! They abort, blaming the dealer, unless the digests are equal: the proofs match (at most one
+//! nonzero position per key), `t = 1` (β = 1) and `s = 0` (the hot position is the shared
+//! `α`). Two rounds. The dealer keeps its own shares of every `α` (it needs them to mask
+//! openings online).
 //!
 //! **Semi-honest, small domains** ([`deal_tables`]): where a whole table (`2^d` outputs) is
 //! shorter than a key (UCMP's tables of 32 to 128 one-byte entries against keys of 170 to 200
@@ -118,11 +119,48 @@ pub(crate) fn low_bits(v: Vec<Z8>) -> u128 {
     v.iter().enumerate().fold(0u128, |acc, (k, e)| acc | (u128::from(e.0 & 1) << k))
 }
 
-/// A dealt instance: the two shares of its point and the two keys.
-type MadeKey<A, O> = (A, A, DpfKey<O>, DpfKey<O>);
-
 /// A group of expanded keys: kept tables, the group's proof, and each key's `t` and `s` shares.
 type CheckedGroup<T, O, A> = (Vec<T>, veil_fss::Proof, Vec<O>, Vec<A>);
+
+/// What an evaluator of a malicious dealing still has to compare with its partner: one
+/// digest of the proofs' digest and of its one-hot terms, `(t - 1, s)` for role 0 and
+/// `(-t, -s)` for role 1, so that the two digests are equal exactly when the proofs agree,
+/// `t_0 + t_1 = 1` and `s_0 + s_1 = 0` for every instance (except with a BLAKE3 collision).
+/// The partner learns nothing it does not hold already: in an honest run the digest is a
+/// function of its own terms.
+#[derive(Debug)]
+pub struct OneHotCheck {
+    /// The dealing's dealer (blamed if the digests differ).
+    pub dealer: PartyId,
+    /// The other evaluator.
+    pub partner: PartyId,
+    /// This evaluator's digest.
+    pub digest: Digest,
+}
+
+/// Exchanges the digests of several dealings' checks (every digest is sent before any is
+/// received, so a party's checks as role 0 and role 1 share one round) and aborts, blaming
+/// the dealer, at the first pair of digests that differ; `what` names the gate in the error.
+pub fn finish_one_hot_checks(ctx: &mut Ctx, checks: &[OneHotCheck], what: &str) -> Result<()> {
+    for c in checks {
+        ctx.net().send(c.partner, c.digest.0.to_vec())?;
+    }
+    for c in checks {
+        let theirs = ctx.recv_at_most(c.partner, 32)?;
+        let mut d = [0u8; 32];
+        if theirs.len() != 32 {
+            return Err(MpcError::Malformed { from: c.partner, what: format!("{what}: check digest") });
+        }
+        d.copy_from_slice(&theirs);
+        if !c.digest.ct_eq(&Digest(d)) {
+            return Err(MpcError::abort(
+                format!("{what}: VDPF verification or one-hot check (t = 1, s = 0)"),
+                Some(c.dealer),
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// Runs one dealing with dealer `dealer` (all three servers call it), verified in the
 /// malicious mode; semi-honest evaluators expand the keys without proofs and skip the
@@ -137,6 +175,26 @@ pub fn deal_with<O: Z2k, A: Z2k, T: Send>(
     security: Security,
     keep: &(dyn Fn(Vec<O>) -> T + Sync),
 ) -> Result<Dealt<T, A>> {
+    let (dealt, check) = deal_unchecked::<O, A, T>(ctx, dealer, d, count, security, keep)?;
+    if let Some(check) = check {
+        finish_one_hot_checks(ctx, &[check], "FSS setup")?;
+    }
+    Ok(dealt)
+}
+
+/// [`deal_with`] without the evaluators' exchange: a malicious evaluator gets its
+/// [`OneHotCheck`] to finish with [`finish_one_hot_checks`] before the material is used.
+/// Deferring the exchange lets a gate run its three dealings in any order: each server deals
+/// first and then expands what it received, so the servers generate and expand at the same
+/// time instead of waiting for one dealer after another.
+pub fn deal_unchecked<O: Z2k, A: Z2k, T: Send>(
+    ctx: &mut Ctx,
+    dealer: PartyId,
+    d: u32,
+    count: usize,
+    security: Security,
+    keep: &(dyn Fn(Vec<O>) -> T + Sync),
+) -> Result<(Dealt<T, A>, Option<OneHotCheck>)> {
     if d == 0 || d > 24 || d > A::BITS {
         return Err(MpcError::Invalid(format!(
             "point keys over 2^{d} points with α-shares in Z_2^{}",
@@ -144,15 +202,17 @@ pub fn deal_with<O: Z2k, A: Z2k, T: Send>(
         )));
     }
     if security == Security::SemiHonest && (1usize << d) * O::BYTES < key_bytes::<O>(d) {
-        return deal_tables(ctx, dealer, d, count, keep);
+        return Ok((deal_tables(ctx, dealer, d, count, keep)?, None));
     }
     let b = ctx.party();
     let (e0, e1) = evaluators(dealer);
+    let kb = key_bytes::<O>(d);
     if b == dealer {
         // One seed per group of instances from the party's generator, then the groups in
-        // parallel (`group_seeds`).
+        // parallel (`group_seeds`), each writing its part of both messages.
         let seeds = group_seeds(ctx, count.div_ceil(KEY_GROUP));
-        let made: Vec<Vec<MadeKey<A, O>>> = seeds
+        type Made<A> = (Vec<A>, Vec<A>, Vec<u8>, Vec<u8>);
+        let made: Vec<Made<A>> = seeds
             .par_iter()
             .enumerate()
             .map(|(group, seed)| {
@@ -162,27 +222,32 @@ pub fn deal_with<O: Z2k, A: Z2k, T: Send>(
                 let shares0: Vec<A> = (0..len).map(|_| A::random(&mut g)).collect();
                 let keys = gen_keys_batch(&alphas, O::ONE, d, &mut g)
                     .map_err(|e| MpcError::Invalid(format!("VDPF key generation: {e}")))?;
-                Ok(alphas
-                    .iter()
-                    .zip(shares0)
-                    .zip(keys)
-                    .map(|((&alpha, share0), (key0, key1))| (share0, A::from_u64(alpha) - share0, key0, key1))
-                    .collect())
+                let shares1: Vec<A> =
+                    alphas.iter().zip(&shares0).map(|(&a, &s0)| A::from_u64(a) - s0).collect();
+                let (mut k0, mut k1) = (Vec::with_capacity(len * kb), Vec::with_capacity(len * kb));
+                for (key0, key1) in &keys {
+                    key0.write_to(&mut k0);
+                    key1.write_to(&mut k1);
+                }
+                Ok((shares0, shares1, k0, k1))
             })
             .collect::<Result<_>>()?;
-        let (mut a0, mut a1, mut k0, mut k1) = (vec![], vec![], vec![], vec![]);
-        for (s0, s1, key0, key1) in made.into_iter().flatten() {
-            a0.push(s0);
-            a1.push(s1);
-            k0.push(key0);
-            k1.push(key1);
+        let (mut a0, mut a1) = (Vec::with_capacity(count), Vec::with_capacity(count));
+        for (s0, s1, _, _) in &made {
+            a0.extend_from_slice(s0);
+            a1.extend_from_slice(s1);
         }
-        ctx.net().send(e0, dealer_message(&a0, &k0))?;
-        ctx.net().send(e1, dealer_message(&a1, &k1))?;
-        return Ok(Dealt::Dealer { alpha0: a0, alpha1: a1 });
+        for (to, alpha, keys) in [(e0, &a0, 2usize), (e1, &a1, 3)] {
+            let mut m = Vec::with_capacity(count * (A::BYTES + kb));
+            m.extend_from_slice(&encode_slice(alpha));
+            for group in &made {
+                m.extend_from_slice(if keys == 2 { &group.2 } else { &group.3 });
+            }
+            ctx.net().send(to, m)?;
+        }
+        return Ok((Dealt::Dealer { alpha0: a0, alpha1: a1 }, None));
     }
     let (role, partner) = if b == e0 { (0u8, e1) } else { (1u8, e0) };
-    let kb = key_bytes::<O>(d);
     let head = count * A::BYTES;
     let msg = ctx.recv_at_most(dealer, head + count * kb)?;
     if msg.len() != head + count * kb {
@@ -204,7 +269,7 @@ pub fn deal_with<O: Z2k, A: Z2k, T: Send>(
                 Ok(keep(eval_full(&DpfKey::<O>::from_bytes(chunk, d).map_err(bad)?).map_err(bad)?))
             })
             .collect::<Result<_>>()?;
-        return Ok(Dealt::Evaluator(PointKeys { role, d, tables, alpha }));
+        return Ok((Dealt::Evaluator(PointKeys { role, d, tables, alpha }), None));
     }
     // Expand and check the keys in parallel, in groups with one proof each (hashing a group's
     // leaves in one call lets BLAKE3 use SIMD); fold the group proofs in order.
@@ -225,49 +290,34 @@ pub fn deal_with<O: Z2k, A: Z2k, T: Send>(
             let mut ss = Vec::with_capacity(keys.len());
             for (v, &alpha_i) in tables.iter().zip(alphas.iter()) {
                 // `t = Σ_k V[k]` in `O`, `s = α − Σ_k k·V[k]` in `A` (as `one_hot_checks` on
-                // the reduced shares, without a copy of them).
-                ts.push(v.iter().copied().sum());
+                // the reduced shares, without a copy of them), as role 0's `t - 1` or role 1's
+                // `-t` and `-s` (see `OneHotCheck`).
+                let t: O = v.iter().copied().sum();
                 let weighted: A = (0u64..).zip(v).map(|(k, &x)| A::from_u64(k) * reduce::<O, A>(x)).sum();
-                ss.push(alpha_i - weighted);
+                let s = alpha_i - weighted;
+                if role == 0 {
+                    ts.push(t - O::ONE);
+                    ss.push(s);
+                } else {
+                    ts.push(O::ZERO - t);
+                    ss.push(A::ZERO - s);
+                }
             }
             Ok((tables.into_iter().map(keep).collect(), proof, ts, ss))
         })
         .collect::<Result<_>>()?;
     let mut tables = Vec::with_capacity(count);
     let mut proofs = Hasher::new("mosformer/deal/proofs");
-    let (mut ts, mut ss): (Vec<O>, Vec<A>) = (Vec::with_capacity(count), Vec::with_capacity(count));
+    let mut terms = Hasher::new("mosformer/deal/one-hot");
     for (v, proof, t, s) in checked {
         proofs.update(proof.as_bytes());
-        ts.extend(t);
-        ss.extend(s);
+        terms.update(&encode_slice(&t));
+        terms.update(&encode_slice(&s));
         tables.extend(v);
     }
-    let mut out = proofs.finalize().0.to_vec();
-    out.extend_from_slice(&encode_slice(&ts));
-    out.extend_from_slice(&encode_slice(&ss));
-    ctx.net().send(partner, out)?;
-    let want = 32 + count * (O::BYTES + A::BYTES);
-    let theirs = ctx.recv_at_most(partner, want)?;
-    if theirs.len() != want {
-        return Err(MpcError::Malformed {
-            from: partner,
-            what: format!("key check: {} bytes, expected {want}", theirs.len()),
-        });
-    }
-    let mut digest = [0u8; 32];
-    digest.copy_from_slice(&theirs[..32]);
-    if !proofs.finalize().ct_eq(&Digest(digest)) {
-        return Err(MpcError::abort("FSS setup: VDPF verification", Some(dealer)));
-    }
-    let malformed = |e: veil_ring::RingError| MpcError::Malformed { from: partner, what: e.to_string() };
-    let their_t: Vec<O> = decode_slice(&theirs[32..32 + count * O::BYTES]).map_err(malformed)?;
-    let their_s: Vec<A> = decode_slice(&theirs[32 + count * O::BYTES..]).map_err(malformed)?;
-    for i in 0..count {
-        if ts[i] + their_t[i] != O::ONE || ss[i] + their_s[i] != A::ZERO {
-            return Err(MpcError::abort("FSS setup: one-hot check (t = 1, s = 0)", Some(dealer)));
-        }
-    }
-    Ok(Dealt::Evaluator(PointKeys { role, d, tables, alpha }))
+    terms.update(&proofs.finalize().0);
+    let check = OneHotCheck { dealer, partner, digest: terms.finalize() };
+    Ok((Dealt::Evaluator(PointKeys { role, d, tables, alpha }), Some(check)))
 }
 
 /// The semi-honest dealing of whole tables (see the module docs): `count` shares of `e_α` over

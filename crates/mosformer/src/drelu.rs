@@ -274,9 +274,12 @@ fn setup_dealing<R: Sacrifice, M: Z2k>(
     let (Some(own), Some(a0), Some(a1)) = (own, a0, a1) else {
         return Err(MpcError::Invalid("DReLU setup did not give every role".into()));
     };
-    // The comparisons' digit keys, one dealing per dealer.
+    // The comparisons' digit keys, one dealing per dealer, each server's own first: nothing
+    // of a dealing's check is sent before `finish_checks`, so the three servers generate keys
+    // at the same time and then expand what they received, instead of two of them waiting
+    // while one deals.
     let (mut u0, mut u1) = (None, None);
-    for dealer in 0..3 {
+    for dealer in [b, next(b), prev(b)] {
         let ys = if b == dealer { &own_ys[..] } else { &[] };
         if let Some(k) = dcmp::setup::<R>(ctx, dealer, bits, ys, n, security)? {
             if dealer == next(b) { u0 = Some(k) } else { u1 = Some(k) }

@@ -33,7 +33,7 @@ use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::Z2k;
 use veil_tensor::Tensor;
 
-use crate::deal::{Dealt, PointKeys, deal_with};
+use crate::deal::{Dealt, PointKeys, deal_unchecked, finish_one_hot_checks};
 use crate::mac::{MacBatch, Macs};
 use crate::open::reveal_batch_packed;
 use crate::reshare::reshare;
@@ -105,13 +105,19 @@ pub fn setup_with<R: Z2k, M: Z2k>(
     crate::prss::check_server(ctx)?;
     let b = ctx.party();
     let (mut own, mut e0, mut e1) = (None, None, None);
-    for dealer in 0..3 {
-        match deal_with::<M, R, Vec<M>>(ctx, dealer, ell_t, count, security, &|v| v)? {
+    // Each server's own dealing first, the checks after all three (`deal_unchecked`): the
+    // servers generate and expand keys at the same time.
+    let mut checks = Vec::with_capacity(2);
+    for dealer in [b, next(b), prev(b)] {
+        let (dealt, check) = deal_unchecked::<M, R, Vec<M>>(ctx, dealer, ell_t, count, security, &|v| v)?;
+        checks.extend(check);
+        match dealt {
             Dealt::Dealer { alpha0, alpha1 } => own = Some((alpha0, alpha1)),
             Dealt::Evaluator(k) if dealer == next(b) => e0 = Some(k),
             Dealt::Evaluator(k) => e1 = Some(k),
         }
     }
+    finish_one_hot_checks(ctx, &checks, "LUT setup")?;
     match (own, e0, e1) {
         (Some(own), Some(e0), Some(e1)) => Ok(LutKeys { ell_t, count, own, e0, e1 }),
         _ => Err(MpcError::Invalid("LUT setup did not give every role".into())),
