@@ -188,6 +188,32 @@ impl DigitKeys {
     pub fn count(&self) -> usize {
         self.count
     }
+
+    /// The material of consecutive comparisons, `sizes[i]` of them in part `i` (the sizes
+    /// must add up to [`DigitKeys::count`]): one dealing may serve several gate calls.
+    pub fn split(self, sizes: &[usize]) -> Result<Vec<Self>> {
+        if sizes.iter().sum::<usize>() != self.count {
+            return Err(MpcError::Invalid(format!("{sizes:?} comparisons from material for {}", self.count)));
+        }
+        let layout = Layout::new(self.bits);
+        let (stride, dn) = (layout.stride, layout.digits());
+        let mut at = 0;
+        Ok(sizes
+            .iter()
+            .map(|&n| {
+                let part = DigitKeys {
+                    role: self.role,
+                    bits: self.bits,
+                    count: n,
+                    tables: self.tables[at * stride..(at + n) * stride].to_vec(),
+                    zero: self.zero[at * dn..(at + n) * dn].to_vec(),
+                    alpha: self.alpha[at * dn..(at + n) * dn].to_vec(),
+                };
+                at += n;
+                part
+            })
+            .collect())
+    }
 }
 
 impl Shape for DigitKeys {

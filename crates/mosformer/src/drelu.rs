@@ -115,6 +115,22 @@ impl<R: Z2k, M: Z2k> Aux<R, M> {
     fn zeros(n: usize) -> Self {
         Aux { r: vec![R::ZERO; n], c: vec![R::ZERO; n], rho: vec![M::ZERO; n] }
     }
+
+    /// Consecutive parts of `sizes[i]` elements (a vector the holder dropped stays empty).
+    fn split(&self, sizes: &[usize]) -> Vec<Self> {
+        fn part<T: Clone>(v: &[T], at: usize, n: usize) -> Vec<T> {
+            if v.is_empty() { Vec::new() } else { v[at..at + n].to_vec() }
+        }
+        let mut at = 0;
+        sizes
+            .iter()
+            .map(|&n| {
+                let p = Aux { r: part(&self.r, at, n), c: part(&self.c, at, n), rho: part(&self.rho, at, n) };
+                at += n;
+                p
+            })
+            .collect()
+    }
 }
 
 impl<R, M> Shape for Aux<R, M> {
@@ -133,6 +149,33 @@ impl<R, M> Shape for DreluKeys<R, M> {
 }
 
 impl<R: Z2k, M: Z2k> DreluKeys<R, M> {
+    /// Elements this material serves.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Whether it serves no element.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// The material of consecutive elements, `sizes[i]` of them in part `i` (adding up to
+    /// [`DreluKeys::len`]).
+    pub fn split(self, sizes: &[usize]) -> Result<Vec<Self>> {
+        if sizes.iter().sum::<usize>() != self.n {
+            return Err(MpcError::Invalid(format!("{sizes:?} DReLUs from material for {}", self.n)));
+        }
+        let (own0, own1) = (self.own.0.split(sizes), self.own.1.split(sizes));
+        let (a0, a1) = (self.e0.0.split(sizes), self.e1.0.split(sizes));
+        let (u0, u1) = (self.e0.1.split(sizes)?, self.e1.1.split(sizes)?);
+        Ok(sizes
+            .iter()
+            .zip(own0.into_iter().zip(own1))
+            .zip(a0.into_iter().zip(u0).zip(a1.into_iter().zip(u1)))
+            .map(|((&n, own), (e0, e1))| DreluKeys { n, own, e0, e1 })
+            .collect())
+    }
+
     /// Zero material of the real shapes: the layout real material must have (stored
     /// material is checked against it); its outputs mean nothing.
     pub(crate) fn placeholder(n: usize) -> Self {
@@ -224,6 +267,19 @@ fn non_binarity<T: Sacrifice>(ctx: &mut Ctx, z: &Rss<T>) -> Result<Tensor<T>> {
 /// Deals, verifies and checks the material of `n` DReLUs over Z_2^ℓ (`R`) with MACs in `M`.
 pub fn setup<R: Sacrifice, M: Z2k>(ctx: &mut Ctx, n: usize) -> Result<DreluKeys<R, M>> {
     setup_dealing(ctx, n, Security::Malicious, &|_, _, _| {})
+}
+
+/// Material for several gate calls of `sizes[i]` elements from one dealing (one set of
+/// rounds and checks for all of them), in a given mode.
+pub fn setup_parts<R: Sacrifice, M: Z2k>(
+    ctx: &mut Ctx,
+    sizes: &[usize],
+    security: Security,
+) -> Result<Vec<DreluKeys<R, M>>> {
+    if sizes.is_empty() {
+        return Ok(Vec::new());
+    }
+    setup_with::<R, M>(ctx, sizes.iter().sum(), security)?.split(sizes)
 }
 
 /// [`setup`] in a given mode (semi-honest: no checks of keys or auxiliary data).

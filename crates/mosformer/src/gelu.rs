@@ -30,7 +30,7 @@ use veil_ring::{Ring, Z2k, Z64};
 use veil_tensor::Tensor;
 
 use crate::convert::{lift, reduce};
-use crate::drelu::setup_with as drelu_setup_with;
+use crate::drelu::setup_parts as drelu_setup_parts;
 use crate::drelu::{DreluKeys, select};
 use crate::mac::Macs;
 use crate::recip::Sources;
@@ -107,7 +107,12 @@ pub fn setup_with<R: Sacrifice, M: Z2k>(
     n: usize,
     security: Security,
 ) -> Result<GeluKeys<R, M>> {
-    Ok(GeluKeys { relu: drelu_setup_with(ctx, n, security)?, clip: drelu_setup_with(ctx, n, security)? })
+    // Both comparisons' material from one dealing (one set of rounds and checks).
+    let mut parts = drelu_setup_parts(ctx, &[n, n], security)?.into_iter();
+    match (parts.next(), parts.next()) {
+        (Some(relu), Some(clip)) => Ok(GeluKeys { relu, clip }),
+        _ => Err(MpcError::Invalid("GELU setup: two parts expected".into())),
+    }
 }
 
 /// The products and truncations one GELU of `n` elements draws, in order, for an input at `f`

@@ -83,10 +83,9 @@ pub fn max_setup_with<R: Sacrifice, M: Z2k>(
     k: usize,
     security: Security,
 ) -> Result<MaxKeys<R, M>> {
-    let levels = level_pairs(k)
-        .into_iter()
-        .map(|p| crate::drelu::setup_with::<R, M>(ctx, rows * p, security))
-        .collect::<Result<_>>()?;
+    // Every level's comparisons from one dealing.
+    let sizes: Vec<usize> = level_pairs(k).into_iter().map(|p| rows * p).collect();
+    let levels = crate::drelu::setup_parts::<R, M>(ctx, &sizes, security)?;
     Ok(MaxKeys { rows, k, levels })
 }
 

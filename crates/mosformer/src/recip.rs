@@ -33,7 +33,7 @@ use veil_ring::{Z2k, Z64};
 use veil_tensor::Tensor;
 
 use crate::convert::reduce;
-use crate::drelu::setup_with as drelu_setup_with;
+use crate::drelu::setup_parts as drelu_setup_parts;
 use crate::drelu::{DreluKeys, drelu};
 use crate::lut::setup_with as lut_setup_with;
 use crate::lut::{LutKeys, lookup};
@@ -154,7 +154,7 @@ pub fn setup_with<R: Sacrifice, M: Z2k>(
     f: u32,
     security: Security,
 ) -> Result<RecipKeys<R, M>> {
-    let compare = (0..THRESHOLDS).map(|_| drelu_setup_with(ctx, n, security)).collect::<Result<_>>()?;
+    let compare = drelu_setup_parts(ctx, &[n; THRESHOLDS], security)?;
     let scale = lut_setup_with(ctx, scale_bits(f), n, security)?;
     let exp = if kind == Kind::Rsqrt { Some(lut_setup_with(ctx, scale_bits(f), n, security)?) } else { None };
     Ok(RecipKeys { kind, compare, scale, exp, table: lut_setup_with(ctx, f, n, security)? })

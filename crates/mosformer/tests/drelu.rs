@@ -134,3 +134,41 @@ fn wrong_rings_are_refused() {
     let res = simulate(3, 30, |ctx| drelu::setup::<Z64, Z64>(ctx, 1).map(|_| ()));
     assert!(res.iter().all(|r| r.as_ref().unwrap_err().to_string().contains("MAC ring must be larger")));
 }
+
+/// One dealing split into parts serves each part's elements (the first, an empty and the
+/// last part), with the MAC check; sizes that do not add up are refused.
+#[test]
+fn split_material_serves_each_part() {
+    let xs = inputs::<Z32>(40, 30);
+    let sizes = [12usize, 0, xs.len() - 12];
+    let out = simulate(3, 41, |ctx| {
+        let n = xs.len();
+        let x = Tensor::new(vec![n], xs.to_vec())?;
+        let s = share_input(ctx, 1, (ctx.party() == 1).then_some(&x), &[n])?;
+        let one = random_one::<Z64>(ctx)?;
+        let alpha = mac_key::<Z64>(ctx)?;
+        let parts = drelu::setup_parts::<Z32, Z64>(ctx, &sizes, veil_mpc::mode::Security::Malicious)?;
+        assert_eq!(parts.iter().map(|p| p.len()).collect::<Vec<_>>(), sizes);
+        let mut batch = MacBatch::new();
+        let (mut got, mut at) = (Vec::new(), 0);
+        for (keys, &len) in parts.iter().zip(&sizes) {
+            let part = s.range(at, len)?;
+            let (v, m) = drelu_terms(ctx, keys, &part, &one, &alpha)?;
+            let out = lookup_finish(ctx, v, m, &mut batch)?;
+            got.extend(open_all(ctx, &out)?.into_data());
+            at += len;
+        }
+        batch.check(ctx, &alpha, 32, "drelu")?;
+        let wrong = drelu::setup_parts::<Z32, Z64>(ctx, &[1], veil_mpc::mode::Security::Malicious)?
+            .pop()
+            .map(|k| k.split(&[2]).is_err());
+        Ok((got, wrong))
+    });
+    for r in out {
+        let (got, wrong) = r.unwrap();
+        for (k, x) in xs.iter().enumerate() {
+            assert_eq!(got[k], Z64(u64::from(!x.msb())), "DReLU({:?})", x.to_signed());
+        }
+        assert_eq!(wrong, Some(true));
+    }
+}
