@@ -54,7 +54,9 @@ pub fn eval_full<R: Ring>(key: &DpfKey<R>) -> Result<Vec<R>, FssError> {
     let aes = FixedAes::get();
     let mut leaves = Leaves::default();
     leaves.expand(key, aes)?;
-    Ok(leaves.outputs(&[key], aes).pop().unwrap_or_default())
+    let mut table = vec![R::ZERO; 1usize << key.domain_bits];
+    leaves.outputs_into(&[key], aes, &mut table, &[0]);
+    Ok(table)
 }
 
 /// `(−1)^b·(c + t·OCW)`.
@@ -158,24 +160,32 @@ impl Leaves {
         }
     }
 
-    /// Output shares of every leaf of the last [`Self::expand_batch`], one vector per key, with
-    /// `Convert` in one pass.
-    pub(crate) fn outputs<R: Ring>(&mut self, keys: &[&DpfKey<R>], aes: &FixedAes) -> Vec<Vec<R>> {
+    /// Output shares of every leaf of the last [`Self::expand_batch`], with `Convert` in one
+    /// pass: key `k`'s `2^d` leaves are written to `out[starts[k]..]`, so a batch's tables can
+    /// go straight into one buffer.
+    pub(crate) fn outputs_into<R: Ring>(
+        &mut self,
+        keys: &[&DpfKey<R>],
+        aes: &FixedAes,
+        out: &mut [R],
+        starts: &[usize],
+    ) {
         let Self { nodes, scratch, .. } = self;
         scratch.clear();
         scratch.extend(nodes.iter().map(|&n| n & SEED_MASK));
         aes.convert_in_place(scratch);
         let width = nodes.len() / keys.len().max(1);
-        keys.iter()
+        for (k, (key, (leaves, firsts))) in keys
+            .iter()
             .zip(nodes.chunks_exact(width.max(1)).zip(scratch.chunks_exact(width.max(1))))
-            .map(|(key, (leaves, firsts))| {
-                leaves
-                    .iter()
-                    .zip(firsts)
-                    .map(|(&n, &first)| output(key, aes.convert_with_first(n & SEED_MASK, first), n & 1 == 1))
-                    .collect()
-            })
-            .collect()
+            .enumerate()
+        {
+            for (slot, (&n, &first)) in
+                out[starts[k]..starts[k] + leaves.len()].iter_mut().zip(leaves.iter().zip(firsts))
+            {
+                *slot = output(key, aes.convert_with_first(n & SEED_MASK, first), n & 1 == 1);
+            }
+        }
     }
 }
 

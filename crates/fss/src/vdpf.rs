@@ -94,12 +94,12 @@ impl VdpfHash {
 /// long enough for BLAKE3 to compress its 1 KiB chunks side by side (SIMD). The pieces are
 /// gathered in a buffer each thread keeps from batch to batch.
 ///
+/// The tables come back one after the other in batch order, key `i`'s `2^{d_i}` entries after
+/// those of the keys before it (one allocation for the batch, not one per key).
+///
 /// # Errors
 /// As [`eval_full_verified`], for the first key that fails.
-pub fn eval_full_verified_batch<R: Ring>(
-    b: u8,
-    keys: &[DpfKey<R>],
-) -> Result<(Vec<Vec<R>>, Proof), FssError> {
+pub fn eval_full_verified_batch<R: Ring>(b: u8, keys: &[DpfKey<R>]) -> Result<(Vec<R>, Proof), FssError> {
     if b > 1 {
         return Err(FssError::InvalidParty(b));
     }
@@ -111,7 +111,14 @@ pub fn eval_full_verified_batch<R: Ring>(
     }
     let hash = VdpfHash::get();
     let aes = FixedAes::get();
-    let mut tables = vec![Vec::new(); keys.len()];
+    // Key `i`'s table at `starts[i]`: the batch's tables one after the other, in batch order.
+    let mut starts = Vec::with_capacity(keys.len());
+    let mut total = 0usize;
+    for key in keys {
+        starts.push(total);
+        total += 1usize << key.domain_bits;
+    }
+    let mut tables = vec![R::ZERO; total];
     let mut leaves = Leaves::default();
     let mut proof = blake3::Hasher::new_keyed(&hash.step);
     // Keys by domain (ascending), in batch order within a domain.
@@ -128,9 +135,8 @@ pub fn eval_full_verified_batch<R: Ring>(
                     header(key, buffer);
                 }
                 leaves.pi_tildes(aes, &pass_keys, buffer);
-                for (&i, table) in pass.iter().zip(leaves.outputs(&pass_keys, aes)) {
-                    tables[i] = table;
-                }
+                let pass_starts: Vec<usize> = pass.iter().map(|&i| starts[i]).collect();
+                leaves.outputs_into(&pass_keys, aes, &mut tables, &pass_starts);
                 if buffer.len() >= PROOF_FEED_WORDS {
                     // Whole 1 KiB chunks (64 words) only: the rest waits, so no chunk is split
                     // between pieces.
@@ -205,6 +211,5 @@ fn update_words(h: &mut blake3::Hasher, words: &[u128]) {
 /// [`FssError::InvalidParty`] if `b > 1`, [`FssError::PartyMismatch`] if `b` is not the key's
 /// party, [`FssError::DomainTooLargeForFullEval`] as for [`eval_full`](crate::eval_full).
 pub fn eval_full_verified<R: Ring>(b: u8, key: &DpfKey<R>) -> Result<(Vec<R>, Proof), FssError> {
-    let (mut tables, proof) = eval_full_verified_batch(b, core::slice::from_ref(key))?;
-    Ok((tables.pop().unwrap_or_default(), proof))
+    eval_full_verified_batch(b, core::slice::from_ref(key))
 }

@@ -410,9 +410,14 @@ fn deal_keys<R: Z2k>(
             let n = chunk.len() / per;
             let mut planes = vec![0u64; n * layout.stride];
             let (mut ts, mut ys) = (Vec::with_capacity(keys.len()), Vec::with_capacity(n));
-            for (one, out) in tables.chunks(layout.digits()).zip(planes.chunks_mut(layout.stride)) {
+            // A comparison's tables, digit after digit, one comparison after another.
+            let entries: usize = layout.widths.iter().map(|&w| 1usize << w).sum();
+            for (one, out) in tables.chunks_exact(entries).zip(planes.chunks_mut(layout.stride)) {
                 let mut y = R::ZERO;
-                for (i, v) in one.iter().enumerate() {
+                let mut at = 0;
+                for (i, &w) in layout.widths.iter().enumerate() {
+                    let v = &one[at..at + (1usize << w)];
+                    at += 1usize << w;
                     let t: R = v.iter().copied().sum();
                     ts.push(if role == 0 { t - R::ONE } else { R::ZERO - t });
                     let pos: R = v.iter().enumerate().map(|(k, &e)| e * R::from_u64(k as u64)).sum();

@@ -115,7 +115,7 @@ pub(crate) fn group_seeds(ctx: &mut Ctx, groups: usize) -> Vec<Seed> {
 /// The low bits of a one-hot share vector of at most 128 entries, entry `k` at bit `k`. The
 /// shares sum to `e_α` over Z_2^8 (checked when the keys were dealt), so their low bits XOR to
 /// `e_α` as well: an online step that reads a table mod 2 needs nothing more.
-pub(crate) fn low_bits(v: Vec<Z8>) -> u128 {
+pub(crate) fn low_bits(v: &[Z8]) -> u128 {
     v.iter().enumerate().fold(0u128, |acc, (k, e)| acc | (u128::from(e.0 & 1) << k))
 }
 
@@ -173,7 +173,7 @@ pub fn deal_with<O: Z2k, A: Z2k, T: Send>(
     d: u32,
     count: usize,
     security: Security,
-    keep: &(dyn Fn(Vec<O>) -> T + Sync),
+    keep: &(dyn Fn(&[O]) -> T + Sync),
 ) -> Result<Dealt<T, A>> {
     let (dealt, check) = deal_unchecked::<O, A, T>(ctx, dealer, d, count, security, keep)?;
     if let Some(check) = check {
@@ -193,7 +193,7 @@ pub fn deal_unchecked<O: Z2k, A: Z2k, T: Send>(
     d: u32,
     count: usize,
     security: Security,
-    keep: &(dyn Fn(Vec<O>) -> T + Sync),
+    keep: &(dyn Fn(&[O]) -> T + Sync),
 ) -> Result<(Dealt<T, A>, Option<OneHotCheck>)> {
     if d == 0 || d > 24 || d > A::BITS {
         return Err(MpcError::Invalid(format!(
@@ -266,7 +266,7 @@ pub fn deal_unchecked<O: Z2k, A: Z2k, T: Send>(
                     from: dealer,
                     what: format!("point key ({e})"),
                 };
-                Ok(keep(eval_full(&DpfKey::<O>::from_bytes(chunk, d).map_err(bad)?).map_err(bad)?))
+                Ok(keep(&eval_full(&DpfKey::<O>::from_bytes(chunk, d).map_err(bad)?).map_err(bad)?))
             })
             .collect::<Result<_>>()?;
         return Ok((Dealt::Evaluator(PointKeys { role, d, tables, alpha }), None));
@@ -288,7 +288,7 @@ pub fn deal_unchecked<O: Z2k, A: Z2k, T: Send>(
             let (tables, proof) = eval_full_verified_batch(role, &keys).map_err(bad)?;
             let mut ts = Vec::with_capacity(keys.len());
             let mut ss = Vec::with_capacity(keys.len());
-            for (v, &alpha_i) in tables.iter().zip(alphas.iter()) {
+            for (v, &alpha_i) in tables.chunks_exact(1 << d).zip(alphas.iter()) {
                 // `t = Σ_k V[k]` in `O`, `s = α − Σ_k k·V[k]` in `A` (as `one_hot_checks` on
                 // the reduced shares, without a copy of them), as role 0's `t - 1` or role 1's
                 // `-t` and `-s` (see `OneHotCheck`).
@@ -303,7 +303,7 @@ pub fn deal_unchecked<O: Z2k, A: Z2k, T: Send>(
                     ss.push(A::ZERO - s);
                 }
             }
-            Ok((tables.into_iter().map(keep).collect(), proof, ts, ss))
+            Ok((tables.chunks_exact(1 << d).map(keep).collect(), proof, ts, ss))
         })
         .collect::<Result<_>>()?;
     let mut tables = Vec::with_capacity(count);
@@ -327,7 +327,7 @@ fn deal_tables<O: Z2k, A: Z2k, T: Send>(
     dealer: PartyId,
     d: u32,
     count: usize,
-    keep: &(dyn Fn(Vec<O>) -> T + Sync),
+    keep: &(dyn Fn(&[O]) -> T + Sync),
 ) -> Result<Dealt<T, A>> {
     const PURPOSE: &str = "mosformer/deal/tables";
     let b = ctx.party();
@@ -339,7 +339,7 @@ fn deal_tables<O: Z2k, A: Z2k, T: Send>(
         let tables: Vec<O> = (0..count * size).map(|_| O::random(g)).collect();
         (alpha, tables)
     };
-    let tables_of = |flat: Vec<O>| -> Vec<T> { flat.chunks_exact(size).map(|t| keep(t.to_vec())).collect() };
+    let tables_of = |flat: Vec<O>| -> Vec<T> { flat.chunks_exact(size).map(keep).collect() };
     if b == dealer {
         let (alpha0, mut tables) = role0(&mut ctx.pair_prg(e0, PURPOSE)?);
         let mask = (1u64 << d) - 1;
@@ -392,8 +392,14 @@ mod tests {
         for dealer in 0..3 {
             let out = all_ok(simulate(3, 11, |ctx| {
                 let before = ctx.stats().current();
-                let dealt =
-                    deal_with::<Z8, Z8, Vec<Z8>>(ctx, dealer, d, count, Security::SemiHonest, &|v| v)?;
+                let dealt = deal_with::<Z8, Z8, Vec<Z8>>(
+                    ctx,
+                    dealer,
+                    d,
+                    count,
+                    Security::SemiHonest,
+                    &<[Z8]>::to_vec,
+                )?;
                 Ok((dealt, ctx.stats().current().since(&before).bytes_received))
             }))
             .unwrap();

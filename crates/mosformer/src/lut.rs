@@ -109,7 +109,8 @@ pub fn setup_with<R: Z2k, M: Z2k>(
     // servers generate and expand keys at the same time.
     let mut checks = Vec::with_capacity(2);
     for dealer in [b, next(b), prev(b)] {
-        let (dealt, check) = deal_unchecked::<M, R, Vec<M>>(ctx, dealer, ell_t, count, security, &|v| v)?;
+        let (dealt, check) =
+            deal_unchecked::<M, R, Vec<M>>(ctx, dealer, ell_t, count, security, &<[M]>::to_vec)?;
         checks.extend(check);
         match dealt {
             Dealt::Dealer { alpha0, alpha1 } => own = Some((alpha0, alpha1)),
