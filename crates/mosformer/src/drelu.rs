@@ -7,7 +7,9 @@
 //! term compares `y`, which the dealer knows, with `ŷ_0`, which the pair learns
 //! ([`crate::dcmp`], by digits: the paper shares the bits of `y` and runs its per-bit UCMP).
 //!
-//! **Offline** ([`setup`]), each server dealing in turn for its pair: `r` and `c` (shared 2-of-2
+//! **Offline** ([`setup`]), each server dealing for its pair, all three at once (each deals its
+//! own first and then expands what it received; every check waits until the three dealings
+//! are done, so no server idles while another deals): `r` and `c` (shared 2-of-2
 //! over the working ring Z_2^ℓ), a random bit `ρ` for B2A (over the MAC ring) and verified
 //! point-function keys at the digits of `y` plus the comparison's zero tests
 //! ([`crate::dcmp`]). The checks (see `docs/mosformer-drelu.md`): the evaluators check the
