@@ -172,3 +172,26 @@ fn split_material_serves_each_part() {
         assert_eq!(wrong, Some(true));
     }
 }
+
+/// A dealer that alters any message of its own dealing (auxiliary data, digit keys, zero-test
+/// keys: a bit flipped in the middle of the frame) is caught at setup: neither evaluator
+/// finishes it. The servers deal their own material first and check after all three
+/// dealings, so the dealer's frames are the first it sends in the setup.
+#[test]
+fn every_altered_dealer_message_is_caught_at_setup() {
+    use veil_conformance::tamper::{Tamper, simulate_tampered};
+    use veil_mpc::harness::SimConfig;
+    let job = |ctx: &mut veil_mpc::Ctx| {
+        let start = ctx.stats().total().messages_sent as usize;
+        drelu::setup::<Z16, Z64>(ctx, 40)?;
+        Ok(start)
+    };
+    let (clean, _) = simulate_tampered(3, SimConfig::new(50), None, job);
+    let start = *clean[0].as_ref().unwrap();
+    // Two shares of auxiliary data, two messages of digit keys, two of zero-test keys.
+    for frame in start..start + 6 {
+        let (res, altered) = simulate_tampered(3, SimConfig::new(50), Some(Tamper { party: 0, frame }), job);
+        assert!(altered, "frame {frame} exists");
+        assert!(res[1].is_err() && res[2].is_err(), "frame {frame} went unnoticed: {res:?}");
+    }
+}
