@@ -237,14 +237,15 @@ pub fn deal_unchecked<O: Z2k, A: Z2k, T: Send>(
             a0.extend_from_slice(s0);
             a1.extend_from_slice(s1);
         }
-        for (to, alpha, keys) in [(e0, &a0, 2usize), (e1, &a1, 3)] {
+        // Each evaluator's message: its `α`-shares, then its keys group after group.
+        let message = |alpha: &[A], keys: &dyn Fn(&Made<A>) -> &[u8]| {
             let mut m = Vec::with_capacity(count * (A::BYTES + kb));
             m.extend_from_slice(&encode_slice(alpha));
-            for group in &made {
-                m.extend_from_slice(if keys == 2 { &group.2 } else { &group.3 });
-            }
-            ctx.net().send(to, m)?;
-        }
+            made.iter().for_each(|group| m.extend_from_slice(keys(group)));
+            m
+        };
+        ctx.net().send(e0, message(&a0, &|g| &g.2))?;
+        ctx.net().send(e1, message(&a1, &|g| &g.3))?;
         return Ok((Dealt::Dealer { alpha0: a0, alpha1: a1 }, None));
     }
     let (role, partner) = if b == e0 { (0u8, e1) } else { (1u8, e0) };
