@@ -197,6 +197,12 @@ impl DigitKeys {
         }
         let layout = Layout::new(self.bits);
         let (stride, dn) = (layout.stride, layout.digits());
+        if self.tables.len() != self.count * stride
+            || self.zero.len() != self.count * dn
+            || self.alpha.len() != self.count * dn
+        {
+            return Err(MpcError::Invalid("digit comparison material of inconsistent shape".into()));
+        }
         let mut at = 0;
         Ok(sizes
             .iter()
@@ -744,6 +750,20 @@ mod tests {
                 assert!(e.contains("digit keys") && e.contains("party 0"), "{e}");
             }
         }
+    }
+
+    /// Splitting checks the sizes and the material's own shape (material read from a file
+    /// could be inconsistent) instead of slicing past its end.
+    #[test]
+    fn split_refuses_wrong_sizes_and_inconsistent_material() {
+        let keys = DigitKeys::placeholder(0, 15, 4);
+        assert!(keys.clone().split(&[1, 2]).is_err());
+        let parts = keys.clone().split(&[1, 0, 3]).unwrap();
+        assert_eq!(parts.iter().map(DigitKeys::count).collect::<Vec<_>>(), [1, 0, 3]);
+        assert_eq!(parts[2].tables.len(), 3 * Layout::new(15).stride);
+        let mut bad = keys;
+        bad.tables.pop();
+        assert!(bad.split(&[4]).is_err());
     }
 
     #[test]

@@ -167,6 +167,10 @@ impl<R: Z2k, M: Z2k> DreluKeys<R, M> {
         if sizes.iter().sum::<usize>() != self.n {
             return Err(MpcError::Invalid(format!("{sizes:?} DReLUs from material for {}", self.n)));
         }
+        let fits = |a: &Aux<R, M>| [a.r.len(), a.c.len(), a.rho.len()].iter().all(|&l| l == 0 || l == self.n);
+        if ![&self.own.0, &self.own.1, &self.e0.0, &self.e1.0].into_iter().all(fits) {
+            return Err(MpcError::Invalid("DReLU material of inconsistent shape".into()));
+        }
         let (own0, own1) = (self.own.0.split(sizes), self.own.1.split(sizes));
         let (a0, a1) = (self.e0.0.split(sizes), self.e1.0.split(sizes));
         let (u0, u1) = (self.e0.1.split(sizes)?, self.e1.1.split(sizes)?);
