@@ -195,39 +195,30 @@ mod x86 {
     #[target_feature(enable = "aes,sse2")]
     pub(super) fn mmo_aesni(round_keys: &[u128; 11], blocks: &mut [u128]) {
         let rk = keys128(round_keys);
+        // `mmo_pass!` with the 128-bit intrinsics, for the full passes and the tail alike.
+        macro_rules! ni_pass {
+            ($p:expr, $lanes:expr) => {
+                mmo_pass!(
+                    $p,
+                    $lanes,
+                    rk,
+                    _mm_loadu_si128,
+                    _mm_storeu_si128,
+                    _mm_xor_si128,
+                    _mm_aesenc_si128,
+                    _mm_aesenclast_si128
+                )
+            };
+        }
         let mut chunks = blocks.chunks_exact_mut(NI_LANES);
         for chunk in &mut chunks {
             // SAFETY: the chunk holds `NI_LANES` blocks of 16 bytes; unaligned loads and stores
             // within it.
-            unsafe {
-                let p = chunk.as_mut_ptr().cast::<__m128i>();
-                mmo_pass!(
-                    p,
-                    NI_LANES,
-                    rk,
-                    _mm_loadu_si128,
-                    _mm_storeu_si128,
-                    _mm_xor_si128,
-                    _mm_aesenc_si128,
-                    _mm_aesenclast_si128
-                );
-            }
+            unsafe { ni_pass!(chunk.as_mut_ptr().cast::<__m128i>(), NI_LANES) }
         }
         for b in chunks.into_remainder() {
             // SAFETY: one 16-byte block, unaligned load and store.
-            unsafe {
-                let p = (b as *mut u128).cast::<__m128i>();
-                mmo_pass!(
-                    p,
-                    1,
-                    rk,
-                    _mm_loadu_si128,
-                    _mm_storeu_si128,
-                    _mm_xor_si128,
-                    _mm_aesenc_si128,
-                    _mm_aesenclast_si128
-                );
-            }
+            unsafe { ni_pass!((b as *mut u128).cast::<__m128i>(), 1) }
         }
     }
 
