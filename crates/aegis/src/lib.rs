@@ -50,6 +50,7 @@ mod claims;
 pub mod columns;
 mod family;
 mod freivalds;
+mod lists;
 mod masked;
 pub mod mul;
 mod plan;

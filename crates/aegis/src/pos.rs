@@ -6,35 +6,68 @@
 //! - Given that, `z = sign(x)` iff `y = x − 2^{l−1}·z` is non-negative. **Π_Pos** checks it with
 //!   a verifier `P_k`: in the replicated view of `⟨y⟩` (`y_0 = m_y`, `y_1 = −[r_y]_2`,
 //!   `y_2 = −[r_y]_1`; `P_j` holds `y_{j−1}, y_{j+1}`) the provers `P_{k±1}` hold `M = y_k` and
-//!   the verifier `R = y_{k−1} + y_{k+1}`: the comparison of the sign extraction, with the
-//!   verifier dealing the bits of `B = 2^{l−1} − 1 − R̂` **MAC'd** over `Z_127` under
-//!   `λ = 6` keys only it knows. The provers compute the masked, permuted lists as affine
-//!   functions of the MAC'd bits and open them to the verifier, who checks the MACs in one
-//!   batch (λ independent random combinations, drawn after the openings, which closes a gap of the paper's single combination) and
-//!   outputs `v = sign(y) ⊕ Δ`, while the provers output their common `Δ`.
+//!   the verifier `R = y_{k−1} + y_{k+1}`: the comparison of the sign extraction
+//!   ([`crate::lists`]), on the bits of `B = 2^{l−1} − 1 − R̂`, which the verifier shares over
+//!   `Z_127` and **MACs** under `λ = 6` keys `α_j` only it knows. The provers open their shares
+//!   of the masked, permuted lists; the verifier outputs `v = sign(y) ⊕ Δ` from them, the provers
+//!   their common `Δ`.
 //! - **Dual execution**: Π_Pos runs with verifier P1 and with verifier P2, so one run has an
 //!   honest verifier whoever is corrupted.
 //! - **Batch equality**: each party hashes its output bits of both runs into `t_j`, inputs
 //!   it, and the claims `α_j·(t_{j−1} − t_{j+1}) = 0` with random secret `α_j` join the batch
 //!   product verification, so the whole check leaks one bit (accept or abort).
 //!
-//! A prover changing an opened value passes the MAC check of one key with probability at
-//! most `2/127` (the combination vanishes, or the guess of the key is right), so at most
-//! `(2/127)^6 ≈ 2^-36` for six keys.
+//! **Rounds** (4, the two runs side by side): (1) the verifier sends the second prover its
+//! shares of the bits (the first prover's come from their common PRG); (2) the provers open the
+//! lists' values; (3) the verifier sends the coins of its check's coefficients, which it drew
+//! in round 1 and kept secret, and the second prover its MAC shares of the bits and of 1
+//! (`α_j·b_s` minus the first prover's PRG shares); (4) each prover sends its shares of the
+//! MACs of `2λ` combinations, and the verifier checks them.
+//!
+//! **The MAC check** (one batch, the paper's per-element openings of MAC shares replaced):
+//! with coefficients `σ_{j,e}` over an element's `2l` entries and `τ_{j,i} ∈ F_{p^2}` over the
+//! elements, key `j`'s combination of the opened values is `T_j = Σ_i τ_{j,i}·Σ_e σ_{j,e}·entry_{i,e}`,
+//! and each prover sends its share of `α_j·T_j`, computed without a MAC component per entry:
+//! `Σ_e σ_e·entry_e = Σ_s g_s·b_s + h` with weights from the lists' masks (`crate::lists`),
+//! so the share is `Σ_s g_s·γ_j(b_s) + h·γ_j(1)` from its MAC shares. Soundness: a nonzero
+//! error in the opened entries of some element survives `σ_j` with probability `1/p`, then
+//! `τ_j` with `1/p²`; a surviving error `E ≠ 0` makes the MAC pass only if the prover's own
+//! error equals `α_j·E`, and `α_j` is independent of its view (its MAC shares are uniform):
+//! `1/(p−1)`. So about `2/127` per key and `(2/127)^6 ≈ 2^-36` in all, the paper's bound with
+//! the per-key combinations independent (which closes a gap of the paper's single
+//! combination). MAC shares that are sent after the openings bind as well as shares sent before
+//! them (the relation `γ^a + γ^b = α·b` holds whenever they arrive), so the second prover holds
+//! nothing of a chunk between rounds; every share is exactly uniform ([`crate::prime`]).
+//!
+//! **Work and memory**: elements go in chunks with PRG streams and messages of their own,
+//! computed in parallel; the provers draw each element's masks again in round 4 instead of
+//! keeping them (a prover keeps its output bits only), and the verifier keeps the opened
+//! lists (a byte per entry) until it has combined them in round 3.
 
+use rayon::prelude::*;
 use veil_crypto::{Hasher, Prg, Seed};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 
 use crate::claims::{SignPair, Terms};
-use crate::prime::{Zp, prime_for};
+use crate::lists::{LANES, M127, Masks, Reduce, Small, bits_of, value_lists, weights};
+use crate::prime::{Draws, Zp, prime_for};
 use crate::share::{Aegis, Masked, Pair};
 
 /// MAC keys per verifier.
 pub const MAC_KEYS: usize = 6;
 
-/// One prover's MAC'd share: the value's share and its `λ` MAC shares, `Z_p` elements held in
-/// a byte each (`p ≤ 127`: a party holds about 1 KB of them per verified sign).
-type MacShare = [u8; 1 + MAC_KEYS];
+/// Elements per chunk: each chunk has PRG streams and messages of its own, so the chunks of a
+/// phase are computed in parallel and a phase holds a chunk's working set per thread.
+const CHUNK: usize = 1 << 12;
+
+/// A 16-byte seed per chunk, drawn in order from `prg` (both holders of its seed draw the same).
+fn chunk_seeds(prg: &mut Prg, chunks: usize) -> Vec<[u8; 16]> {
+    (0..chunks).map(|_| prg.next_block()).collect()
+}
+
+fn draws(seed: &[u8; 16], p: u32) -> Draws {
+    Draws::new(Prg::new(&Seed(*seed)), p)
+}
 
 fn components(me: PartyId, y: &Masked, l: u32, i: usize) -> [Option<u64>; 3] {
     let red = |v: u64| if l == 64 { v } else { v & ((1u64 << l) - 1) };
@@ -42,6 +75,133 @@ fn components(me: PartyId, y: &Masked, l: u32, i: usize) -> [Option<u64>; 3] {
     let y1 = (me != 1).then(|| red(y.r.two[i].wrapping_neg()));
     let y2 = (me != 2).then(|| red(y.r.one[i].wrapping_neg()));
     [y0, y1, y2]
+}
+
+/// The verifier's `R = y_{k−1} + y_{k+1}` of element `i`: its sign bit and the bits `b_s` of
+/// `B = 2^{l−1} − 1 − R̂` (big-endian, `l − 1`).
+fn bound_bits(me: PartyId, y: &Masked, l: u32, k: PartyId, i: usize) -> (u8, [u8; crate::lists::MAX_L]) {
+    let c = components(me, y, l, i);
+    let mask = if l == 64 { u64::MAX } else { (1u64 << l) - 1 };
+    let r = c[(k + 2) % 3].unwrap_or(0).wrapping_add(c[(k + 1) % 3].unwrap_or(0)) & mask;
+    let half = 1u64 << (l - 1);
+    let (bits, _) = bits_of(half - 1 - (r & (half - 1)), l as usize);
+    // `bits_of` reads `l − 1` bits below the top one: those of B (whose top bit is 0).
+    (((r >> (l - 1)) & 1) as u8, bits)
+}
+
+/// The chunks `start..end` of `n` elements.
+fn chunk_ranges(n: usize) -> Vec<(usize, usize)> {
+    (0..n.div_ceil(CHUNK)).map(|c| (c * CHUNK, ((c + 1) * CHUNK).min(n))).collect()
+}
+
+/// The combination coefficients the verifier draws with its run (secret until it sends
+/// `coins` after the openings): `σ[e][j]` for the `2l` entries of every element, and per
+/// element two `τ` per key (the two coordinates of an element of `F_{p^2}`).
+struct Coefficients {
+    sigma: Vec<[u8; LANES]>,
+    tau_seeds: Vec<[u8; 16]>,
+}
+
+impl Coefficients {
+    fn new(coins: &[u8; 16], l: usize, p: u32, chunks: usize) -> Coefficients {
+        let mut prg = Prg::new(&Seed(*coins));
+        let mut d = Draws::new(Prg::new(&Seed(prg.next_block())), p);
+        let mut flat = vec![0u8; 2 * l * MAC_KEYS];
+        d.fill(&mut flat);
+        let sigma = flat
+            .chunks_exact(MAC_KEYS)
+            .map(|c| std::array::from_fn(|j| if j < MAC_KEYS { c[j] } else { 0 }))
+            .collect();
+        Coefficients { sigma, tau_seeds: chunk_seeds(&mut prg, chunks) }
+    }
+
+    /// `τ` of a chunk's `n` elements: `[i][c·K + j]`.
+    fn tau(&self, chunk: usize, n: usize, p: u32) -> Vec<u8> {
+        let mut t = vec![0u8; n * 2 * MAC_KEYS];
+        draws(&self.tau_seeds[chunk], p).fill(&mut t);
+        t
+    }
+}
+
+/// Unreduced sums `[c][j]` of the two coordinates `c` of each key's combination.
+type Sums = [[u64; MAC_KEYS]; 2];
+
+/// `Σ_i τ_{c,j,i}·x_{j,i}` over a chunk, unreduced (`[c][j]`).
+fn tau_sums(tau: &[u8], x: &[[u32; MAC_KEYS]]) -> Sums {
+    let mut s = [[0u64; MAC_KEYS]; 2];
+    for (t, xs) in tau.chunks_exact(2 * MAC_KEYS).zip(x) {
+        for c in 0..2 {
+            for j in 0..MAC_KEYS {
+                s[c][j] += u64::from(t[c * MAC_KEYS + j]) * u64::from(xs[j]);
+            }
+        }
+    }
+    s
+}
+
+fn add_sums(a: Sums, b: Sums) -> Sums {
+    std::array::from_fn(|c| std::array::from_fn(|j| a[c][j] + b[c][j]))
+}
+
+/// A prover's shares of the lists of elements `i0..i1` (a chunk), `2l` entries per element,
+/// and its output bits `Δ`.
+#[allow(clippy::too_many_arguments, reason = "a chunk's inputs")]
+fn prover_lists<R: Reduce>(
+    f: R,
+    l: usize,
+    (me, k): (PartyId, PartyId),
+    y: &Masked,
+    first: bool,
+    shares: &[u8],
+    masks_seed: &[u8; 16],
+    (i0, i1): (usize, usize),
+) -> (Vec<u8>, Vec<u8>) {
+    let mut pair = draws(masks_seed, f.p());
+    let mut lists = vec![0u8; (i1 - i0) * 2 * l];
+    let mut ds = Vec::with_capacity(i1 - i0);
+    for (j, i) in (i0..i1).enumerate() {
+        let mk = Masks::draw(&mut pair, l);
+        let m = components(me, y, l as u32, i)[k].unwrap_or(0);
+        let (u, up) = lists[j * 2 * l..(j + 1) * 2 * l].split_at_mut(l);
+        value_lists(f, l, m, first, &shares[j * (l - 1)..(j + 1) * (l - 1)], &mk, u, up);
+        ds.push(mk.delta);
+    }
+    (lists, ds)
+}
+
+/// A prover's shares of the MACs of each element's `λ` combinations (before `τ`):
+/// `Σ_s g_s·γ(b_s) + h·γ(1)` from its MAC shares `mac` (`[i][s][j]`) and `kappa` of 1.
+#[allow(clippy::too_many_arguments, reason = "a chunk's inputs")]
+fn prover_combos<R: Reduce>(
+    f: R,
+    l: usize,
+    (me, k): (PartyId, PartyId),
+    y: &Masked,
+    mac: &[u8],
+    masks_seed: &[u8; 16],
+    kappa: &[u8; MAC_KEYS],
+    sigma: &[[u8; LANES]],
+    (i0, i1): (usize, usize),
+) -> Vec<[u32; MAC_KEYS]> {
+    let p = f.p();
+    let mut pair = draws(masks_seed, p);
+    let mut g = vec![[0u8; LANES]; l - 1];
+    let mut h = [0u16; LANES];
+    let mut combos = Vec::with_capacity(i1 - i0);
+    for (j, i) in (i0..i1).enumerate() {
+        let mk = Masks::draw(&mut pair, l);
+        let m = components(me, y, l as u32, i)[k].unwrap_or(0);
+        weights(f, l, m, &mk, sigma, &mut g, &mut h);
+        let mut x: [u32; MAC_KEYS] = std::array::from_fn(|q| u32::from(h[q]) * u32::from(kappa[q]));
+        let per = &mac[j * (l - 1) * MAC_KEYS..(j + 1) * (l - 1) * MAC_KEYS];
+        for (gs, ms) in g.iter().zip(per.chunks_exact(MAC_KEYS)) {
+            for q in 0..MAC_KEYS {
+                x[q] += u32::from(gs[q]) * u32::from(ms[q]);
+            }
+        }
+        combos.push(x.map(|v| v % p));
+    }
+    combos
 }
 
 impl Aegis {
@@ -63,14 +223,16 @@ impl Aegis {
         for p in &pairs {
             ys.push(self.sub(&p.x, &self.scale(&p.z, half))?);
         }
+        drop(pairs);
         let y = concat_all(&ys);
+        drop(ys);
         // Dual execution: the runs with verifiers P1 and P2, phase by phase.
         let mut runs = [self.pos_start(ctx, &y, 1)?, self.pos_start(ctx, &y, 2)?];
         for run in &mut runs {
             self.pos_lists(ctx, &y, run)?;
         }
         for run in &mut runs {
-            self.pos_seed(ctx, run)?;
+            self.pos_open(ctx, &y, run)?;
         }
         // Batch equality: each party hashes its output bits of both runs into `t_j` and inputs
         // it. Its first round (mask shares and P0's input) goes with the seeds, its second
@@ -78,8 +240,8 @@ impl Aegis {
         let t_mine = self.equality_digest(&runs);
         let words = t_mine.len();
         let mut inputs = self.share_input_each_start(ctx, &t_mine)?;
-        for run in &runs {
-            self.pos_macs(ctx, run)?;
+        for run in &mut runs {
+            self.pos_macs(ctx, &y, run)?;
         }
         // (Each link delivers in order: P0's inputs, then the MAC shares, then P1's and P2's.)
         self.share_input_each_send(ctx, &mut inputs, &t_mine)?;
@@ -101,203 +263,299 @@ impl Aegis {
     }
 
     /// Round 1 of Π_Pos with verifier `k` on every element of `y`: the verifier draws its keys
-    /// and deals the MAC'd bits of `B` (the share for `P_{k+2}`; `P_{k+1}`'s comes from their
-    /// common PRG). The instances with verifiers P1 and P2 run side by side, phase by phase
+    /// and the combination's coins, and sends the second prover its shares of the bits of `B`
+    /// (the first prover's come from their common PRG); every party draws its chunk seeds.
+    /// The instances with verifiers P1 and P2 run side by side, phase by phase
     /// ([`Aegis::verify_signs`]), so dual execution costs the rounds of one run: 4.
     fn pos_start(&mut self, ctx: &mut Ctx, y: &Masked, k: PartyId) -> Result<Pos> {
         let me = Self::check_server(ctx)?;
+        let (n, l) = (y.n, self.l() as usize);
+        let p = prime_for(self.l());
+        let ranges = chunk_ranges(n);
+        let (pa, pb) = ((k + 1) % 3, (k + 2) % 3);
         if me != k {
-            return Ok(Pos::Prover { k, mac_u: vec![], mac_up: vec![], deltas: vec![] });
+            let first = me == pa;
+            let (values, macs) = if first {
+                let v = chunk_seeds(&mut ctx.pair_prg(k, "aegis/pos/values")?, ranges.len());
+                let m = chunk_seeds(&mut ctx.pair_prg(k, "aegis/pos/macs")?, ranges.len() + 1);
+                (v, m)
+            } else {
+                (vec![], vec![])
+            };
+            let masks = chunk_seeds(&mut ctx.pair_prg(3 - k - me, "aegis/pos/masks")?, ranges.len());
+            return Ok(Pos::Prover { k, n, first, values, macs, masks, deltas: vec![] });
         }
-        let (n, l) = (y.n, self.l() as usize);
-        let zp = Zp::new(prime_for(self.l()));
-        let half = 1u64 << (l - 1);
-        let (p1, p2) = ((k + 1) % 3, (k + 2) % 3);
-        let msb = |v: u64| (v >> (l - 1)) & 1;
-        let red = |v: u64| if l == 64 { v } else { v & ((1u64 << l) - 1) };
-        let keys: Vec<u32> = (0..MAC_KEYS).map(|_| zp.nonzero_from_random(ctx.rng().next_u32())).collect();
-        let mut to_p2 = Vec::new();
-        let mut g1 = ctx.pair_prg(p1, "aegis/pos/shares")?;
-        let mut deal = |v: u32, to_p2: &mut Vec<u8>| {
-            let first = zp.from_random(g1.next_u32());
-            to_p2.push(zp.sub(v, first) as u8);
-        };
-        for &a in &keys {
-            deal(a, &mut to_p2);
-        }
-        let mut s_r = Vec::with_capacity(n);
-        for i in 0..n {
-            let c = components(me, y, self.l(), i);
-            let r = red(c[(k + 2) % 3].unwrap_or(0).wrapping_add(c[(k + 1) % 3].unwrap_or(0)));
-            s_r.push(msb(r));
-            let b = half - 1 - (r & (half - 1));
-            for t in 0..l - 1 {
-                let bit = ((b >> (l - 2 - t)) & 1) as u32;
-                deal(bit, &mut to_p2);
-                for &a in &keys {
-                    deal(zp.mul(a, bit), &mut to_p2);
+        let values = chunk_seeds(&mut ctx.pair_prg(pa, "aegis/pos/values")?, ranges.len());
+        let macs = chunk_seeds(&mut ctx.pair_prg(pa, "aegis/pos/macs")?, ranges.len() + 1);
+        let mut own = Draws::new(Prg::new(&Seed(ctx.rng().next_block())), p);
+        let mut keys = [0u8; MAC_KEYS];
+        own.fill_nonzero(&mut keys);
+        let mut coins = [0u8; 16];
+        ctx.rng().fill_bytes(&mut coins);
+        let zp = Zp::new(p);
+        let l32 = self.l();
+        let deals: Vec<Vec<u8>> = ranges
+            .par_iter()
+            .enumerate()
+            .map(|(c, &(i0, i1))| {
+                let mut first = vec![0u8; (i1 - i0) * (l - 1)];
+                draws(&values[c], p).fill(&mut first);
+                for (i, sh) in (i0..i1).zip(first.chunks_exact_mut(l - 1)) {
+                    let (_, b) = bound_bits(me, y, l32, k, i);
+                    for (s, v) in sh.iter_mut().enumerate() {
+                        *v = ((u32::from(b[s]) + p - u32::from(*v)) % p) as u8;
+                    }
                 }
-            }
-        }
-        ctx.net().send(p2, zp.pack(&to_p2))?;
-        Ok(Pos::Verifier { k, n, keys, s_r, opened: vec![], v: vec![], seed: [0; 16] })
-    }
-
-    /// Round 2: each prover computes the masked, permuted lists as affine functions of its
-    /// MAC'd shares and opens them to the verifier.
-    fn pos_lists(&mut self, ctx: &mut Ctx, y: &Masked, pos: &mut Pos) -> Result<()> {
-        let me = Self::check_server(ctx)?;
-        let Pos::Prover { k, mac_u, mac_up, deltas } = pos else {
-            return Ok(());
-        };
-        let k = *k;
-        let (n, l) = (y.n, self.l() as usize);
-        let zp = Zp::new(prime_for(self.l()));
-        let half = 1u64 << (l - 1);
-        let (p1, p2) = ((k + 1) % 3, (k + 2) % 3);
-        let msb = |v: u64| (v >> (l - 1)) & 1;
-        let first = me == p1;
-        let per = 1 + MAC_KEYS;
-        let shares: Vec<u8> = if first {
-            let mut g = ctx.pair_prg(k, "aegis/pos/shares")?;
-            (0..MAC_KEYS + n * (l - 1) * per).map(|_| zp.from_random(g.next_u32()) as u8).collect()
-        } else {
-            let msg = ctx.recv_at_most(k, zp.packed_len(MAC_KEYS + n * (l - 1) * per))?;
-            zp.unpack(&msg, MAC_KEYS + n * (l - 1) * per)
-                .ok_or_else(|| MpcError::Malformed { from: k, what: "Π_Pos MAC'd bits".into() })?
-        };
-        // `K`: this prover's share of the constant 1 with its MACs (the value 1 at the first
-        // prover, each key's share in the MAC components), the `d` of every affine map `c·s + d`.
-        let mut k_const = [0u32; 1 + MAC_KEYS];
-        k_const[0] = u32::from(first);
-        for (kc, &v) in k_const[1..].iter_mut().zip(&shares[..MAC_KEYS]) {
-            *kc = u32::from(v);
-        }
-        let other = if first { p2 } else { p1 };
-        let mut g = ctx.pair_prg(other, "aegis/pos/pairwise")?;
-        let p = zp.p();
-        let mut lists = Vec::with_capacity(2 * n * l);
-        let mut second = Vec::with_capacity(n * l);
-        let (mut w, mut w2, mut perm) = (vec![0u32; l], vec![0u32; l], vec![0usize; l]);
-        let (mut u, mut up) = (vec![[0u8; 1 + MAC_KEYS]; l], vec![[0u8; 1 + MAC_KEYS]; l]);
-        for i in 0..n {
-            let delta = (g.next_u64() & 1) as u32;
-            w.iter_mut().for_each(|v| *v = zp.nonzero_from_random(g.next_u32()));
-            w2.iter_mut().for_each(|v| *v = zp.nonzero_from_random(g.next_u32()));
-            perm.iter_mut().enumerate().for_each(|(t, v)| *v = t);
-            for t in (1..l).rev() {
-                let j = ((u64::from(g.next_u32()) * (t as u64 + 1)) >> 32) as usize;
-                perm.swap(t, j);
-            }
-            let m = components(me, y, self.l(), i)[k].unwrap_or(0);
-            let s_m = msb(m) as u32;
-            let m_hat = m & (half - 1);
-            // Component by component (the value and its λ MACs), with the same affine maps:
-            //   c  = a ⊕ b = (1 − 2a)·b + a·K        (b the MAC'd bit; K for the last entry)
-            //   c' = Σ_{s≤t} c_s + (p − 2)·c_t + K   (= Σ_{s≤t} c_s − 2c_t + 1)
-            //   u  = w_t·c' + β·K,   u' = w'_t·(w_t·c') + w'_t·K.
-            // Reduced lazily: `prefix ≤ l·(p − 1) < 2^13`, `c' < 2^15`, every product `< 2^22`.
-            let mut prefix = [0u32; 1 + MAC_KEYS];
-            for t in 0..l {
-                let last = t + 1 == l;
-                let a = if last { 0 } else { ((m_hat >> (l - 2 - t)) & 1) as u32 };
-                let off = MAC_KEYS + (i * (l - 1) + t) * per;
-                let coef = if a == 1 { p - 1 } else { 1 };
-                let beta = (s_m ^ a ^ delta) % p;
-                for comp in 0..=MAC_KEYS {
-                    let b = if last { k_const[comp] } else { u32::from(shares[off + comp]) };
-                    let c = zp.reduce(coef * b + a * k_const[comp]);
-                    prefix[comp] += c;
-                    let c2 = prefix[comp] + (p - 2) * c + k_const[comp];
-                    let wc = zp.reduce(w[t] * c2);
-                    u[t][comp] = zp.reduce(wc + beta * k_const[comp]) as u8;
-                    up[t][comp] = zp.reduce(w2[t] * wc + w2[t] * k_const[comp]) as u8;
-                }
-            }
-            for &t in &perm {
-                lists.push(u[t][0]);
-                second.push(up[t][0]);
-                mac_u.push(u[t]);
-                mac_up.push(up[t]);
-            }
-            deltas.push(delta as u8);
-        }
-        lists.extend(second);
-        ctx.net().send(k, zp.pack(&lists))?;
-        Ok(())
-    }
-
-    /// Round 3: the verifier adds up the provers' openings, reads its output bits
-    /// `v = sign(y) ⊕ Δ` from them, and sends the seed of the batch MAC check's coefficients
-    /// (drawn after the openings).
-    fn pos_seed(&mut self, ctx: &mut Ctx, pos: &mut Pos) -> Result<()> {
-        let Pos::Verifier { k, n, s_r, opened, seed, v, .. } = pos else {
-            return Ok(());
-        };
-        let (l, zp) = (self.l() as usize, Zp::new(prime_for(self.l())));
-        let (p1, p2) = ((*k + 1) % 3, (*k + 2) % 3);
-        let count = 2 * *n * l;
-        *opened = vec![0u8; count];
-        for from in [p1, p2] {
-            let msg = ctx.recv_at_most(from, zp.packed_len(count))?;
-            let lists: Vec<u8> = zp
-                .unpack(&msg, count)
-                .ok_or_else(|| MpcError::Malformed { from, what: "Π_Pos lists".into() })?;
-            for (o, v) in opened.iter_mut().zip(lists) {
-                *o = zp.add(u32::from(*o), u32::from(v)) as u8;
-            }
-        }
-        let (u, up) = opened.split_at(*n * l);
-        *v = (0..*n)
-            .map(|i| {
-                let hit = (0..l).any(|t| u[i * l + t] == 0 && up[i * l + t] != 0);
-                (if hit { s_r[i] } else { 1 ^ s_r[i] }) as u8
+                zp.pack(&first)
             })
             .collect();
-        ctx.rng().fill_bytes(seed);
-        ctx.net().send(p1, seed.to_vec())?;
-        ctx.net().send(p2, seed.to_vec())?;
-        Ok(())
+        for d in deals {
+            ctx.net().send(pb, d)?;
+        }
+        Ok(Pos::Verifier { k, n, keys, coins, macs, totals: [[0; MAC_KEYS]; 2], v: vec![] })
     }
 
-    /// Round 4: each prover sends its shares of the `λ` combinations of the lists' MACs.
-    fn pos_macs(&mut self, ctx: &mut Ctx, pos: &Pos) -> Result<()> {
-        let Pos::Prover { k, mac_u, mac_up, .. } = pos else {
+    /// Round 2: each prover computes its shares of the masked, permuted lists and opens them
+    /// to the verifier, chunk by chunk.
+    fn pos_lists(&mut self, ctx: &mut Ctx, y: &Masked, pos: &mut Pos) -> Result<()> {
+        let me = Self::check_server(ctx)?;
+        let Pos::Prover { k, n, first, values, masks, deltas, .. } = pos else {
             return Ok(());
         };
-        let zp = Zp::new(prime_for(self.l()));
-        let seed_msg = ctx.recv_at_most(*k, 16)?;
-        let seed: [u8; 16] = seed_msg
-            .as_slice()
-            .try_into()
-            .map_err(|_| MpcError::Malformed { from: *k, what: "MAC seed".into() })?;
-        let macs = combine(
-            &seed,
-            zp,
-            mac_u.iter().chain(mac_up).map(|v| std::array::from_fn(|j| u32::from(v[1 + j]))),
-        );
-        ctx.net().send(*k, zp.pack(&macs))?;
-        Ok(())
-    }
-
-    /// The verifier checks the MACs of the lists its output came from.
-    fn pos_finish(&mut self, ctx: &mut Ctx, pos: &Pos) -> Result<()> {
-        let Pos::Verifier { k, keys, opened, seed, .. } = pos else {
-            return Ok(());
-        };
-        let zp = Zp::new(prime_for(self.l()));
-        let mut macs = [0u32; MAC_KEYS];
-        for from in [(k + 1) % 3, (k + 2) % 3] {
-            let msg = ctx.recv_at_most(from, zp.packed_len(MAC_KEYS))?;
-            let shares = zp
-                .unpack(&msg, MAC_KEYS)
-                .ok_or_else(|| MpcError::Malformed { from, what: "Π_Pos MAC shares".into() })?;
-            for (m, v) in macs.iter_mut().zip(shares) {
-                *m = zp.add(*m, v);
+        let (k, n, first) = (*k, *n, *first);
+        let l = self.l() as usize;
+        let p = prime_for(self.l());
+        let zp = Zp::new(p);
+        let ranges = chunk_ranges(n);
+        let mut received = Vec::with_capacity(ranges.len());
+        if !first {
+            for &(i0, i1) in &ranges {
+                let count = (i1 - i0) * (l - 1);
+                let msg = ctx.recv_at_most(k, zp.packed_len(count))?;
+                received.push(
+                    zp.unpack::<u8>(&msg, count)
+                        .ok_or_else(|| MpcError::Malformed { from: k, what: "Π_Pos bit shares".into() })?,
+                );
             }
         }
-        let combined = combine(seed, zp, opened.iter().map(|&v| [u32::from(v); MAC_KEYS]));
-        if keys.iter().zip(&combined).zip(&macs).any(|((&a, &t), &mac)| zp.mul(a, t) != mac) {
+        let out: Vec<(Vec<u8>, Vec<u8>)> = ranges
+            .par_iter()
+            .enumerate()
+            .map(|(c, &(i0, i1))| {
+                let shares = if first {
+                    let mut s = vec![0u8; (i1 - i0) * (l - 1)];
+                    draws(&values[c], p).fill(&mut s);
+                    s
+                } else {
+                    received[c].clone()
+                };
+                let (lists, ds) = if p == 127 {
+                    prover_lists(M127, l, (me, k), y, first, &shares, &masks[c], (i0, i1))
+                } else {
+                    prover_lists(Small::new(p), l, (me, k), y, first, &shares, &masks[c], (i0, i1))
+                };
+                (zp.pack(&lists), ds)
+            })
+            .collect();
+        for (msg, ds) in out {
+            ctx.net().send(k, msg)?;
+            deltas.extend(ds);
+        }
+        Ok(())
+    }
+
+    /// Round 3: the verifier adds up the provers' openings chunk by chunk, reads its output bits
+    /// `v = sign(y) ⊕ Δ` from them and folds them into its combinations; then it sends both
+    /// provers the coins of the coefficients (drawn before the openings, revealed only after
+    /// them), and the second prover its MAC shares of the bits and of the constant 1.
+    fn pos_open(&mut self, ctx: &mut Ctx, y: &Masked, pos: &mut Pos) -> Result<()> {
+        let me = Self::check_server(ctx)?;
+        let Pos::Verifier { k, n, keys, coins, macs, totals, v } = pos else {
+            return Ok(());
+        };
+        let (k, n) = (*k, *n);
+        let l = self.l() as usize;
+        let p = prime_for(self.l());
+        let zp = Zp::new(p);
+        let ranges = chunk_ranges(n);
+        let (pa, pb) = ((k + 1) % 3, (k + 2) % 3);
+        let mut opened: Vec<Vec<u8>> = Vec::with_capacity(ranges.len());
+        for from in [pa, pb] {
+            for (c, &(i0, i1)) in ranges.iter().enumerate() {
+                let count = (i1 - i0) * 2 * l;
+                let msg = ctx.recv_at_most(from, zp.packed_len(count))?;
+                let lists: Vec<u8> = zp
+                    .unpack(&msg, count)
+                    .ok_or_else(|| MpcError::Malformed { from, what: "Π_Pos lists".into() })?;
+                if from == pa {
+                    opened.push(lists);
+                } else {
+                    for (o, x) in opened[c].iter_mut().zip(lists) {
+                        *o = ((u32::from(*o) + u32::from(x)) % p) as u8;
+                    }
+                }
+            }
+        }
+        let coef = Coefficients::new(coins, l, p, ranges.len());
+        let l32 = self.l();
+        let keys_now = *keys;
+        let parts: Vec<(Vec<u8>, Sums, Vec<u8>)> = ranges
+            .par_iter()
+            .enumerate()
+            .map(|(c, &(i0, i1))| {
+                let mut bits = Vec::with_capacity(i1 - i0);
+                let mut combos = Vec::with_capacity(i1 - i0);
+                for (j, i) in (i0..i1).enumerate() {
+                    let entries = &opened[c][j * 2 * l..(j + 1) * 2 * l];
+                    let (u, up) = entries.split_at(l);
+                    let hit = u.iter().zip(up).any(|(&a, &b)| a == 0 && b != 0);
+                    let (s_r, _) = bound_bits(me, y, l32, k, i);
+                    bits.push(if hit { s_r } else { 1 ^ s_r });
+                    let mut x = [0u32; MAC_KEYS];
+                    for (e, &o) in entries.iter().enumerate() {
+                        for (xj, &s) in x.iter_mut().zip(&coef.sigma[e]) {
+                            *xj += u32::from(o) * u32::from(s);
+                        }
+                    }
+                    combos.push(x.map(|v| v % p));
+                }
+                let sums = tau_sums(&coef.tau(c, i1 - i0, p), &combos);
+                // The second prover's MAC shares of the chunk's bits: `α_j·b_s − γ^a_{j,s}`.
+                let mut mac = vec![0u8; (i1 - i0) * (l - 1) * MAC_KEYS];
+                draws(&macs[c], p).fill(&mut mac);
+                for (i, per) in (i0..i1).zip(mac.chunks_exact_mut((l - 1) * MAC_KEYS)) {
+                    let (_, b) = bound_bits(me, y, l32, k, i);
+                    for (s, ms) in per.chunks_exact_mut(MAC_KEYS).enumerate() {
+                        for (mj, &a) in ms.iter_mut().zip(&keys_now) {
+                            let ab = u32::from(a) * u32::from(b[s]);
+                            *mj = ((ab + p - u32::from(*mj)) % p) as u8;
+                        }
+                    }
+                }
+                (bits, sums, zp.pack(&mac))
+            })
+            .collect();
+        drop(opened);
+        // The MAC shares of the constant 1: the first prover's from their PRG.
+        let mut kappa = [0u8; MAC_KEYS];
+        draws(&macs[ranges.len()], p).fill(&mut kappa);
+        let kappa_b: Vec<u8> = kappa
+            .iter()
+            .zip(keys.iter())
+            .map(|(&ka, &a)| ((u32::from(a) + p - u32::from(ka)) % p) as u8)
+            .collect();
+        ctx.net().send(pa, coins.to_vec())?;
+        let mut head = coins.to_vec();
+        head.extend(zp.pack(&kappa_b));
+        ctx.net().send(pb, head)?;
+        let mut acc = [[0u64; MAC_KEYS]; 2];
+        for (bits, sums, mac) in parts {
+            v.extend(bits);
+            acc = add_sums(acc, sums);
+            ctx.net().send(pb, mac)?;
+        }
+        *totals = acc;
+        Ok(())
+    }
+
+    /// Round 4: each prover receives the coins (and the second its MAC shares), and sends its
+    /// shares of the `2λ` combinations' MACs: `Σ_i τ_{c,j,i}·(Σ_s g_{i,s}·γ_j(b_{i,s}) +
+    /// h_i·γ_j(1))`, the weights `g`, `h` from the lists' masks ([`crate::lists`]).
+    fn pos_macs(&mut self, ctx: &mut Ctx, y: &Masked, pos: &mut Pos) -> Result<()> {
+        let me = Self::check_server(ctx)?;
+        let Pos::Prover { k, n, first, macs, masks, .. } = pos else {
+            return Ok(());
+        };
+        let (k, n, first) = (*k, *n, *first);
+        let l = self.l() as usize;
+        let p = prime_for(self.l());
+        let zp = Zp::new(p);
+        let ranges = chunk_ranges(n);
+        let malformed = |what: &str| MpcError::Malformed { from: k, what: what.into() };
+        let head = ctx.recv_at_most(k, 16 + if first { 0 } else { zp.packed_len(MAC_KEYS) })?;
+        if head.len() < 16 {
+            return Err(malformed("Π_Pos coins"));
+        }
+        let (coins_b, kappa_b) = head.split_at(16);
+        let coins: [u8; 16] = coins_b.try_into().map_err(|_| malformed("Π_Pos coins"))?;
+        let mut kappa = [0u8; MAC_KEYS];
+        if first {
+            if !kappa_b.is_empty() {
+                return Err(malformed("Π_Pos coins"));
+            }
+            draws(&macs[ranges.len()], p).fill(&mut kappa);
+        } else {
+            let v: Vec<u8> =
+                zp.unpack(kappa_b, MAC_KEYS).ok_or_else(|| malformed("Π_Pos MAC shares of 1"))?;
+            kappa.copy_from_slice(&v);
+        }
+        let mut received = Vec::with_capacity(ranges.len());
+        if !first {
+            for &(i0, i1) in &ranges {
+                let count = (i1 - i0) * (l - 1) * MAC_KEYS;
+                let msg = ctx.recv_at_most(k, zp.packed_len(count))?;
+                received.push(zp.unpack::<u8>(&msg, count).ok_or_else(|| malformed("Π_Pos MAC shares"))?);
+            }
+        }
+        let coef = Coefficients::new(&coins, l, p, ranges.len());
+        let sums = ranges
+            .par_iter()
+            .enumerate()
+            .map(|(c, &(i0, i1))| {
+                let mac = if first {
+                    let mut m = vec![0u8; (i1 - i0) * (l - 1) * MAC_KEYS];
+                    draws(&macs[c], p).fill(&mut m);
+                    m
+                } else {
+                    received[c].clone()
+                };
+                let combos = if p == 127 {
+                    prover_combos(M127, l, (me, k), y, &mac, &masks[c], &kappa, &coef.sigma, (i0, i1))
+                } else {
+                    prover_combos(
+                        Small::new(p),
+                        l,
+                        (me, k),
+                        y,
+                        &mac,
+                        &masks[c],
+                        &kappa,
+                        &coef.sigma,
+                        (i0, i1),
+                    )
+                };
+                tau_sums(&coef.tau(c, i1 - i0, p), &combos)
+            })
+            .reduce(|| [[0; MAC_KEYS]; 2], add_sums);
+        let flat: Vec<u8> = sums.iter().flatten().map(|&s| (s % u64::from(p)) as u8).collect();
+        ctx.net().send(k, zp.pack(&flat))?;
+        Ok(())
+    }
+
+    /// The verifier checks `α_j·T_{c,j} = Y^a_{c,j} + Y^b_{c,j}` for every key and coordinate.
+    fn pos_finish(&mut self, ctx: &mut Ctx, pos: &Pos) -> Result<()> {
+        let Pos::Verifier { k, keys, totals, .. } = pos else {
+            return Ok(());
+        };
+        let p = prime_for(self.l());
+        let zp = Zp::new(p);
+        let mut macs = [0u32; 2 * MAC_KEYS];
+        for from in [(k + 1) % 3, (k + 2) % 3] {
+            let msg = ctx.recv_at_most(from, zp.packed_len(2 * MAC_KEYS))?;
+            let shares: Vec<u32> = zp
+                .unpack(&msg, 2 * MAC_KEYS)
+                .ok_or_else(|| MpcError::Malformed { from, what: "Π_Pos MAC shares".into() })?;
+            for (m, v) in macs.iter_mut().zip(shares) {
+                *m = (*m + v) % p;
+            }
+        }
+        let p64 = u64::from(p);
+        let ok = (0..2).all(|c| {
+            (0..MAC_KEYS).all(|j| {
+                (u64::from(keys[j]) * (totals[c][j] % p64)) % p64 == u64::from(macs[c * MAC_KEYS + j])
+            })
+        });
+        if !ok {
             return Err(MpcError::abort("aegis sign verification: MAC of the opened lists", None));
         }
         Ok(())
@@ -314,35 +572,33 @@ impl Pos {
         }
     }
 }
+
 /// One Π_Pos instance at this party, between its rounds.
 enum Pos {
-    /// This party verifies: its MAC keys, the sign bits of its `R`, the opened lists, its
-    /// output bits and the MAC check's seed.
+    /// This party verifies: its MAC keys, the coins of the combination's coefficients, the
+    /// chunk seeds of the MAC shares it shares with the first prover, its combinations of the
+    /// opened values and its output bits.
     Verifier {
         k: PartyId,
         n: usize,
-        keys: Vec<u32>,
-        s_r: Vec<u64>,
-        opened: Vec<u8>,
+        keys: [u8; MAC_KEYS],
+        coins: [u8; 16],
+        macs: Vec<[u8; 16]>,
+        totals: [[u64; MAC_KEYS]; 2],
         v: Vec<u8>,
-        seed: [u8; 16],
     },
-    /// This party proves: the MAC'd entries of its lists and its output bits `Δ`.
-    Prover { k: PartyId, mac_u: Vec<MacShare>, mac_up: Vec<MacShare>, deltas: Vec<u8> },
-}
-
-/// The `λ` random combinations `Σ_i c_{j,i}·v_{i,j}` over `Z_p`, with independent coefficients
-/// drawn from the verifier's seed as they are used (entry by entry, `λ` at a time).
-fn combine(seed: &[u8; 16], zp: Zp, values: impl Iterator<Item = [u32; MAC_KEYS]>) -> [u32; MAC_KEYS] {
-    let mut g = Prg::new(&Seed(*seed));
-    // Summed unreduced: each term is below p² < 2^14, so 2^50 terms fit.
-    let mut sums = [0u64; MAC_KEYS];
-    for v in values {
-        for (s, x) in sums.iter_mut().zip(v) {
-            *s += u64::from(x) * u64::from(zp.from_random(g.next_u32()));
-        }
-    }
-    sums.map(|s| (s % u64::from(zp.p())) as u32)
+    /// This party proves: whether it is the first prover (its bit shares and MAC shares from
+    /// the PRG it shares with the verifier: the chunk seeds `values`, `macs`), the chunk seeds
+    /// of the masks it shares with the other prover, and its output bits `Δ`.
+    Prover {
+        k: PartyId,
+        n: usize,
+        first: bool,
+        values: Vec<[u8; 16]>,
+        macs: Vec<[u8; 16]>,
+        masks: Vec<[u8; 16]>,
+        deltas: Vec<u8>,
+    },
 }
 
 fn concat_all(parts: &[Masked]) -> Masked {

@@ -3,6 +3,14 @@
 //! never wraps to 0. Elements travel packed at `⌈log2 p⌉` bits each (7 for `p = 127`; the
 //! paper's measurements fit one byte each), [`Zp::pack`] and [`Zp::unpack`]. The field's
 //! arithmetic is `veil-ring`'s [`Zp`].
+//!
+//! [`Draws`] turns a PRG's bytes into exactly uniform elements by rejection: a byte `b` below
+//! `⌊256/p⌋·p` gives `b mod p` (every residue the same number of times), a larger byte is
+//! skipped (2 in 256 for `p = 127`). Shares and MAC shares must be uniform, not merely close:
+//! a prover sees many shares under one MAC key, and a bias in each would add up to a
+//! statistical trace of the key.
+
+use veil_crypto::Prg;
 
 /// `p` for ring width `l` (`2 ≤ l ≤ 64`).
 pub fn prime_for(l: u32) -> u32 {
@@ -16,9 +24,131 @@ fn is_prime(q: u32) -> bool {
 
 pub use veil_ring::Zp;
 
+/// Bytes read from the PRG at a time.
+const BUF: usize = 4096;
+
+/// Exactly uniform draws from a PRG's byte stream: elements of `Z_p` or `Z_p^*` (`p < 256`)
+/// and indices below small bounds, by rejection of the few bytes that would bias them.
+pub(crate) struct Draws {
+    prg: Prg,
+    buf: Box<[u8; BUF]>,
+    pos: usize,
+    /// `b mod p` for the bytes accepted for `Z_p` (a byte's entry is 255 where it is
+    /// rejected), and `1 + b mod (p − 1)` for `Z_p^*`.
+    zp: [u8; 256],
+    nonzero: [u8; 256],
+}
+
+fn table(modulus: u32, offset: u32) -> [u8; 256] {
+    let limit = (256 / modulus.max(1)) * modulus;
+    std::array::from_fn(|b| if (b as u32) < limit { (offset + b as u32 % modulus) as u8 } else { 255 })
+}
+
+impl Draws {
+    /// Draws for `Z_p`, `2 ≤ p < 255`, from `prg`.
+    pub(crate) fn new(prg: Prg, p: u32) -> Draws {
+        Draws { prg, buf: Box::new([0; BUF]), pos: BUF, zp: table(p, 0), nonzero: table(p - 1, 1) }
+    }
+
+    fn refill(&mut self) {
+        self.prg.fill_bytes(&mut self.buf[..]);
+        self.pos = 0;
+    }
+
+    /// Fills `out` through a byte table (255: rejected).
+    fn fill_with(&mut self, out: &mut [u8], nonzero: bool) {
+        let Draws { prg, buf, pos, zp, nonzero: nz } = self;
+        let t: &[u8; 256] = if nonzero { nz } else { zp };
+        let mut k = 0;
+        while k < out.len() {
+            if *pos == BUF {
+                prg.fill_bytes(&mut buf[..]);
+                *pos = 0;
+            }
+            // At most one element per byte: `take ≤ out.len() − k` bytes cannot overrun `out`.
+            let take = (BUF - *pos).min(out.len() - k);
+            for &b in &buf[*pos..*pos + take] {
+                let v = t[usize::from(b)];
+                out[k] = v;
+                k += usize::from(v != 255);
+            }
+            *pos += take;
+        }
+    }
+
+    /// Uniform elements of `Z_p`.
+    pub(crate) fn fill(&mut self, out: &mut [u8]) {
+        self.fill_with(out, false);
+    }
+
+    /// Uniform elements of `Z_p^*`.
+    pub(crate) fn fill_nonzero(&mut self, out: &mut [u8]) {
+        self.fill_with(out, true);
+    }
+
+    /// One uniform element of `Z_p`.
+    #[cfg(test)]
+    pub(crate) fn next(&mut self) -> u8 {
+        let mut v = [0u8];
+        self.fill(&mut v);
+        v[0]
+    }
+
+    /// The next `out.len()` bytes of the stream as they are.
+    pub(crate) fn bytes(&mut self, out: &mut [u8]) {
+        let mut k = 0;
+        while k < out.len() {
+            if self.pos == BUF {
+                self.refill();
+            }
+            let take = (BUF - self.pos).min(out.len() - k);
+            out[k..k + take].copy_from_slice(&self.buf[self.pos..self.pos + take]);
+            self.pos += take;
+            k += take;
+        }
+    }
+
+    /// The next two bytes of the stream as a `u32` below `2^16` (little-endian).
+    pub(crate) fn below_or_equal_raw(&mut self) -> u32 {
+        self.next_u16()
+    }
+
+    /// The next two bytes of the stream as a `u32` below `2^16`.
+    fn next_u16(&mut self) -> u32 {
+        if self.pos + 2 > BUF {
+            // Keep the stream's order: the byte left over starts the next word.
+            let carry = if self.pos < BUF { Some(self.buf[self.pos]) } else { None };
+            self.refill();
+            if let Some(first) = carry {
+                let v = u32::from(first) | u32::from(self.buf[0]) << 8;
+                self.pos = 1;
+                return v;
+            }
+        }
+        let v = u32::from(self.buf[self.pos]) | u32::from(self.buf[self.pos + 1]) << 8;
+        self.pos += 2;
+        v
+    }
+
+    /// A uniform index in `0..=k` (`k < 2^16 − 1`): Lemire's multiply-and-shift of a 16-bit draw,
+    /// redrawn in the rare case (probability below `(k + 1)/2^16`) that would bias it.
+    pub(crate) fn below_or_equal(&mut self, k: u32) -> u32 {
+        let s = k + 1;
+        let mut m = self.next_u16() * s;
+        if (m & 0xffff) < s {
+            let threshold = (0x1_0000 - s) % s;
+            while (m & 0xffff) < threshold {
+                m = self.next_u16() * s;
+            }
+        }
+        m >> 16
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use veil_crypto::Seed;
 
     #[test]
     fn primes_of_each_width() {
@@ -26,5 +156,40 @@ mod tests {
         assert_eq!(prime_for(16), 31);
         assert_eq!(prime_for(32), 61);
         assert_eq!(prime_for(64), 127);
+    }
+
+    /// Every residue is drawn, none out of range, with frequencies within a few standard
+    /// deviations of uniform; the same seed gives the same draws.
+    #[test]
+    fn draws_are_uniform_in_range_and_repeatable() {
+        for p in [13u32, 31, 61, 127] {
+            let mut d = Draws::new(Prg::new(&Seed([3; 16])), p);
+            let mut v = vec![0u8; 200_000];
+            d.fill(&mut v);
+            let mut counts = vec![0usize; p as usize];
+            for &x in &v {
+                assert!(u32::from(x) < p);
+                counts[usize::from(x)] += 1;
+            }
+            let mean = v.len() as f64 / f64::from(p);
+            for (x, &c) in counts.iter().enumerate() {
+                assert!((c as f64 - mean).abs() < 6.0 * mean.sqrt(), "p = {p}: {x} drawn {c} times");
+            }
+            let mut nz = vec![0u8; 10_000];
+            d.fill_nonzero(&mut nz);
+            assert!(nz.iter().all(|&x| x >= 1 && u32::from(x) < p));
+            let mut again = Draws::new(Prg::new(&Seed([3; 16])), p);
+            let mut w = vec![0u8; 1000];
+            again.fill(&mut w);
+            assert_eq!(w, v[..1000]);
+            for k in [0u32, 1, 2, 5, 63, 64, 200, 1000] {
+                assert!((0..300).all(|_| d.below_or_equal(k) <= k));
+            }
+            let mut counts = [0usize; 7];
+            for _ in 0..70_000 {
+                counts[d.below_or_equal(6) as usize] += 1;
+            }
+            assert!(counts.iter().all(|&c| (c as f64 - 10_000.0).abs() < 600.0), "{counts:?}");
+        }
     }
 }

@@ -55,12 +55,25 @@ impl Zp {
         (n * self.wire_bits() as usize).div_ceil(8)
     }
     /// Elements (each `< p`) packed at [`Zp::wire_bits`] bits each, least significant bit
-    /// first; the last byte is padded with zeros.
+    /// first; the last byte is padded with zeros. Up to 7 bits, eight elements at a time fill
+    /// `wire_bits` whole bytes, which go through one 64-bit word.
     pub fn pack<T: Copy + Into<u32>>(self, v: &[T]) -> Vec<u8> {
         let w = self.wire_bits();
         let mut out = Vec::with_capacity(self.packed_len(v.len()));
+        let mut rest = v;
+        if w <= 7 {
+            let groups = v.chunks_exact(8);
+            rest = groups.remainder();
+            for g in groups {
+                let word = g
+                    .iter()
+                    .enumerate()
+                    .fold(0u64, |acc, (i, &x)| acc | u64::from(x.into()) << (w * i as u32));
+                out.extend_from_slice(&word.to_le_bytes()[..w as usize]);
+            }
+        }
         let (mut acc, mut bits) = (0u64, 0u32);
-        for &x in v {
+        for &x in rest {
             acc |= u64::from(x.into()) << bits;
             bits += w;
             while bits >= 8 {
@@ -84,8 +97,29 @@ impl Zp {
         let w = self.wire_bits();
         let mask = (1u64 << w) - 1;
         let mut out = Vec::with_capacity(n);
+        let mut bytes = bytes;
+        let mut left = n;
+        if w <= 7 {
+            // Eight elements per `w` bytes, read as one word.
+            let groups = n / 8;
+            let (whole, tail) = bytes.split_at(groups * w as usize);
+            for g in whole.chunks_exact(w as usize) {
+                let mut b = [0u8; 8];
+                b[..g.len()].copy_from_slice(g);
+                let word = u64::from_le_bytes(b);
+                for i in 0..8 {
+                    let x = ((word >> (w * i)) & mask) as u32;
+                    if x >= self.p {
+                        return None;
+                    }
+                    out.push(T::try_from(x).ok()?);
+                }
+            }
+            bytes = tail;
+            left = n - 8 * groups;
+        }
         let (mut acc, mut bits, mut next) = (0u64, 0u32, bytes.iter());
-        for _ in 0..n {
+        for _ in 0..left {
             while bits < w {
                 acc |= u64::from(*next.next()?) << bits;
                 bits += 8;
@@ -116,6 +150,36 @@ mod tests {
             }
             assert_eq!(zp.sub(0, p - 1), 1);
             assert_eq!(zp.mul(p - 1, p - 1), 1);
+        }
+    }
+
+    /// The bit-by-bit packing the word-at-a-time path must equal.
+    fn reference_pack(w: u32, v: &[u32]) -> Vec<u8> {
+        let mut bits = Vec::new();
+        for &x in v {
+            bits.extend((0..w).map(|i| (x >> i) & 1));
+        }
+        bits.chunks(8).map(|c| c.iter().enumerate().fold(0u8, |b, (i, &bit)| b | (bit as u8) << i)).collect()
+    }
+
+    #[test]
+    fn word_packing_equals_the_bitwise_layout_and_checks_every_element() {
+        for p in [13u32, 31, 61, 127, 251] {
+            let zp = Zp::new(p);
+            for n in [0usize, 5, 8, 16, 17, 100] {
+                let v: Vec<u32> =
+                    (0..n as u32).map(|i| zp.from_random(i.wrapping_mul(0x9e37_79b9))).collect();
+                assert_eq!(zp.pack(&v), reference_pack(zp.wire_bits(), &v), "p = {p}, n = {n}");
+                // An element equal to p at each position, in a whole group or in the tail.
+                if zp.wire_bits() < 8 && (1u32 << zp.wire_bits()) > p {
+                    for at in 0..n {
+                        let mut bad = v.clone();
+                        bad[at] = p;
+                        let bytes = reference_pack(zp.wire_bits(), &bad);
+                        assert_eq!(zp.unpack::<u32>(&bytes, n), None, "p = {p}, n = {n}, at {at}");
+                    }
+                }
+            }
         }
     }
 

@@ -1,0 +1,358 @@
+//! The masked, permuted lists of the sign-bit comparison, shared by the sign extraction
+//! (paper §3, [`crate::sign`]) and its verification Π_Pos (paper §4.2, [`crate::pos`]), and
+//! what a MAC check needs of them.
+//!
+//! Two parties hold `M` (bits `a_0 … a_{l−2}` of `M̂` big-endian, then `a_{l−1} = 0`) and
+//! additive `Z_p` shares of the bits `b_0 … b_{l−2}` of the other side's bound (then
+//! `b_{l−1} = 1`); `K` is a party's share of the constant 1 (1 at the first, 0 at the second).
+//! Per position `t`:
+//!
+//! ```text
+//! c_t  = a_t ⊕ b_t = (1 − 2a_t)·b_t + a_t·K
+//! c'_t = Σ_{s<t} c_s − c_t + K                      (= Σ_{s≤t} c_s − 2c_t + 1)
+//! u_t  = w_t·c'_t + β_t·K,    β_t = MSB(M) ⊕ a_t ⊕ Δ
+//! u'_t = w'_t·(w_t·c'_t + K)
+//! ```
+//!
+//! and entry `e` of the list sent is `u_{π(e)}` (`e < l`) or `u'_{π(e−l)}`. `Δ`, `w`, `w'`, `π`
+//! ([`Masks`]) come from the two parties' common seed.
+//!
+//! **A combination without the MAC components.** Every entry is an affine function of the
+//! bits: `entry_e = Σ_s A_{e,s}·b_s + C_e`, with `A` and `C` known to the two parties only.
+//! So for public coefficients `σ_e`, `Σ_e σ_e·entry_e = Σ_s g_s·b_s + h` with
+//! `q_t = σ_{π⁻¹(t)}·w_t + σ_{l+π⁻¹(t)}·w'_t·w_t`, `d_s = 1 − 2a_s`,
+//! `g_s = d_s·(Σ_{t>s} q_t − q_s)` and `h = Σ_t q_t·k_t + Σ_t (σ_{π⁻¹(t)}·β_t + σ_{l+π⁻¹(t)}·w'_t)`,
+//! where `k_t = Σ_{s<t} a_s − a_t + 1` (`k_{l−1} = Σ_{s<l−1} a_s`) is the constant of `c'_t`
+//! ([`weights`]). A party's share of the combination's MAC is then `Σ_s g_s·γ(b_s) + h·γ(1)`
+//! from its MAC shares of the bits: `O(l)` work per key instead of a MAC component for every
+//! entry.
+
+use crate::prime::Draws;
+
+/// Most positions of a list (`l ≤ 64`).
+pub(crate) const MAX_L: usize = 64;
+
+/// Reduction modulo the list field's prime `p < 128` of operands below `2^16`. The kernels are generic over it: `p = 127` (the field of
+/// `Z_2^64`) is a Mersenne prime and reduces with shifts and adds ([`M127`]); the narrower
+/// rings' primes (tests) use a Barrett reduction ([`Small`]).
+pub(crate) trait Reduce: Copy {
+    /// `p`.
+    fn p(self) -> u32;
+    /// `x mod p` for `x < 2^16`.
+    fn red(self, x: u32) -> u32;
+    /// The same on a 16-bit word (the kernels' lanes).
+    #[inline(always)]
+    fn red16(self, x: u16) -> u16 {
+        self.red(u32::from(x)) as u16
+    }
+}
+
+/// Barrett reduction: `m = ⌈2^24/p⌉`, `x mod p = x − p·⌊x·m/2^24⌋`, exact while
+/// `x·(m·p − 2^24) < 2^24`, which holds below `2^24/128 = 2^17`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Small {
+    p: u32,
+    m: u64,
+}
+
+impl Small {
+    pub(crate) fn new(p: u32) -> Small {
+        debug_assert!((2..128).contains(&p));
+        Small { p, m: (1u64 << 24).div_ceil(u64::from(p)) }
+    }
+}
+
+impl Reduce for Small {
+    #[inline(always)]
+    fn p(self) -> u32 {
+        self.p
+    }
+    #[inline(always)]
+    fn red(self, x: u32) -> u32 {
+        debug_assert!(x < 1 << 16);
+        x - self.p * ((u64::from(x) * self.m) >> 24) as u32
+    }
+}
+
+/// `p = 2^7 − 1`: `2^7 ≡ 1`, so `x ≡ (x mod 2^7) + ⌊x/2^7⌋`; folded until below 256, then
+/// one conditional subtraction.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct M127;
+
+impl Reduce for M127 {
+    #[inline(always)]
+    fn p(self) -> u32 {
+        127
+    }
+    #[inline(always)]
+    fn red(self, x: u32) -> u32 {
+        let y = (x & 127) + (x >> 7); // < 128 + 512
+        let z = (y & 127) + (y >> 7); // ≤ 127 + 4
+        z - 127 * u32::from(z >= 127)
+    }
+    #[inline(always)]
+    fn red16(self, x: u16) -> u16 {
+        let y = (x & 127) + (x >> 7);
+        let z = (y & 127) + (y >> 7);
+        z - 127 * u16::from(z >= 127)
+    }
+}
+
+/// One element's masks from the two parties' common seed: `Δ`, `w`, `w'` (in `Z_p^*`) and the
+/// permutation `π` with its inverse, for lists of `l` positions.
+#[derive(Clone, Debug)]
+pub(crate) struct Masks {
+    pub(crate) delta: u8,
+    pub(crate) w: [u8; MAX_L],
+    pub(crate) w2: [u8; MAX_L],
+    pub(crate) perm: [u8; MAX_L],
+    pub(crate) inverse: [u8; MAX_L],
+}
+
+impl Masks {
+    /// The next element's masks: `Δ`, then `w`, `w'`, then `π` by Fisher–Yates, every draw
+    /// exactly uniform.
+    pub(crate) fn draw(d: &mut Draws, l: usize) -> Masks {
+        let mut m = Masks { delta: 0, w: [0; MAX_L], w2: [0; MAX_L], perm: [0; MAX_L], inverse: [0; MAX_L] };
+        m.delta = d.below_or_equal(1) as u8;
+        d.fill_nonzero(&mut m.w[..l]);
+        d.fill_nonzero(&mut m.w2[..l]);
+        for (t, v) in m.perm[..l].iter_mut().enumerate() {
+            *v = t as u8;
+        }
+        // Fisher–Yates, step `k` drawing `j ≤ k` by Lemire's multiply-and-shift of 16 random
+        // bits: two bytes per step read at once, a step redrawn (exactly as
+        // `Draws::below_or_equal` would) only when its low half falls below `k + 1`.
+        let mut raw = [0u8; 2 * MAX_L];
+        d.bytes(&mut raw[..2 * (l - 1)]);
+        for (step, k) in (1..l).rev().enumerate() {
+            let s = k as u32 + 1;
+            let r = u32::from(raw[2 * step]) | u32::from(raw[2 * step + 1]) << 8;
+            let mut x = r * s;
+            if (x & 0xffff) < s {
+                let threshold = (0x1_0000 - s) % s;
+                while (x & 0xffff) < threshold {
+                    x = d.below_or_equal_raw() * s;
+                }
+            }
+            m.perm.swap(k, (x >> 16) as usize);
+        }
+        for (e, &t) in m.perm[..l].iter().enumerate() {
+            m.inverse[usize::from(t)] = e as u8;
+        }
+        m
+    }
+}
+
+/// The bits `a_t` of `M̂` (big-endian, `l − 1` of them, then 0) and `MSB(M)`, for `M < 2^l`.
+#[inline(always)]
+pub(crate) fn bits_of(m: u64, l: usize) -> ([u8; MAX_L], u8) {
+    let mut a = [0u8; MAX_L];
+    for (t, v) in a[..l - 1].iter_mut().enumerate() {
+        *v = ((m >> (l - 2 - t)) & 1) as u8;
+    }
+    (a, ((m >> (l - 1)) & 1) as u8)
+}
+
+/// This party's shares of one element's two lists, entry by entry as sent: `u` into `u_out`
+/// and `u'` into `up_out` (`l` entries each). `shares` are its `l − 1` shares of the bits,
+/// `first` says whether it holds the constant 1.
+#[allow(clippy::too_many_arguments, reason = "one element's inputs, named as in the module docs")]
+pub(crate) fn value_lists<R: Reduce>(
+    f: R,
+    l: usize,
+    m: u64,
+    first: bool,
+    shares: &[u8],
+    masks: &Masks,
+    u_out: &mut [u8],
+    up_out: &mut [u8],
+) {
+    let p = f.p() as u16;
+    let k = u16::from(first);
+    let (a, s_m) = bits_of(m, l);
+    // Position by position over arrays of `MAX_L` (the compiler vectorizes the elementwise
+    // steps); only the prefix sum runs serially. Every value stays below 2^16: `c ≤ p + 1`,
+    // prefixes `≤ l·(p + 1) < 2^13`, products of two reduced elements `< p² < 2^14`.
+    let mut b = [0u16; MAX_L];
+    for (v, &x) in b.iter_mut().zip(&shares[..l - 1]) {
+        *v = u16::from(x);
+    }
+    b[l - 1] = k;
+    let mut c = [0u16; MAX_L];
+    for t in 0..MAX_L {
+        let at = u16::from(a[t]);
+        c[t] = (1 - at) * b[t] + at * (k + p - b[t]);
+    }
+    let mut before = [0u16; MAX_L];
+    let mut run = 0u16;
+    for t in 0..l {
+        before[t] = run;
+        run += c[t];
+    }
+    let (mut u, mut up) = ([0u8; MAX_L], [0u8; MAX_L]);
+    for t in 0..MAX_L {
+        let c2 = red16(f, before[t] + 2 * p - c[t] + k);
+        let wc = red16(f, u16::from(masks.w[t]) * c2);
+        let beta = u16::from(s_m ^ a[t] ^ masks.delta);
+        u[t] = red16(f, wc + beta * k) as u8;
+        up[t] = red16(f, u16::from(masks.w2[t]) * (wc + k)) as u8;
+    }
+    for e in 0..l {
+        let t = usize::from(masks.perm[e]);
+        u_out[e] = u[t];
+        up_out[e] = up[t];
+    }
+}
+
+#[inline(always)]
+fn red16<R: Reduce>(f: R, x: u16) -> u16 {
+    f.red16(x)
+}
+
+/// Lanes of the weight computation: the MAC keys, padded to a vector's width (the padding's
+/// coefficients are 0 and its results unused).
+pub(crate) const LANES: usize = 8;
+
+/// For each of the [`LANES`] combinations with coefficients `sigma[e][j]` over the `2l`
+/// entries as sent (the `u` list, then `u'`), the weights `g_s[j]` of the bits and `h[j]` of
+/// the constant with `Σ_e sigma[e][j]·entry_e = Σ_s g_s[j]·b_s + h[j]` (module docs), reduced
+/// mod `p`. Lane-parallel over 16-bit words: `q < 2p² < 2^15`, reduced before the suffix sums
+/// (`< l·p < 2^13`).
+pub(crate) fn weights<R: Reduce>(
+    f: R,
+    l: usize,
+    m: u64,
+    masks: &Masks,
+    sigma: &[[u8; LANES]],
+    g: &mut [[u8; LANES]],
+    h: &mut [u16; LANES],
+) {
+    let p = f.p() as u16;
+    let (a, s_m) = bits_of(m, l);
+    let mut q = [[0u16; LANES]; MAX_L];
+    // The constant `Σ_t q_t·k_t + Σ_t (σ_{π⁻¹(t)}·β_t + σ_{l+π⁻¹(t)}·w'_t)` with
+    // `k_t = Σ_{s<t} a_s + (1 − a_t)` (no `1 − a_t` at `t = l − 1`): the first sum is
+    // `Σ_s a_s·S_{s+1} + Σ_{t<l−1} (1 − a_t)·q_t`, gathered with the suffix sums below.
+    let mut constant = [0u16; LANES];
+    for t in 0..l {
+        let e = usize::from(masks.inverse[t]);
+        let (w, w2) = (u16::from(masks.w[t]), u16::from(masks.w2[t]));
+        let ww = red16(f, w * w2);
+        let beta = u16::from(s_m ^ a[t] ^ masks.delta);
+        let (s1, s2) = (&sigma[e], &sigma[l + e]);
+        let mut qt = [0u16; LANES];
+        for j in 0..LANES {
+            let (x, y) = (u16::from(s1[j]), u16::from(s2[j]));
+            qt[j] = red16(f, x * w + y * ww);
+            constant[j] = red16(f, constant[j] + beta * x + red16(f, y * w2));
+        }
+        q[t] = qt;
+    }
+    let mut suffix = q[l - 1];
+    for s in (0..l - 1).rev() {
+        let minus = u16::from(a[s]);
+        for j in 0..LANES {
+            // S_{s+1} − q_s, negated where a_s = 1.
+            let d = red16(f, suffix[j] + p - q[s][j]);
+            let v = (1 - minus) * d + minus * (p - d);
+            g[s][j] = (v - p * u16::from(v == p)) as u8;
+            let tail = minus * suffix[j] + (1 - minus) * q[s][j];
+            constant[j] = red16(f, constant[j] + red16(f, tail));
+            suffix[j] += q[s][j];
+        }
+    }
+    *h = constant;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prime::prime_for;
+    use veil_crypto::{Prg, Seed};
+
+    #[test]
+    fn the_reductions_are_exact_in_their_ranges() {
+        fn check(f: impl Reduce) {
+            let p = f.p();
+            for x in 0..1u32 << 16 {
+                assert_eq!(f.red(x), x % p, "{x} mod {p}");
+                assert_eq!(u32::from(f.red16(x as u16)), x % p, "{x} mod {p}");
+            }
+        }
+        for p in [13u32, 31, 61, 127, 113, 2, 3] {
+            check(Small::new(p));
+        }
+        check(M127);
+    }
+
+    /// The lists of both parties add up to the paper's lists (one zero of `u` with `u' ≠ 0`
+    /// exactly when the comparison says so), and a combination of the entries equals
+    /// `Σ g_s·b_s + h` for random coefficients.
+    #[test]
+    fn lists_and_their_weights_match_the_direct_computation() {
+        for l in [8usize, 16, 64] {
+            let p = prime_for(l as u32);
+            let f = Small::new(p);
+            let fast = M127;
+            let mut d = Draws::new(Prg::new(&Seed([9; 16])), p);
+            let mut g = Prg::new(&Seed([1; 16]));
+            let half = 1u64 << (l - 1);
+            for trial in 0..300 {
+                let masks = Masks::draw(&mut d, l);
+                let full = if l == 64 { u64::MAX } else { (1u64 << l) - 1 };
+                let m = g.next_u64() & full;
+                let mut bound = g.next_u64() & (half - 1);
+                if trial % 7 == 0 {
+                    bound = m & (half - 1); // a = b: the appended bits decide
+                }
+                let bits: Vec<u8> = (0..l - 1).map(|t| ((bound >> (l - 2 - t)) & 1) as u8).collect();
+                let mut s1 = vec![0u8; l - 1];
+                d.fill(&mut s1);
+                let s2: Vec<u8> = bits
+                    .iter()
+                    .zip(&s1)
+                    .map(|(&b, &x)| ((u32::from(b) + p - u32::from(x)) % p) as u8)
+                    .collect();
+                let (mut u1, mut up1, mut u2, mut up2) = (vec![0; l], vec![0; l], vec![0; l], vec![0; l]);
+                value_lists(f, l, m, true, &s1, &masks, &mut u1, &mut up1);
+                value_lists(f, l, m, false, &s2, &masks, &mut u2, &mut up2);
+                if p == 127 {
+                    let (mut v1, mut vp1) = (vec![0; l], vec![0; l]);
+                    value_lists(fast, l, m, true, &s1, &masks, &mut v1, &mut vp1);
+                    assert_eq!((v1, vp1), (u1.clone(), up1.clone()), "the Mersenne reduction agrees");
+                }
+                let add = |x: &[u8], y: &[u8]| -> Vec<u32> {
+                    x.iter().zip(y).map(|(&a, &b)| (u32::from(a) + u32::from(b)) % p).collect()
+                };
+                let (u, up) = (add(&u1, &u2), add(&up1, &up2));
+                let hit = (0..l).any(|e| u[e] == 0 && up[e] != 0);
+                let m_hat = m & (half - 1);
+                let carry = m_hat > bound; // [a > b] with a = M̂‖0, b = B‖1
+                let s_m = (m >> (l - 1)) & 1;
+                let expected_e = (s_m as u8) ^ u8::from(carry) ^ masks.delta;
+                assert_eq!(u8::from(!hit), expected_e, "l = {l}, trial {trial}");
+                // The combination through the weights.
+                let sigma: Vec<[u8; LANES]> = (0..2 * l).map(|_| std::array::from_fn(|_| d.next())).collect();
+                let mut gs = vec![[0u8; LANES]; l - 1];
+                let mut h = [0u16; LANES];
+                weights(f, l, m, &masks, &sigma, &mut gs, &mut h);
+                if p == 127 {
+                    let (mut gs2, mut h2) = (vec![[0u8; LANES]; l - 1], [0u16; LANES]);
+                    weights(fast, l, m, &masks, &sigma, &mut gs2, &mut h2);
+                    assert_eq!((gs2, h2), (gs.clone(), h), "the Mersenne reduction agrees");
+                }
+                let entries: Vec<u32> = u.iter().chain(&up).copied().collect();
+                for j in 0..LANES {
+                    let direct =
+                        entries.iter().zip(&sigma).map(|(&x, s)| x * u32::from(s[j])).sum::<u32>() % p;
+                    let via =
+                        (bits.iter().zip(&gs).map(|(&b, w)| u32::from(b) * u32::from(w[j])).sum::<u32>()
+                            + u32::from(h[j]))
+                            % p;
+                    assert_eq!(direct, via, "l = {l}, trial {trial}, key {j}");
+                }
+            }
+        }
+    }
+}
