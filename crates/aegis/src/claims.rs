@@ -10,11 +10,14 @@ use veil_ring::Gr;
 
 use crate::masked::Masked;
 
-/// The lazy reductions stop once the claim has at most this many entries (each costs a party
-/// about 2 KiB once materialized: 256 MiB); the rest run on the materialized vectors, whose
-/// reductions cost less than recomputing every entry from the shares
-/// ([`crate::columns`]).
-pub const MATERIALIZE_AT: usize = 1 << 17;
+/// The lazy reductions stop once the claim has at most this many entries, or once a column
+/// holds a single entry, whichever comes first; the rest run on the materialized vectors
+/// ([`crate::columns`]; an entry costs a party about 3 KiB once materialized). Materializing
+/// late is cheaper: a lazy reduction costs one pass over the recorded shares, and
+/// materializing costs that pass plus writing every entry in GR (LeNet at batch 30: 4.2
+/// million terms in 32 768 columns, materialized at 32 498 entries in 0.28 s per party, where
+/// materializing at 2^17 entries took 1.6 s).
+pub const MATERIALIZE_AT: usize = 1 << 12;
 
 /// A vector of GR values in masked sharing; a party keeps the components it holds.
 #[derive(Clone, Debug, Default)]

@@ -362,12 +362,21 @@ impl<'a> Columns<'a> {
     /// The claim's vectors at the current reduction.
     pub(crate) fn materialize(&self) -> (GrVec, GrVec) {
         let held = held(self.me);
+        // Column by column in parallel, in column order.
+        let parts: Vec<(Vec<Entry>, Vec<Entry>)> = self
+            .b
+            .par_iter()
+            .enumerate()
+            .map_init(Scratch::default, |scratch, (l, b)| {
+                self.entries(l, scratch);
+                let xs = scratch.x.iter().map(|e| e.map(|v| b.mul(&v))).collect();
+                (xs, scratch.y.clone())
+            })
+            .collect();
         let (mut xs, mut ys) = (Vec::with_capacity(self.len()), Vec::with_capacity(self.len()));
-        let mut scratch = Scratch::default();
-        for (l, b) in self.b.iter().enumerate() {
-            self.entries(l, &mut scratch);
-            xs.extend(scratch.x.iter().map(|e| e.map(|v| b.mul(&v))));
-            ys.extend(scratch.y.iter().copied());
+        for (x, y) in parts {
+            xs.extend(x);
+            ys.extend(y);
         }
         (entry_vec(&held, xs), entry_vec(&held, ys))
     }

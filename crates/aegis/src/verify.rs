@@ -33,14 +33,17 @@
 //! with P0 sending its pieces at once would be unsound against a rushing P1 or P2 (it would
 //! read `ζ` before sending its share); `crate::challenge` says why its schedule is not.
 //! Total: `2` for the coefficients, `2` per reduction, `2` for the final check (its cross
-//! terms, `2N' + 3` GR elements from P0 with `N' ≤` [`FINAL_DIMENSION`], travel with the
-//! last challenge), so `2R + 4`. The parties run reductions while the dimension is above
-//! [`FINAL_DIMENSION`]. Memory stays bounded without chunking: the elementwise and inner
+//! terms, `2N' + 3` GR elements from P0, travel with the last challenge), so `2R + 4`. The
+//! parties run reductions while the dimension is above [`FINAL_DIMENSION`], at most
+//! [`REDUCTIONS`] of them, so the rounds do not grow with the batch: a larger batch makes the
+//! final check larger instead (`N' = N/2^R`). Memory stays bounded without chunking: the elementwise and inner
 //! products, almost all of the terms, are reduced lazily from their recorded `Z_2^64` shares
-//! ([`crate::columns`]) until at most [`crate::columns::MATERIALIZE_AT`] entries are left, and
+//! ([`crate::columns`]) while a column still holds two entries or more (or until at most
+//! [`crate::columns::MATERIALIZE_AT`] entries are left), and
 //! matrix products are compressed first; the two claims are reduced in lockstep (one `ζ` per
 //! step), combined with coefficients from the last challenge and checked once.
 
+use rayon::prelude::*;
 use veil_crypto::Prg;
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::Gr;
@@ -51,6 +54,13 @@ use crate::claims::{BitProducts, Claim, GrVec, Recorded, cross_term, gr_bytes, g
 use crate::columns::Columns;
 use crate::freivalds::compress_matmul;
 use crate::share::{Aegis, Masked};
+
+/// The most halvings a claim gets (the paper's `R`; [`Aegis::with_reductions`] sets another):
+/// the verification's rounds do not grow with the batch, and a claim of `N` terms ends its
+/// reductions at `max(N/2^R, FINAL_DIMENSION)` entries, which the final check deals and tests
+/// in one step. The paper's best measured `R` are 7 to 10 (its Fig. 15); at 10, LeNet at
+/// batch 30 (4.2 million terms) ends at about 4 000 entries.
+pub const REDUCTIONS: usize = 10;
 
 /// Reductions stop at this dimension (the final check deals `2N' + 3` GR elements: 1 MiB from
 /// P0 here). The paper leaves `N/2^R` around 2^10–2^11 too (its Fig. 15): below that, each
@@ -195,7 +205,7 @@ impl Aegis {
             return Ok(());
         }
         let me = Self::check_server(ctx)?;
-        let limit = self.max_reductions.unwrap_or(usize::MAX);
+        let limit = self.max_reductions.unwrap_or(REDUCTIONS);
         let materialize_at = self.materialize_at.max(FINAL_DIMENSION);
         let mut what = "verify/coefficients";
         let mut pending = Some(challenge::send(ctx, what, &[])?);
@@ -203,6 +213,14 @@ impl Aegis {
         // The step whose challenge is pending: the claims it reduces, this party's share of
         // their inner products (P1, P2) and the output masks.
         let mut step: Option<(Vec<usize>, Vec<Gr>, GrVec)> = None;
+        let tv = std::env::var("VEIL_T").is_ok();
+        let mut tick = std::time::Instant::now();
+        let mut lap = |what: &str| {
+            if tv {
+                eprintln!("  P{me} {what}: {:?}", tick.elapsed());
+            }
+            tick = std::time::Instant::now();
+        };
         loop {
             let (seed, drawn) = match pending.as_ref().and_then(challenge::Pending::seed) {
                 Some(seed) => (seed, None),
@@ -233,8 +251,10 @@ impl Aegis {
                 }
                 (Some(_), None) => return Err(MpcError::Invalid("a challenge without a step".into())),
             };
+            lap("challenge+fold/new");
             let dealt = drawn.map(|d| d.dealt).unwrap_or_default();
             let active = red.next_step();
+            lap(&format!("next_step (len {:?})", red.parts.iter().map(|p| p.0.len()).collect::<Vec<_>>()));
             if active.is_empty() {
                 let claim = reduction.take().map(|r| r.into_claim(&mut prg)).unwrap_or_default();
                 let delta = if me == 0 {
@@ -245,6 +265,7 @@ impl Aegis {
                 } else {
                     self.final_prover(ctx, &claim, &dealt)?
                 };
+                lap("final");
                 let opened = self.gr_open(ctx, &delta)?;
                 if opened[0] != Gr::ZERO {
                     return Err(MpcError::abort("aegis: batch multiplication verification", None));
@@ -253,6 +274,7 @@ impl Aegis {
             }
             let n = 2 * active.len();
             let local = red.local(&active);
+            lap("local");
             let r_z = self.gr_random(ctx, "verify/inner/r_z", n)?;
             let masks = GrVec { m: vec![], one: r_z.one, two: r_z.two };
             let share = if me == 0 {
@@ -288,14 +310,20 @@ impl Aegis {
         let r_d = self.gr_random(ctx, "verify/delta", 1)?;
         let r = |v: &GrVec, i: usize| v.one[i].add(&v.two[i]);
         let ra = r(&alpha, 0);
+        let terms: Vec<(Gr, Gr, Gr, Gr)> = (0..n)
+            .into_par_iter()
+            .map(|i| {
+                let rxy = r(xs, i).mul(&r(ys, i));
+                (rxy, ra.mul(&rxy), ra.mul(&r(xs, i)), ra.mul(&r(ys, i)))
+            })
+            .collect();
         let (mut s1, mut s3) = (Gr::ZERO, Gr::ZERO);
         let mut per = Vec::with_capacity(2 * n);
-        for i in 0..n {
-            let rxy = r(xs, i).mul(&r(ys, i));
+        for (rxy, arxy, ax, ay) in terms {
             s1 = s1.add(&rxy);
-            s3 = s3.add(&ra.mul(&rxy));
-            per.push(ra.mul(&r(xs, i)));
-            per.push(ra.mul(&r(ys, i)));
+            s3 = s3.add(&arxy);
+            per.push(ax);
+            per.push(ay);
         }
         let mut cross = vec![s1, s3, ra.mul(&r(z, 0))];
         cross.extend(per);
@@ -319,15 +347,21 @@ impl Aegis {
         //   + m_α [r_Z] + m_Z [r_α] − [r_α r_Z] + [r_Δ]
         let mut s =
             ma.mul(&c[0]).sub(&c[1]).add(&ma.mul(&rz_j)).add(&z.m[0].mul(&ra_j)).sub(&c[2]).add(&rd_j);
-        for i in 0..n {
-            let (mx, my) = (xs.m[i], ys.m[i]);
-            let mxy = mx.mul(&my);
-            s = s.sub(&ma.mul(&mx).mul(&ry_j[i])).sub(&ma.mul(&my).mul(&rx_j[i])).sub(&mxy.mul(&ra_j));
-            s = s.add(&mx.mul(&c[3 + 2 * i + 1])).add(&my.mul(&c[3 + 2 * i]));
-            if me == 2 {
-                s = s.add(&ma.mul(&mxy));
-            }
-        }
+        // Entry by entry in parallel; the sums in GR add up in any order to the same total.
+        let per_entry = (0..n)
+            .into_par_iter()
+            .map(|i| {
+                let (mx, my) = (xs.m[i], ys.m[i]);
+                let mxy = mx.mul(&my);
+                let mut t = mx.mul(&c[3 + 2 * i + 1]).add(&my.mul(&c[3 + 2 * i]));
+                t = t.sub(&ma.mul(&mx).mul(&ry_j[i])).sub(&ma.mul(&my).mul(&rx_j[i])).sub(&mxy.mul(&ra_j));
+                if me == 2 {
+                    t = t.add(&ma.mul(&mxy));
+                }
+                t
+            })
+            .reduce(|| Gr::ZERO, |a, b| a.add(&b));
+        s = s.add(&per_entry);
         if me == 2 {
             s = s.sub(&ma.mul(&z.m[0]));
         }

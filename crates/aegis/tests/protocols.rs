@@ -530,3 +530,29 @@ fn a_reduction_share_changed_after_its_commitment_aborts_and_a_reduction_costs_t
         assert!(msg.contains(&format!("P{prover}'s share differs from its commitment")), "{msg}");
     }
 }
+
+/// With `R` halvings at most, the verification's rounds are the same for a batch 8 times larger
+/// (the final check grows instead), and a wrong product in the larger batch still aborts.
+#[test]
+fn the_verification_rounds_do_not_grow_with_the_batch() {
+    let run = |n: usize, tamper: bool| {
+        let x: Vec<u64> = random_values(8, n, 64).iter().map(|v| (*v as i64 >> 24) as u64).collect();
+        simulate(3, 29, move |ctx| {
+            let mut a = Aegis::new(64)?.with_reductions(2);
+            let xs = a.share_input(ctx, 0, (ctx.party() == 0).then_some(&x[..]), x.len())?;
+            a.mul(ctx, &xs, &xs)?;
+            if tamper && ctx.party() == 1 {
+                a.tamper_recorded(0, |_, _, z| z.m[n - 3] = z.m[n - 3].wrapping_add(1 << 63));
+            }
+            let before = ctx.stats().total().rounds;
+            a.check(ctx)?;
+            Ok(ctx.stats().total().rounds - before)
+        })
+    };
+    let rounds = |n: usize| -> u64 { run(n, false).into_iter().map(Result::unwrap).max().unwrap() };
+    let (small, large) = (rounds(8192), rounds(8 * 8192));
+    assert_eq!(small, large, "rounds at 8192 and 65536 products with R = 2");
+    assert_eq!(small, 2 + 2 * 2 + 2 + 1);
+    let bad: Vec<Result<()>> = run(8 * 8192, true).into_iter().map(|r| r.map(|_| ())).collect();
+    assert!(aborted(&bad), "{bad:?}");
+}
