@@ -34,8 +34,9 @@ use veil_mpc::prep::CorrelationRequest;
 use veil_mpc::{Ctx, MpcError, Result};
 
 pub use crate::claims::SignTamper;
+use crate::lists::{M127, Masks, Small, value_lists};
 use crate::mul::{mask_sum, offline};
-use crate::prime::{Zp, prime_for};
+use crate::prime::{Draws, Zp, prime_for};
 use crate::share::{Aegis, Masked, Pair, recv_u64s, to_bytes};
 
 /// `φ(c)_i = Σ_{t≤i} c_t − 2c_i + 1 (mod p)`: for a binary `c` with a 1, exactly one zero, at the
@@ -89,37 +90,18 @@ pub struct SignMaterial {
 
 #[derive(Debug)]
 struct OnlinePair {
-    pw: PairwiseRandom,
-    bits: Vec<u32>,
+    pw: Vec<Masks>,
+    bits: Vec<u8>,
     gamma: Vec<u64>,
     gamma1: Option<Vec<u64>>,
     rz: Vec<u64>,
 }
 
-/// Per-element material P1 and P2 draw from their common seed.
-#[derive(Debug)]
-struct PairwiseRandom {
-    delta: Vec<u64>,
-    w: Vec<u32>,
-    w2: Vec<u32>,
-    perm: Vec<usize>,
-}
-
-fn pairwise_random(ctx: &mut Ctx, peer: usize, n: usize, l: usize, zp: Zp) -> Result<PairwiseRandom> {
-    let mut g = ctx.pair_prg(peer, "aegis/sign/pairwise")?;
-    let delta = (0..n).map(|_| g.next_u64() & 1).collect();
-    let w = (0..n * l).map(|_| zp.nonzero_from_random(g.next_u32())).collect();
-    let w2 = (0..n * l).map(|_| zp.nonzero_from_random(g.next_u32())).collect();
-    let mut perm = Vec::with_capacity(n * l);
-    for _ in 0..n {
-        let mut p: Vec<usize> = (0..l).collect();
-        for k in (1..l).rev() {
-            let j = ((u64::from(g.next_u32()) * (k as u64 + 1)) >> 32) as usize;
-            p.swap(k, j);
-        }
-        perm.extend(p);
-    }
-    Ok(PairwiseRandom { delta, w, w2, perm })
+/// Per-element masks P1 and P2 draw from their common seed (`Δ`, `w`, `w'`, `π`; exactly
+/// uniform, [`crate::lists::Masks`]).
+fn pairwise_random(ctx: &mut Ctx, peer: usize, n: usize, l: usize, p: u32) -> Result<Vec<Masks>> {
+    let mut d = Draws::new(ctx.pair_prg(peer, "aegis/sign/pairwise")?, p);
+    Ok((0..n).map(|_| Masks::draw(&mut d, l)).collect())
 }
 
 impl Aegis {
@@ -160,7 +142,7 @@ impl Aegis {
                 self.random_pair(ctx, "sign/r_w", n)?,
             );
             let r_x = (me == 0).then(|| mask_sum(rx));
-            let pw = if me == 0 { None } else { Some(pairwise_random(ctx, 3 - me, n, l, zp)?) };
+            let pw = if me == 0 { None } else { Some(pairwise_random(ctx, 3 - me, n, l, zp.p())?) };
             let bits = self.deal_bits(ctx, r_x.as_deref(), n, l, zp)?;
             let rxrz = if with_product {
                 let v = r_x.as_ref().map(|rx| {
@@ -181,7 +163,7 @@ impl Aegis {
                 let (rp, rz, rpp, rw, rxj) = (j(&r1), j(&r_z), j(&r2), j(&r_w), j(rx));
                 let share: Vec<u64> = (0..n)
                     .map(|i| {
-                        let d = pw.delta[i];
+                        let d = u64::from(pw[i].delta);
                         let base = rz[i].wrapping_add(rp[i].wrapping_mul(1u64.wrapping_sub(2 * d)));
                         if me == 1 { base.wrapping_add(d) } else { base }
                     })
@@ -191,7 +173,7 @@ impl Aegis {
                     let rxrz_j = j(p);
                     (0..n)
                         .map(|i| {
-                            let sgn = 1u64.wrapping_sub(2 * pw.delta[i]);
+                            let sgn = 1u64.wrapping_sub(2 * u64::from(pw[i].delta));
                             gamma[i]
                                 .wrapping_mul(rxj[i])
                                 .wrapping_neg()
@@ -216,7 +198,6 @@ impl Aegis {
             return Err(MpcError::Invalid(format!("sign material for {} elements, input of {n}", mat.n)));
         }
         let zp = Zp::new(prime_for(self.l()));
-        let half = 1u64 << (l - 1);
         let with_product = mat.with_product;
         if me == 0 {
             let r_x = mat.r_x.unwrap_or_default();
@@ -226,7 +207,7 @@ impl Aegis {
             let rp = mask_sum(&mat.r1);
             let rpp = mask_sum(&mat.r2);
             for i in 0..n {
-                let (ui, upi) = (&u.0[i * l..(i + 1) * l], &u.1[i * l..(i + 1) * l]);
+                let (ui, upi) = u[i * 2 * l..(i + 1) * 2 * l].split_at(l);
                 let e = u64::from(!ui.iter().zip(upi).any(|(&a, &b)| a == 0 && b != 0));
                 let q = self.reduce(r_x[i].wrapping_neg());
                 let y = e ^ self.msb(q);
@@ -258,37 +239,26 @@ impl Aegis {
         if let Some(SignTamper::FlipDelta { element }) = tamper
             && element < n
         {
-            pw.delta[element] ^= 1;
+            pw[element].delta ^= 1;
         }
-        let one = u32::from(me == 1);
-        let mut lists = Vec::with_capacity(2 * n * l);
-        let mut second = Vec::with_capacity(n * l);
-        for i in 0..n {
+        let first = me == 1;
+        let mut lists = vec![0u8; n * 2 * l];
+        let chunk = |(i, out): (usize, &mut [u8])| {
+            let (u, up) = out.split_at_mut(l);
+            let shares = &bits[i * (l - 1)..(i + 1) * (l - 1)];
             let m = self.reduce(x.m[i]);
-            let s_m = self.msb(m);
-            let m_hat = m & (half - 1);
-            let (mut prefix, mut u, mut up) = (0u32, vec![0u32; l], vec![0u32; l]);
-            for k in 0..l {
-                let a = if k + 1 < l { ((m_hat >> (l - 2 - k)) & 1) as u32 } else { 0 };
-                let b = if k + 1 < l { bits[i * (l - 1) + k] } else { one };
-                let c = if a == 1 { zp.sub(one, b) } else { b };
-                prefix = zp.add(prefix, c);
-                let c2 = zp.add(zp.sub(prefix, zp.mul(2, c)), one);
-                let wc = zp.mul(pw.w[i * l + k], c2);
-                let beta = (s_m as u32) ^ a ^ (pw.delta[i] as u32);
-                u[k] = zp.add(wc, beta * one);
-                up[k] = zp.mul(pw.w2[i * l + k], zp.add(wc, one));
+            if zp.p() == 127 {
+                value_lists(M127, l, m, first, shares, &pw[i], u, up);
+            } else {
+                value_lists(Small::new(zp.p()), l, m, first, shares, &pw[i], u, up);
             }
-            if let Some(SignTamper::ShiftLists { elements }) = tamper
-                && i < elements
-            {
-                u.iter_mut().for_each(|v| *v = zp.add(*v, 1));
+        };
+        lists.chunks_exact_mut(2 * l).enumerate().for_each(chunk);
+        if let Some(SignTamper::ShiftLists { elements }) = tamper {
+            for out in lists.chunks_exact_mut(2 * l).take(elements) {
+                out[..l].iter_mut().for_each(|v| *v = ((u32::from(*v) + 1) % zp.p()) as u8);
             }
-            let perm = &pw.perm[i * l..(i + 1) * l];
-            lists.extend(perm.iter().map(|&k| u[k]));
-            second.extend(perm.iter().map(|&k| up[k]));
         }
-        lists.extend(second);
         ctx.net().send(0, zp.pack(&lists))?;
         let gamma2 = match &gamma1 {
             Some(g1) => {
@@ -305,7 +275,7 @@ impl Aegis {
         let mut m_z = Vec::with_capacity(n);
         let mut m_w = Vec::with_capacity(n);
         for i in 0..n {
-            let sgn = 1u64.wrapping_sub(2 * pw.delta[i]);
+            let sgn = 1u64.wrapping_sub(2 * u64::from(pw[i].delta));
             let mz = self.reduce(sgn.wrapping_mul(m1[i]).wrapping_add(gamma[i]));
             m_z.push(mz);
             if let Some(g2) = &gamma2 {
@@ -331,8 +301,9 @@ impl Aegis {
         }
     }
 
-    /// P0 deals `[[b_i]]` in Z_p (packed): the first share from the P0–P1 seed, the
-    /// second sent to P2. P1 and P2 get their shares (`n·(l−1)` values), P0 gets `None`.
+    /// P0 deals `[[b_i]]` in Z_p (packed): the first share from the P0–P1 seed (exactly
+    /// uniform draws, [`crate::prime::Draws`]), the second sent to P2. P1 and P2 get their
+    /// shares (`n·(l−1)` values, a byte each), P0 gets `None`.
     fn deal_bits(
         &self,
         ctx: &mut Ctx,
@@ -340,26 +311,27 @@ impl Aegis {
         n: usize,
         l: usize,
         zp: Zp,
-    ) -> Result<Option<Vec<u32>>> {
+    ) -> Result<Option<Vec<u8>>> {
         let me = ctx.party();
         let half = 1u64 << (l - 1);
         let count = n * (l - 1);
-        let first = |ctx: &mut Ctx| -> Result<Vec<u32>> {
+        let p = zp.p();
+        let first = |ctx: &mut Ctx| -> Result<Vec<u8>> {
             let peer = if me == 0 { 1 } else { 0 };
-            let mut g = ctx.pair_prg(peer, "aegis/sign/bits")?;
-            Ok((0..count).map(|_| zp.from_random(g.next_u32())).collect())
+            let mut shares = vec![0u8; count];
+            Draws::new(ctx.pair_prg(peer, "aegis/sign/bits")?, p).fill(&mut shares);
+            Ok(shares)
         };
         match me {
             0 => {
                 let r_x = r_x.ok_or_else(|| MpcError::Invalid("P0 needs the mask".into()))?;
-                let s1 = first(ctx)?;
-                let mut s2 = Vec::with_capacity(count);
-                for (i, &r) in r_x.iter().enumerate() {
+                let mut s2 = first(ctx)?;
+                for (&r, sh) in r_x.iter().zip(s2.chunks_exact_mut(l - 1)) {
                     let q = self.reduce(r.wrapping_neg());
                     let b = half - 1 - (q & (half - 1));
-                    for k in 0..l - 1 {
+                    for (k, v) in sh.iter_mut().enumerate() {
                         let bit = ((b >> (l - 2 - k)) & 1) as u32;
-                        s2.push(zp.sub(bit, s1[i * (l - 1) + k]));
+                        *v = ((bit + p - u32::from(*v)) % p) as u8;
                     }
                 }
                 ctx.net().send(2, zp.pack(&s2))?;
@@ -376,20 +348,25 @@ impl Aegis {
         }
     }
 
-    /// P0 receives both lists from P1 and P2 and adds them: `(u, u')`, `n·l` each.
-    fn recv_lists(&self, ctx: &mut Ctx, n: usize, l: usize, zp: Zp) -> Result<(Vec<u32>, Vec<u32>)> {
-        let mut sums = vec![0u32; 2 * n * l];
+    /// P0 receives both lists from P1 and P2 and adds them: per element `u` then `u'`, `l`
+    /// entries each.
+    fn recv_lists(&self, ctx: &mut Ctx, n: usize, l: usize, zp: Zp) -> Result<Vec<u8>> {
+        let p = zp.p();
+        let mut sums = Vec::new();
         for from in [1, 2] {
             let msg = ctx.recv_at_most(from, zp.packed_len(2 * n * l))?;
-            let lists = zp
+            let lists: Vec<u8> = zp
                 .unpack(&msg, 2 * n * l)
                 .ok_or_else(|| MpcError::Malformed { from, what: "masked Z_p lists".into() })?;
-            for (s, v) in sums.iter_mut().zip(lists) {
-                *s = zp.add(*s, v);
+            if sums.is_empty() {
+                sums = lists;
+            } else {
+                for (s, v) in sums.iter_mut().zip(lists) {
+                    *s = ((u32::from(*s) + u32::from(v)) % p) as u8;
+                }
             }
         }
-        let second = sums.split_off(n * l);
-        Ok((sums, second))
+        Ok(sums)
     }
 
     /// P1 and P2 open a value they hold additively.
