@@ -525,15 +525,9 @@ impl Aegis {
         let me = Self::check_server(ctx)?;
         if self.l == 64 {
             let signs = std::mem::take(&mut self.signs);
-            let t0 = std::time::Instant::now();
-            let ns = signs.len();
             self.verify_signs(ctx, signs)?;
-            let t1 = std::time::Instant::now();
             let recorded = std::mem::take(&mut self.recorded);
             self.verify_products(ctx, recorded)?;
-            if std::env::var("VEIL_T").is_ok() {
-                eprintln!("P{me}: signs({ns}) {:?} products {:?}", t1 - t0, t1.elapsed());
-            }
         } else {
             self.signs.clear();
             self.recorded.clear();

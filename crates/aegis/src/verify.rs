@@ -213,14 +213,6 @@ impl Aegis {
         // The step whose challenge is pending: the claims it reduces, this party's share of
         // their inner products (P1, P2) and the output masks.
         let mut step: Option<(Vec<usize>, Vec<Gr>, GrVec)> = None;
-        let tv = std::env::var("VEIL_T").is_ok();
-        let mut tick = std::time::Instant::now();
-        let mut lap = |what: &str| {
-            if tv {
-                eprintln!("  P{me} {what}: {:?}", tick.elapsed());
-            }
-            tick = std::time::Instant::now();
-        };
         loop {
             let (seed, drawn) = match pending.as_ref().and_then(challenge::Pending::seed) {
                 Some(seed) => (seed, None),
@@ -251,10 +243,8 @@ impl Aegis {
                 }
                 (Some(_), None) => return Err(MpcError::Invalid("a challenge without a step".into())),
             };
-            lap("challenge+fold/new");
             let dealt = drawn.map(|d| d.dealt).unwrap_or_default();
             let active = red.next_step();
-            lap(&format!("next_step (len {:?})", red.parts.iter().map(|p| p.0.len()).collect::<Vec<_>>()));
             if active.is_empty() {
                 let claim = reduction.take().map(|r| r.into_claim(&mut prg)).unwrap_or_default();
                 let delta = if me == 0 {
@@ -265,7 +255,6 @@ impl Aegis {
                 } else {
                     self.final_prover(ctx, &claim, &dealt)?
                 };
-                lap("final");
                 let opened = self.gr_open(ctx, &delta)?;
                 if opened[0] != Gr::ZERO {
                     return Err(MpcError::abort("aegis: batch multiplication verification", None));
@@ -274,7 +263,6 @@ impl Aegis {
             }
             let n = 2 * active.len();
             let local = red.local(&active);
-            lap("local");
             let r_z = self.gr_random(ctx, "verify/inner/r_z", n)?;
             let masks = GrVec { m: vec![], one: r_z.one, two: r_z.two };
             let share = if me == 0 {
