@@ -38,7 +38,8 @@
 //! corrupted P0 could shift its result. Fixes in place: truncation keeps the input mask uniform and deals `[r_x ≫ t]` fresh (no
 //! bits of the mask leak to P1); the comparison appends 0 to `a` and 1 to `b`
 //! (§7.4); P0 never sees an unmasked bit (it sees only permuted, masked lists); MAC checks use
-//! independent coefficients drawn after the openings (§7.15); the batch equality test hashes
+//! independent coefficients per key, revealed only after the openings (§7.15), and exactly
+//! uniform shares; the batch equality test hashes
 //! each party's output bits into 128 bits (`⌈128/l⌉` words of `Z_2^l`, not one word: §7.16); the combination coefficients
 //! and the reduction points are drawn only after the values they check are fixed, even against a
 //! rushing server (`challenge`). Known
