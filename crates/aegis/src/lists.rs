@@ -120,22 +120,14 @@ impl Masks {
         for (t, v) in m.perm[..l].iter_mut().enumerate() {
             *v = t as u8;
         }
-        // Fisher–Yates, step `k` drawing `j ≤ k` by Lemire's multiply-and-shift of 16 random
-        // bits: two bytes per step read at once, a step redrawn (exactly as
-        // `Draws::below_or_equal` would) only when its low half falls below `k + 1`.
+        // Fisher–Yates, step `k` drawing `j ≤ k` from 16 random bits (two bytes per step, read
+        // at once; `Draws::below_or_equal_with` redraws in the rare biased case).
         let mut raw = [0u8; 2 * MAX_L];
         d.bytes(&mut raw[..2 * (l - 1)]);
         for (step, k) in (1..l).rev().enumerate() {
-            let s = k as u32 + 1;
             let r = u32::from(raw[2 * step]) | u32::from(raw[2 * step + 1]) << 8;
-            let mut x = r * s;
-            if (x & 0xffff) < s {
-                let threshold = (0x1_0000 - s) % s;
-                while (x & 0xffff) < threshold {
-                    x = d.below_or_equal_raw() * s;
-                }
-            }
-            m.perm.swap(k, (x >> 16) as usize);
+            let j = d.below_or_equal_with(r, k as u32);
+            m.perm.swap(k, j as usize);
         }
         for (e, &t) in m.perm[..l].iter().enumerate() {
             m.inverse[usize::from(t)] = e as u8;
@@ -158,7 +150,7 @@ pub(crate) fn bits_of(m: u64, l: usize) -> ([u8; MAX_L], u8) {
 /// and `u'` into `up_out` (`l` entries each). `shares` are its `l − 1` shares of the bits,
 /// `first` says whether it holds the constant 1.
 #[allow(clippy::too_many_arguments, reason = "one element's inputs, named as in the module docs")]
-pub(crate) fn value_lists<R: Reduce>(
+fn value_lists<R: Reduce>(
     f: R,
     l: usize,
     m: u64,
@@ -205,6 +197,42 @@ pub(crate) fn value_lists<R: Reduce>(
     }
 }
 
+/// [`value_lists`] with the fastest reduction for `p` ([`M127`] for 127, else [`Small`]).
+#[allow(clippy::too_many_arguments, reason = "one element's inputs, named as in the module docs")]
+pub(crate) fn lists_mod(
+    p: u32,
+    l: usize,
+    m: u64,
+    first: bool,
+    shares: &[u8],
+    masks: &Masks,
+    u_out: &mut [u8],
+    up_out: &mut [u8],
+) {
+    if p == 127 {
+        value_lists(M127, l, m, first, shares, masks, u_out, up_out);
+    } else {
+        value_lists(Small::new(p), l, m, first, shares, masks, u_out, up_out);
+    }
+}
+
+/// [`weights`] with the fastest reduction for `p`.
+pub(crate) fn weights_mod(
+    p: u32,
+    l: usize,
+    m: u64,
+    masks: &Masks,
+    sigma: &[[u8; LANES]],
+    g: &mut [[u8; LANES]],
+    h: &mut [u16; LANES],
+) {
+    if p == 127 {
+        weights(M127, l, m, masks, sigma, g, h);
+    } else {
+        weights(Small::new(p), l, m, masks, sigma, g, h);
+    }
+}
+
 #[inline(always)]
 fn red16<R: Reduce>(f: R, x: u16) -> u16 {
     f.red16(x)
@@ -219,7 +247,7 @@ pub(crate) const LANES: usize = 8;
 /// the constant with `Σ_e sigma[e][j]·entry_e = Σ_s g_s[j]·b_s + h[j]` (module docs), reduced
 /// mod `p`. Lane-parallel over 16-bit words: `q < 2p² < 2^15`, reduced before the suffix sums
 /// (`< l·p < 2^13`).
-pub(crate) fn weights<R: Reduce>(
+fn weights<R: Reduce>(
     f: R,
     l: usize,
     m: u64,

@@ -49,7 +49,7 @@ use veil_crypto::{Hasher, Prg, Seed};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 
 use crate::claims::{SignPair, Terms};
-use crate::lists::{LANES, M127, Masks, Reduce, Small, bits_of, value_lists, weights};
+use crate::lists::{LANES, Masks, bits_of, lists_mod, weights_mod};
 use crate::prime::{Draws, Zp, prime_for};
 use crate::share::{Aegis, Masked, Pair};
 
@@ -146,8 +146,8 @@ fn add_sums(a: Sums, b: Sums) -> Sums {
 /// A prover's shares of the lists of elements `i0..i1` (a chunk), `2l` entries per element,
 /// and its output bits `Δ`.
 #[allow(clippy::too_many_arguments, reason = "a chunk's inputs")]
-fn prover_lists<R: Reduce>(
-    f: R,
+fn prover_lists(
+    p: u32,
     l: usize,
     (me, k): (PartyId, PartyId),
     y: &Masked,
@@ -156,14 +156,14 @@ fn prover_lists<R: Reduce>(
     masks_seed: &[u8; 16],
     (i0, i1): (usize, usize),
 ) -> (Vec<u8>, Vec<u8>) {
-    let mut pair = draws(masks_seed, f.p());
+    let mut pair = draws(masks_seed, p);
     let mut lists = vec![0u8; (i1 - i0) * 2 * l];
     let mut ds = Vec::with_capacity(i1 - i0);
     for (j, i) in (i0..i1).enumerate() {
         let mk = Masks::draw(&mut pair, l);
         let m = components(me, y, l as u32, i)[k].unwrap_or(0);
         let (u, up) = lists[j * 2 * l..(j + 1) * 2 * l].split_at_mut(l);
-        value_lists(f, l, m, first, &shares[j * (l - 1)..(j + 1) * (l - 1)], &mk, u, up);
+        lists_mod(p, l, m, first, &shares[j * (l - 1)..(j + 1) * (l - 1)], &mk, u, up);
         ds.push(mk.delta);
     }
     (lists, ds)
@@ -172,8 +172,8 @@ fn prover_lists<R: Reduce>(
 /// A prover's shares of the MACs of each element's `λ` combinations (before `τ`):
 /// `Σ_s g_s·γ(b_s) + h·γ(1)` from its MAC shares `mac` (`[i][s][j]`) and `kappa` of 1.
 #[allow(clippy::too_many_arguments, reason = "a chunk's inputs")]
-fn prover_combos<R: Reduce>(
-    f: R,
+fn prover_combos(
+    p: u32,
     l: usize,
     (me, k): (PartyId, PartyId),
     y: &Masked,
@@ -183,7 +183,7 @@ fn prover_combos<R: Reduce>(
     sigma: &[[u8; LANES]],
     (i0, i1): (usize, usize),
 ) -> Vec<[u32; MAC_KEYS]> {
-    let p = f.p();
+    let zp = Zp::new(p);
     let mut pair = draws(masks_seed, p);
     let mut g = vec![[0u8; LANES]; l - 1];
     let mut h = [0u16; LANES];
@@ -191,7 +191,7 @@ fn prover_combos<R: Reduce>(
     for (j, i) in (i0..i1).enumerate() {
         let mk = Masks::draw(&mut pair, l);
         let m = components(me, y, l as u32, i)[k].unwrap_or(0);
-        weights(f, l, m, &mk, sigma, &mut g, &mut h);
+        weights_mod(p, l, m, &mk, sigma, &mut g, &mut h);
         let mut x: [u32; MAC_KEYS] = std::array::from_fn(|q| u32::from(h[q]) * u32::from(kappa[q]));
         let per = &mac[j * (l - 1) * MAC_KEYS..(j + 1) * (l - 1) * MAC_KEYS];
         for (gs, ms) in g.iter().zip(per.chunks_exact(MAC_KEYS)) {
@@ -199,7 +199,7 @@ fn prover_combos<R: Reduce>(
                 x[q] += u32::from(gs[q]) * u32::from(ms[q]);
             }
         }
-        combos.push(x.map(|v| v % p));
+        combos.push(x.map(|v| zp.reduce(v)));
     }
     combos
 }
@@ -303,7 +303,7 @@ impl Aegis {
                 for (i, sh) in (i0..i1).zip(first.chunks_exact_mut(l - 1)) {
                     let (_, b) = bound_bits(me, y, l32, k, i);
                     for (s, v) in sh.iter_mut().enumerate() {
-                        *v = ((u32::from(b[s]) + p - u32::from(*v)) % p) as u8;
+                        *v = zp.sub(u32::from(b[s]), u32::from(*v)) as u8;
                     }
                 }
                 zp.pack(&first)
@@ -342,18 +342,16 @@ impl Aegis {
             .par_iter()
             .enumerate()
             .map(|(c, &(i0, i1))| {
-                let shares = if first {
-                    let mut s = vec![0u8; (i1 - i0) * (l - 1)];
-                    draws(&values[c], p).fill(&mut s);
-                    s
+                // The first prover draws its shares, the second reads those received.
+                let mut drawn = Vec::new();
+                let shares: &[u8] = if first {
+                    drawn.resize((i1 - i0) * (l - 1), 0);
+                    draws(&values[c], p).fill(&mut drawn);
+                    &drawn
                 } else {
-                    received[c].clone()
+                    &received[c]
                 };
-                let (lists, ds) = if p == 127 {
-                    prover_lists(M127, l, (me, k), y, first, &shares, &masks[c], (i0, i1))
-                } else {
-                    prover_lists(Small::new(p), l, (me, k), y, first, &shares, &masks[c], (i0, i1))
-                };
+                let (lists, ds) = prover_lists(p, l, (me, k), y, first, shares, &masks[c], (i0, i1));
                 (zp.pack(&lists), ds)
             })
             .collect();
@@ -391,7 +389,7 @@ impl Aegis {
                     opened.push(lists);
                 } else {
                     for (o, x) in opened[c].iter_mut().zip(lists) {
-                        *o = ((u32::from(*o) + u32::from(x)) % p) as u8;
+                        *o = zp.add(u32::from(*o), u32::from(x)) as u8;
                     }
                 }
             }
@@ -403,13 +401,17 @@ impl Aegis {
             .par_iter()
             .enumerate()
             .map(|(c, &(i0, i1))| {
+                // Per element: the output bit, the combinations of its opened entries and the
+                // second prover's MAC shares of its bits, `α_j·b_s − γ^a_{j,s}`.
                 let mut bits = Vec::with_capacity(i1 - i0);
                 let mut combos = Vec::with_capacity(i1 - i0);
-                for (j, i) in (i0..i1).enumerate() {
+                let mut mac = vec![0u8; (i1 - i0) * (l - 1) * MAC_KEYS];
+                draws(&macs[c], p).fill(&mut mac);
+                for (j, (i, per)) in (i0..i1).zip(mac.chunks_exact_mut((l - 1) * MAC_KEYS)).enumerate() {
+                    let (s_r, b) = bound_bits(me, y, l32, k, i);
                     let entries = &opened[c][j * 2 * l..(j + 1) * 2 * l];
                     let (u, up) = entries.split_at(l);
                     let hit = u.iter().zip(up).any(|(&a, &b)| a == 0 && b != 0);
-                    let (s_r, _) = bound_bits(me, y, l32, k, i);
                     bits.push(if hit { s_r } else { 1 ^ s_r });
                     let mut x = [0u32; MAC_KEYS];
                     for (e, &o) in entries.iter().enumerate() {
@@ -417,21 +419,14 @@ impl Aegis {
                             *xj += u32::from(o) * u32::from(s);
                         }
                     }
-                    combos.push(x.map(|v| v % p));
-                }
-                let sums = tau_sums(&coef.tau(c, i1 - i0, p), &combos);
-                // The second prover's MAC shares of the chunk's bits: `α_j·b_s − γ^a_{j,s}`.
-                let mut mac = vec![0u8; (i1 - i0) * (l - 1) * MAC_KEYS];
-                draws(&macs[c], p).fill(&mut mac);
-                for (i, per) in (i0..i1).zip(mac.chunks_exact_mut((l - 1) * MAC_KEYS)) {
-                    let (_, b) = bound_bits(me, y, l32, k, i);
+                    combos.push(x.map(|v| zp.reduce(v)));
                     for (s, ms) in per.chunks_exact_mut(MAC_KEYS).enumerate() {
                         for (mj, &a) in ms.iter_mut().zip(&keys_now) {
-                            let ab = u32::from(a) * u32::from(b[s]);
-                            *mj = ((ab + p - u32::from(*mj)) % p) as u8;
+                            *mj = zp.sub(u32::from(a) * u32::from(b[s]), u32::from(*mj)) as u8;
                         }
                     }
                 }
+                let sums = tau_sums(&coef.tau(c, i1 - i0, p), &combos);
                 (bits, sums, zp.pack(&mac))
             })
             .collect();
@@ -442,7 +437,7 @@ impl Aegis {
         let kappa_b: Vec<u8> = kappa
             .iter()
             .zip(keys.iter())
-            .map(|(&ka, &a)| ((u32::from(a) + p - u32::from(ka)) % p) as u8)
+            .map(|(&ka, &a)| zp.sub(u32::from(a), u32::from(ka)) as u8)
             .collect();
         ctx.net().send(pa, coins.to_vec())?;
         let mut head = coins.to_vec();
@@ -502,28 +497,15 @@ impl Aegis {
             .par_iter()
             .enumerate()
             .map(|(c, &(i0, i1))| {
-                let mac = if first {
-                    let mut m = vec![0u8; (i1 - i0) * (l - 1) * MAC_KEYS];
-                    draws(&macs[c], p).fill(&mut m);
-                    m
+                let mut drawn = Vec::new();
+                let mac: &[u8] = if first {
+                    drawn.resize((i1 - i0) * (l - 1) * MAC_KEYS, 0);
+                    draws(&macs[c], p).fill(&mut drawn);
+                    &drawn
                 } else {
-                    received[c].clone()
+                    &received[c]
                 };
-                let combos = if p == 127 {
-                    prover_combos(M127, l, (me, k), y, &mac, &masks[c], &kappa, &coef.sigma, (i0, i1))
-                } else {
-                    prover_combos(
-                        Small::new(p),
-                        l,
-                        (me, k),
-                        y,
-                        &mac,
-                        &masks[c],
-                        &kappa,
-                        &coef.sigma,
-                        (i0, i1),
-                    )
-                };
+                let combos = prover_combos(p, l, (me, k), y, mac, &masks[c], &kappa, &coef.sigma, (i0, i1));
                 tau_sums(&coef.tau(c, i1 - i0, p), &combos)
             })
             .reduce(|| [[0; MAC_KEYS]; 2], add_sums);
@@ -546,7 +528,7 @@ impl Aegis {
                 .unpack(&msg, 2 * MAC_KEYS)
                 .ok_or_else(|| MpcError::Malformed { from, what: "Π_Pos MAC shares".into() })?;
             for (m, v) in macs.iter_mut().zip(shares) {
-                *m = (*m + v) % p;
+                *m = zp.add(*m, v);
             }
         }
         let p64 = u64::from(p);

@@ -108,11 +108,6 @@ impl Draws {
         }
     }
 
-    /// The next two bytes of the stream as a `u32` below `2^16` (little-endian).
-    pub(crate) fn below_or_equal_raw(&mut self) -> u32 {
-        self.next_u16()
-    }
-
     /// The next two bytes of the stream as a `u32` below `2^16`.
     fn next_u16(&mut self) -> u32 {
         if self.pos + 2 > BUF {
@@ -133,8 +128,15 @@ impl Draws {
     /// A uniform index in `0..=k` (`k < 2^16 − 1`): Lemire's multiply-and-shift of a 16-bit draw,
     /// redrawn in the rare case (probability below `(k + 1)/2^16`) that would bias it.
     pub(crate) fn below_or_equal(&mut self, k: u32) -> u32 {
+        let r = self.next_u16();
+        self.below_or_equal_with(r, k)
+    }
+
+    /// [`Draws::below_or_equal`] from a first 16-bit draw `r` the caller read from this
+    /// stream; further draws, when needed, come from the stream.
+    pub(crate) fn below_or_equal_with(&mut self, r: u32, k: u32) -> u32 {
         let s = k + 1;
-        let mut m = self.next_u16() * s;
+        let mut m = r * s;
         if (m & 0xffff) < s {
             let threshold = (0x1_0000 - s) % s;
             while (m & 0xffff) < threshold {

@@ -34,7 +34,7 @@ use veil_mpc::prep::CorrelationRequest;
 use veil_mpc::{Ctx, MpcError, Result};
 
 pub use crate::claims::SignTamper;
-use crate::lists::{M127, Masks, Small, value_lists};
+use crate::lists::{Masks, lists_mod};
 use crate::mul::{mask_sum, offline};
 use crate::prime::{Draws, Zp, prime_for};
 use crate::share::{Aegis, Masked, Pair, recv_u64s, to_bytes};
@@ -246,17 +246,12 @@ impl Aegis {
         let chunk = |(i, out): (usize, &mut [u8])| {
             let (u, up) = out.split_at_mut(l);
             let shares = &bits[i * (l - 1)..(i + 1) * (l - 1)];
-            let m = self.reduce(x.m[i]);
-            if zp.p() == 127 {
-                value_lists(M127, l, m, first, shares, &pw[i], u, up);
-            } else {
-                value_lists(Small::new(zp.p()), l, m, first, shares, &pw[i], u, up);
-            }
+            lists_mod(zp.p(), l, self.reduce(x.m[i]), first, shares, &pw[i], u, up);
         };
         lists.chunks_exact_mut(2 * l).enumerate().for_each(chunk);
         if let Some(SignTamper::ShiftLists { elements }) = tamper {
             for out in lists.chunks_exact_mut(2 * l).take(elements) {
-                out[..l].iter_mut().for_each(|v| *v = ((u32::from(*v) + 1) % zp.p()) as u8);
+                out[..l].iter_mut().for_each(|v| *v = zp.add(u32::from(*v), 1) as u8);
             }
         }
         ctx.net().send(0, zp.pack(&lists))?;
@@ -331,7 +326,7 @@ impl Aegis {
                     let b = half - 1 - (q & (half - 1));
                     for (k, v) in sh.iter_mut().enumerate() {
                         let bit = ((b >> (l - 2 - k)) & 1) as u32;
-                        *v = ((bit + p - u32::from(*v)) % p) as u8;
+                        *v = zp.sub(bit, u32::from(*v)) as u8;
                     }
                 }
                 ctx.net().send(2, zp.pack(&s2))?;
@@ -351,7 +346,6 @@ impl Aegis {
     /// P0 receives both lists from P1 and P2 and adds them: per element `u` then `u'`, `l`
     /// entries each.
     fn recv_lists(&self, ctx: &mut Ctx, n: usize, l: usize, zp: Zp) -> Result<Vec<u8>> {
-        let p = zp.p();
         let mut sums = Vec::new();
         for from in [1, 2] {
             let msg = ctx.recv_at_most(from, zp.packed_len(2 * n * l))?;
@@ -362,7 +356,7 @@ impl Aegis {
                 sums = lists;
             } else {
                 for (s, v) in sums.iter_mut().zip(lists) {
-                    *s = ((u32::from(*s) + u32::from(v)) % p) as u8;
+                    *s = zp.add(u32::from(*s), u32::from(v)) as u8;
                 }
             }
         }
