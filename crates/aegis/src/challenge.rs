@@ -17,8 +17,9 @@
 //! - **Round 2.** P0, after both contributions, knows the seed
 //!   `H(a, b, v01, v02)` ([`veil_crypto::combine_seeds`]). It sends P1 `v02` and P2 `v01`,
 //!   forwards each commitment to the other prover with a digest of `(a, b)` as it received
-//!   them, and adds whatever it deals to P2 for the next step (its GR values depend on the
-//!   seed, so they travel here instead of in a round of their own).
+//!   them. Whatever it deals for the next step depends on the seed: it follows in a message of
+//!   its own, sent in the same round after P0 has computed it, so P1 and P2 work on the next
+//!   step (from the seed) while P0 computes its deal.
 //! - P1 and P2 check `v` against the digest from the other prover, the forwarded commitment
 //!   against the payload they received, and `(a, b)` against P0's digest; any mismatch aborts
 //!   with the check named.
@@ -58,12 +59,10 @@ impl Pending {
     }
 }
 
-/// What a challenge gives P1 or P2: the seed, the payload the other prover sent, and what
-/// P0 dealt (empty at P1).
+/// What a challenge gives P1 or P2: the seed and the payload the other prover sent.
 pub(crate) struct Drawn {
     pub(crate) seed: Seed,
     pub(crate) from_peer: Vec<u8>,
-    pub(crate) dealt: Vec<u8>,
 }
 
 fn digest(purpose: &str, parts: &[&[u8]]) -> Vec<u8> {
@@ -137,16 +136,16 @@ pub(crate) fn send_committed(ctx: &mut Ctx, what: &str, payload: &[u8], committe
     Ok(Pending::Prover { mine, piece, salt })
 }
 
-/// Round 2: P0 releases the pieces, forwards the commitments and sends `deal` to P2 (`None`
-/// returned at P0); P1 and P2 check everything and get the seed.
-pub(crate) fn finish(ctx: &mut Ctx, what: &str, pending: Pending, deal: Vec<u8>) -> Result<Option<Drawn>> {
+/// Round 2: P0 releases the pieces and forwards the commitments (`None` returned at P0); P1
+/// and P2 check everything and get the seed.
+pub(crate) fn finish(ctx: &mut Ctx, what: &str, pending: Pending) -> Result<Option<Drawn>> {
     let me = ctx.party();
     match pending {
         Pending::Dealer { commits, contributions, pieces, .. } => {
             let [c1, c2] = commits;
             let [v01, v02] = pieces;
             ctx.net().send(1, [&v02[..], &c2, &contributions].concat())?;
-            ctx.net().send(2, [&v01[..], &c1, &contributions, &deal].concat())?;
+            ctx.net().send(2, [&v01[..], &c1, &contributions].concat())?;
             Ok(None)
         }
         Pending::Prover { mine, piece, salt } => {
@@ -154,8 +153,8 @@ pub(crate) fn finish(ctx: &mut Ctx, what: &str, pending: Pending, deal: Vec<u8>)
             let msg = ctx.net().recv(peer)?;
             let (from_peer, tail) = split(peer, &msg, COIN + HASH)?;
             let (theirs, their_digest) = tail.split_at(COIN);
-            let release = ctx.net().recv(0)?;
-            if release.len() < COIN + 2 * HASH {
+            let release = ctx.recv_at_most(0, COIN + 2 * HASH)?;
+            if release.len() != COIN + 2 * HASH {
                 return Err(MpcError::Malformed {
                     from: 0,
                     what: format!("challenge release of {} bytes", release.len()),
@@ -163,10 +162,7 @@ pub(crate) fn finish(ctx: &mut Ctx, what: &str, pending: Pending, deal: Vec<u8>)
             }
             let (other_piece, rest) = release.split_at(COIN);
             let (commit, rest) = rest.split_at(HASH);
-            let (contributions, dealt) = rest.split_at(HASH);
-            if me == 1 && !dealt.is_empty() {
-                return Err(MpcError::Malformed { from: 0, what: "a deal sent to P1".into() });
-            }
+            let contributions = rest;
             if digest("veil/aegis/challenge/piece", &[other_piece]) != their_digest {
                 return Err(MpcError::abort(
                     format!("aegis challenge {what}: P0's coin piece differs from the other prover's digest"),
@@ -188,11 +184,7 @@ pub(crate) fn finish(ctx: &mut Ctx, what: &str, pending: Pending, deal: Vec<u8>)
             }
             let other: [u8; COIN] = other_piece.try_into().unwrap_or([0; COIN]);
             let (v01, v02) = if me == 1 { (piece, other) } else { (other, piece) };
-            Ok(Some(Drawn {
-                seed: seed_of(what, a, b, &v01, &v02),
-                from_peer: from_peer.to_vec(),
-                dealt: dealt.to_vec(),
-            }))
+            Ok(Some(Drawn { seed: seed_of(what, a, b, &v01, &v02), from_peer: from_peer.to_vec() }))
         }
     }
 }

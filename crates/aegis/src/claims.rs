@@ -12,12 +12,12 @@ use crate::masked::Masked;
 
 /// The lazy reductions stop once the claim has at most this many entries, or once a column
 /// holds a single entry, whichever comes first; the rest run on the materialized vectors
-/// ([`crate::columns`]; an entry costs a party about 3 KiB once materialized). Materializing
-/// late is cheaper: a lazy reduction costs one pass over the recorded shares, and
-/// materializing costs that pass plus writing every entry in GR (LeNet at batch 30: 4.2
-/// million terms in 32 768 columns, materialized at 32 498 entries in 0.28 s per party, where
-/// materializing at 2^17 entries took 1.6 s).
-pub const MATERIALIZE_AT: usize = 1 << 12;
+/// ([`crate::columns`]; an entry costs a party about 3 KiB once materialized, 48 MiB here).
+/// A lazy reduction costs one pass over the recorded shares (about 60–100 ms per party for
+/// LeNet at batch 30, 4.2 million terms in 4 071 columns), a held one of 2^14 entries
+/// 10–20 ms, and materializing costs a pass plus writing every entry in GR: materializing
+/// once the claim is this short saves two passes.
+pub const MATERIALIZE_AT: usize = 1 << 14;
 
 /// A vector of GR values in masked sharing; a party keeps the components it holds.
 #[derive(Clone, Debug, Default)]
@@ -206,14 +206,65 @@ pub enum Terms {
 pub(crate) type Entry = [Gr; 3];
 
 /// A party's local part of the masked product `a·b` (the rest is dealt by P0, see
-/// [`Aegis::gr_inner_finish`]): P0 `r_a·r_b`; P1 and P2 `−(m_a·[r_b]_j + [r_a]_j·m_b)`, P2 also `m_a·m_b`.
+/// [`Aegis::gr_inner_finish`]): P0 `r_a·r_b`; P1 and P2 `−(m_a·[r_b]_j + [r_a]_j·m_b)`, P2 also
+/// `m_a·m_b`, computed as `m_a·(m_b − [r_b]_2) − [r_a]_2·m_b` (two GR products, not three).
 pub(crate) fn cross_term(me: usize, a: &Entry, b: &Entry) -> Gr {
     match me {
         0 => a[1].add(&a[2]).mul(&b[1].add(&b[2])),
-        _ => {
-            let j = if me == 1 { 1 } else { 2 };
-            let s = Gr::ZERO.sub(&a[0].mul(&b[j])).sub(&a[j].mul(&b[0]));
-            if me == 2 { s.add(&a[0].mul(&b[0])) } else { s }
+        1 => Gr::ZERO.sub(&a[0].mul(&b[1])).sub(&a[1].mul(&b[0])),
+        _ => a[0].mul(&b[0].sub(&b[2])).sub(&a[2].mul(&b[0])),
+    }
+}
+
+/// `Σ_i cross_term(me, a_i, b_i)` as one GR inner product ([`Gr::inner_product`], in
+/// Karatsuba's form with one reduction) of two factors per party and pair: P0
+/// `(a_1 + a_2)·(b_1 + b_2)`; P1 `−(m_a·[r_b]_1 + [r_a]_1·m_b)`; P2
+/// `m_a·(m_b − [r_b]_2) − [r_a]_2·m_b`. Short sums, or sums whose right factors are embedded
+/// constants (scalings), go term by term.
+pub(crate) fn cross_sum<'e>(me: usize, pairs: impl Iterator<Item = (&'e Entry, &'e Entry)>) -> Gr {
+    let pairs: Vec<(&Entry, &Entry)> = pairs.collect();
+    if pairs.len() < 3 || pairs.iter().all(|(_, b)| b.iter().all(Gr::is_constant)) {
+        return pairs.iter().fold(Gr::ZERO, |s, (a, b)| s.add(&cross_term(me, a, b)));
+    }
+    let (mut ls, mut rs) = (Vec::with_capacity(2 * pairs.len()), Vec::with_capacity(2 * pairs.len()));
+    for (a, b) in pairs {
+        match me {
+            0 => {
+                ls.push(a[1].add(&a[2]));
+                rs.push(b[1].add(&b[2]));
+            }
+            1 => {
+                ls.extend([a[0], a[1]]);
+                rs.extend([b[1], b[0]]);
+            }
+            _ => {
+                ls.extend([a[0], Gr::ZERO.sub(&a[2])]);
+                rs.extend([b[0].sub(&b[2]), b[0]]);
+            }
+        }
+    }
+    let sum = Gr::inner_product(&ls, &rs);
+    if me == 1 { Gr::ZERO.sub(&sum) } else { sum }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use veil_crypto::{Prg, Seed};
+
+    #[test]
+    fn a_cross_sum_is_the_sum_of_the_cross_terms() {
+        let mut g = Prg::new(&Seed([4; 16]));
+        let mut entry = |constant: bool| -> Entry {
+            std::array::from_fn(|_| if constant { Gr::embed(g.next_u64()) } else { Gr::random(&mut g) })
+        };
+        for me in 0..3 {
+            for (n, constant) in [(0, false), (1, false), (2, false), (5, false), (40, false), (9, true)] {
+                let xs: Vec<Entry> = (0..n).map(|_| entry(false)).collect();
+                let ys: Vec<Entry> = (0..n).map(|_| entry(constant)).collect();
+                let direct = xs.iter().zip(&ys).fold(Gr::ZERO, |s, (a, b)| s.add(&cross_term(me, a, b)));
+                assert_eq!(cross_sum(me, xs.iter().zip(&ys)), direct, "party {me}, {n} pairs");
+            }
         }
     }
 }

@@ -13,7 +13,8 @@
 //! the record's terms per output (1 for an elementwise product) and `m'` is `m` rounded up to
 //! a power of two: output `g` of the column fills slots `g·m' .. g·m' + m`, the rest are 0 (a
 //! valid sharing of 0). `J` is the smallest power of two at least `m'` for every record that
-//! keeps the number of columns `L` within [`COLUMN_BUDGET`].
+//! keeps the number of columns `L` within [`COLUMN_BUDGET`], or [`MAX_SLOTS`] for a larger
+//! claim.
 //!
 //! **Coefficients.** Output `g` of column `l` gets `c = b_l·a_g` (its twin, the truncation
 //! pair's second inner product, `γ·c`) with `a ∈ GR^J`, `b ∈ GR^L` and `γ` drawn from a seed
@@ -33,23 +34,44 @@
 //! (or one per column) it is materialized and reduced as usual. The rounds are those of one claim of `N`
 //! terms, `2` per halving, instead of a reduction for every group of chunks.
 //!
-//! **Sums without entries.** While a pair of entries lies inside one output and an entry
-//! spans at most 8 slots, a reduction's two sums need no entry at all: a party's local part
-//! of a masked product is bilinear in the components it holds, so the sums over an output's
-//! entries are `Σ_{s,s'} w_s·w_{s'}·a_g·D_g[s][s']` with `D_g` sums of word products over
-//! `Z_2^64` (`Columns::bilinear_halves`). A truncation pair's 64 bit products per output
-//! then cost `4^t` GR scalings per output instead of 64 lifted terms and `64/2^t` GR
-//! products; each column takes the cheaper way by a count of word products.
+//! **Sums without entries.** A party's local part of a masked product is bilinear in the
+//! components it holds, so while an entry spans at most 8 slots a reduction's two sums need
+//! no entry at all (`Columns::bilinear_halves`, `Columns::spanning_halves`): they are
+//! `Σ_{s,s'} w_s·w_{s'}·acc[s][s']`, where `acc` sums the recorded words' products `B(x, y)`
+//! over `Z_2^64`, each scaled into GR once by its coefficient. Within one output (a truncation
+//! pair's 64 bit products) the words are summed per output and scaled by `a_g` once (by
+//! `b_l·a_g` into accumulators shared by every column when a column holds few outputs); across
+//! outputs (elementwise products) each word is scaled by its slot's `a_g`. Each column takes
+//! the cheapest way by a count of word products (`Columns::cheaper_way`).
+//!
+//! **Terms with no part.** A truncation pair's inputs have `m = 0` (`crate::claims::BitProducts`),
+//! so P1's and P2's local parts of its columns are 0 at every reduction: only P0, which knows
+//! both bits, computes them (`Columns::vanishes`). Once an entry spans four slots or more,
+//! the bit products' entries come from subset-sum tables of the public weights, a GR addition
+//! per four bits (the `subsets` module).
+//!
+//! **Entries' sums.** Where the entries are formed, a column's two sums are GR inner products
+//! computed in Karatsuba's evaluation form with one reduction per sum
+//! ([`veil_ring::Gr::inner_product`], about half the cost of a GR product per term).
 
 use rayon::prelude::*;
 use veil_crypto::Prg;
 use veil_mpc::{MpcError, Result};
 use veil_ring::Gr;
 
-use crate::claims::{Entry, GrVec, Recorded, Terms, component, cross_term};
+use crate::claims::{Entry, GrVec, Recorded, Terms, component, cross_sum};
+use crate::subsets::{GROUP, SUBSETS, pattern, tables};
 
-/// Most columns a verification lays out (`L`).
-pub const COLUMN_BUDGET: usize = 1 << 15;
+/// Columns a verification aims at (`L`): few enough that the per-column work of a reduction
+/// (two sums recombined and multiplied by `b_l`, the bilinear ways' `4^t` weight products)
+/// stays small against the pass over the terms, while the slots per column stay within
+/// [`MAX_SLOTS`] (a larger claim gets more columns instead).
+pub const COLUMN_BUDGET: usize = 1 << 12;
+
+/// Most slots per column (`J`) unless a record's outputs are wider: a thread holds a column's
+/// entries (3 KiB per slot per input), the weights are `J` GR elements per record width, and
+/// the subset-sum tables 2 KiB per slot and record.
+pub const MAX_SLOTS: usize = 1 << 10;
 
 pub use crate::claims::MATERIALIZE_AT;
 
@@ -100,7 +122,17 @@ pub(crate) struct Columns<'a> {
     weights: Vec<(usize, Vec<Gr>, Vec<Gr>)>,
     /// Per record, its entry in `weights`.
     class: Vec<usize>,
+    /// Per record of bit products, the subset sums of its slots' `x` weights
+    /// (`−(w_t·wx_σ + w2_t·γ·wx_σ)`, [`crate::subsets`]) once an entry sums four slots or
+    /// more; empty otherwise.
+    bit_tables: Vec<Vec<Gr>>,
+    /// The same for `y` (the weights `w_s`), by slot of the entry.
+    y_table: Vec<Gr>,
 }
+
+/// Most bytes of subset-sum tables a party builds per reduction (beyond it, the bit products'
+/// entries are summed term by term).
+const TABLE_BUDGET: usize = 64 << 20;
 
 impl<'a> Columns<'a> {
     /// Lays out `recs` (elementwise and inner products) and draws their coefficients.
@@ -120,7 +152,7 @@ impl<'a> Columns<'a> {
         let padded = |r: &Recorded| width(r).max(1).next_power_of_two();
         let count = |j: usize| recs.iter().map(|r| (r.z.n * padded(r)).div_ceil(j)).sum::<usize>();
         let mut slots = recs.iter().map(|r| padded(r)).max().unwrap_or(1);
-        while count(slots) > COLUMN_BUDGET {
+        while count(slots) > COLUMN_BUDGET && slots < MAX_SLOTS {
             slots *= 2;
         }
         let mut cols = Vec::with_capacity(count(slots));
@@ -138,7 +170,21 @@ impl<'a> Columns<'a> {
         let class = recs.iter().map(|r| widths.partition_point(|&m| m < padded(r))).collect();
         let weights = widths.into_iter().map(|m| (m, vec![], vec![])).collect();
         let w = vec![Gr::embed(1)];
-        let mut columns = Columns { me, recs, cols, slots, a, gamma, ga, b, w, weights, class };
+        let mut columns = Columns {
+            me,
+            recs,
+            cols,
+            slots,
+            a,
+            gamma,
+            ga,
+            b,
+            w,
+            weights,
+            class,
+            bit_tables: vec![],
+            y_table: vec![],
+        };
         columns.reweigh();
         Ok(columns)
     }
@@ -150,6 +196,39 @@ impl<'a> Columns<'a> {
             *wx = (0..self.slots).map(|slot| self.w[slot % step].mul(&self.a[slot / *m_pad])).collect();
             *gwx = wx.iter().map(|v| self.gamma.mul(v)).collect();
         }
+        self.retable();
+    }
+
+    /// Rebuilds the subset-sum tables of the bit products ([`crate::subsets`]) for the current
+    /// reduction, where an entry sums at least four slots and the tables fit
+    /// [`TABLE_BUDGET`].
+    fn retable(&mut self) {
+        let step = self.w.len();
+        let tabled =
+            |r: &Recorded| r.bits.is_some() && width(r).is_multiple_of(GROUP) && width(r).is_power_of_two();
+        let records = self.recs.iter().filter(|r| tabled(r)).count();
+        let bytes = (records * self.slots + step) / GROUP * SUBSETS * std::mem::size_of::<Gr>();
+        self.bit_tables = vec![vec![]; self.recs.len()];
+        self.y_table = vec![];
+        if step < GROUP || records == 0 || bytes > TABLE_BUDGET {
+            return;
+        }
+        for (r, rec) in self.recs.iter().enumerate() {
+            let Some(bits) = rec.bits.as_ref().filter(|_| tabled(rec)) else { continue };
+            let (_, wx, gwx) = &self.weights[self.class[r]];
+            let m = width(rec);
+            let k: Vec<Gr> = (0..self.slots)
+                .map(|slot| {
+                    let t = slot % m;
+                    let mut v = Gr::ZERO;
+                    v.add_scaled(&wx[slot], bits.w[t].wrapping_neg());
+                    v.add_scaled(&gwx[slot], bits.w2[t].wrapping_neg());
+                    v
+                })
+                .collect();
+            self.bit_tables[r] = tables(&k);
+        }
+        self.y_table = tables(&self.w);
     }
 
     /// Entries of the claim at the current reduction.
@@ -202,18 +281,50 @@ impl<'a> Columns<'a> {
     /// their sums, exact in `Z_2^64` coefficients, add up in any order to the same total.
     fn local_halves_by(&self, forced: Option<Way>) -> [Gr; 2] {
         let pairs = self.weight_pairs();
-        self.b
+        let shared = pairs.as_ref().map_or(0, |ww| 4 * ww.len());
+        let add = |x: [Gr; 2], y: [Gr; 2]| [x[0].add(&y[0]), x[1].add(&y[1])];
+        let (sums, acc) = self
+            .b
             .par_iter()
             .enumerate()
-            .map_init(Scratch::default, |scratch, (l, b)| {
-                let way = forced.unwrap_or_else(|| self.cheaper_way(l, pairs.is_some()));
-                let sums = match (&pairs, way) {
-                    (Some(ww), Way::Bilinear) if self.bilinear_fits(l) => self.bilinear_halves(l, ww),
-                    _ => self.entry_halves(l, scratch),
-                };
-                [b.mul(&sums[0]), b.mul(&sums[1])]
-            })
-            .reduce(|| [Gr::ZERO; 2], |x, y| [x[0].add(&y[0]), x[1].add(&y[1])])
+            .fold(
+                || (Scratch::default(), [Gr::ZERO; 2], vec![Gr::ZERO; shared]),
+                |(mut scratch, sums, mut acc), (l, b)| {
+                    if self.vanishes(l) {
+                        return (scratch, sums, acc);
+                    }
+                    let way = forced.unwrap_or_else(|| self.cheaper_way(l, pairs.is_some()));
+                    let column = match (&pairs, way) {
+                        (Some(ww), Way::Bilinear) if self.within_outputs(l) => {
+                            self.bilinear_halves(l, b, ww, &mut acc)
+                        }
+                        (Some(ww), Way::Bilinear) => self.spanning_halves(l, ww),
+                        _ => self.entry_halves(l, &mut scratch),
+                    };
+                    (scratch, add(sums, [b.mul(&column[0]), b.mul(&column[1])]), acc)
+                },
+            )
+            .map(|(_, sums, acc)| (sums, acc))
+            .reduce(
+                || ([Gr::ZERO; 2], vec![Gr::ZERO; shared]),
+                |(s, mut a), (t, b)| {
+                    a.iter_mut().zip(&b).for_each(|(x, y)| *x = x.add(y));
+                    (add(s, t), a)
+                },
+            );
+        match &pairs {
+            Some(ww) => add(sums, combine(&acc, ww, 2)),
+            None => sums,
+        }
+    }
+
+    /// Whether this party's local parts in column `l` are 0 whatever the entries: a truncation
+    /// pair's bit products at P1 and P2. Their inputs `⟨b1⟩ = (0, −w·b1, 0)` and
+    /// `⟨b2⟩ = (0, 0, −b2)` have `m = 0`, and so does every combination of them, so P1's part
+    /// `−(m_X·[r_Y]_1 + [r_X]_1·m_Y)` and P2's `−(m_X·[r_Y]_2 + [r_X]_2·m_Y) + m_X·m_Y`
+    /// vanish: only P0, which knows both bits, has a nonzero part (`[r_X]_1·[r_Y]_2`).
+    fn vanishes(&self, l: usize) -> bool {
+        self.me != 0 && self.recs[self.cols[l].rec].bits.is_some()
     }
 
     /// Column `l`'s two sums without `b_l`, from its entries in GR (one GR product per pair
@@ -221,14 +332,11 @@ impl<'a> Columns<'a> {
     fn entry_halves(&self, l: usize, scratch: &mut Scratch) -> [Gr; 2] {
         self.entries(l, scratch);
         let (xs, ys) = (&scratch.x, &scratch.y);
-        let mut sums = [Gr::ZERO; 2];
-        for i in 0..xs.len() / 2 {
-            let (x0, x1, y0, y1) = (&xs[2 * i], &xs[2 * i + 1], &ys[2 * i], &ys[2 * i + 1]);
-            sums[0] = sums[0].add(&cross_term(self.me, x0, y0));
-            let (dx, dy) = (diff(x1, x0), diff(y1, y0));
-            sums[1] = sums[1].add(&cross_term(self.me, &dx, &dy));
-        }
-        sums
+        let pairs = xs.len() / 2;
+        let even = cross_sum(self.me, (0..pairs).map(|i| (&xs[2 * i], &ys[2 * i])));
+        let dx: Vec<Entry> = (0..pairs).map(|i| diff(&xs[2 * i + 1], &xs[2 * i])).collect();
+        let dy: Vec<Entry> = (0..pairs).map(|i| diff(&ys[2 * i + 1], &ys[2 * i])).collect();
+        [even, cross_sum(self.me, dx.iter().zip(&dy))]
     }
 
     /// `w_s·w_{s'}` for every pair of weights (row-major), while there are at most
@@ -238,34 +346,53 @@ impl<'a> Columns<'a> {
             .then(|| self.w.iter().flat_map(|u| self.w.iter().map(move |v| u.mul(v))).collect())
     }
 
-    /// Whether both entries of every pair of column `l` lie in one output (`2·2^t ≤ m'`),
-    /// which [`Columns::bilinear_halves`] needs.
-    fn bilinear_fits(&self, l: usize) -> bool {
+    /// Whether both entries of every pair of column `l` lie in one output (`2·2^t ≤ m'`,
+    /// [`Columns::bilinear_halves`]); otherwise every entry holds whole outputs (`m' ≤ 2^t`,
+    /// [`Columns::spanning_halves`]), both being powers of two.
+    fn within_outputs(&self, l: usize) -> bool {
         let rec = self.recs[self.cols[l].rec];
         2 * self.w.len() <= width(rec).max(1).next_power_of_two()
     }
 
     /// The cheaper way to compute column `l`'s sums, by a count of word products: from the
-    /// entries, every term is scaled into GR (64 word products per held input component) and
-    /// every pair of entries costs two GR products (about 2 000 word products each); the
-    /// bilinear way costs `4^t` GR scalings per output and sum, and `4^t` GR products per
-    /// column and sum.
+    /// entries, every term is scaled into GR (64 word products per held input component; a
+    /// GR addition per four bit products from the subset-sum tables) and
+    /// every pair of entries costs two local parts of one or two GR products each (a term of
+    /// an inner product costs about 30 scalings); the
+    /// bilinear way costs `4^t` GR scalings per output and sum within outputs (3 per pair of
+    /// entries and input across them), and `4^t` GR products per column and sum (or one per
+    /// output and input, [`Columns::bilinear_halves`]).
     fn cheaper_way(&self, l: usize, pairs: bool) -> Way {
-        if !pairs || !self.bilinear_fits(l) {
+        if !pairs {
             return Way::Entries;
         }
-        const GR_PRODUCT: usize = 2000;
+        // A term of a GR inner product took about 30 GR scalings (230 against 8 ns, AVX-512,
+        // 2-core EPYC; a lone GR product about 50).
+        const GR_PRODUCT: usize = 30 * 64;
         let col = &self.cols[l];
         let rec = self.recs[col.rec];
         let (m, m_pad) = (width(rec).max(1), width(rec).max(1).next_power_of_two());
         let outputs = (self.slots / m_pad).min(rec.z.n - col.first);
         let inputs = if rec.twin.is_some() { 3 } else { 2 };
         let step = self.w.len();
-        let entries = outputs * m_pad / step;
-        let by_entries = outputs * m * inputs * 2 * 64 + entries * GR_PRODUCT;
+        let entries = (outputs * m_pad).div_ceil(step);
+        let scalings = if self.bit_tables[col.rec].is_empty() {
+            outputs * m * inputs * 2 * 64
+        } else {
+            outputs * m / GROUP * 2 * 64
+        };
+        // Per pair of entries, two local parts of one GR product each at P0, two at P1 and P2.
+        let per_entry = if self.me == 0 { 1 } else { 2 };
+        let by_entries = scalings + entries * per_entry * GR_PRODUCT;
         let twin = if rec.twin.is_some() { 2 } else { 1 };
-        let bilinear =
-            outputs * (2 * twin * step * step * 64 + m_pad * step * 6) + 2 * step * step * GR_PRODUCT;
+        let pairs = step * step;
+        let bilinear = if !self.within_outputs(l) {
+            entries.div_ceil(2) * twin * pairs * (3 * 64 + 6) + 2 * twin * pairs * GR_PRODUCT
+        } else if outputs < 2 * pairs {
+            outputs * (2 * twin * pairs * 64 + m_pad * step * 6 + twin * GR_PRODUCT)
+        } else {
+            outputs * (2 * twin * pairs * 64 + m_pad * step * 6) + 2 * twin * pairs * GR_PRODUCT
+        };
         if bilinear < by_entries { Way::Bilinear } else { Way::Entries }
     }
 
@@ -278,7 +405,13 @@ impl<'a> Columns<'a> {
     /// same with `γ·a_g` and `x'`, and the differences `X_{2e+1} − X_{2e}` likewise. The inner
     /// sums are over `Z_2^64` (the embedding is a ring homomorphism): no term is lifted, only
     /// `4^t` sums per output are scaled into GR.
-    fn bilinear_halves(&self, l: usize, ww: &[Gr]) -> [Gr; 2] {
+    ///
+    /// With few outputs per column (fewer than `2·4^t`, a truncation pair's two per column),
+    /// each output's coefficient carries the column's factor, `b_l·a_g` (and `b_l·γ·a_g`),
+    /// and its sums go to the accumulators `shared` of every such column (combined once by
+    /// [`Columns::local_halves`]): two GR products per output instead of `4·4^t` per column.
+    /// The sums returned are then 0; otherwise they are the column's, without `b_l`.
+    fn bilinear_halves(&self, l: usize, b: &Gr, ww: &[Gr], shared: &mut [Gr]) -> [Gr; 2] {
         let me = self.me;
         let held = held(me);
         let col = &self.cols[l];
@@ -289,7 +422,9 @@ impl<'a> Columns<'a> {
         let twin = rec.twin.is_some();
         let pairs = step * step;
         // Per sum (even entries, differences) and input (x, the twin's x'): Σ_g a_g·D_g[s][s'].
-        let mut acc = vec![Gr::ZERO; 4 * pairs];
+        let into_shared = outputs < 2 * pairs;
+        let mut own = if into_shared { vec![] } else { vec![Gr::ZERO; 4 * pairs] };
+        let acc = if into_shared { shared } else { &mut own[..] };
         let mut d = vec![0u64; 4 * pairs];
         let term = |input: usize, c: usize, idx: usize| match input {
             0 => rec.x_at(c, idx),
@@ -331,23 +466,89 @@ impl<'a> Columns<'a> {
                     }
                 }
             }
+            let (a_g, ga_g) = if into_shared {
+                (b.mul(a_g), if twin { b.mul(ga_g) } else { Gr::ZERO })
+            } else {
+                (*a_g, *ga_g)
+            };
             for (k, (a, dk)) in acc.iter_mut().zip(&d).enumerate() {
                 if *dk != 0 {
-                    let coeff = if k < 2 * pairs { a_g } else { ga_g };
+                    let coeff = if k < 2 * pairs { &a_g } else { &ga_g };
                     a.add_scaled(coeff, *dk);
                 }
             }
         }
-        let mut sums = [Gr::ZERO; 2];
-        for (half, sum) in sums.iter_mut().enumerate() {
-            for input in 0..2 {
-                let start = (2 * input + half) * pairs;
-                for (w, a) in ww.iter().zip(&acc[start..start + pairs]) {
-                    *sum = sum.add(&w.mul(a));
+        if into_shared { [Gr::ZERO; 2] } else { combine(acc, ww, if twin { 2 } else { 1 }) }
+    }
+
+    /// Column `l`'s two sums without `b_l`, by bilinearity when every entry holds whole
+    /// outputs (`m' ≤ 2^t`, elementwise products from the first reduction on): slot `σ`
+    /// carries the coefficient `c_σ = a_{⌊σ/m'⌋}` (`γ·c_σ` for a twin's `x'`), so for a pair
+    /// of entries starting at slots `σ_0` and `σ_1`, with `Δy = y_{σ_1+s'} − y_{σ_0+s'}`,
+    /// `B(X_{2e}, Y_{2e}) = Σ_{s,s'} w_s·w_{s'}·c_{σ_0+s}·B(x_{σ_0+s}, y_{σ_0+s'})` and
+    /// `B(ΔX, ΔY) = Σ_{s,s'} w_s·w_{s'}·(c_{σ_1+s}·B(x_{σ_1+s}, Δy_{s'}) −
+    /// c_{σ_0+s}·B(x_{σ_0+s}, Δy_{s'}))`. Each word `B(·,·)` is scaled into GR once (64 word
+    /// products): `3·4^t` scalings per pair of entries, where the entries cost two GR
+    /// products per pair and sum (about 4 000 word products each once `t ≥ 1`).
+    fn spanning_halves(&self, l: usize, ww: &[Gr]) -> [Gr; 2] {
+        let me = self.me;
+        let held = held(me);
+        let col = &self.cols[l];
+        let rec = self.recs[col.rec];
+        let (m, m_pad) = (width(rec).max(1), width(rec).max(1).next_power_of_two());
+        let outputs = (self.slots / m_pad).min(rec.z.n - col.first);
+        let used = outputs * m_pad;
+        let step = self.w.len();
+        let twin = rec.twin.is_some();
+        let pairs = step * step;
+        let mut acc = vec![Gr::ZERO; 4 * pairs];
+        // The components of input `input` at column slot `slot` (0 in padding).
+        let load = |input: usize, slot: usize| -> [u64; 3] {
+            let (g, t) = (slot / m_pad, slot % m_pad);
+            let mut v = [0u64; 3];
+            if slot < used && t < m {
+                let idx = (col.first + g) * m + t;
+                for (c, vc) in v.iter_mut().enumerate().filter(|(c, _)| held[*c]) {
+                    *vc = match input {
+                        0 => rec.x_at(c, idx),
+                        1 => rec.x2_at(c, idx),
+                        _ => rec.y_at(c, idx),
+                    };
+                }
+            }
+            v
+        };
+        for first in (0..used).step_by(2 * step) {
+            let second = first + step;
+            let (mut y0, mut dy) = ([[0u64; 3]; BILINEAR_STEP], [[0u64; 3]; BILINEAR_STEP]);
+            for s in 0..step {
+                y0[s] = load(2, first + s);
+                dy[s] = sub3(&load(2, second + s), &y0[s]);
+            }
+            for input in 0..if twin { 2 } else { 1 } {
+                let coeff = if input == 0 { &self.a } else { &self.ga };
+                for s in 0..step {
+                    let (x0, x1) = (load(input, first + s), load(input, second + s));
+                    let (c0, c1) = (&coeff[(first + s) / m_pad], &coeff[(second + s) / m_pad]);
+                    let row = 2 * input * pairs + s * step;
+                    for s2 in 0..step {
+                        let even = bilinear(me, &x0, &y0[s2]);
+                        if even != 0 {
+                            acc[row + s2].add_scaled(c0, even);
+                        }
+                        let d1 = bilinear(me, &x1, &dy[s2]);
+                        if d1 != 0 {
+                            acc[row + pairs + s2].add_scaled(c1, d1);
+                        }
+                        let d0 = bilinear(me, &x0, &dy[s2]);
+                        if d0 != 0 {
+                            acc[row + pairs + s2].add_scaled(c0, d0.wrapping_neg());
+                        }
+                    }
                 }
             }
         }
-        sums
+        combine(&acc, ww, if twin { 2 } else { 1 })
     }
 
     /// Records the reduction at `ζ`: every entry becomes `X_{2i} + ζ·(X_{2i+1} − X_{2i})`.
@@ -381,8 +582,19 @@ impl<'a> Columns<'a> {
         (entry_vec(&held, xs), entry_vec(&held, ys))
     }
 
-    /// Column `l`'s entries at the current reduction, without the factor `b_l`.
+    /// Column `l`'s entries at the current reduction, without the factor `b_l`: from the
+    /// subset-sum tables for bit products where they are built, else term by term.
     fn entries(&self, l: usize, scratch: &mut Scratch) {
+        if self.bit_tables[self.cols[l].rec].is_empty() {
+            self.term_entries(l, scratch)
+        } else {
+            self.bit_entries(l, scratch)
+        }
+    }
+
+    /// [`Columns::entries`] term by term: each recorded share scaled into GR by its slot's
+    /// weight.
+    fn term_entries(&self, l: usize, scratch: &mut Scratch) {
         let held = held(self.me);
         let col = &self.cols[l];
         let rec = self.recs[col.rec];
@@ -422,6 +634,44 @@ impl<'a> Columns<'a> {
     }
 }
 
+impl Columns<'_> {
+    /// [`Columns::entries`] of a column of bit products from the subset-sum tables: per
+    /// four slots, one table entry for `x` (from `b1`, at P0 and P1) and one for `y` (from
+    /// `b2`, at P0 and P2), `Y` being `−Σ_s w_s·b2_s`. An entry sums `2^t ≥ 4` slots and a
+    /// record's width `m` is a power of two, so no group of four crosses an entry or an output.
+    fn bit_entries(&self, l: usize, scratch: &mut Scratch) {
+        let held = held(self.me);
+        let col = &self.cols[l];
+        let rec = self.recs[col.rec];
+        let Some(bits) = &rec.bits else { return };
+        let m = width(rec);
+        let outputs = (self.slots / m).min(rec.z.n - col.first);
+        let (step, count) = (self.w.len(), self.entries_per_column());
+        scratch.x.clear();
+        scratch.x.resize(count, [Gr::ZERO; 3]);
+        scratch.y.clear();
+        scratch.y.resize(count, [Gr::ZERO; 3]);
+        let tx = &self.bit_tables[col.rec];
+        for slot in (0..outputs * m).step_by(GROUP) {
+            let i = slot / step;
+            let idx = col.first * m + slot;
+            if held[ONE] {
+                let p = pattern(&bits.b1[idx..idx + GROUP]);
+                if p != 0 {
+                    scratch.x[i][ONE] = scratch.x[i][ONE].add(&tx[slot / GROUP * SUBSETS + p]);
+                }
+            }
+            if held[TWO] {
+                let p = pattern(&bits.b2[idx..idx + GROUP]);
+                if p != 0 {
+                    let q = slot % step / GROUP;
+                    scratch.y[i][TWO] = scratch.y[i][TWO].sub(&self.y_table[q * SUBSETS + p]);
+                }
+            }
+        }
+    }
+}
+
 /// How a column's two sums of a reduction are computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Way {
@@ -434,6 +684,19 @@ enum Way {
 /// Most slots per entry for which [`Columns::bilinear_halves`] is considered (`2^t ≤ 8`: 64
 /// weight pairs).
 const BILINEAR_STEP: usize = 8;
+
+/// The two sums `Σ_{s,s'} w_s·w_{s'}·acc[s][s']` from the accumulators of the bilinear ways
+/// (laid out per input and sum: `acc[(2·input + sum)·4^t + s·2^t + s']`), over the first
+/// `inputs` inputs (`x`, and the twin's `x'`).
+fn combine(acc: &[Gr], ww: &[Gr], inputs: usize) -> [Gr; 2] {
+    let pairs = ww.len();
+    std::array::from_fn(|half| {
+        (0..inputs).fold(Gr::ZERO, |sum, input| {
+            let start = (2 * input + half) * pairs;
+            sum.add(&Gr::inner_product(ww, &acc[start..start + pairs]))
+        })
+    })
+}
 
 /// [`cross_term`] on words: a party's local part of the masked product of `a` and `b` (P0
 /// `(a_1 + a_2)(b_1 + b_2)`, P1 `−(a_0 b_1 + a_1 b_0)`, P2 `−(a_0 b_2 + a_2 b_0) + a_0 b_0`).
@@ -544,10 +807,40 @@ mod tests {
                     columns.w.len()
                 );
                 assert_eq!(columns.local_halves(), entries);
-                bilinear_used += (0..columns.cols.len()).filter(|&l| columns.bilinear_fits(l)).count();
+                // The columns P1 and P2 skip: their parts computed from the entries are 0.
+                for l in (0..columns.cols.len()).filter(|&l| columns.vanishes(l)) {
+                    let sums = columns.entry_halves(l, &mut Scratch::default());
+                    assert_eq!(sums, [Gr::ZERO; 2], "party {me}, column {l}");
+                }
+                bilinear_used += (0..columns.cols.len()).filter(|&l| columns.within_outputs(l)).count();
                 columns.fold(&Gr::random(&mut g));
             }
             assert!(bilinear_used > 0);
+        }
+    }
+
+    #[test]
+    fn the_bit_tables_give_the_entries_term_by_term() {
+        for me in 0..3 {
+            let mut g = Prg::new(&Seed([7 + me as u8; 16]));
+            let recs = [bit_record(&mut g, me, 5), record(&mut g, me, 40, Terms::Elementwise, false)];
+            let mut columns = Columns::new(me, recs.iter().collect(), &mut Prg::new(&Seed([1; 16]))).unwrap();
+            let mut tabled = 0;
+            while columns.entries_per_column() >= 1 && columns.w.len() <= columns.slots {
+                for l in 0..columns.cols.len() {
+                    let (mut by_table, mut by_term) = (Scratch::default(), Scratch::default());
+                    columns.entries(l, &mut by_table);
+                    columns.term_entries(l, &mut by_term);
+                    assert_eq!(by_table.x, by_term.x, "party {me}, step {}, column {l}", columns.w.len());
+                    assert_eq!(by_table.y, by_term.y, "party {me}, step {}, column {l}", columns.w.len());
+                    tabled += usize::from(!columns.bit_tables[columns.cols[l].rec].is_empty());
+                }
+                if columns.w.len() == columns.slots {
+                    break;
+                }
+                columns.fold(&Gr::random(&mut g));
+            }
+            assert!(tabled > 0, "party {me}: no column went through the tables");
         }
     }
 }

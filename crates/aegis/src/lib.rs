@@ -59,6 +59,7 @@ mod pos;
 mod prime;
 mod share;
 pub mod sign;
+mod subsets;
 mod trunc;
 pub mod verify;
 

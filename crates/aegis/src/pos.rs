@@ -333,7 +333,7 @@ impl Aegis {
                 let count = (i1 - i0) * (l - 1);
                 let msg = ctx.recv_at_most(k, zp.packed_len(count))?;
                 received.push(
-                    zp.unpack::<u8>(&msg, count)
+                    zp.unpack_bytes(&msg, count)
                         .ok_or_else(|| MpcError::Malformed { from: k, what: "Π_Pos bit shares".into() })?,
                 );
             }
@@ -382,8 +382,8 @@ impl Aegis {
             for (c, &(i0, i1)) in ranges.iter().enumerate() {
                 let count = (i1 - i0) * 2 * l;
                 let msg = ctx.recv_at_most(from, zp.packed_len(count))?;
-                let lists: Vec<u8> = zp
-                    .unpack(&msg, count)
+                let lists = zp
+                    .unpack_bytes(&msg, count)
                     .ok_or_else(|| MpcError::Malformed { from, what: "Π_Pos lists".into() })?;
                 if from == pa {
                     opened.push(lists);
@@ -489,7 +489,7 @@ impl Aegis {
             for &(i0, i1) in &ranges {
                 let count = (i1 - i0) * (l - 1) * MAC_KEYS;
                 let msg = ctx.recv_at_most(k, zp.packed_len(count))?;
-                received.push(zp.unpack::<u8>(&msg, count).ok_or_else(|| malformed("Π_Pos MAC shares"))?);
+                received.push(zp.unpack_bytes(&msg, count).ok_or_else(|| malformed("Π_Pos MAC shares"))?);
             }
         }
         let coef = Coefficients::new(&coins, l, p, ranges.len());

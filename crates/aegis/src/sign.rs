@@ -335,7 +335,7 @@ impl Aegis {
             1 => Ok(Some(first(ctx)?)),
             _ => {
                 let msg = ctx.recv_at_most(0, zp.packed_len(count))?;
-                let shares = zp.unpack(&msg, count);
+                let shares = zp.unpack_bytes(&msg, count);
                 Ok(Some(
                     shares.ok_or_else(|| MpcError::Malformed { from: 0, what: "Z_p bit shares".into() })?,
                 ))
@@ -349,8 +349,8 @@ impl Aegis {
         let mut sums = Vec::new();
         for from in [1, 2] {
             let msg = ctx.recv_at_most(from, zp.packed_len(2 * n * l))?;
-            let lists: Vec<u8> = zp
-                .unpack(&msg, 2 * n * l)
+            let lists = zp
+                .unpack_bytes(&msg, 2 * n * l)
                 .ok_or_else(|| MpcError::Malformed { from, what: "masked Z_p lists".into() })?;
             if sums.is_empty() {
                 sums = lists;

@@ -27,13 +27,15 @@
 //! Communication: per reduction two GR inner products (`2 × 512` bytes from P0, `2 × 512` each
 //! way between P1 and P2) and a challenge, **2 rounds**: P1 and P2 exchange their shares in
 //! the challenge's first round, each committing to its share towards P0, and P0, which learns
-//! `ζ` at the end of that round, deals the next reduction's masked products in the second
-//! (about 2 rounds per reduction; the paper's `R + 1` for the whole check leaves
+//! `ζ` at the end of that round, releases it at once and deals the next reduction's masked
+//! products in the second, in a message of its own once it has computed them, so the three
+//! servers compute a step's local parts at the same time (2 rounds per reduction; the
+//! paper's `R + 1` for the whole check leaves
 //! out when `ζ` may be revealed). A challenge drawn by opening a random value
 //! with P0 sending its pieces at once would be unsound against a rushing P1 or P2 (it would
 //! read `ζ` before sending its share); `crate::challenge` says why its schedule is not.
 //! Total: `2` for the coefficients, `2` per reduction, `2` for the final check (its cross
-//! terms, `2N' + 3` GR elements from P0, travel with the last challenge), so `2R + 4`. The
+//! terms, `2N' + 3` GR elements from P0, follow the last challenge's release), so `2R + 4`. The
 //! parties run reductions while the dimension is above [`FINAL_DIMENSION`], at most
 //! [`REDUCTIONS`] of them, so the rounds do not grow with the batch: a larger batch makes the
 //! final check larger instead (`N' = N/2^R`). Memory stays bounded without chunking: the elementwise and inner
@@ -50,7 +52,7 @@ use veil_ring::Gr;
 
 use crate::challenge;
 pub use crate::claims::Terms;
-use crate::claims::{BitProducts, Claim, GrVec, Recorded, cross_term, gr_bytes, gr_digest, gr_from, recv_gr};
+use crate::claims::{BitProducts, Claim, GrVec, Recorded, cross_sum, gr_bytes, gr_digest, gr_from, recv_gr};
 use crate::columns::Columns;
 use crate::freivalds::compress_matmul;
 use crate::share::{Aegis, Masked};
@@ -61,6 +63,9 @@ use crate::share::{Aegis, Masked};
 /// in one step. The paper's best measured `R` are 7 to 10 (its Fig. 15); at 10, LeNet at
 /// batch 30 (4.2 million terms) ends at about 4 000 entries.
 pub const REDUCTIONS: usize = 10;
+
+/// Entries of a held claim per block of its local parts (computed in parallel).
+const HELD_BLOCK: usize = 256;
 
 /// Reductions stop at this dimension (the final check deals `2N' + 3` GR elements: 1 MiB from
 /// P0 here). The paper leaves `N/2^R` around 2^10–2^11 too (its Fig. 15): below that, each
@@ -148,12 +153,12 @@ impl Aegis {
         Ok(gr_bytes(&v.iter().zip(&one).map(|(a, b)| a.sub(b)).collect::<Vec<_>>()))
     }
 
-    /// P1's or P2's share of a deal of `n` values: from the PRG shared with P0 at P1, from the
-    /// bytes P0 sent at P2.
-    fn deal_in(&self, ctx: &mut Ctx, what: &str, n: usize, sent: &[u8]) -> Result<Vec<Gr>> {
+    /// P1's or P2's share of a deal of `n` values: from the PRG shared with P0 at P1, from
+    /// P0's next message at P2.
+    fn deal_in(&self, ctx: &mut Ctx, what: &str, n: usize) -> Result<Vec<Gr>> {
         match Self::check_server(ctx)? {
             1 => self.gr_pair_random(ctx, 0, what, n),
-            _ => gr_from(0, sent, n),
+            _ => recv_gr(ctx, 0, n),
         }
     }
     /// Opens `⟨v⟩` over GR to every server with the hash-checked reconstruction.
@@ -214,11 +219,16 @@ impl Aegis {
         // their inner products (P1, P2) and the output masks.
         let mut step: Option<(Vec<usize>, Vec<Gr>, GrVec)> = None;
         loop {
-            let (seed, drawn) = match pending.as_ref().and_then(challenge::Pending::seed) {
-                Some(seed) => (seed, None),
+            // P0 releases the challenge at once; what it deals for this step follows when it is
+            // computed, while P1 and P2 compute their parts.
+            let p = take(&mut pending)?;
+            let (seed, drawn) = match p.seed() {
+                Some(seed) => {
+                    challenge::finish(ctx, what, p)?;
+                    (seed, None)
+                }
                 None => {
-                    let p = take(&mut pending)?;
-                    let d = challenge::finish(ctx, what, p, vec![])?
+                    let d = challenge::finish(ctx, what, p)?
                         .ok_or_else(|| MpcError::Invalid("P0 drew a prover's challenge".into()))?;
                     (d.seed.clone(), Some(d))
                 }
@@ -243,17 +253,15 @@ impl Aegis {
                 }
                 (Some(_), None) => return Err(MpcError::Invalid("a challenge without a step".into())),
             };
-            let dealt = drawn.map(|d| d.dealt).unwrap_or_default();
             let active = red.next_step();
             if active.is_empty() {
                 let claim = reduction.take().map(|r| r.into_claim(&mut prg)).unwrap_or_default();
                 let delta = if me == 0 {
                     let (deal, delta) = self.final_dealer(ctx, &claim)?;
-                    let p = take(&mut pending)?;
-                    challenge::finish(ctx, what, p, deal)?;
+                    ctx.net().send(2, deal)?;
                     delta
                 } else {
-                    self.final_prover(ctx, &claim, &dealt)?
+                    self.final_prover(ctx, &claim)?
                 };
                 let opened = self.gr_open(ctx, &delta)?;
                 if opened[0] != Gr::ZERO {
@@ -269,11 +277,10 @@ impl Aegis {
                 // P0 deals `[r_z + Σ r_a·r_b]` (its local part is the masks' cross term).
                 let gamma: Vec<Gr> = (0..n).map(|j| masks.one[j].add(&masks.two[j]).add(&local[j])).collect();
                 let deal = self.deal_out(ctx, "verify/inner/gamma", &gamma)?;
-                let p = take(&mut pending)?;
-                challenge::finish(ctx, what, p, deal)?;
+                ctx.net().send(2, deal)?;
                 vec![]
             } else {
-                let g = self.deal_in(ctx, "verify/inner/gamma", n, &dealt)?;
+                let g = self.deal_in(ctx, "verify/inner/gamma", n)?;
                 g.iter().zip(&local).map(|(g, l)| g.add(l)).collect()
             };
             what = "verify/zeta";
@@ -321,12 +328,12 @@ impl Aegis {
 
     /// P1's or P2's part of Π_InnerVerify: `⟨Δ⟩` in one degree-3 evaluation from the dealt
     /// cross terms, so its additive error cannot depend on the secret `α`; one exchange.
-    fn final_prover(&self, ctx: &mut Ctx, (xs, ys, z): &Claim, dealt: &[u8]) -> Result<GrVec> {
+    fn final_prover(&self, ctx: &mut Ctx, (xs, ys, z): &Claim) -> Result<GrVec> {
         let me = Self::check_server(ctx)?;
         let n = xs.len();
         let alpha = self.gr_random(ctx, "verify/alpha", 1)?;
         let r_d = self.gr_random(ctx, "verify/delta", 1)?;
-        let c = self.deal_in(ctx, "verify/cross", 2 * n + 3, dealt)?;
+        let c = self.deal_in(ctx, "verify/cross", 2 * n + 3)?;
         let j = |v: &GrVec| if me == 1 { v.one.clone() } else { v.two.clone() };
         let (ma, ra_j, rz_j, rd_j) = (alpha.m[0], j(&alpha)[0], j(z)[0], j(&r_d)[0]);
         let (rx_j, ry_j) = (j(xs), j(ys));
@@ -462,8 +469,17 @@ impl<'a> Reduction<'a> {
             .flat_map(|&k| match &self.parts[k].0 {
                 Part::Lazy(columns, _) => columns.local_halves(),
                 Part::Held((a, b, _)) => [false, true].map(|diff| {
-                    (0..a.len() / 2)
-                        .fold(Gr::ZERO, |s, i| s.add(&cross_term(me, &a.entry(i, diff), &b.entry(i, diff))))
+                    // In parallel over blocks of entries; GR sums add up in any order.
+                    let n = a.len() / 2;
+                    (0..n.div_ceil(HELD_BLOCK))
+                        .into_par_iter()
+                        .map(|k| {
+                            let block = k * HELD_BLOCK..((k + 1) * HELD_BLOCK).min(n);
+                            let xs: Vec<_> = block.clone().map(|i| a.entry(i, diff)).collect();
+                            let ys: Vec<_> = block.map(|i| b.entry(i, diff)).collect();
+                            cross_sum(me, xs.iter().zip(&ys))
+                        })
+                        .reduce(|| Gr::ZERO, |x, y| x.add(&y))
                 }),
             })
             .collect()

@@ -92,6 +92,34 @@ impl Gr {
         reduce(&product(&self.0, &other.0))
     }
 
+    /// `Σ_t ls_t·rs_t` (over the shorter of the two), in Karatsuba's evaluation form with
+    /// one reduction for the whole sum (the crate's `galois_inner` module): about 2.4× fewer word
+    /// products per term than [`Gr::mul`]'s schoolbook product.
+    pub fn inner_product(ls: &[Gr], rs: &[Gr]) -> Gr {
+        use crate::galois_inner::{Outer, PIECE, PIECES, accumulate_portable, backward, forward};
+        /// Terms transformed at a time (their forms, 3.4 KiB a term, stay in cache).
+        const BLOCK: usize = 16;
+        let n = ls.len().min(rs.len());
+        if n == 0 {
+            return Gr::ZERO;
+        }
+        let mut d: Outer = [[[0; PIECE]; PIECE]; PIECES];
+        let (mut lf, mut rf) = (Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK));
+        for start in (0..n).step_by(BLOCK) {
+            let end = (start + BLOCK).min(n);
+            lf.clear();
+            rf.clear();
+            lf.extend(ls[start..end].iter().map(|v| forward(&v.0)));
+            rf.extend(rs[start..end].iter().map(|v| forward(&v.0)));
+            #[cfg(target_arch = "x86_64")]
+            if crate::galois_simd::accumulate(&mut d, &lf, &rf) {
+                continue;
+            }
+            accumulate_portable(&mut d, &lf, &rf);
+        }
+        reduce(&backward(&d))
+    }
+
     /// Little-endian bytes (512).
     pub fn to_bytes(&self) -> Vec<u8> {
         self.0.iter().flat_map(|v| v.to_le_bytes()).collect()
@@ -236,6 +264,29 @@ mod tests {
             assert_eq!(acc, plain);
             assert_eq!(acc, a.add(&v.scale(s)));
         }
+    }
+
+    #[test]
+    fn inner_products_in_karatsuba_form_match_the_products() {
+        use crate::galois_inner::{Outer, PIECE, PIECES, accumulate_portable, backward, forward};
+        let mut g = rand::rngs::StdRng::seed_from_u64(5);
+        let edges = [Gr([u64::MAX; GR_DEGREE]), Gr([1 << 63; GR_DEGREE]), Gr::embed(u64::MAX), Gr::ZERO];
+        for n in [0usize, 1, 2, 15, 16, 17, 40] {
+            let mut ls: Vec<Gr> = (0..n).map(|_| Gr::random(&mut g)).collect();
+            let rs: Vec<Gr> = (0..n).map(|_| Gr::random(&mut g)).collect();
+            for (v, e) in ls.iter_mut().zip(edges.iter().cycle()).step_by(3) {
+                *v = *e;
+            }
+            let direct = ls.iter().zip(&rs).fold(Gr::ZERO, |s, (a, b)| s.add(&a.mul(b)));
+            assert_eq!(Gr::inner_product(&ls, &rs), direct, "{n} terms");
+            // The portable kernel gives the same sums as the one `inner_product` picked.
+            let mut d: Outer = [[[0; PIECE]; PIECE]; PIECES];
+            let lf: Vec<_> = ls.iter().map(|v| forward(&v.0)).collect();
+            let rf: Vec<_> = rs.iter().map(|v| forward(&v.0)).collect();
+            accumulate_portable(&mut d, &lf, &rf);
+            assert_eq!(reduce(&backward(&d)), direct, "{n} terms, portable");
+        }
+        assert_eq!(Gr::inner_product(&[Gr::embed(3)], &[]), Gr::ZERO);
     }
 
     #[test]

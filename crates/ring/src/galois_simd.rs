@@ -14,6 +14,7 @@ use std::arch::x86_64::{
 };
 
 use crate::galois::GR_DEGREE;
+use crate::galois_inner::{Form, Outer, PIECE, PIECES};
 
 /// Whether the processor has AVX-512 F and DQ (`vpmullq`).
 fn has_avx512() -> bool {
@@ -81,4 +82,41 @@ fn product_avx512(a: &[u64; GR_DEGREE], b: &[u64; GR_DEGREE]) -> [u64; 2 * GR_DE
         unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(k).cast(), acc) };
     }
     out
+}
+
+/// `d += Σ_t l_t ⊗ r_t` piece by piece ([`crate::galois_inner`]) if the processor has AVX-512
+/// F and DQ (else `false`, nothing done).
+pub(crate) fn accumulate(d: &mut Outer, ls: &[Form], rs: &[Form]) -> bool {
+    if has_avx512() {
+        // SAFETY: the processor has both features `accumulate_avx512` is compiled for (checked
+        // just above).
+        unsafe { accumulate_avx512(d, ls, rs) };
+        true
+    } else {
+        false
+    }
+}
+
+/// Per piece, its eight rows of `D` stay in registers over all terms: row `i` gains
+/// `l_i·r` (one broadcast and one lane-wise product per row and term).
+#[target_feature(enable = "avx512f,avx512dq")]
+fn accumulate_avx512(d: &mut Outer, ls: &[Form], rs: &[Form]) {
+    for p in 0..PIECES {
+        let mut rows = [_mm512_setzero_si512(); PIECE];
+        for (row, src) in rows.iter_mut().zip(&d[p]) {
+            // SAFETY: `src` is 8 words (64 bytes), loaded unaligned.
+            *row = unsafe { _mm512_loadu_si512(src.as_ptr().cast()) };
+        }
+        for (l, r) in ls.iter().zip(rs) {
+            // SAFETY: `r[p]` is 8 words (64 bytes), loaded unaligned.
+            let b = unsafe { _mm512_loadu_si512(r[p].as_ptr().cast()) };
+            for (row, &a) in rows.iter_mut().zip(&l[p]) {
+                *row = _mm512_add_epi64(*row, _mm512_mullo_epi64(_mm512_set1_epi64(a as i64), b));
+            }
+        }
+        for (row, dst) in rows.iter().zip(d[p].iter_mut()) {
+            // SAFETY: `dst` is 8 words (64 bytes), stored unaligned.
+            unsafe { _mm512_storeu_si512(dst.as_mut_ptr().cast(), *row) };
+        }
+    }
 }

@@ -87,10 +87,56 @@ impl Zp {
         }
         out
     }
+    /// [`Zp::unpack`] into bytes, for `p < 256` (`None` for a larger `p`): eight elements per
+    /// word written in place, then one pass that checks every element is below `p`.
+    pub fn unpack_bytes(self, bytes: &[u8], n: usize) -> Option<Vec<u8>> {
+        let w = self.wire_bits() as usize;
+        if w > 7 || bytes.len() != self.packed_len(n) {
+            return if w == 8 && bytes.len() == n && bytes.iter().all(|&x| u32::from(x) < self.p) {
+                Some(bytes.to_vec())
+            } else {
+                None
+            };
+        }
+        let mask = (1u64 << w) - 1;
+        let mut out = vec![0u8; n];
+        let groups = n / 8;
+        let (whole, tail) = bytes.split_at(groups * w);
+        for (g, dst) in whole.chunks_exact(w).zip(out.chunks_exact_mut(8)) {
+            let mut b = [0u8; 8];
+            b[..w].copy_from_slice(g);
+            let word = u64::from_le_bytes(b);
+            for (i, d) in dst.iter_mut().enumerate() {
+                *d = ((word >> (w * i)) & mask) as u8;
+            }
+        }
+        // The last `n mod 8` elements, and a zero padding.
+        let (mut acc, mut bits, mut next) = (0u64, 0usize, tail.iter());
+        for d in &mut out[8 * groups..] {
+            while bits < w {
+                acc |= u64::from(*next.next()?) << bits;
+                bits += 8;
+            }
+            *d = (acc & mask) as u8;
+            acc >>= w;
+            bits -= w;
+        }
+        let p = self.p as u8;
+        (acc == 0 && next.next().is_none() && out.iter().all(|&x| x < p)).then_some(out)
+    }
+
     /// `n` elements from [`Zp::pack`]'s bytes; `None` unless the length is exact, every element
     /// is below `p` and the padding is zero (a malformed message). `T` is `u32`, or `u8` to
-    /// hold many elements of a prime below 256 in a quarter of the memory.
+    /// hold many elements of a prime below 256 in a quarter of the memory
+    /// ([`Zp::unpack_bytes`] gives those without a conversion per element).
     pub fn unpack<T: TryFrom<u32>>(self, bytes: &[u8], n: usize) -> Option<Vec<T>> {
+        if self.wire_bits() <= 8 {
+            return self
+                .unpack_bytes(bytes, n)?
+                .into_iter()
+                .map(|x| T::try_from(u32::from(x)).ok())
+                .collect();
+        }
         if bytes.len() != self.packed_len(n) {
             return None;
         }
@@ -195,7 +241,8 @@ mod tests {
                 assert_eq!(bytes.len(), (n * bits as usize).div_ceil(8));
                 let narrow: Vec<u8> = v.iter().map(|&x| x as u8).collect();
                 assert_eq!(zp.pack(&narrow), bytes, "bytes pack the same");
-                assert_eq!(zp.unpack(&bytes, n), Some(narrow), "p = {p}, n = {n}, into bytes");
+                assert_eq!(zp.unpack(&bytes, n), Some(narrow.clone()), "p = {p}, n = {n}, into bytes");
+                assert_eq!(zp.unpack_bytes(&bytes, n), Some(narrow), "p = {p}, n = {n}, as bytes");
                 assert_eq!(zp.unpack(&bytes, n), Some(v), "p = {p}, n = {n}");
             }
             let all_ones = vec![0xffu8; zp.packed_len(8)];
@@ -212,5 +259,21 @@ mod tests {
         let mut padded = zp.pack(&[5u32]);
         padded[0] |= 0x80;
         assert_eq!(zp.unpack::<u32>(&padded, 1), None, "nonzero padding is refused");
+        // An element equal to p at every position of a group of eight, and in the tail.
+        for at in 0..9 {
+            let mut v = vec![3u32; 9];
+            let mut bytes = zp.pack(&v);
+            v[at] = 127;
+            let bits = 7 * at;
+            bytes[bits / 8] |= (127u32 << (bits % 8)) as u8;
+            if bits % 8 > 1 {
+                bytes[bits / 8 + 1] |= (127u32 >> (8 - bits % 8)) as u8;
+            }
+            assert_eq!(zp.unpack_bytes(&bytes, 9), None, "p at position {at}");
+        }
+        let big = Zp::new(251);
+        assert_eq!(big.unpack_bytes(&[250, 3], 2), Some(vec![250, 3]));
+        assert_eq!(big.unpack_bytes(&[251], 1), None);
+        assert_eq!(Zp::new(257).unpack_bytes(&[0, 0], 1), None, "no bytes for p above 256");
     }
 }
