@@ -102,13 +102,14 @@ impl Zp {
         let mut out = vec![0u8; n];
         let groups = n / 8;
         let (whole, tail) = bytes.split_at(groups * w);
-        for (g, dst) in whole.chunks_exact(w).zip(out.chunks_exact_mut(8)) {
-            let mut b = [0u8; 8];
-            b[..w].copy_from_slice(g);
-            let word = u64::from_le_bytes(b);
-            for (i, d) in dst.iter_mut().enumerate() {
-                *d = ((word >> (w * i)) & mask) as u8;
-            }
+        match w {
+            7 => spread::<7>(whole, &mut out),
+            6 => spread::<6>(whole, &mut out),
+            5 => spread::<5>(whole, &mut out),
+            4 => spread::<4>(whole, &mut out),
+            3 => spread::<3>(whole, &mut out),
+            2 => spread::<2>(whole, &mut out),
+            _ => spread::<1>(whole, &mut out),
         }
         // The last `n mod 8` elements, and a zero padding.
         let (mut acc, mut bits, mut next) = (0u64, 0usize, tail.iter());
@@ -121,8 +122,9 @@ impl Zp {
             acc >>= w;
             bits -= w;
         }
-        let p = self.p as u8;
-        (acc == 0 && next.next().is_none() && out.iter().all(|&x| x < p)).then_some(out)
+        // The largest element, by a reduction that vectorises (no early exit).
+        let largest = out.iter().fold(0u8, |m, &x| m.max(x));
+        (acc == 0 && next.next().is_none() && u32::from(largest) < self.p).then_some(out)
     }
 
     /// `n` elements from [`Zp::pack`]'s bytes; `None` unless the length is exact, every element
@@ -179,6 +181,20 @@ impl Zp {
             bits -= w;
         }
         (acc == 0 && next.next().is_none()).then_some(out)
+    }
+}
+
+/// Eight elements of `W` bits per `W` bytes of `whole` into bytes of `out` (the shifts are
+/// constants, so the loop unrolls).
+fn spread<const W: usize>(whole: &[u8], out: &mut [u8]) {
+    let mask = (1u64 << W) - 1;
+    for (g, dst) in whole.chunks_exact(W).zip(out.chunks_exact_mut(8)) {
+        let mut b = [0u8; 8];
+        b[..W].copy_from_slice(g);
+        let word = u64::from_le_bytes(b);
+        for (i, d) in dst.iter_mut().enumerate() {
+            *d = ((word >> (W * i)) & mask) as u8;
+        }
     }
 }
 
