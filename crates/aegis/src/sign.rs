@@ -223,7 +223,7 @@ impl Aegis {
             ctx.net().send(2, msg)?;
             let w = if with_product { Masked { m: vec![], r: mat.r_w, n } } else { Masked::default() };
             let z = Masked { m: vec![], r: mat.r_z, n };
-            self.record_sign(x, &z, &w, with_product);
+            self.record_sign(x, &z, &w, with_product)?;
             return Ok((z, w));
         }
         let OnlinePair { mut pw, bits, gamma, gamma1, rz } =
@@ -281,19 +281,23 @@ impl Aegis {
         self.record_joint(&m_z);
         let z = Masked { m: m_z, r: mat.r_z, n };
         let w = if with_product { Masked { m: m_w, r: mat.r_w, n } } else { Masked::default() };
-        self.record_sign(x, &z, &w, with_product);
+        self.record_sign(x, &z, &w, with_product)?;
         Ok((z, w))
     }
 
     /// Records what a sign extraction claims for the final verification: the pair `(x, z)`
     /// for the positivity check ([`crate::pos`]), and the products `z·z = z` (so `z` is a bit:
-    /// `z` and `z − 1` have different parities) and `x·z = w`.
-    fn record_sign(&mut self, x: &Masked, z: &Masked, w: &Masked, with_product: bool) {
+    /// `z` and `z − 1` have different parities) and `x·z = w`. Both multiply by `z`, so they
+    /// are one record with `x·z = w` as its twin (verified as `(c·z + c'·w) − (c·z + c'·x)·z`,
+    /// [`crate::claims::Recorded::twin`]): the terms of one product instead of two.
+    fn record_sign(&mut self, x: &Masked, z: &Masked, w: &Masked, with_product: bool) -> Result<()> {
         self.signs.push(crate::claims::SignPair { x: x.clone(), z: z.clone() });
         self.record(z, z, z, crate::claims::Terms::Elementwise);
         if with_product {
             self.record(x, z, w, crate::claims::Terms::Elementwise);
+            self.merge_last_twins(None)?;
         }
+        Ok(())
     }
 
     /// P0 deals `[[b_i]]` in Z_p (packed): the first share from the P0–P1 seed (exactly

@@ -289,16 +289,19 @@ fn wrong_products_make_the_verification_abort() {
     assert!(aborted(&r), "{r:?}");
     // A sign bit z = 2 (fails z·z = z) and a wrong x·z in ReLU.
     let relu = |a: &mut Aegis, ctx: &mut Ctx, v: &Masked| a.relu(ctx, v).map(|_| ());
+    // (ReLU records z·z = z with x·z = w as its twin.)
     let r = check_after(&x, relu, |a| {
-        a.tamper_recorded(1, |p, q, z| {
+        a.tamper_recorded(0, |p, q, z| {
             for v in [p, q, z] {
                 v.m[3] = v.m[3].wrapping_add(2);
             }
         })
     });
     assert!(aborted(&r), "z = 2: {r:?}");
-    let r = check_after(&x, relu, |a| a.tamper_recorded(0, |_, _, w| w.m[9] = w.m[9].wrapping_add(1 << 20)));
+    let r = check_after(&x, relu, |a| a.tamper_twin(0, |_, w| w.m[9] = w.m[9].wrapping_add(1 << 20)));
     assert!(aborted(&r), "x·z: {r:?}");
+    let r = check_after(&x, relu, |a| a.tamper_twin(0, |_, w| w.m[9] = w.m[9].wrapping_add(1 << 63)));
+    assert!(aborted(&r), "x·z off by 2^63: {r:?}");
 }
 
 #[test]
@@ -313,15 +316,13 @@ fn a_wrong_sign_bit_with_consistent_products_is_caught_by_the_positivity_check()
     assert!(honest.iter().all(Result::is_ok), "{honest:?}");
     let r = check_after(&x, relu, |a| {
         a.tamper_signs(|z| z.m[3] = z.m[3].wrapping_add(1));
-        a.tamper_recorded(1, |p, q, z| {
+        // z·z = z (its `y` is also the `z` of the twin x·z = w), then w = x.
+        a.tamper_recorded(0, |p, q, z| {
             for v in [p, q, z] {
                 v.m[3] = v.m[3].wrapping_add(1);
             }
         });
-        a.tamper_recorded(0, |_, z, w| {
-            z.m[3] = z.m[3].wrapping_add(1);
-            w.m[3] = w.m[3].wrapping_add(value);
-        });
+        a.tamper_twin(0, |_, w| w.m[3] = w.m[3].wrapping_add(value));
     });
     assert!(aborted(&r), "{r:?}");
 }
@@ -351,7 +352,7 @@ fn a_malicious_list_or_delta_in_the_sign_extraction_is_caught() {
 
 #[test]
 fn lazy_reductions_from_the_shares_still_catch_one_wrong_entry() {
-    // 40 000 elementwise products: more than `COLUMN_BUDGET` columns of one slot, so two
+    // 40 000 elementwise products: more than `COLUMN_BUDGET` columns of one slot, so several
     // products share each column; with the claim materialized only below 1 000 entries, the
     // first reduction is computed from the recorded shares.
     let n = 40_000;
