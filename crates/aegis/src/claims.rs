@@ -206,7 +206,7 @@ pub enum Terms {
 pub(crate) type Entry = [Gr; 3];
 
 /// A party's local part of the masked product `a·b` (the rest is dealt by P0, see
-/// [`Aegis::gr_inner_finish`]): P0 `r_a·r_b`; P1 and P2 `−(m_a·[r_b]_j + [r_a]_j·m_b)`, P2 also
+/// [`crate::verify`]): P0 `r_a·r_b`; P1 and P2 `−(m_a·[r_b]_j + [r_a]_j·m_b)`, P2 also
 /// `m_a·m_b`, computed as `m_a·(m_b − [r_b]_2) − [r_a]_2·m_b` (two GR products, not three).
 pub(crate) fn cross_term(me: usize, a: &Entry, b: &Entry) -> Gr {
     match me {

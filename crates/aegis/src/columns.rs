@@ -62,6 +62,9 @@ use veil_ring::Gr;
 use crate::claims::{Entry, GrVec, Recorded, Terms, component, cross_sum};
 use crate::subsets::{GROUP, SUBSETS, pattern, tables};
 
+mod bilinear;
+use bilinear::{BILINEAR_STEP, combine};
+
 /// Columns a verification aims at (`L`): few enough that the per-column work of a reduction
 /// (two sums recombined and multiplied by `b_l`, the bilinear ways' `4^t` weight products)
 /// stays small against the pass over the terms, while the slots per column stay within
@@ -86,6 +89,27 @@ const TWO: usize = 2;
 
 fn held(me: usize) -> [bool; 3] {
     [me != 0, me != 2, me != 1]
+}
+
+/// The components this party holds of input `input` (0 `x`, 1 the twin's `x'`, 2 `y`) of
+/// `rec` at term `idx` (0 for the others).
+fn held_at(rec: &Recorded, held: &[bool; 3], input: usize, idx: usize) -> [u64; 3] {
+    std::array::from_fn(|c| match (held[c], input) {
+        (false, _) => 0,
+        (true, 0) => rec.x_at(c, idx),
+        (true, 1) => rec.x2_at(c, idx),
+        (true, _) => rec.y_at(c, idx),
+    })
+}
+
+/// A column's record, its first output, the record's terms per output `m` and their padded
+/// width `m'`, and the column's outputs.
+struct Shape<'r> {
+    rec: &'r Recorded,
+    first: usize,
+    m: usize,
+    m_pad: usize,
+    outputs: usize,
 }
 
 /// Terms per output of a record on the column path.
@@ -231,6 +255,14 @@ impl<'a> Columns<'a> {
         self.y_table = tables(&self.w);
     }
 
+    /// Column `l`'s [`Shape`].
+    fn shape(&self, l: usize) -> Shape<'a> {
+        let col = &self.cols[l];
+        let rec = self.recs[col.rec];
+        let (m, m_pad) = (width(rec).max(1), width(rec).max(1).next_power_of_two());
+        Shape { rec, first: col.first, m, m_pad, outputs: (self.slots / m_pad).min(rec.z.n - col.first) }
+    }
+
     /// Entries of the claim at the current reduction.
     pub(crate) fn len(&self) -> usize {
         self.cols.len() * self.entries_per_column()
@@ -276,7 +308,7 @@ impl<'a> Columns<'a> {
     }
 
     /// [`Columns::local_halves`], each column by the cheaper of the two ways to compute it
-    /// ([`Columns::halves_cost`]), or all by `forced` (tests).
+    /// ([`Columns::cheaper_way`]), or all by `forced` (tests).
     /// The columns are independent: they run in parallel (every core of the party's pool), and
     /// their sums, exact in `Z_2^64` coefficients, add up in any order to the same total.
     fn local_halves_by(&self, forced: Option<Way>) -> [Gr; 2] {
@@ -369,14 +401,11 @@ impl<'a> Columns<'a> {
         // A term of a GR inner product took about 30 GR scalings (230 against 8 ns, AVX-512,
         // 2-core EPYC; a lone GR product about 50).
         const GR_PRODUCT: usize = 30 * 64;
-        let col = &self.cols[l];
-        let rec = self.recs[col.rec];
-        let (m, m_pad) = (width(rec).max(1), width(rec).max(1).next_power_of_two());
-        let outputs = (self.slots / m_pad).min(rec.z.n - col.first);
+        let Shape { rec, m, m_pad, outputs, .. } = self.shape(l);
         let inputs = if rec.twin.is_some() { 3 } else { 2 };
         let step = self.w.len();
         let entries = (outputs * m_pad).div_ceil(step);
-        let scalings = if self.bit_tables[col.rec].is_empty() {
+        let scalings = if self.bit_tables[self.cols[l].rec].is_empty() {
             outputs * m * inputs * 2 * 64
         } else {
             outputs * m / GROUP * 2 * 64
@@ -394,161 +423,6 @@ impl<'a> Columns<'a> {
             outputs * (2 * twin * pairs * 64 + m_pad * step * 6) + 2 * twin * pairs * GR_PRODUCT
         };
         if bilinear < by_entries { Way::Bilinear } else { Way::Entries }
-    }
-
-    /// Column `l`'s two sums without `b_l`, by bilinearity (for `2·2^t ≤ m'`): with `w_s` the
-    /// weights of the `2^t` slots an entry sums, output `g`'s entry `e` is
-    /// `X_e = a_g·Σ_s w_s·(x_{e,s} + γ·x'_{e,s})` and `Y_e = Σ_s w_s·y_{e,s}`, and a party's
-    /// local part of a masked product is a bilinear form `B` of the components it holds
-    /// ([`cross_term`]), so
-    /// `Σ_e B(X_{2e}, Y_{2e}) = Σ_{s,s'} w_s·w_{s'}·Σ_g a_g·Σ_e B(x_{2e,s}, y_{2e,s'})` plus the
-    /// same with `γ·a_g` and `x'`, and the differences `X_{2e+1} − X_{2e}` likewise. The inner
-    /// sums are over `Z_2^64` (the embedding is a ring homomorphism): no term is lifted, only
-    /// `4^t` sums per output are scaled into GR.
-    ///
-    /// With few outputs per column (fewer than `2·4^t`, a truncation pair's two per column),
-    /// each output's coefficient carries the column's factor, `b_l·a_g` (and `b_l·γ·a_g`),
-    /// and its sums go to the accumulators `shared` of every such column (combined once by
-    /// [`Columns::local_halves`]): two GR products per output instead of `4·4^t` per column.
-    /// The sums returned are then 0; otherwise they are the column's, without `b_l`.
-    fn bilinear_halves(&self, l: usize, b: &Gr, ww: &[Gr], shared: &mut [Gr]) -> [Gr; 2] {
-        let me = self.me;
-        let held = held(me);
-        let col = &self.cols[l];
-        let rec = self.recs[col.rec];
-        let (m, m_pad) = (width(rec).max(1), width(rec).max(1).next_power_of_two());
-        let outputs = (self.slots / m_pad).min(rec.z.n - col.first);
-        let step = self.w.len();
-        let twin = rec.twin.is_some();
-        let pairs = step * step;
-        // Per sum (even entries, differences) and input (x, the twin's x'): Σ_g a_g·D_g[s][s'].
-        let into_shared = outputs < 2 * pairs;
-        let mut own = if into_shared { vec![] } else { vec![Gr::ZERO; 4 * pairs] };
-        let acc = if into_shared { shared } else { &mut own[..] };
-        let mut d = vec![0u64; 4 * pairs];
-        let term = |input: usize, c: usize, idx: usize| match input {
-            0 => rec.x_at(c, idx),
-            1 => rec.x2_at(c, idx),
-            _ => rec.y_at(c, idx),
-        };
-        for (g, (a_g, ga_g)) in self.a.iter().zip(&self.ga).enumerate().take(outputs) {
-            d.iter_mut().for_each(|v| *v = 0);
-            let base = (col.first + g) * m;
-            // The components of input `input` at term `t` of this output (0 past `m`).
-            let load = |input: usize, t: usize| -> [u64; 3] {
-                let mut v = [0u64; 3];
-                if t < m {
-                    for (c, vc) in v.iter_mut().enumerate().filter(|(c, _)| held[*c]) {
-                        *vc = term(input, c, base + t);
-                    }
-                }
-                v
-            };
-            for e in (0..m_pad / step).step_by(2) {
-                if e * step >= m {
-                    break;
-                }
-                let (mut y0, mut dy) = ([[0u64; 3]; BILINEAR_STEP], [[0u64; 3]; BILINEAR_STEP]);
-                for s in 0..step {
-                    y0[s] = load(2, e * step + s);
-                    dy[s] = sub3(&load(2, (e + 1) * step + s), &y0[s]);
-                }
-                for input in 0..if twin { 2 } else { 1 } {
-                    for s in 0..step {
-                        let x0 = load(input, e * step + s);
-                        let dx = sub3(&load(input, (e + 1) * step + s), &x0);
-                        let row = (2 * input) * pairs + s * step;
-                        for s2 in 0..step {
-                            d[row + s2] = d[row + s2].wrapping_add(bilinear(me, &x0, &y0[s2]));
-                            d[row + pairs + s2] =
-                                d[row + pairs + s2].wrapping_add(bilinear(me, &dx, &dy[s2]));
-                        }
-                    }
-                }
-            }
-            let (a_g, ga_g) = if into_shared {
-                (b.mul(a_g), if twin { b.mul(ga_g) } else { Gr::ZERO })
-            } else {
-                (*a_g, *ga_g)
-            };
-            for (k, (a, dk)) in acc.iter_mut().zip(&d).enumerate() {
-                if *dk != 0 {
-                    let coeff = if k < 2 * pairs { &a_g } else { &ga_g };
-                    a.add_scaled(coeff, *dk);
-                }
-            }
-        }
-        if into_shared { [Gr::ZERO; 2] } else { combine(acc, ww, if twin { 2 } else { 1 }) }
-    }
-
-    /// Column `l`'s two sums without `b_l`, by bilinearity when every entry holds whole
-    /// outputs (`m' ≤ 2^t`, elementwise products from the first reduction on): slot `σ`
-    /// carries the coefficient `c_σ = a_{⌊σ/m'⌋}` (`γ·c_σ` for a twin's `x'`), so for a pair
-    /// of entries starting at slots `σ_0` and `σ_1`, with `Δy = y_{σ_1+s'} − y_{σ_0+s'}`,
-    /// `B(X_{2e}, Y_{2e}) = Σ_{s,s'} w_s·w_{s'}·c_{σ_0+s}·B(x_{σ_0+s}, y_{σ_0+s'})` and
-    /// `B(ΔX, ΔY) = Σ_{s,s'} w_s·w_{s'}·(c_{σ_1+s}·B(x_{σ_1+s}, Δy_{s'}) −
-    /// c_{σ_0+s}·B(x_{σ_0+s}, Δy_{s'}))`. Each word `B(·,·)` is scaled into GR once (64 word
-    /// products): `3·4^t` scalings per pair of entries, where the entries cost two GR
-    /// products per pair and sum (about 4 000 word products each once `t ≥ 1`).
-    fn spanning_halves(&self, l: usize, ww: &[Gr]) -> [Gr; 2] {
-        let me = self.me;
-        let held = held(me);
-        let col = &self.cols[l];
-        let rec = self.recs[col.rec];
-        let (m, m_pad) = (width(rec).max(1), width(rec).max(1).next_power_of_two());
-        let outputs = (self.slots / m_pad).min(rec.z.n - col.first);
-        let used = outputs * m_pad;
-        let step = self.w.len();
-        let twin = rec.twin.is_some();
-        let pairs = step * step;
-        let mut acc = vec![Gr::ZERO; 4 * pairs];
-        // The components of input `input` at column slot `slot` (0 in padding).
-        let load = |input: usize, slot: usize| -> [u64; 3] {
-            let (g, t) = (slot / m_pad, slot % m_pad);
-            let mut v = [0u64; 3];
-            if slot < used && t < m {
-                let idx = (col.first + g) * m + t;
-                for (c, vc) in v.iter_mut().enumerate().filter(|(c, _)| held[*c]) {
-                    *vc = match input {
-                        0 => rec.x_at(c, idx),
-                        1 => rec.x2_at(c, idx),
-                        _ => rec.y_at(c, idx),
-                    };
-                }
-            }
-            v
-        };
-        for first in (0..used).step_by(2 * step) {
-            let second = first + step;
-            let (mut y0, mut dy) = ([[0u64; 3]; BILINEAR_STEP], [[0u64; 3]; BILINEAR_STEP]);
-            for s in 0..step {
-                y0[s] = load(2, first + s);
-                dy[s] = sub3(&load(2, second + s), &y0[s]);
-            }
-            for input in 0..if twin { 2 } else { 1 } {
-                let coeff = if input == 0 { &self.a } else { &self.ga };
-                for s in 0..step {
-                    let (x0, x1) = (load(input, first + s), load(input, second + s));
-                    let (c0, c1) = (&coeff[(first + s) / m_pad], &coeff[(second + s) / m_pad]);
-                    let row = 2 * input * pairs + s * step;
-                    for s2 in 0..step {
-                        let even = bilinear(me, &x0, &y0[s2]);
-                        if even != 0 {
-                            acc[row + s2].add_scaled(c0, even);
-                        }
-                        let d1 = bilinear(me, &x1, &dy[s2]);
-                        if d1 != 0 {
-                            acc[row + pairs + s2].add_scaled(c1, d1);
-                        }
-                        let d0 = bilinear(me, &x0, &dy[s2]);
-                        if d0 != 0 {
-                            acc[row + pairs + s2].add_scaled(c0, d0.wrapping_neg());
-                        }
-                    }
-                }
-            }
-        }
-        combine(&acc, ww, if twin { 2 } else { 1 })
     }
 
     /// Records the reduction at `ζ`: every entry becomes `X_{2i} + ζ·(X_{2i+1} − X_{2i})`.
@@ -596,23 +470,16 @@ impl<'a> Columns<'a> {
     /// weight.
     fn term_entries(&self, l: usize, scratch: &mut Scratch) {
         let held = held(self.me);
-        let col = &self.cols[l];
-        let rec = self.recs[col.rec];
-        let m = width(rec).max(1);
-        let m_pad = m.next_power_of_two();
-        let outputs = (self.slots / m_pad).min(rec.z.n - col.first);
-        let (step, count) = (self.w.len(), self.entries_per_column());
-        scratch.x.clear();
-        scratch.x.resize(count, [Gr::ZERO; 3]);
-        scratch.y.clear();
-        scratch.y.resize(count, [Gr::ZERO; 3]);
-        let (_, wx, gwx) = &self.weights[self.class[col.rec]];
+        let Shape { rec, first, m, m_pad, outputs } = self.shape(l);
+        let step = self.w.len();
+        scratch.reset(self.entries_per_column());
+        let (_, wx, gwx) = &self.weights[self.class[self.cols[l].rec]];
         let twin = rec.twin.is_some();
         for g in 0..outputs {
             for t in 0..m {
                 let slot = g * m_pad + t;
                 let (i, s) = (slot / step, slot % step);
-                let idx = (col.first + g) * m + t;
+                let idx = (first + g) * m + t;
                 for c in (0..3).filter(|&c| held[c]) {
                     // Zeros are common (the bits of truncation pairs, absent components).
                     let (x, y) = (rec.x_at(c, idx), rec.y_at(c, idx));
@@ -641,20 +508,14 @@ impl Columns<'_> {
     /// record's width `m` is a power of two, so no group of four crosses an entry or an output.
     fn bit_entries(&self, l: usize, scratch: &mut Scratch) {
         let held = held(self.me);
-        let col = &self.cols[l];
-        let rec = self.recs[col.rec];
+        let Shape { rec, first, m, outputs, .. } = self.shape(l);
         let Some(bits) = &rec.bits else { return };
-        let m = width(rec);
-        let outputs = (self.slots / m).min(rec.z.n - col.first);
-        let (step, count) = (self.w.len(), self.entries_per_column());
-        scratch.x.clear();
-        scratch.x.resize(count, [Gr::ZERO; 3]);
-        scratch.y.clear();
-        scratch.y.resize(count, [Gr::ZERO; 3]);
-        let tx = &self.bit_tables[col.rec];
+        let step = self.w.len();
+        scratch.reset(self.entries_per_column());
+        let tx = &self.bit_tables[self.cols[l].rec];
         for slot in (0..outputs * m).step_by(GROUP) {
             let i = slot / step;
-            let idx = col.first * m + slot;
+            let idx = first * m + slot;
             if held[ONE] {
                 let p = pattern(&bits.b1[idx..idx + GROUP]);
                 if p != 0 {
@@ -681,45 +542,21 @@ enum Way {
     Bilinear,
 }
 
-/// Most slots per entry for which [`Columns::bilinear_halves`] is considered (`2^t ≤ 8`: 64
-/// weight pairs).
-const BILINEAR_STEP: usize = 8;
-
-/// The two sums `Σ_{s,s'} w_s·w_{s'}·acc[s][s']` from the accumulators of the bilinear ways
-/// (laid out per input and sum: `acc[(2·input + sum)·4^t + s·2^t + s']`), over the first
-/// `inputs` inputs (`x`, and the twin's `x'`).
-fn combine(acc: &[Gr], ww: &[Gr], inputs: usize) -> [Gr; 2] {
-    let pairs = ww.len();
-    std::array::from_fn(|half| {
-        (0..inputs).fold(Gr::ZERO, |sum, input| {
-            let start = (2 * input + half) * pairs;
-            sum.add(&Gr::inner_product(ww, &acc[start..start + pairs]))
-        })
-    })
-}
-
-/// [`cross_term`] on words: a party's local part of the masked product of `a` and `b` (P0
-/// `(a_1 + a_2)(b_1 + b_2)`, P1 `−(a_0 b_1 + a_1 b_0)`, P2 `−(a_0 b_2 + a_2 b_0) + a_0 b_0`).
-fn bilinear(me: usize, a: &[u64; 3], b: &[u64; 3]) -> u64 {
-    match me {
-        0 => a[1].wrapping_add(a[2]).wrapping_mul(b[1].wrapping_add(b[2])),
-        _ => {
-            let j = if me == 1 { 1 } else { 2 };
-            let s = a[0].wrapping_mul(b[j]).wrapping_add(a[j].wrapping_mul(b[0])).wrapping_neg();
-            if me == 2 { s.wrapping_add(a[0].wrapping_mul(b[0])) } else { s }
-        }
-    }
-}
-
-fn sub3(a: &[u64; 3], b: &[u64; 3]) -> [u64; 3] {
-    [a[0].wrapping_sub(b[0]), a[1].wrapping_sub(b[1]), a[2].wrapping_sub(b[2])]
-}
-
 /// A column's entries at the current reduction (reused across columns).
 #[derive(Default)]
 struct Scratch {
     x: Vec<Entry>,
     y: Vec<Entry>,
+}
+
+impl Scratch {
+    /// `count` zero entries for each input.
+    fn reset(&mut self, count: usize) {
+        for v in [&mut self.x, &mut self.y] {
+            v.clear();
+            v.resize(count, [Gr::ZERO; 3]);
+        }
+    }
 }
 
 fn diff(a: &Entry, b: &Entry) -> Entry {

@@ -62,7 +62,7 @@ pub(crate) fn compress_matmul(rec: &Recorded, k: usize, n: usize, coeffs: &mut P
     Ok(claim)
 }
 
-/// The components of `w` this party holds, in [`GrVec`]'s order (absent ones empty).
+/// The components of `w` this party holds, in [`crate::claims::GrVec`]'s order (absent ones empty).
 fn parts(w: &Masked) -> [&[u64]; 3] {
     [&w.m, &w.r.one, &w.r.two]
 }

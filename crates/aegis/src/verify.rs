@@ -461,7 +461,7 @@ impl<'a> Reduction<'a> {
     }
 
     /// This party's local parts of the step's two inner products per claim, `Σ X_{2i}·Y_{2i}`
-    /// and `Σ (X_{2i+1}−X_{2i})·(Y_{2i+1}−Y_{2i})` ([`cross_term`] summed).
+    /// and `Σ (X_{2i+1}−X_{2i})·(Y_{2i+1}−Y_{2i})` ([`crate::claims::cross_sum`]).
     fn local(&self, active: &[usize]) -> Vec<Gr> {
         let me = self.me;
         active

@@ -1,0 +1,168 @@
+//! The bilinear ways to a lazy reduction's two sums ([`super`]'s "Sums without entries"):
+//! from the recorded words' products, scaled into GR once each, without forming the entries.
+
+use veil_ring::Gr;
+
+use super::{Columns, Shape, held, held_at};
+
+impl Columns<'_> {
+    /// Column `l`'s two sums without `b_l`, by bilinearity (for `2·2^t ≤ m'`): with `w_s` the
+    /// weights of the `2^t` slots an entry sums, output `g`'s entry `e` is
+    /// `X_e = a_g·Σ_s w_s·(x_{e,s} + γ·x'_{e,s})` and `Y_e = Σ_s w_s·y_{e,s}`, and a party's
+    /// local part of a masked product is a bilinear form `B` of the components it holds
+    /// ([`crate::claims::cross_term`]), so
+    /// `Σ_e B(X_{2e}, Y_{2e}) = Σ_{s,s'} w_s·w_{s'}·Σ_g a_g·Σ_e B(x_{2e,s}, y_{2e,s'})` plus the
+    /// same with `γ·a_g` and `x'`, and the differences `X_{2e+1} − X_{2e}` likewise. The inner
+    /// sums are over `Z_2^64` (the embedding is a ring homomorphism): no term is lifted, only
+    /// `4^t` sums per output are scaled into GR.
+    ///
+    /// With few outputs per column (fewer than `2·4^t`, a truncation pair's two per column),
+    /// each output's coefficient carries the column's factor, `b_l·a_g` (and `b_l·γ·a_g`),
+    /// and its sums go to the accumulators `shared` of every such column (combined once by
+    /// [`Columns::local_halves`]): two GR products per output instead of `4·4^t` per column.
+    /// The sums returned are then 0; otherwise they are the column's, without `b_l`.
+    pub(super) fn bilinear_halves(&self, l: usize, b: &Gr, ww: &[Gr], shared: &mut [Gr]) -> [Gr; 2] {
+        let me = self.me;
+        let held = held(me);
+        let Shape { rec, first, m, m_pad, outputs } = self.shape(l);
+        let step = self.w.len();
+        let twin = rec.twin.is_some();
+        let pairs = step * step;
+        // Per sum (even entries, differences) and input (x, the twin's x'): Σ_g a_g·D_g[s][s'].
+        let into_shared = outputs < 2 * pairs;
+        let mut own = if into_shared { vec![] } else { vec![Gr::ZERO; 4 * pairs] };
+        let acc = if into_shared { shared } else { &mut own[..] };
+        let mut d = vec![0u64; 4 * pairs];
+        for (g, (a_g, ga_g)) in self.a.iter().zip(&self.ga).enumerate().take(outputs) {
+            d.iter_mut().for_each(|v| *v = 0);
+            let base = (first + g) * m;
+            // The components of input `input` at term `t` of this output (0 past `m`).
+            let load =
+                |input: usize, t: usize| if t < m { held_at(rec, &held, input, base + t) } else { [0; 3] };
+            for e in (0..m_pad / step).step_by(2) {
+                if e * step >= m {
+                    break;
+                }
+                let (mut y0, mut dy) = ([[0u64; 3]; BILINEAR_STEP], [[0u64; 3]; BILINEAR_STEP]);
+                for s in 0..step {
+                    y0[s] = load(2, e * step + s);
+                    dy[s] = sub3(&load(2, (e + 1) * step + s), &y0[s]);
+                }
+                for input in 0..if twin { 2 } else { 1 } {
+                    for s in 0..step {
+                        let x0 = load(input, e * step + s);
+                        let dx = sub3(&load(input, (e + 1) * step + s), &x0);
+                        let row = (2 * input) * pairs + s * step;
+                        for s2 in 0..step {
+                            d[row + s2] = d[row + s2].wrapping_add(bilinear(me, &x0, &y0[s2]));
+                            d[row + pairs + s2] =
+                                d[row + pairs + s2].wrapping_add(bilinear(me, &dx, &dy[s2]));
+                        }
+                    }
+                }
+            }
+            let (a_g, ga_g) = if into_shared {
+                (b.mul(a_g), if twin { b.mul(ga_g) } else { Gr::ZERO })
+            } else {
+                (*a_g, *ga_g)
+            };
+            for (k, (a, dk)) in acc.iter_mut().zip(&d).enumerate() {
+                if *dk != 0 {
+                    let coeff = if k < 2 * pairs { &a_g } else { &ga_g };
+                    a.add_scaled(coeff, *dk);
+                }
+            }
+        }
+        if into_shared { [Gr::ZERO; 2] } else { combine(acc, ww, if twin { 2 } else { 1 }) }
+    }
+
+    /// Column `l`'s two sums without `b_l`, by bilinearity when every entry holds whole
+    /// outputs (`m' ≤ 2^t`, elementwise products from the first reduction on): slot `σ`
+    /// carries the coefficient `c_σ = a_{⌊σ/m'⌋}` (`γ·c_σ` for a twin's `x'`), so for a pair
+    /// of entries starting at slots `σ_0` and `σ_1`, with `Δy = y_{σ_1+s'} − y_{σ_0+s'}`,
+    /// `B(X_{2e}, Y_{2e}) = Σ_{s,s'} w_s·w_{s'}·c_{σ_0+s}·B(x_{σ_0+s}, y_{σ_0+s'})` and
+    /// `B(ΔX, ΔY) = Σ_{s,s'} w_s·w_{s'}·(c_{σ_1+s}·B(x_{σ_1+s}, Δy_{s'}) −
+    /// c_{σ_0+s}·B(x_{σ_0+s}, Δy_{s'}))`. Each word `B(·,·)` is scaled into GR once (64 word
+    /// products): `3·4^t` scalings per pair of entries, where the entries cost two GR
+    /// products per pair and sum (about 4 000 word products each once `t ≥ 1`).
+    pub(super) fn spanning_halves(&self, l: usize, ww: &[Gr]) -> [Gr; 2] {
+        let me = self.me;
+        let held = held(me);
+        let Shape { rec, first, m, m_pad, outputs } = self.shape(l);
+        let used = outputs * m_pad;
+        let step = self.w.len();
+        let twin = rec.twin.is_some();
+        let pairs = step * step;
+        let mut acc = vec![Gr::ZERO; 4 * pairs];
+        // The components of input `input` at column slot `slot` (0 in padding).
+        let load = |input: usize, slot: usize| {
+            let (g, t) = (slot / m_pad, slot % m_pad);
+            if slot < used && t < m { held_at(rec, &held, input, (first + g) * m + t) } else { [0; 3] }
+        };
+        for first in (0..used).step_by(2 * step) {
+            let second = first + step;
+            let (mut y0, mut dy) = ([[0u64; 3]; BILINEAR_STEP], [[0u64; 3]; BILINEAR_STEP]);
+            for s in 0..step {
+                y0[s] = load(2, first + s);
+                dy[s] = sub3(&load(2, second + s), &y0[s]);
+            }
+            for input in 0..if twin { 2 } else { 1 } {
+                let coeff = if input == 0 { &self.a } else { &self.ga };
+                for s in 0..step {
+                    let (x0, x1) = (load(input, first + s), load(input, second + s));
+                    let (c0, c1) = (&coeff[(first + s) / m_pad], &coeff[(second + s) / m_pad]);
+                    let row = 2 * input * pairs + s * step;
+                    for s2 in 0..step {
+                        let even = bilinear(me, &x0, &y0[s2]);
+                        if even != 0 {
+                            acc[row + s2].add_scaled(c0, even);
+                        }
+                        let d1 = bilinear(me, &x1, &dy[s2]);
+                        if d1 != 0 {
+                            acc[row + pairs + s2].add_scaled(c1, d1);
+                        }
+                        let d0 = bilinear(me, &x0, &dy[s2]);
+                        if d0 != 0 {
+                            acc[row + pairs + s2].add_scaled(c0, d0.wrapping_neg());
+                        }
+                    }
+                }
+            }
+        }
+        combine(&acc, ww, if twin { 2 } else { 1 })
+    }
+}
+
+/// Most slots per entry for which [`Columns::bilinear_halves`] is considered (`2^t ≤ 8`: 64
+/// weight pairs).
+pub(super) const BILINEAR_STEP: usize = 8;
+
+/// The two sums `Σ_{s,s'} w_s·w_{s'}·acc[s][s']` from the accumulators of the bilinear ways
+/// (laid out per input and sum: `acc[(2·input + sum)·4^t + s·2^t + s']`), over the first
+/// `inputs` inputs (`x`, and the twin's `x'`).
+pub(super) fn combine(acc: &[Gr], ww: &[Gr], inputs: usize) -> [Gr; 2] {
+    let pairs = ww.len();
+    std::array::from_fn(|half| {
+        (0..inputs).fold(Gr::ZERO, |sum, input| {
+            let start = (2 * input + half) * pairs;
+            sum.add(&Gr::inner_product(ww, &acc[start..start + pairs]))
+        })
+    })
+}
+
+/// [`crate::claims::cross_term`] on words: a party's local part of the masked product of `a` and `b` (P0
+/// `(a_1 + a_2)(b_1 + b_2)`, P1 `−(a_0 b_1 + a_1 b_0)`, P2 `−(a_0 b_2 + a_2 b_0) + a_0 b_0`).
+fn bilinear(me: usize, a: &[u64; 3], b: &[u64; 3]) -> u64 {
+    match me {
+        0 => a[1].wrapping_add(a[2]).wrapping_mul(b[1].wrapping_add(b[2])),
+        _ => {
+            let j = if me == 1 { 1 } else { 2 };
+            let s = a[0].wrapping_mul(b[j]).wrapping_add(a[j].wrapping_mul(b[0])).wrapping_neg();
+            if me == 2 { s.wrapping_add(a[0].wrapping_mul(b[0])) } else { s }
+        }
+    }
+}
+
+fn sub3(a: &[u64; 3], b: &[u64; 3]) -> [u64; 3] {
+    [a[0].wrapping_sub(b[0]), a[1].wrapping_sub(b[1]), a[2].wrapping_sub(b[2])]
+}
