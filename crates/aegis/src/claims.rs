@@ -5,6 +5,8 @@
 //! negative tests' deviations ([`SignTamper`]). A leaf of the crate: it depends on the masked
 //! sharing's data only ([`crate::masked`]).
 
+use std::sync::Arc;
+
 use veil_mpc::{MpcError, Result};
 use veil_ring::Gr;
 
@@ -112,16 +114,18 @@ impl GrVec {
 }
 
 /// One recorded product: `z_o = Σ_k x[pairs_o,k]·y[...]`, as index lists into `x` and `y`.
+/// The shares are reference-counted: a sign extraction's `z` is the `x`, `y` and `z` of its
+/// record `z·z = z` and the input of its positivity check, kept once.
 #[derive(Clone, Debug)]
 pub(crate) struct Recorded {
-    pub(crate) x: Masked,
-    pub(crate) y: Masked,
-    pub(crate) z: Masked,
+    pub(crate) x: Arc<Masked>,
+    pub(crate) y: Arc<Masked>,
+    pub(crate) z: Arc<Masked>,
     /// For each output, the `(x index, y index)` pairs it sums.
     pub(crate) terms: Terms,
     /// A second product `z2 = x2 ⋆ y` with the same `y` and terms, verified with the same
     /// terms: `c·(z − Σ x·y) + c2·(z2 − Σ x2·y) = (c·z + c2·z2) − Σ (c·x + c2·x2)·y`.
-    pub(crate) twin: Option<(Masked, Masked)>,
+    pub(crate) twin: Option<(Arc<Masked>, Arc<Masked>)>,
     /// When set, `x`, `y` and the twin's `x2` are not stored (empty) but are these bits.
     pub(crate) bits: Option<BitProducts>,
 }
@@ -275,8 +279,8 @@ pub(crate) type Claim = (GrVec, GrVec, GrVec);
 /// A sign extraction's input and claimed sign bit, kept for the verification.
 #[derive(Clone, Debug)]
 pub(crate) struct SignPair {
-    pub(crate) x: Masked,
-    pub(crate) z: Masked,
+    pub(crate) x: Arc<Masked>,
+    pub(crate) z: Arc<Masked>,
 }
 
 /// A deviation of a malicious P1 or P2 in the online sign extraction, for the negative tests:

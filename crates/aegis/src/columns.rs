@@ -574,6 +574,7 @@ mod tests {
     use super::*;
     use crate::claims::{BitProducts, Recorded, Terms};
     use crate::share::{Masked, Pair};
+    use std::sync::Arc;
     use veil_crypto::Seed;
 
     fn words(g: &mut Prg, n: usize, held: bool) -> Vec<u64> {
@@ -592,11 +593,11 @@ mod tests {
             _ => 1,
         };
         Recorded {
-            x: masked(g, me, outputs * len),
-            y: masked(g, me, outputs * len),
-            z: masked(g, me, outputs),
+            x: masked(g, me, outputs * len).into(),
+            y: masked(g, me, outputs * len).into(),
+            z: masked(g, me, outputs).into(),
             terms,
-            twin: twin.then(|| (masked(g, me, outputs * len), masked(g, me, outputs))),
+            twin: twin.then(|| (masked(g, me, outputs * len).into(), masked(g, me, outputs).into())),
             bits: None,
         }
     }
@@ -614,11 +615,11 @@ mod tests {
             b2: bits(g, me != 1),
         };
         Recorded {
-            x: Masked::default(),
-            y: Masked::default(),
-            z: masked(g, me, outputs),
+            x: Arc::default(),
+            y: Arc::default(),
+            z: masked(g, me, outputs).into(),
             terms: Terms::Inner { len: 64 },
-            twin: Some((Masked::default(), masked(g, me, outputs))),
+            twin: Some((Arc::default(), masked(g, me, outputs).into())),
             bits: Some(b),
         }
     }

@@ -11,6 +11,8 @@
 //!
 //! Correct up to additive errors (the paper's batch verification, to come, catches them).
 
+use std::sync::Arc;
+
 use veil_mpc::prep::CorrelationRequest;
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_tensor::{Device, MatDims};
@@ -151,9 +153,7 @@ impl Aegis {
     ) -> Result<ProductMaterial> {
         let me = Self::check_server(ctx)?;
         let out = r_z.one.len().max(r_z.two.len());
-        if !self.dealing_pair {
-            self.usage.record(&CorrelationRequest::MulTriples { ring_bits: self.l(), count: out });
-        }
+        self.usage.record(&CorrelationRequest::MulTriples { ring_bits: self.l(), count: out });
         offline(ctx, |ctx| {
             let g = (me == 0)
                 .then(|| sum(&op(&sum(&rx.one, &rx.two), &sum(&ry.one, &ry.two)), &sum(&r_z.one, &r_z.two)));
@@ -178,7 +178,7 @@ impl Aegis {
         let out = gamma.one.len().max(gamma.two.len());
         if me == 0 {
             let z = Masked { m: vec![], r: r_z, n: out };
-            self.record(x, y, &z, terms);
+            self.record(Arc::new(x.clone()), Arc::new(y.clone()), Arc::new(z.clone()), terms);
             return Ok(z);
         }
         let (rx, ry, g) =
@@ -195,20 +195,13 @@ impl Aegis {
         let m: Vec<u64> = sum(&share, &other).into_iter().map(|v| self.reduce(v)).collect();
         self.record_joint(&m);
         let z = Masked { m, r: r_z, n: out };
-        self.record(x, y, &z, terms);
+        self.record(Arc::new(x.clone()), Arc::new(y.clone()), Arc::new(z.clone()), terms);
         Ok(z)
     }
 
     /// Keeps a product for the batch verification.
-    pub(crate) fn record(&mut self, x: &Masked, y: &Masked, z: &Masked, terms: Terms) {
-        self.recorded.push(Recorded {
-            x: x.clone(),
-            y: y.clone(),
-            z: z.clone(),
-            terms,
-            twin: None,
-            bits: None,
-        });
+    pub(crate) fn record(&mut self, x: Arc<Masked>, y: Arc<Masked>, z: Arc<Masked>, terms: Terms) {
+        self.recorded.push(Recorded { x, y, z, terms, twin: None, bits: None });
     }
 }
 

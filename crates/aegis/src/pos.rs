@@ -44,6 +44,8 @@
 //! keeping them (a prover keeps its output bits only), and the verifier keeps the opened
 //! lists (a byte per entry) until it has combined them in round 3.
 
+use std::sync::Arc;
+
 use rayon::prelude::*;
 use veil_crypto::{Hasher, Prg, Seed};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
@@ -209,7 +211,7 @@ impl Aegis {
     /// recorded sign extraction at this party.
     #[doc(hidden)]
     pub fn tamper_signs(&mut self, f: impl Fn(&mut Masked)) {
-        self.signs.iter_mut().for_each(|p| f(&mut p.z));
+        self.signs.iter_mut().for_each(|p| f(Arc::make_mut(&mut p.z)));
     }
 
     /// Π_VSignBit over every recorded sign pair: dual Π_Pos, then the equality claims are
@@ -257,7 +259,7 @@ impl Aegis {
             let zeros = |held: bool| if held { vec![0; words] } else { vec![] };
             let zero =
                 Masked { m: zeros(me != 0), r: Pair { one: zeros(me != 2), two: zeros(me != 1) }, n: words };
-            self.record(&alpha, &d, &zero, Terms::Elementwise);
+            self.record(Arc::new(alpha), Arc::new(d), Arc::new(zero), Terms::Elementwise);
         }
         Ok(())
     }

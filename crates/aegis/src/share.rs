@@ -45,8 +45,6 @@ pub struct Aegis {
     pub(crate) rushing: bool,
     /// The material dealt so far, by kind ([`crate::plan`]).
     pub(crate) usage: veil_mpc::prep::PrepUsage,
-    /// Set while a truncation pair's own inner products are dealt (counted as the pair).
-    pub(crate) dealing_pair: bool,
 }
 
 /// [`Aegis::share_input_each_start`] between its rounds: the three inputs' masks and the masked
@@ -87,7 +85,6 @@ impl Aegis {
             materialize_at: crate::claims::MATERIALIZE_AT,
             rushing: false,
             usage: veil_mpc::prep::PrepUsage::default(),
-            dealing_pair: false,
         })
     }
 

@@ -30,6 +30,8 @@
 //! verification to come; P0 sending different `m'`/`m''` to P1 and P2 is caught by
 //! [`Aegis::check`].
 
+use std::sync::Arc;
+
 use veil_mpc::prep::CorrelationRequest;
 use veil_mpc::{Ctx, MpcError, Result};
 
@@ -291,10 +293,11 @@ impl Aegis {
     /// are one record with `x·z = w` as its twin (verified as `(c·z + c'·w) − (c·z + c'·x)·z`,
     /// [`crate::claims::Recorded::twin`]): the terms of one product instead of two.
     fn record_sign(&mut self, x: &Masked, z: &Masked, w: &Masked, with_product: bool) -> Result<()> {
+        let (x, z) = (Arc::new(x.clone()), Arc::new(z.clone()));
         self.signs.push(crate::claims::SignPair { x: x.clone(), z: z.clone() });
-        self.record(z, z, z, crate::claims::Terms::Elementwise);
+        self.record(z.clone(), z.clone(), z.clone(), crate::claims::Terms::Elementwise);
         if with_product {
-            self.record(x, z, w, crate::claims::Terms::Elementwise);
+            self.record(x, z, Arc::new(w.clone()), crate::claims::Terms::Elementwise);
             self.merge_last_twins(None)?;
         }
         Ok(())

@@ -11,9 +11,11 @@
 use veil_mpc::prep::CorrelationRequest;
 use veil_mpc::{Ctx, MpcError, Result};
 
-use crate::claims::BitProducts;
+use std::sync::Arc;
+
+use crate::claims::{BitProducts, Recorded, Terms};
 use crate::mul::{mask_sum, offline};
-use crate::share::{Aegis, Masked, Pair};
+use crate::share::{Aegis, Masked, Pair, recv_u64s, to_bytes};
 
 impl Aegis {
     /// `⟨x / 2^t⟩` (within one unit, see the module docs).
@@ -71,13 +73,15 @@ impl Aegis {
         }
         let t = t as usize;
         self.usage.record(&CorrelationRequest::TruncPairs { count: n });
-        self.dealing_pair = true;
-        let pair = self.make_trunc_pair(ctx, me, n, l, t);
-        self.dealing_pair = false;
-        pair
+        self.make_trunc_pair(ctx, me, n, l, t)
     }
 
-    /// The body of [`Aegis::prepare_trunc_pair`].
+    /// The body of [`Aegis::prepare_trunc_pair`], word by word from the bits: the sharings
+    /// `⟨b1⟩ = (m 0, [r]_1 −b1, [r]_2 0)` and `⟨b2⟩ = (m 0, [r]_1 0, [r]_2 −b2)` have `m = 0`,
+    /// so the product protocol's online shares of `Σ_j 2w_j·b1_j·b2_j` are P0's dealt `[Γ]`
+    /// alone, and `Σ_j w_j·(b1_j + b2_j)` is a sum of mask shares: nothing of length `n·l`
+    /// besides the bits is formed. The messages are those of two inner products (P0 deals
+    /// `[Γ]`, P1 and P2 exchange their shares), both recorded as one pair of bit products.
     fn make_trunc_pair(
         &mut self,
         ctx: &mut Ctx,
@@ -88,77 +92,84 @@ impl Aegis {
     ) -> Result<TruncPair> {
         offline(ctx, |ctx| {
             // b1 (P0, P1) and b2 (P0, P2), one bit per position, LSB first.
-            let bits = |a: &Aegis, ctx: &mut Ctx, peer: usize| -> Result<Vec<u64>> {
-                Ok(a.pair_random(ctx, peer, "trunc-pair/bits", n * l)?.into_iter().map(|v| v & 1).collect())
-            };
-            let b1 = if me != 2 { bits(self, ctx, if me == 0 { 1 } else { 0 })? } else { vec![] };
-            let b2 = if me != 1 { bits(self, ctx, if me == 0 { 2 } else { 0 })? } else { vec![] };
-            let zeros = |k: usize| vec![0u64; k];
-            let neg = |v: &[u64]| v.iter().map(|x| x.wrapping_neg()).collect::<Vec<_>>();
-            let online = |v: Vec<u64>| if me == 0 { vec![] } else { v };
-            // ⟨b1⟩ = (m 0, [r]_1 −b1, [r]_2 0); ⟨b2⟩ = (m 0, [r]_1 0, [r]_2 −b2).
-            let sh1 = Masked {
-                m: online(zeros(n * l)),
-                r: Pair {
-                    one: if me == 2 { vec![] } else { neg(&b1) },
-                    two: if me == 1 { vec![] } else { zeros(n * l) },
-                },
-                n: n * l,
-            };
-            let sh2 = Masked {
-                m: online(zeros(n * l)),
-                r: Pair {
-                    one: if me == 2 { vec![] } else { zeros(n * l) },
-                    two: if me == 1 { vec![] } else { neg(&b2) },
-                },
-                n: n * l,
-            };
+            let b1 = if me != 2 { pair_bits(ctx, if me == 0 { 1 } else { 0 }, n * l)? } else { vec![] };
+            let b2 = if me != 1 { pair_bits(ctx, if me == 0 { 2 } else { 0 }, n * l)? } else { vec![] };
             // r_x: weights 2^j (j < l); r_z: weights 2^{j−t} (j ≥ t).
-            let wx: Vec<u64> = (0..n * l).map(|e| 1u64 << (e % l)).collect();
-            let wz: Vec<u64> = (0..n * l).map(|e| if e % l >= t { 1u64 << (e % l - t) } else { 0 }).collect();
-            let compose = |a: &mut Aegis, ctx: &mut Ctx, w: &[u64]| -> Result<Masked> {
-                let sum = a.add(&sh1, &sh2)?;
-                let linear = sum_rows(&mul_public(a, &sum, w), n, l);
-                let twice: Vec<u64> = w.iter().map(|v| v.wrapping_mul(2)).collect();
-                let prod = a.inner(ctx, &mul_public(a, &sh1, &twice), &sh2, n, l)?;
-                a.sub(&linear, &prod)
-            };
-            let rx = compose(self, ctx, &wx)?;
-            let rz = compose(self, ctx, &wz)?;
-            // Both inner products multiply the same bits b1_j·b2_j: verify them as one, kept as
-            // the bits (about 2 bytes per bit product instead of 48 per party).
-            let narrow = |v: &[u64]| v.iter().map(|&b| b as u8).collect();
-            let double = |w: &[u64]| w[..l].iter().map(|v| v.wrapping_mul(2)).collect();
-            let bits =
-                BitProducts { len: l, w: double(&wx), w2: double(&wz), b1: narrow(&b1), b2: narrow(&b2) };
-            self.merge_last_twins(Some(bits))?;
-            // Additive shares between P1 and P2: [v]_1 = m − [r]_1, [v]_2 = −[r]_2; P0 knows v.
-            let plain = |w: &[u64]| -> Vec<u64> {
-                (0..n)
-                    .map(|i| {
-                        (0..l).fold(0u64, |s, j| {
-                            let e = i * l + j;
-                            s.wrapping_add(w[e].wrapping_mul(b1[e] ^ b2[e]))
-                        })
-                    })
-                    .collect()
-            };
-            let additive = |a: &Aegis, v: &Masked, w: &[u64]| -> Pair {
-                match me {
+            let wx: Vec<u64> = (0..l).map(|j| 1u64 << j).collect();
+            let wz: Vec<u64> = (0..l).map(|j| if j >= t { 1u64 << (j - t) } else { 0 }).collect();
+            let double = |w: &[u64]| -> Vec<u64> { w.iter().map(|v| v.wrapping_mul(2)).collect() };
+            let (wx2, wz2) = (double(&wx), double(&wz));
+            let mut outputs = Vec::with_capacity(2);
+            for (w, w2) in [(&wx, &wx2), (&wz, &wz2)] {
+                // P0's `Σ_j 2w_j·b1_j·b2_j`, then the product's mask and `[Γ]`.
+                let prod = (me == 0).then(|| weighted_rows(w2, &b1, Some(&b2), n, l));
+                let r_z = self.random_pair(ctx, "mul/r_z", n)?;
+                let g = prod.map(|p| {
+                    (0..n).map(|i| p[i].wrapping_add(r_z.one[i]).wrapping_add(r_z.two[i])).collect::<Vec<_>>()
+                });
+                let gamma = self.deal(ctx, "mul/gamma", g.as_deref(), n)?;
+                // Online shares of the product: `Γ` alone, since `m = 0` for both inputs.
+                let m = if me == 0 {
+                    vec![]
+                } else {
+                    let share = if me == 1 { &gamma.one } else { &gamma.two };
+                    ctx.net().send(3 - me, to_bytes(share))?;
+                    let other = recv_u64s(ctx, 3 - me, n)?;
+                    let m: Vec<u64> =
+                        share.iter().zip(&other).map(|(a, b)| self.reduce(a.wrapping_add(*b))).collect();
+                    self.record_joint(&m);
+                    m
+                };
+                let product = Masked { m, r: r_z, n };
+                // `⟨Σ_j w_j·(b1_j ⊕ b2_j)⟩ = Σ_j w_j·(⟨b1_j⟩ + ⟨b2_j⟩) − product`: `m` is minus the
+                // product's, the masks' shares are `−Σ_j w_j·b_j` minus the product's.
+                let neg_sum = |b: &[u8], r: &[u64]| -> Vec<u64> {
+                    if r.is_empty() {
+                        return vec![];
+                    }
+                    let s = weighted_rows(w, b, None, n, l);
+                    s.iter().zip(r).map(|(a, q)| self.reduce(a.wrapping_add(*q).wrapping_neg())).collect()
+                };
+                let v = Masked {
+                    m: product.m.iter().map(|x| self.reduce(x.wrapping_neg())).collect(),
+                    r: Pair { one: neg_sum(&b1, &product.r.one), two: neg_sum(&b2, &product.r.two) },
+                    n,
+                };
+                // Additive shares between P1 and P2: [v]_1 = m − [r]_1, [v]_2 = −[r]_2; P0 knows v.
+                let additive = match me {
                     0 => {
-                        let two = neg(&v.r.two);
+                        let two: Vec<u64> = v.r.two.iter().map(|x| self.reduce(x.wrapping_neg())).collect();
+                        let plain = xor_rows(w, &b1, &b2, n, l);
                         let one =
-                            plain(w).iter().zip(&two).map(|(p, q)| a.reduce(p.wrapping_sub(*q))).collect();
-                        Pair { one, two: two.into_iter().map(|x| a.reduce(x)).collect() }
+                            plain.iter().zip(&two).map(|(p, q)| self.reduce(p.wrapping_sub(*q))).collect();
+                        Pair { one, two }
                     }
                     1 => Pair {
-                        one: v.m.iter().zip(&v.r.one).map(|(m, r)| a.reduce(m.wrapping_sub(*r))).collect(),
+                        one: v.m.iter().zip(&v.r.one).map(|(m, r)| self.reduce(m.wrapping_sub(*r))).collect(),
                         two: vec![],
                     },
-                    _ => Pair { one: vec![], two: neg(&v.r.two).into_iter().map(|x| a.reduce(x)).collect() },
-                }
-            };
-            Ok(TruncPair { rx: additive(self, &rx, &wx), rz: additive(self, &rz, &wz), t: t as u32 })
+                    _ => Pair {
+                        one: vec![],
+                        two: v.r.two.iter().map(|x| self.reduce(x.wrapping_neg())).collect(),
+                    },
+                };
+                outputs.push((product, additive));
+            }
+            let (rz_product, rz) =
+                outputs.pop().ok_or_else(|| MpcError::Invalid("truncation pair".into()))?;
+            let (rx_product, rx) =
+                outputs.pop().ok_or_else(|| MpcError::Invalid("truncation pair".into()))?;
+            // Both inner products multiply the same bits b1_j·b2_j: verified as one record, kept
+            // as the bits (about 2 bytes per bit product instead of 48 per party).
+            self.recorded.push(Recorded {
+                x: Arc::default(),
+                y: Arc::default(),
+                z: Arc::new(rx_product),
+                terms: Terms::Inner { len: l },
+                twin: Some((Arc::default(), Arc::new(rz_product))),
+                bits: Some(BitProducts { len: l, w: wx2, w2: wz2, b1, b2 }),
+            });
+            Ok(TruncPair { rx, rz, t: t as u32 })
         })
     }
 
@@ -189,17 +200,34 @@ impl Aegis {
     }
 }
 
-fn mul_public(a: &Aegis, x: &Masked, w: &[u64]) -> Masked {
-    let s = |v: &[u64]| v.iter().zip(w).map(|(p, q)| a.reduce(p.wrapping_mul(*q))).collect();
-    Masked { m: s(&x.m), r: Pair { one: s(&x.r.one), two: s(&x.r.two) }, n: x.n }
+/// `count` random bits from the seed shared with `peer`, a byte each (8 per PRG byte).
+fn pair_bits(ctx: &mut Ctx, peer: usize, count: usize) -> Result<Vec<u8>> {
+    let mut raw = vec![0u8; count.div_ceil(8)];
+    ctx.pair_prg(peer, "trunc-pair/bits")?.fill_bytes(&mut raw);
+    Ok((0..count).map(|e| (raw[e / 8] >> (e % 8)) & 1).collect())
 }
 
-fn sum_rows(x: &Masked, rows: usize, len: usize) -> Masked {
-    let s = |v: &[u64]| -> Vec<u64> {
-        if v.is_empty() {
-            return vec![];
-        }
-        (0..rows).map(|i| v[i * len..(i + 1) * len].iter().fold(0u64, |a, b| a.wrapping_add(*b))).collect()
-    };
-    Masked { m: s(&x.m), r: Pair { one: s(&x.r.one), two: s(&x.r.two) }, n: rows }
+/// Per row `i < rows`: `Σ_j w_j·a_ij` (times `c_ij` with `c`), over rows of `len` bits.
+fn weighted_rows(w: &[u64], a: &[u8], c: Option<&[u8]>, rows: usize, len: usize) -> Vec<u64> {
+    (0..rows)
+        .map(|i| {
+            (0..len).fold(0u64, |s, j| {
+                let e = i * len + j;
+                let bit = c.map_or(a[e], |c| a[e] & c[e]);
+                s.wrapping_add(w[j].wrapping_mul(u64::from(bit)))
+            })
+        })
+        .collect()
+}
+
+/// Per row: `Σ_j w_j·(a_ij ⊕ c_ij)`.
+fn xor_rows(w: &[u64], a: &[u8], c: &[u8], rows: usize, len: usize) -> Vec<u64> {
+    (0..rows)
+        .map(|i| {
+            (0..len).fold(0u64, |s, j| {
+                let e = i * len + j;
+                s.wrapping_add(w[j].wrapping_mul(u64::from(a[e] ^ c[e])))
+            })
+        })
+        .collect()
 }

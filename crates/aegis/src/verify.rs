@@ -45,6 +45,8 @@
 //! matrix products are compressed first; the two claims are reduced in lockstep (one `ζ` per
 //! step), combined with coefficients from the last challenge and checked once.
 
+use std::sync::Arc;
+
 use rayon::prelude::*;
 use veil_crypto::Prg;
 use veil_mpc::{Ctx, MpcError, Result};
@@ -91,7 +93,7 @@ impl Aegis {
                     if b.b1.len().max(b.b2.len()) != first.x.n || b.w.len() != b.len || b.w2.len() != b.len {
                         return Err(MpcError::Invalid("bit products of the wrong size".into()));
                     }
-                    (first.x, first.y, *x2) = (Masked::default(), Masked::default(), Masked::default());
+                    (first.x, first.y, *x2) = (Arc::default(), Arc::default(), Arc::default());
                     first.bits = Some(b);
                 }
                 Ok(())
@@ -107,7 +109,7 @@ impl Aegis {
     pub fn tamper_recorded(&mut self, back: usize, f: impl Fn(&mut Masked, &mut Masked, &mut Masked)) {
         let len = self.recorded.len();
         if let Some(r) = len.checked_sub(back + 1).and_then(|i| self.recorded.get_mut(i)) {
-            f(&mut r.x, &mut r.y, &mut r.z);
+            f(Arc::make_mut(&mut r.x), Arc::make_mut(&mut r.y), Arc::make_mut(&mut r.z));
         }
     }
 
@@ -119,7 +121,7 @@ impl Aegis {
         if let Some((x2, z2)) =
             len.checked_sub(back + 1).and_then(|i| self.recorded.get_mut(i)).and_then(|r| r.twin.as_mut())
         {
-            f(x2, z2);
+            f(Arc::make_mut(x2), Arc::make_mut(z2));
         }
     }
 
