@@ -10,6 +10,7 @@
 //! a prover sees many shares under one MAC key, and a bias in each would add up to a
 //! statistical trace of the key.
 
+use rayon::prelude::*;
 use veil_crypto::Prg;
 
 /// `p` for ring width `l` (`2 ≤ l ≤ 64`).
@@ -23,6 +24,34 @@ fn is_prime(q: u32) -> bool {
 }
 
 pub use veil_ring::Zp;
+
+/// Elements per piece of [`pack_par`] and [`unpack_par`]: a multiple of 8, so that each piece
+/// but the last packs into whole bytes and the pieces' bytes, concatenated, are the whole
+/// vector's.
+const PACK_PIECE: usize = 1 << 16;
+
+/// [`Zp::pack`] with the pieces packed in parallel (the same bytes).
+pub(crate) fn pack_par(zp: Zp, v: &[u8]) -> Vec<u8> {
+    if v.len() <= PACK_PIECE {
+        return zp.pack(v);
+    }
+    v.par_chunks(PACK_PIECE).map(|c| zp.pack(c)).collect::<Vec<_>>().concat()
+}
+
+/// [`Zp::unpack_bytes`] with the pieces unpacked in parallel: the same values, and `None` for
+/// exactly the inputs it refuses (a wrong length, a value `≥ p`, nonzero padding).
+pub(crate) fn unpack_par(zp: Zp, bytes: &[u8], n: usize) -> Option<Vec<u8>> {
+    if n <= PACK_PIECE || bytes.len() != zp.packed_len(n) {
+        return zp.unpack_bytes(bytes, n);
+    }
+    let piece = zp.packed_len(PACK_PIECE);
+    let pieces: Option<Vec<Vec<u8>>> = bytes
+        .par_chunks(piece)
+        .enumerate()
+        .map(|(c, b)| zp.unpack_bytes(b, PACK_PIECE.min(n - c * PACK_PIECE)))
+        .collect();
+    pieces.map(|p| p.concat())
+}
 
 /// Bytes read from the PRG at a time.
 const BUF: usize = 4096;
@@ -181,6 +210,45 @@ impl Draws {
 mod tests {
     use super::*;
     use veil_crypto::Seed;
+
+    #[test]
+    fn parallel_packing_is_the_serial_packing() {
+        for p in [127u32, 61, 13] {
+            let zp = Zp::new(p);
+            let mut d = Draws::new(Prg::new(&Seed([5; 16])), p);
+            for n in [5, PACK_PIECE, PACK_PIECE + 1, 3 * PACK_PIECE + 13] {
+                let mut v = vec![0u8; n];
+                d.fill(&mut v);
+                let packed = zp.pack(&v);
+                assert_eq!(pack_par(zp, &v), packed, "p = {p}, n = {n}");
+                assert_eq!(unpack_par(zp, &packed, n), Some(v.clone()), "p = {p}, n = {n}");
+                assert_eq!(
+                    unpack_par(zp, &packed, n + 1),
+                    zp.unpack_bytes(&packed, n + 1),
+                    "p = {p}, n = {n}"
+                );
+                assert_eq!(unpack_par(zp, &packed, n + 8), None, "a wrong length is refused");
+                if n > PACK_PIECE {
+                    // A value ≥ p in the second piece and nonzero padding are refused.
+                    let mut bad = v.clone();
+                    bad[PACK_PIECE] = (p - 1) as u8;
+                    let mut bytes = zp.pack(&bad);
+                    let w = zp.wire_bits() as usize;
+                    let bit = PACK_PIECE * w;
+                    for k in 0..w {
+                        bytes[(bit + k) / 8] |= 1 << ((bit + k) % 8);
+                    }
+                    assert_eq!(unpack_par(zp, &bytes, n), zp.unpack_bytes(&bytes, n), "p = {p}, n = {n}");
+                    assert_eq!(unpack_par(zp, &bytes, n), None, "an all-ones value is ≥ p");
+                    if !(n * w).is_multiple_of(8) {
+                        let mut padded = packed.clone();
+                        *padded.last_mut().unwrap() |= 0x80;
+                        assert_eq!(unpack_par(zp, &padded, n), None, "nonzero padding is refused");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn primes_of_each_width() {

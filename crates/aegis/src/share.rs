@@ -55,7 +55,7 @@ pub(crate) struct InputsPending {
     n: usize,
 }
 
-fn wrap(l: u32) -> u64 {
+pub(crate) fn wrap(l: u32) -> u64 {
     if l == 64 { u64::MAX } else { (1u64 << l) - 1 }
 }
 

@@ -30,6 +30,7 @@
 //! verification to come; P0 sending different `m'`/`m''` to P1 and P2 is caught by
 //! [`Aegis::check`].
 
+use rayon::prelude::*;
 use std::sync::Arc;
 
 use veil_mpc::prep::CorrelationRequest;
@@ -38,8 +39,8 @@ use veil_mpc::{Ctx, MpcError, Result};
 pub use crate::claims::SignTamper;
 use crate::lists::{Masks, lists_mod};
 use crate::mul::{mask_sum, offline};
-use crate::prime::{Draws, Zp, prime_for};
-use crate::share::{Aegis, Masked, Pair, recv_u64s, to_bytes};
+use crate::prime::{Draws, Zp, pack_par, prime_for, unpack_par};
+use crate::share::{Aegis, Masked, Pair, recv_u64s, to_bytes, wrap};
 
 /// `φ(c)_i = Σ_{t≤i} c_t − 2c_i + 1 (mod p)`: for a binary `c` with a 1, exactly one zero, at the
 /// first 1 (the paper's Theorem 1).
@@ -107,10 +108,6 @@ fn pairwise_random(ctx: &mut Ctx, peer: usize, n: usize, l: usize, p: u32) -> Re
 }
 
 impl Aegis {
-    fn msb(&self, v: u64) -> u64 {
-        (self.reduce(v) >> (self.l() - 1)) & 1
-    }
-
     /// `(⟨sign(x)⟩, ⟨x·sign(x)⟩)`, `sign(x) = 1` for negative `x` (2 online rounds). With
     /// `with_product = false` the second output is not computed (and is empty).
     pub fn sign_product(
@@ -208,14 +205,23 @@ impl Aegis {
             let mut m2 = Vec::with_capacity(n);
             let rp = mask_sum(&mat.r1);
             let rpp = mask_sum(&mat.r2);
-            for i in 0..n {
-                let (ui, upi) = u[i * 2 * l..(i + 1) * 2 * l].split_at(l);
-                let e = u64::from(!ui.iter().zip(upi).any(|(&a, &b)| a == 0 && b != 0));
-                let q = self.reduce(r_x[i].wrapping_neg());
-                let y = e ^ self.msb(q);
-                let mp = self.reduce(y.wrapping_sub(rp[i]));
-                m1.push(mp);
-                m2.push(self.reduce(mp.wrapping_mul(r_x[i]).wrapping_add(rpp[i])));
+            let mask = wrap(self.l());
+            let top = self.l() - 1;
+            let per: Vec<(u64, u64)> = u
+                .par_chunks_exact(2 * l)
+                .zip(&r_x)
+                .zip(rp.par_iter().zip(&rpp))
+                .map(|((list, &rx), (&a, &b))| {
+                    let (ui, upi) = list.split_at(l);
+                    let e = u64::from(!ui.iter().zip(upi).any(|(&a, &b)| a == 0 && b != 0));
+                    let y = e ^ ((rx.wrapping_neg() & mask) >> top);
+                    let mp = y.wrapping_sub(a) & mask;
+                    (mp, mp.wrapping_mul(rx).wrapping_add(b) & mask)
+                })
+                .collect();
+            for (a, b) in per {
+                m1.push(a);
+                m2.push(b);
             }
             let mut msg = to_bytes(&m1);
             if with_product {
@@ -245,18 +251,19 @@ impl Aegis {
         }
         let first = me == 1;
         let mut lists = vec![0u8; n * 2 * l];
+        let mask = wrap(self.l());
         let chunk = |(i, out): (usize, &mut [u8])| {
             let (u, up) = out.split_at_mut(l);
             let shares = &bits[i * (l - 1)..(i + 1) * (l - 1)];
-            lists_mod(zp.p(), l, self.reduce(x.m[i]), first, shares, &pw[i], u, up);
+            lists_mod(zp.p(), l, x.m[i] & mask, first, shares, &pw[i], u, up);
         };
-        lists.chunks_exact_mut(2 * l).enumerate().for_each(chunk);
+        lists.par_chunks_exact_mut(2 * l).enumerate().for_each(chunk);
         if let Some(SignTamper::ShiftLists { elements }) = tamper {
             for out in lists.chunks_exact_mut(2 * l).take(elements) {
                 out[..l].iter_mut().for_each(|v| *v = zp.add(u32::from(*v), 1) as u8);
             }
         }
-        ctx.net().send(0, zp.pack(&lists))?;
+        ctx.net().send(0, pack_par(zp, &lists))?;
         let gamma2 = match &gamma1 {
             Some(g1) => {
                 let share: Vec<u64> =
@@ -356,15 +363,14 @@ impl Aegis {
         let mut sums = Vec::new();
         for from in [1, 2] {
             let msg = ctx.recv_at_most(from, zp.packed_len(2 * n * l))?;
-            let lists = zp
-                .unpack_bytes(&msg, 2 * n * l)
+            let lists = unpack_par(zp, &msg, 2 * n * l)
                 .ok_or_else(|| MpcError::Malformed { from, what: "masked Z_p lists".into() })?;
             if sums.is_empty() {
                 sums = lists;
             } else {
-                for (s, v) in sums.iter_mut().zip(lists) {
-                    *s = zp.add(u32::from(*s), u32::from(v)) as u8;
-                }
+                sums.par_iter_mut()
+                    .zip(lists)
+                    .for_each(|(s, v)| *s = zp.add(u32::from(*s), u32::from(v)) as u8);
             }
         }
         Ok(sums)
