@@ -52,6 +52,7 @@ pub mod columns;
 mod family;
 mod freivalds;
 mod lists;
+mod macs_simd;
 mod masked;
 pub mod mul;
 mod plan;
