@@ -52,7 +52,7 @@ pub mod columns;
 mod family;
 mod freivalds;
 mod lists;
-mod macs_simd;
+mod lists_simd;
 mod masked;
 pub mod mul;
 mod plan;

@@ -197,7 +197,8 @@ fn value_lists<R: Reduce>(
     }
 }
 
-/// [`value_lists`] with the fastest reduction for `p` ([`M127`] for 127, else [`Small`]).
+/// [`value_lists`] with the fastest kernel for `p` and `l`: AVX-512 BW for `p = 127`, `l = 64`
+/// where the processor has it ([`crate::lists_simd`]), else [`M127`] for 127, else [`Small`].
 #[allow(clippy::too_many_arguments, reason = "one element's inputs, named as in the module docs")]
 pub(crate) fn lists_mod(
     p: u32,
@@ -209,6 +210,10 @@ pub(crate) fn lists_mod(
     u_out: &mut [u8],
     up_out: &mut [u8],
 ) {
+    #[cfg(target_arch = "x86_64")]
+    if p == 127 && l == MAX_L && crate::lists_simd::lists(m, first, shares, masks, u_out, up_out) {
+        return;
+    }
     if p == 127 {
         value_lists(M127, l, m, first, shares, masks, u_out, up_out);
     } else {
@@ -298,6 +303,48 @@ mod tests {
     use super::*;
     use crate::prime::prime_for;
     use veil_crypto::{Prg, Seed};
+
+    /// The vector lists equal the portable ones on random values and at the extremes of every
+    /// input (the value `M`, the shares, the masks, the share of 1).
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn the_vector_lists_equal_the_portable_ones() {
+        let l = MAX_L;
+        let masks = Masks::draw(&mut Draws::new(Prg::new(&Seed([1; 16])), 127), l);
+        if !crate::lists_simd::lists(0, true, &[0; MAX_L - 1], &masks, &mut [0; MAX_L], &mut [0; MAX_L]) {
+            eprintln!("skipped: this processor has no AVX-512 BW (the portable kernel alone runs)");
+            return;
+        }
+        let mut d = Draws::new(Prg::new(&Seed([7; 16])), 127);
+        let mut g = Prg::new(&Seed([8; 16]));
+        for trial in 0..4000 {
+            let mut mk = Masks::draw(&mut d, l);
+            match trial % 9 {
+                1 => (mk.w, mk.w2) = ([126; MAX_L], [126; MAX_L]),
+                2 => (mk.w, mk.w2) = ([1; MAX_L], [1; MAX_L]),
+                _ => {}
+            }
+            let m = match trial % 5 {
+                0 => 0,
+                1 => u64::MAX,
+                2 => 1 << 63,
+                3 => (1 << 63) - 1,
+                _ => g.next_u64(),
+            };
+            let mut shares = [0u8; MAX_L - 1];
+            d.fill(&mut shares);
+            match trial % 7 {
+                0 => shares = [126; MAX_L - 1],
+                1 => shares = [0; MAX_L - 1],
+                _ => {}
+            }
+            let first = trial % 2 == 0;
+            let (mut u1, mut up1, mut u2, mut up2) = ([0u8; MAX_L], [0u8; MAX_L], [0u8; MAX_L], [0u8; MAX_L]);
+            assert!(crate::lists_simd::lists(m, first, &shares, &mk, &mut u1, &mut up1));
+            value_lists(M127, l, m, first, &shares, &mk, &mut u2, &mut up2);
+            assert_eq!((u1, up1), (u2, up2), "trial {trial}");
+        }
+    }
 
     #[test]
     fn the_reductions_are_exact_in_their_ranges() {

@@ -44,7 +44,7 @@
 //! keeping them (a prover keeps its output bits only; keeping them saved about 4 % of LeNet's
 //! verification for 400 MiB more at its peak), and the verifier keeps the opened lists (a byte
 //! per entry) until it has combined them in round 3. Round 4's combinations take the vector
-//! path of [`crate::macs_simd`] where the processor has AVX-512 BW.
+//! path of [`crate::lists_simd`] where the processor has AVX-512 BW.
 
 use std::sync::Arc;
 
@@ -175,7 +175,7 @@ fn prover_lists(
 
 /// A prover's shares of the MACs of each element's `λ` combinations (before `τ`):
 /// `Σ_s g_s·γ(b_s) + h·γ(1)` from its MAC shares `mac` (`[i][j][s]`, key by key) and `kappa`
-/// of 1; with AVX-512 BW and `l = 64`, the same sums regrouped ([`crate::macs_simd`]).
+/// of 1; with AVX-512 BW and `l = 64`, the same sums regrouped ([`crate::lists_simd`]).
 #[allow(clippy::too_many_arguments, reason = "a chunk's inputs")]
 fn prover_combos(
     p: u32,
@@ -202,9 +202,9 @@ fn prover_combos(
 
 /// The vector path's tables where it applies: `l = 64`, `p = 127` and AVX-512 BW.
 #[cfg(target_arch = "x86_64")]
-fn simd_tables(p: u32, l: usize, sigma: &[[u8; LANES]]) -> Option<crate::macs_simd::Tables> {
-    (p == 127 && l == 64 && crate::macs_simd::available())
-        .then(|| crate::macs_simd::Tables::new(sigma))
+fn simd_tables(p: u32, l: usize, sigma: &[[u8; LANES]]) -> Option<crate::lists_simd::Tables> {
+    (p == 127 && l == 64 && crate::lists_simd::available())
+        .then(|| crate::lists_simd::Tables::new(sigma))
         .flatten()
 }
 
@@ -267,9 +267,9 @@ impl SimdTables for () {
 }
 
 #[cfg(target_arch = "x86_64")]
-impl SimdTables for crate::macs_simd::Tables {
+impl SimdTables for crate::lists_simd::Tables {
     fn combos(&self, mk: &Masks, m: u64, mac: &[u8], kappa: &[u8; MAC_KEYS]) -> Option<[u32; MAC_KEYS]> {
-        crate::macs_simd::combos(mk, m, mac, kappa, self)
+        crate::lists_simd::combos(mk, m, mac, kappa, self)
     }
 }
 

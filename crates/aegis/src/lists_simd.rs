@@ -1,7 +1,12 @@
-//! A prover's MAC combinations of Π_Pos ([`crate::pos`], round 4) with AVX-512 BW, for the lists
-//! of `Z_2^64` (`l = 64` positions over `p = 127`), where the processor has it: an element's 64
-//! positions sit in two registers of 32 16-bit lanes, and each key takes about 90 instructions
-//! where the portable weights ([`crate::lists`]) take about 70 per position.
+//! The lists of the sign-bit comparison ([`crate::lists`]) and a prover's MAC combinations of
+//! Π_Pos ([`crate::pos`], round 4) with AVX-512 BW, for `Z_2^64` (`l = 64` positions over
+//! `p = 127`), where the processor has it: an element's 64 positions sit in two registers of 32
+//! 16-bit lanes. A list takes about 60 instructions, and each key of the combinations about 90,
+//! where the portable kernels take about 20 and 70 per position.
+//!
+//! **The lists** ([`lists`]): `c_t = b_t` or `K − b_t` as `a_t` is 0 or 1 (`b_{l−1} = K`),
+//! `c'_t = Σ_{s≤t} c_s − 2c_t + K` by prefix sums, then `u_t`, `u'_t` as in [`crate::lists`],
+//! fully reduced and permuted into the order sent with one `vpermi2w` per register.
 //!
 //! **The same sum, regrouped.** Every entry of the lists is linear in a party's shares of the
 //! bits `b_s` and of the constant 1 ([`crate::lists`], module docs), so a party's MAC share of an
@@ -24,11 +29,11 @@
 #![cfg(target_arch = "x86_64")]
 
 use std::arch::x86_64::{
-    __m256i, __m512i, __mmask32, _mm256_loadu_si256, _mm512_add_epi16, _mm512_add_epi32, _mm512_and_si512,
-    _mm512_cvtepu8_epi16, _mm512_loadu_si512, _mm512_madd_epi16, _mm512_mask_add_epi16,
-    _mm512_mask_sub_epi16, _mm512_maskz_permutexvar_epi16, _mm512_maskz_set1_epi16, _mm512_mullo_epi16,
-    _mm512_permutex2var_epi16, _mm512_permutexvar_epi16, _mm512_reduce_add_epi32, _mm512_set1_epi16,
-    _mm512_srli_epi16, _mm512_sub_epi16,
+    __m256i, __m512i, __mmask32, _mm256_loadu_si256, _mm256_storeu_si256, _mm512_add_epi16, _mm512_add_epi32,
+    _mm512_and_si512, _mm512_cvtepi16_epi8, _mm512_cvtepu8_epi16, _mm512_loadu_si512, _mm512_madd_epi16,
+    _mm512_mask_add_epi16, _mm512_mask_sub_epi16, _mm512_maskz_permutexvar_epi16, _mm512_maskz_set1_epi16,
+    _mm512_min_epu16, _mm512_mullo_epi16, _mm512_permutex2var_epi16, _mm512_permutexvar_epi16,
+    _mm512_reduce_add_epi32, _mm512_set1_epi16, _mm512_srli_epi16, _mm512_sub_epi16,
 };
 
 use crate::lists::{LANES, Masks};
@@ -212,4 +217,97 @@ fn combos_avx512(
         *x = (_mm512_reduce_add_epi32(acc) as u32) % u32::from(P);
     }
     out
+}
+
+/// One element's lists as sent ([`crate::lists`]): `u` into `u_out`, `u'` into `up_out` (64
+/// entries each), from `M` (`m`), this party's shares of the 63 bits and whether it holds the
+/// constant 1 (`first`); `false` (nothing written) without AVX-512 BW or with other lengths.
+pub(crate) fn lists(
+    m: u64,
+    first: bool,
+    shares: &[u8],
+    masks: &Masks,
+    u_out: &mut [u8],
+    up_out: &mut [u8],
+) -> bool {
+    let (Ok(u_out), Ok(up_out)) = (<&mut [u8; L]>::try_from(u_out), <&mut [u8; L]>::try_from(up_out)) else {
+        return false;
+    };
+    if shares.len() != L - 1 || !available() {
+        return false;
+    }
+    // SAFETY: the processor has both features `lists_avx512` is compiled for (checked above).
+    unsafe { lists_avx512(m, first, shares, masks, u_out, up_out) };
+    true
+}
+
+/// `x mod 127` for `x ≤ 2^14`: two folds leave at most 128, then one conditional subtraction
+/// (the smaller of `v` and `v − 127`, which wraps above `v` where `v < 127`).
+#[target_feature(enable = "avx512f,avx512bw")]
+fn reduce(x: __m512i) -> __m512i {
+    let v = fold(x);
+    _mm512_min_epu16(v, _mm512_sub_epi16(v, _mm512_set1_epi16(P as i16)))
+}
+
+/// 32 words (each `< 256`) as bytes into `out[at..at + 32]`.
+#[target_feature(enable = "avx512f,avx512bw")]
+fn store_bytes(v: __m512i, out: &mut [u8; L], at: usize) {
+    assert!(at + 32 <= L);
+    // SAFETY: a 32-byte store inside the 64-byte array (checked just above).
+    unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(at).cast(), _mm512_cvtepi16_epi8(v)) };
+}
+
+#[target_feature(enable = "avx512f,avx512bw")]
+fn lists_avx512(
+    m: u64,
+    first: bool,
+    shares: &[u8],
+    masks: &Masks,
+    u_out: &mut [u8; L],
+    up_out: &mut [u8; L],
+) {
+    let a = (m << 1).reverse_bits();
+    let (a_lo, a_hi) = (a as u32, (a >> 32) as u32);
+    let flip = if ((m >> 63) as u8 ^ masks.delta) & 1 == 1 { u64::MAX } else { 0 };
+    let beta = a ^ flip;
+    let (b_lo, b_hi) = (beta as u32, (beta >> 32) as u32);
+    let k = _mm512_set1_epi16(i16::from(first));
+    let p = _mm512_set1_epi16(P as i16);
+    let mut bits = [0u8; L];
+    bits[..L - 1].copy_from_slice(shares);
+    bits[L - 1] = u8::from(first);
+    let (s_lo, s_hi) = widen(&bits);
+    // c = b, or K + p − b where a = 1: at most 128.
+    let c_lo = _mm512_mask_sub_epi16(s_lo, a_lo, _mm512_add_epi16(k, p), s_lo);
+    let c_hi = _mm512_mask_sub_epi16(s_hi, a_hi, _mm512_add_epi16(k, p), s_hi);
+    let (i_lo, i_hi) = prefix(c_lo, c_hi);
+    // c' + 2p = Σ_{s≤t} c_s − 2c_t + K + 2p: at most 64·128 + 1 + 254 < 2^14.
+    let two_p = _mm512_add_epi16(p, p);
+    let cp_lo = fold(_mm512_add_epi16(
+        _mm512_sub_epi16(i_lo, _mm512_add_epi16(c_lo, c_lo)),
+        _mm512_add_epi16(k, two_p),
+    ));
+    let cp_hi = fold(_mm512_add_epi16(
+        _mm512_sub_epi16(i_hi, _mm512_add_epi16(c_hi, c_hi)),
+        _mm512_add_epi16(k, two_p),
+    ));
+    let (w_lo, w_hi) = widen(&masks.w);
+    let (w2_lo, w2_hi) = widen(&masks.w2);
+    let (u_lo, up_lo) = value_lists(cp_lo, w_lo, w2_lo, b_lo, k);
+    let (u_hi, up_hi) = value_lists(cp_hi, w_hi, w2_hi, b_hi, k);
+    // Entry e is position π(e).
+    let (perm_lo, perm_hi) = widen(&masks.perm);
+    store_bytes(_mm512_permutex2var_epi16(u_lo, perm_lo, u_hi), u_out, 0);
+    store_bytes(_mm512_permutex2var_epi16(u_lo, perm_hi, u_hi), u_out, 32);
+    store_bytes(_mm512_permutex2var_epi16(up_lo, perm_lo, up_hi), up_out, 0);
+    store_bytes(_mm512_permutex2var_epi16(up_lo, perm_hi, up_hi), up_out, 32);
+}
+
+/// `u_t = w_t·c' + β_t·K` and `u'_t = w'_t·(w_t·c' + K)`, fully reduced.
+#[target_feature(enable = "avx512f,avx512bw")]
+fn value_lists(c: __m512i, w: __m512i, w2: __m512i, beta: __mmask32, k: __m512i) -> (__m512i, __m512i) {
+    let wc = _mm512_mullo_epi16(w, c);
+    let u = reduce(_mm512_mask_add_epi16(wc, beta, wc, k));
+    let up = reduce(_mm512_mullo_epi16(w2, fold(_mm512_add_epi16(wc, k))));
+    (u, up)
 }
