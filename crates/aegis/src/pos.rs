@@ -466,6 +466,9 @@ impl Aegis {
         let coef = Coefficients::new(coins, l, p, ranges.len());
         let l32 = self.l();
         let keys_now = *keys;
+        // σ key by key (`[j][e]`), so each key's sum over the entries is one vectorised loop.
+        let by_key: Vec<u8> = (0..MAC_KEYS).flat_map(|j| coef.sigma.iter().map(move |s| s[j])).collect();
+        let p8 = p as u8;
         let parts: Vec<(Vec<u8>, Sums, Vec<u8>)> = ranges
             .par_iter()
             .enumerate()
@@ -480,18 +483,19 @@ impl Aegis {
                     let (s_r, b) = bound_bits(me, y, l32, k, i);
                     let entries = &opened[c][j * 2 * l..(j + 1) * 2 * l];
                     let (u, up) = entries.split_at(l);
-                    let hit = u.iter().zip(up).any(|(&a, &b)| a == 0 && b != 0);
+                    let hit = u.iter().zip(up).fold(false, |h, (&a, &b)| h | ((a == 0) & (b != 0)));
                     bits.push(if hit { s_r } else { 1 ^ s_r });
-                    let mut x = [0u32; MAC_KEYS];
-                    for (e, &o) in entries.iter().enumerate() {
-                        for (xj, &s) in x.iter_mut().zip(&coef.sigma[e]) {
-                            *xj += u32::from(o) * u32::from(s);
-                        }
-                    }
+                    // Products below 127², sums of 2l = 128 of them.
+                    let x: [u32; MAC_KEYS] = std::array::from_fn(|j| {
+                        let row = &by_key[j * 2 * l..(j + 1) * 2 * l];
+                        entries.iter().zip(row).map(|(&o, &s)| u32::from(u16::from(o) * u16::from(s))).sum()
+                    });
                     combos.push(x.map(|v| zp.reduce(v)));
+                    // α_j·b_s + p − γ lies in [1, 2p − 1] (b_s ∈ {0, 1}, α_j and γ below p).
                     for (ms, &a) in per.chunks_exact_mut(l - 1).zip(&keys_now) {
                         for (mj, &bs) in ms.iter_mut().zip(&b) {
-                            *mj = zp.sub(u32::from(a) * u32::from(bs), u32::from(*mj)) as u8;
+                            let v = (a & 0u8.wrapping_sub(bs)) + (p8 - *mj);
+                            *mj = if v >= p8 { v - p8 } else { v };
                         }
                     }
                 }
