@@ -193,14 +193,21 @@ impl Draws {
 
     /// [`Draws::below_or_equal`] from a first 16-bit draw `r` the caller read from this
     /// stream; further draws, when needed, come from the stream.
+    #[inline(always)]
     pub(crate) fn below_or_equal_with(&mut self, r: u32, k: u32) -> u32 {
         let s = k + 1;
-        let mut m = r * s;
-        if (m & 0xffff) < s {
-            let threshold = (0x1_0000 - s) % s;
-            while (m & 0xffff) < threshold {
-                m = self.next_u16() * s;
-            }
+        let m = r * s;
+        if (m & 0xffff) < s { self.redraw(m, s) } else { m >> 16 }
+    }
+
+    /// The rare case of [`Draws::below_or_equal_with`] (probability below `s/2^16`): `m` may be
+    /// in the biased range, redrawn while it is.
+    #[cold]
+    #[inline(never)]
+    fn redraw(&mut self, mut m: u32, s: u32) -> u32 {
+        let threshold = (0x1_0000 - s) % s;
+        while (m & 0xffff) < threshold {
+            m = self.next_u16() * s;
         }
         m >> 16
     }

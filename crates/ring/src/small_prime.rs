@@ -59,19 +59,17 @@ impl Zp {
     /// `wire_bits` whole bytes, which go through one 64-bit word.
     pub fn pack<T: Copy + Into<u32>>(self, v: &[T]) -> Vec<u8> {
         let w = self.wire_bits();
-        let mut out = Vec::with_capacity(self.packed_len(v.len()));
-        let mut rest = v;
-        if w <= 7 {
-            let groups = v.chunks_exact(8);
-            rest = groups.remainder();
-            for g in groups {
-                let word = g
-                    .iter()
-                    .enumerate()
-                    .fold(0u64, |acc, (i, &x)| acc | u64::from(x.into()) << (w * i as u32));
-                out.extend_from_slice(&word.to_le_bytes()[..w as usize]);
-            }
-        }
+        let mut out = Vec::with_capacity(self.packed_len(v.len()) + 8);
+        let rest = match w {
+            7 => gather::<7, T>(v, &mut out),
+            6 => gather::<6, T>(v, &mut out),
+            5 => gather::<5, T>(v, &mut out),
+            4 => gather::<4, T>(v, &mut out),
+            3 => gather::<3, T>(v, &mut out),
+            2 => gather::<2, T>(v, &mut out),
+            1 => gather::<1, T>(v, &mut out),
+            _ => v,
+        };
         let (mut acc, mut bits) = (0u64, 0u32);
         for &x in rest {
             acc |= u64::from(x.into()) << bits;
@@ -182,6 +180,24 @@ impl Zp {
         }
         (acc == 0 && next.next().is_none()).then_some(out)
     }
+}
+
+/// Packs the whole groups of eight elements of `v` at `W` bits each (`W` bytes per group)
+/// onto `out`, each group's word written as 8 bytes at once (its top `8 − W` bytes are 0 and
+/// the next group's bytes overwrite them), and returns the last `len mod 8` elements.
+fn gather<'a, const W: usize, T: Copy + Into<u32>>(v: &'a [T], out: &mut Vec<u8>) -> &'a [T] {
+    let groups = v.chunks_exact(8);
+    let rest = groups.remainder();
+    let start = out.len();
+    out.resize(start + v.len() / 8 * W + 8, 0);
+    let mut at = start;
+    for g in groups {
+        let word = g.iter().enumerate().fold(0u64, |acc, (i, &x)| acc | u64::from(x.into()) << (W * i));
+        out[at..at + 8].copy_from_slice(&word.to_le_bytes());
+        at += W;
+    }
+    out.truncate(at);
+    rest
 }
 
 /// Eight elements of `W` bits per `W` bytes of `whole` into bytes of `out` (the shifts are
