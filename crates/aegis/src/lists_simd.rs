@@ -1,8 +1,9 @@
 //! The lists of the sign-bit comparison ([`crate::lists`]) and a prover's MAC combinations of
 //! Π_Pos ([`crate::pos`], round 4) with AVX-512 BW, for `Z_2^64` (`l = 64` positions over
 //! `p = 127`), where the processor has it: an element's 64 positions sit in two registers of 32
-//! 16-bit lanes. A list takes about 60 instructions, and each key of the combinations about 90,
-//! where the portable kernels take about 20 and 70 per position.
+//! 16-bit lanes. The kernels compute exactly the values of the portable ones, so nothing of the
+//! protocol or its security argument changes. Measured on LeNet at batch 30 (share of the whole
+//! run's CPU): the provers' combinations 16 % → 5 %, the lists 5 % → 2 %.
 //!
 //! **The lists** ([`lists`]): `c_t = b_t` or `K − b_t` as `a_t` is 0 or 1 (`b_{l−1} = K`),
 //! `c'_t = Σ_{s≤t} c_s − 2c_t + K` by prefix sums, then `u_t`, `u'_t` as in [`crate::lists`],

@@ -335,21 +335,23 @@ impl Aegis {
             0 => {
                 let r_x = r_x.ok_or_else(|| MpcError::Invalid("P0 needs the mask".into()))?;
                 let mut s2 = first(ctx)?;
-                for (&r, sh) in r_x.iter().zip(s2.chunks_exact_mut(l - 1)) {
-                    let q = self.reduce(r.wrapping_neg());
+                let (mask, p8) = (wrap(self.l()), p as u8);
+                s2.par_chunks_exact_mut(l - 1).zip(r_x).for_each(|(sh, &r)| {
+                    let q = r.wrapping_neg() & mask;
                     let b = half - 1 - (q & (half - 1));
                     for (k, v) in sh.iter_mut().enumerate() {
-                        let bit = ((b >> (l - 2 - k)) & 1) as u32;
-                        *v = zp.sub(bit, u32::from(*v)) as u8;
+                        // bit − v mod p: bit + p − v lies in [1, p + 1].
+                        let w = ((b >> (l - 2 - k)) & 1) as u8 + (p8 - *v);
+                        *v = if w >= p8 { w - p8 } else { w };
                     }
-                }
-                ctx.net().send(2, zp.pack(&s2))?;
+                });
+                ctx.net().send(2, pack_par(zp, &s2))?;
                 Ok(None)
             }
             1 => Ok(Some(first(ctx)?)),
             _ => {
                 let msg = ctx.recv_at_most(0, zp.packed_len(count))?;
-                let shares = zp.unpack_bytes(&msg, count);
+                let shares = unpack_par(zp, &msg, count);
                 Ok(Some(
                     shares.ok_or_else(|| MpcError::Malformed { from: 0, what: "Z_p bit shares".into() })?,
                 ))
