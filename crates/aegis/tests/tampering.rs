@@ -61,6 +61,14 @@ fn sweep_frames(gate: Gate, per_server: usize) -> veil_conformance::tamper::Swee
 /// The one kind of alteration that may pass unnoticed is P1's or P2's share of the masked
 /// lists they send P0 at a position that stays nonzero: P0 only looks for the zero, so the
 /// output cannot change (the sweep fails any wrong output); every frame of P0 must abort.
+///
+/// What makes P0's frames abort here: P0's dealt `Z_p` shares of the bound's bits are checked
+/// only through the comparisons they feed (the positivity check tests `z = sign(x)`), so an
+/// error in them that leaves every comparison's outcome unchanged leaves the output right and
+/// is not caught. Whether it does depends on the data and the masks: the abort is the one bit
+/// the paper's F_VSignBit leaks. With these inputs and seed every such frame changes an
+/// outcome; with another stream of masks (tried: the pairs' masks drawn in parallel chunks),
+/// the max-pool sweep's first bit deal (frame 6 of P0) passed unnoticed with the right output.
 #[test]
 fn the_sign_bit_extraction_aborts_on_every_altered_message() {
     let found = sweep_frames(Gate::Sign, usize::MAX);
