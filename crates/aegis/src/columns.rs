@@ -340,7 +340,7 @@ impl<'a> Columns<'a> {
             .reduce(
                 || ([Gr::ZERO; 2], vec![Gr::ZERO; shared]),
                 |(s, mut a), (t, b)| {
-                    a.iter_mut().zip(&b).for_each(|(x, y)| *x = x.add(y));
+                    a.iter_mut().zip(&b).for_each(|(x, y)| x.add_assign(y));
                     (add(s, t), a)
                 },
             );
@@ -519,14 +519,14 @@ impl Columns<'_> {
             if held[ONE] {
                 let p = pattern(&bits.b1[idx..idx + GROUP]);
                 if p != 0 {
-                    scratch.x[i][ONE] = scratch.x[i][ONE].add(&tx[slot / GROUP * SUBSETS + p]);
+                    scratch.x[i][ONE].add_assign(&tx[slot / GROUP * SUBSETS + p]);
                 }
             }
             if held[TWO] {
                 let p = pattern(&bits.b2[idx..idx + GROUP]);
                 if p != 0 {
                     let q = slot % step / GROUP;
-                    scratch.y[i][TWO] = scratch.y[i][TWO].sub(&self.y_table[q * SUBSETS + p]);
+                    scratch.y[i][TWO].sub_assign(&self.y_table[q * SUBSETS + p]);
                 }
             }
         }

@@ -28,7 +28,15 @@ pub(crate) type Outer = [[[u64; PIECE]; PIECE]; PIECES];
 /// The evaluation form of a polynomial of 64 coefficients: piece `9·d_1 + 3·d_2 + d_3` takes
 /// at level `k` the half `lo` (`d_k = 0`), `hi` (1) or `lo + hi` (2), the first level most
 /// significant (the order [`backward`] recombines).
+#[cfg(test)]
 pub(crate) fn forward(a: &[u64; 64]) -> Form {
+    let mut out = [[0u64; PIECE]; PIECES];
+    forward_into(a, &mut out);
+    out
+}
+
+/// [`forward`] into `out`, which every piece overwrites (no temporary of 1.7 KiB to copy).
+pub(crate) fn forward_into(a: &[u64; 64], out: &mut Form) {
     let mut first = [[0u64; 32]; 3];
     thirds(a, &mut first);
     let mut second = [[0u64; 16]; 9];
@@ -36,12 +44,10 @@ pub(crate) fn forward(a: &[u64; 64]) -> Form {
         let (dst, _) = second[3 * i..].split_at_mut(3);
         thirds(part, dst.try_into().unwrap_or_else(|_| unreachable!()));
     }
-    let mut out = [[0u64; PIECE]; PIECES];
     for (i, part) in second.iter().enumerate() {
         let (dst, _) = out[3 * i..].split_at_mut(3);
         thirds(part, dst.try_into().unwrap_or_else(|_| unreachable!()));
     }
-    out
 }
 
 /// `a`'s low half, high half and their sum.
