@@ -136,6 +136,18 @@ impl Masks {
     }
 }
 
+/// Test inputs `M`: the edges 0, `2^63`, `2^63 − 1`, `2^64 − 1` in turn, else random.
+#[cfg(test)]
+pub(crate) fn edge_or_random(trial: usize, g: &mut veil_crypto::Prg) -> u64 {
+    match trial % 5 {
+        0 => 0,
+        1 => u64::MAX,
+        2 => 1 << 63,
+        3 => (1 << 63) - 1,
+        _ => g.next_u64(),
+    }
+}
+
 /// The bits `a_t` of `M̂` (big-endian, `l − 1` of them, then 0) and `MSB(M)`, for `M < 2^l`.
 #[inline(always)]
 pub(crate) fn bits_of(m: u64, l: usize) -> ([u8; MAX_L], u8) {
@@ -324,13 +336,7 @@ mod tests {
                 2 => (mk.w, mk.w2) = ([1; MAX_L], [1; MAX_L]),
                 _ => {}
             }
-            let m = match trial % 5 {
-                0 => 0,
-                1 => u64::MAX,
-                2 => 1 << 63,
-                3 => (1 << 63) - 1,
-                _ => g.next_u64(),
-            };
+            let m = edge_or_random(trial, &mut g);
             let mut shares = [0u8; MAX_L - 1];
             d.fill(&mut shares);
             match trial % 7 {

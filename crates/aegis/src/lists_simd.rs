@@ -155,13 +155,24 @@ fn mac_c(s: __m512i, e: __m512i, k: __m512i, kap: __m512i) -> __m512i {
     fold(_mm512_add_epi16(v, _mm512_mullo_epi16(kap, k)))
 }
 
-/// `MAC(u_t) = w_t·c + β_t·κ` and `MAC(u'_t) = w'_t·(w_t·c + κ)`, partly reduced.
+/// `u_t = w_t·c + β_t·K` and `u'_t = w'_t·(w_t·c + K)`, partly reduced (at most 128): with
+/// `K = κ` and `c = MAC(c'_t)`, the MAC shares of the entries.
 #[target_feature(enable = "avx512f,avx512bw")]
-fn mac_lists(c: __m512i, w: __m512i, w2: __m512i, beta: __mmask32, kap: __m512i) -> (__m512i, __m512i) {
+fn u_lists(c: __m512i, w: __m512i, w2: __m512i, beta: __mmask32, k: __m512i) -> (__m512i, __m512i) {
     let wc = _mm512_mullo_epi16(w, c);
-    let u = fold(_mm512_mask_add_epi16(wc, beta, wc, kap));
-    let up = fold(_mm512_mullo_epi16(w2, fold(_mm512_add_epi16(wc, kap))));
+    let u = fold(_mm512_mask_add_epi16(wc, beta, wc, k));
+    let up = fold(_mm512_mullo_epi16(w2, fold(_mm512_add_epi16(wc, k))));
     (u, up)
+}
+
+/// The bits `a_t` of `M̂` (bit 62 − t of `M` for `t < 63`, `a_63 = 0`: bit `t` of the reversed
+/// `M << 1`) and `β_t = MSB(M) ⊕ a_t ⊕ Δ`, as the lane masks of the low and high registers:
+/// `[a_lo, a_hi, β_lo, β_hi]`.
+fn lane_masks(m: u64, delta: u8) -> [__mmask32; 4] {
+    let a = (m << 1).reverse_bits();
+    let flip = if ((m >> 63) as u8 ^ delta) & 1 == 1 { u64::MAX } else { 0 };
+    let beta = a ^ flip;
+    [a as u32, (a >> 32) as u32, beta as u32, (beta >> 32) as u32]
 }
 
 #[target_feature(enable = "avx512f,avx512bw")]
@@ -172,13 +183,7 @@ fn combos_avx512(
     kappa: &[u8; MAC_KEYS],
     tables: &Tables,
 ) -> [u32; MAC_KEYS] {
-    // a_t = bit 62 − t of M (t < 63), a_63 = 0: bit t of the reversed `M << 1`.
-    let a = (m << 1).reverse_bits();
-    let (a_lo, a_hi) = (a as u32, (a >> 32) as u32);
-    // β_t = MSB(M) ⊕ a_t ⊕ Δ.
-    let flip = if ((m >> 63) as u8 ^ masks.delta) & 1 == 1 { u64::MAX } else { 0 };
-    let beta = a ^ flip;
-    let (b_lo, b_hi) = (beta as u32, (beta >> 32) as u32);
+    let [a_lo, a_hi, b_lo, b_hi] = lane_masks(m, masks.delta);
     let (w_lo, w_hi) = widen(&masks.w);
     let (w2_lo, w2_hi) = widen(&masks.w2);
     let (inv_lo, inv_hi) = widen(&masks.inverse);
@@ -201,8 +206,8 @@ fn combos_avx512(
         let (s_lo, s_hi) = prefix(e_lo, e_hi);
         // MAC(c') + p = E − 2e + p + κ·k: below 64·127 + 127 + 127·64 < 2^14.
         let (c_lo, c_hi) = (mac_c(s_lo, e_lo, k_lo, kap), mac_c(s_hi, e_hi, k_hi, kap));
-        let (u_lo, up_lo) = mac_lists(c_lo, w_lo, w2_lo, b_lo, kap);
-        let (u_hi, up_hi) = mac_lists(c_hi, w_hi, w2_hi, b_hi, kap);
+        let (u_lo, up_lo) = u_lists(c_lo, w_lo, w2_lo, b_lo, kap);
+        let (u_hi, up_hi) = u_lists(c_hi, w_hi, w2_hi, b_hi, kap);
         // σ at π⁻¹(t), position by position.
         let (t_lo, t_hi) = load_words(&tables.u[j]);
         let (t2_lo, t2_hi) = load_words(&tables.up[j]);
@@ -242,11 +247,10 @@ pub(crate) fn lists(
     true
 }
 
-/// `x mod 127` for `x ≤ 2^14`: two folds leave at most 128, then one conditional subtraction
-/// (the smaller of `v` and `v − 127`, which wraps above `v` where `v < 127`).
+/// `v mod 127` for a [`fold`]ed `v ≤ 128`: the smaller of `v` and `v − 127` (which wraps above
+/// `v` where `v < 127`).
 #[target_feature(enable = "avx512f,avx512bw")]
-fn reduce(x: __m512i) -> __m512i {
-    let v = fold(x);
+fn exact(v: __m512i) -> __m512i {
     _mm512_min_epu16(v, _mm512_sub_epi16(v, _mm512_set1_epi16(P as i16)))
 }
 
@@ -267,11 +271,7 @@ fn lists_avx512(
     u_out: &mut [u8; L],
     up_out: &mut [u8; L],
 ) {
-    let a = (m << 1).reverse_bits();
-    let (a_lo, a_hi) = (a as u32, (a >> 32) as u32);
-    let flip = if ((m >> 63) as u8 ^ masks.delta) & 1 == 1 { u64::MAX } else { 0 };
-    let beta = a ^ flip;
-    let (b_lo, b_hi) = (beta as u32, (beta >> 32) as u32);
+    let [a_lo, a_hi, b_lo, b_hi] = lane_masks(m, masks.delta);
     let k = _mm512_set1_epi16(i16::from(first));
     let p = _mm512_set1_epi16(P as i16);
     let mut bits = [0u8; L];
@@ -294,21 +294,13 @@ fn lists_avx512(
     ));
     let (w_lo, w_hi) = widen(&masks.w);
     let (w2_lo, w2_hi) = widen(&masks.w2);
-    let (u_lo, up_lo) = value_lists(cp_lo, w_lo, w2_lo, b_lo, k);
-    let (u_hi, up_hi) = value_lists(cp_hi, w_hi, w2_hi, b_hi, k);
+    let (u_lo, up_lo) = u_lists(cp_lo, w_lo, w2_lo, b_lo, k);
+    let (u_hi, up_hi) = u_lists(cp_hi, w_hi, w2_hi, b_hi, k);
+    let (u_lo, up_lo, u_hi, up_hi) = (exact(u_lo), exact(up_lo), exact(u_hi), exact(up_hi));
     // Entry e is position π(e).
     let (perm_lo, perm_hi) = widen(&masks.perm);
     store_bytes(_mm512_permutex2var_epi16(u_lo, perm_lo, u_hi), u_out, 0);
     store_bytes(_mm512_permutex2var_epi16(u_lo, perm_hi, u_hi), u_out, 32);
     store_bytes(_mm512_permutex2var_epi16(up_lo, perm_lo, up_hi), up_out, 0);
     store_bytes(_mm512_permutex2var_epi16(up_lo, perm_hi, up_hi), up_out, 32);
-}
-
-/// `u_t = w_t·c' + β_t·K` and `u'_t = w'_t·(w_t·c' + K)`, fully reduced.
-#[target_feature(enable = "avx512f,avx512bw")]
-fn value_lists(c: __m512i, w: __m512i, w2: __m512i, beta: __mmask32, k: __m512i) -> (__m512i, __m512i) {
-    let wc = _mm512_mullo_epi16(w, c);
-    let u = reduce(_mm512_mask_add_epi16(wc, beta, wc, k));
-    let up = reduce(_mm512_mullo_epi16(w2, fold(_mm512_add_epi16(wc, k))));
-    (u, up)
 }

@@ -200,23 +200,27 @@ fn prover_combos(
     combos
 }
 
-/// The vector path's tables where it applies: `l = 64`, `p = 127` and AVX-512 BW.
 #[cfg(target_arch = "x86_64")]
-fn simd_tables(p: u32, l: usize, sigma: &[[u8; LANES]]) -> Option<crate::lists_simd::Tables> {
-    (p == 127 && l == 64 && crate::lists_simd::available())
-        .then(|| crate::lists_simd::Tables::new(sigma))
-        .flatten()
-}
+use crate::lists_simd::Tables;
 
+/// Off x86-64 there is no vector path, and so no tables.
 #[cfg(not(target_arch = "x86_64"))]
-fn simd_tables(_: u32, _: usize, _: &[[u8; LANES]]) -> Option<()> {
+enum Tables {}
+
+/// The vector path's tables where it applies: `l = 64`, `p = 127` and AVX-512 BW.
+fn simd_tables(p: u32, l: usize, sigma: &[[u8; LANES]]) -> Option<Tables> {
+    #[cfg(target_arch = "x86_64")]
+    if p == 127 && l == 64 && crate::lists_simd::available() {
+        return Tables::new(sigma);
+    }
+    let _ = (p, l, sigma);
     None
 }
 
 /// One element's combinations `x_j mod p`: through the vector path with `tables`, else
 /// through the portable weights ([`crate::lists`]).
 #[allow(clippy::too_many_arguments, reason = "one element's inputs")]
-fn element_combos<T: SimdTables>(
+fn element_combos(
     p: u32,
     l: usize,
     m: u64,
@@ -224,11 +228,13 @@ fn element_combos<T: SimdTables>(
     mac: &[u8],
     kappa: &[u8; MAC_KEYS],
     sigma: &[[u8; LANES]],
-    tables: Option<&T>,
+    tables: Option<&Tables>,
 ) -> [u32; MAC_KEYS] {
-    if let Some(x) = tables.and_then(|t| t.combos(mk, m, mac, kappa)) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(x) = tables.and_then(|t| crate::lists_simd::combos(mk, m, mac, kappa, t)) {
         return x;
     }
+    let _ = tables;
     portable_combos(p, l, m, mk, mac, kappa, sigma)
 }
 
@@ -253,24 +259,6 @@ fn portable_combos(
         }
     }
     x.map(|v| zp.reduce(v))
-}
-
-/// The vector path's coefficient tables, or `()` where there is none.
-trait SimdTables {
-    fn combos(&self, mk: &Masks, m: u64, mac: &[u8], kappa: &[u8; MAC_KEYS]) -> Option<[u32; MAC_KEYS]>;
-}
-
-impl SimdTables for () {
-    fn combos(&self, _: &Masks, _: u64, _: &[u8], _: &[u8; MAC_KEYS]) -> Option<[u32; MAC_KEYS]> {
-        None
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-impl SimdTables for crate::lists_simd::Tables {
-    fn combos(&self, mk: &Masks, m: u64, mac: &[u8], kappa: &[u8; MAC_KEYS]) -> Option<[u32; MAC_KEYS]> {
-        crate::lists_simd::combos(mk, m, mac, kappa, self)
-    }
 }
 
 impl Aegis {
@@ -728,13 +716,7 @@ mod tests {
             if trial % 7 == 1 {
                 (mk.w, mk.w2) = ([126; 64], [126; 64]);
             }
-            let m = match trial % 5 {
-                0 => 0,
-                1 => u64::MAX,
-                2 => 1 << 63,
-                3 => (1 << 63) - 1,
-                _ => g.next_u64(),
-            };
+            let m = crate::lists::edge_or_random(trial, &mut g);
             let mut mac = vec![0u8; MAC_KEYS * (l - 1)];
             d.fill(&mut mac);
             if trial % 3 == 0 {

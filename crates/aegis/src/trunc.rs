@@ -102,7 +102,7 @@ impl Aegis {
             let mut outputs = Vec::with_capacity(2);
             for (w, w2) in [(&wx, &wx2), (&wz, &wz2)] {
                 // P0's `Σ_j 2w_j·b1_j·b2_j`, then the product's mask and `[Γ]`.
-                let prod = (me == 0).then(|| weighted_rows(w2, &b1, Some(&b2), n, l));
+                let prod = (me == 0).then(|| weighted_rows(w2, n, l, |e| b1[e] & b2[e]));
                 let r_z = self.random_pair(ctx, "mul/r_z", n)?;
                 let g = prod.map(|p| {
                     (0..n).map(|i| p[i].wrapping_add(r_z.one[i]).wrapping_add(r_z.two[i])).collect::<Vec<_>>()
@@ -127,7 +127,7 @@ impl Aegis {
                     if r.is_empty() {
                         return vec![];
                     }
-                    let s = weighted_rows(w, b, None, n, l);
+                    let s = weighted_rows(w, n, l, |e| b[e]);
                     s.iter().zip(r).map(|(a, q)| self.reduce(a.wrapping_add(*q).wrapping_neg())).collect()
                 };
                 let v = Masked {
@@ -139,7 +139,7 @@ impl Aegis {
                 let additive = match me {
                     0 => {
                         let two: Vec<u64> = v.r.two.iter().map(|x| self.reduce(x.wrapping_neg())).collect();
-                        let plain = xor_rows(w, &b1, &b2, n, l);
+                        let plain = weighted_rows(w, n, l, |e| b1[e] ^ b2[e]);
                         let one =
                             plain.iter().zip(&two).map(|(p, q)| self.reduce(p.wrapping_sub(*q))).collect();
                         Pair { one, two }
@@ -207,27 +207,9 @@ fn pair_bits(ctx: &mut Ctx, peer: usize, count: usize) -> Result<Vec<u8>> {
     Ok((0..count).map(|e| (raw[e / 8] >> (e % 8)) & 1).collect())
 }
 
-/// Per row `i < rows`: `Σ_j w_j·a_ij` (times `c_ij` with `c`), over rows of `len` bits.
-fn weighted_rows(w: &[u64], a: &[u8], c: Option<&[u8]>, rows: usize, len: usize) -> Vec<u64> {
+/// Per row `i < rows`: `Σ_j w_j·bit(i·len + j)` over rows of `len` bits.
+fn weighted_rows(w: &[u64], rows: usize, len: usize, bit: impl Fn(usize) -> u8) -> Vec<u64> {
     (0..rows)
-        .map(|i| {
-            (0..len).fold(0u64, |s, j| {
-                let e = i * len + j;
-                let bit = c.map_or(a[e], |c| a[e] & c[e]);
-                s.wrapping_add(w[j].wrapping_mul(u64::from(bit)))
-            })
-        })
-        .collect()
-}
-
-/// Per row: `Σ_j w_j·(a_ij ⊕ c_ij)`.
-fn xor_rows(w: &[u64], a: &[u8], c: &[u8], rows: usize, len: usize) -> Vec<u64> {
-    (0..rows)
-        .map(|i| {
-            (0..len).fold(0u64, |s, j| {
-                let e = i * len + j;
-                s.wrapping_add(w[j].wrapping_mul(u64::from(a[e] ^ c[e])))
-            })
-        })
+        .map(|i| (0..len).fold(0u64, |s, j| s.wrapping_add(w[j].wrapping_mul(u64::from(bit(i * len + j))))))
         .collect()
 }
