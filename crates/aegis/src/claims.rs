@@ -130,19 +130,67 @@ pub(crate) struct Recorded {
     pub(crate) bits: Option<BitProducts>,
 }
 
+/// Bits packed eight to a byte, the first in the lowest bit of the first byte.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Bits {
+    bytes: Vec<u8>,
+    len: usize,
+}
+
+impl Bits {
+    /// The first `len` bits of `bytes` (which must hold them; later bits are cleared).
+    pub(crate) fn from_bytes(mut bytes: Vec<u8>, len: usize) -> Bits {
+        bytes.resize(len.div_ceil(8), 0);
+        if !len.is_multiple_of(8)
+            && let Some(last) = bytes.last_mut()
+        {
+            *last &= (1u8 << (len % 8)) - 1;
+        }
+        Bits { bytes, len }
+    }
+
+    /// One bit per byte of `v` (each 0 or 1).
+    #[cfg(test)]
+    pub(crate) fn from_each(v: &[u8]) -> Bits {
+        let mut bytes = vec![0u8; v.len().div_ceil(8)];
+        for (i, &b) in v.iter().enumerate() {
+            bytes[i / 8] |= (b & 1) << (i % 8);
+        }
+        Bits { bytes, len: v.len() }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Bit `i` (0 or 1).
+    pub(crate) fn get(&self, i: usize) -> u8 {
+        (self.bytes[i / 8] >> (i % 8)) & 1
+    }
+
+    /// Bits `i .. i + 4` as a pattern (bit `k` of it is bit `i + k`), 0 past the end.
+    pub(crate) fn nibble(&self, i: usize) -> usize {
+        let (b, s) = (i / 8, i % 8);
+        let lo = u16::from(self.bytes[b]);
+        let hi = u16::from(self.bytes.get(b + 1).copied().unwrap_or(0));
+        usize::from(((lo | hi << 8) >> s) & 0xF)
+    }
+}
+
 /// The inputs of a truncation pair's two inner products, kept as bits: `x = w ⊙ ⟨b1⟩`,
 /// `x2 = w2 ⊙ ⟨b1⟩` and `y = ⟨b2⟩` for public weights per position `j < len`, where
 /// `⟨b1⟩ = (m 0, [r]_1 −b1, [r]_2 0)` (P0 and P1 know `b1`) and `⟨b2⟩ = (m 0, [r]_1 0,
-/// [r]_2 −b2)` (P0 and P2 know `b2`). A byte per bit instead of the three 64-bit words per
-/// component the shares would take: the products of every pair in a CNN are verified at once.
+/// [r]_2 −b2)` (P0 and P2 know `b2`). A bit each, packed ([`Bits`]), instead of the 64-bit
+/// word per component the shares would take: the products of every pair in a CNN are
+/// verified at once.
 #[derive(Clone, Debug)]
 pub(crate) struct BitProducts {
     pub(crate) len: usize,
     pub(crate) w: Vec<u64>,
     pub(crate) w2: Vec<u64>,
     /// `b1` (empty at P2), `b2` (empty at P1), `len` per output.
-    pub(crate) b1: Vec<u8>,
-    pub(crate) b2: Vec<u8>,
+    pub(crate) b1: Bits,
+    pub(crate) b2: Bits,
 }
 
 impl Recorded {
@@ -173,8 +221,8 @@ impl Recorded {
 }
 
 /// `−w·b_i` in the component that holds the bit, 0 in the others.
-fn bit_share(holds: bool, w: u64, bits: &[u8], i: usize) -> u64 {
-    if holds { w.wrapping_mul(u64::from(bits[i])).wrapping_neg() } else { 0 }
+fn bit_share(holds: bool, w: u64, bits: &Bits, i: usize) -> u64 {
+    if holds { w.wrapping_mul(u64::from(bits.get(i))).wrapping_neg() } else { 0 }
 }
 
 /// Component `c` of a masked sharing, as [`Recorded::x_at`] numbers them.
@@ -255,6 +303,26 @@ pub(crate) fn cross_sum<'e>(me: usize, pairs: impl Iterator<Item = (&'e Entry, &
 mod tests {
     use super::*;
     use veil_crypto::{Prg, Seed};
+
+    #[test]
+    fn packed_bits_read_back_one_by_one_and_four_at_a_time() {
+        let mut g = Prg::new(&Seed([5; 16]));
+        for len in [0usize, 1, 7, 8, 9, 63, 64, 65, 1000] {
+            let each: Vec<u8> = (0..len).map(|_| (g.next_u64() & 1) as u8).collect();
+            let bits = Bits::from_each(&each);
+            assert_eq!(bits.len(), len);
+            for (i, &b) in each.iter().enumerate() {
+                assert_eq!(bits.get(i), b, "bit {i} of {len}");
+                let p = (0..4).fold(0, |p, k| p | usize::from(*each.get(i + k).unwrap_or(&0)) << k);
+                assert_eq!(bits.nibble(i), p, "bits {i}.. of {len}");
+            }
+            // From PRG bytes: the bits past `len` are cleared.
+            let raw: Vec<u8> = (0..len.div_ceil(8)).map(|_| g.next_u64() as u8).collect();
+            let b = Bits::from_bytes(raw.clone(), len);
+            let want: Vec<u8> = (0..len).map(|e| (raw[e / 8] >> (e % 8)) & 1).collect();
+            assert_eq!(b, Bits::from_each(&want));
+        }
+    }
 
     #[test]
     fn a_cross_sum_is_the_sum_of_the_cross_terms() {

@@ -60,7 +60,7 @@ use veil_mpc::{MpcError, Result};
 use veil_ring::Gr;
 
 use crate::claims::{Entry, GrVec, Recorded, Terms, component, cross_sum};
-use crate::subsets::{GROUP, SUBSETS, pattern, tables};
+use crate::subsets::{GROUP, SUBSETS, tables};
 
 mod bilinear;
 use bilinear::{BILINEAR_STEP, combine};
@@ -517,13 +517,13 @@ impl Columns<'_> {
             let i = slot / step;
             let idx = first * m + slot;
             if held[ONE] {
-                let p = pattern(&bits.b1[idx..idx + GROUP]);
+                let p = bits.b1.nibble(idx);
                 if p != 0 {
                     scratch.x[i][ONE].add_assign(&tx[slot / GROUP * SUBSETS + p]);
                 }
             }
             if held[TWO] {
-                let p = pattern(&bits.b2[idx..idx + GROUP]);
+                let p = bits.b2.nibble(idx);
                 if p != 0 {
                     let q = slot % step / GROUP;
                     scratch.y[i][TWO].sub_assign(&self.y_table[q * SUBSETS + p]);
@@ -572,7 +572,7 @@ fn entry_vec(held: &[bool; 3], entries: Vec<Entry>) -> GrVec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::claims::{BitProducts, Recorded, Terms};
+    use crate::claims::{BitProducts, Bits, Recorded, Terms};
     use crate::share::{Masked, Pair};
     use std::sync::Arc;
     use veil_crypto::Seed;
@@ -604,8 +604,12 @@ mod tests {
 
     /// A truncation pair's record of `outputs` pairs of 64 bit products.
     fn bit_record(g: &mut Prg, me: usize, outputs: usize) -> Recorded {
-        let bits = |g: &mut Prg, keep: bool| -> Vec<u8> {
-            if keep { (0..outputs * 64).map(|_| (g.next_u64() & 1) as u8).collect() } else { vec![] }
+        let bits = |g: &mut Prg, keep: bool| -> Bits {
+            if keep {
+                Bits::from_each(&(0..outputs * 64).map(|_| (g.next_u64() & 1) as u8).collect::<Vec<_>>())
+            } else {
+                Bits::default()
+            }
         };
         let b = BitProducts {
             len: 64,

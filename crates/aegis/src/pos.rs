@@ -19,10 +19,10 @@
 //!
 //! **Rounds** (4, the two runs side by side): (1) the verifier sends the second prover its
 //! shares of the bits (the first prover's come from their common PRG); (2) the provers open the
-//! lists' values; (3) the verifier sends the coins of its check's coefficients, which it drew
-//! in round 1 and kept secret, and the second prover its MAC shares of the bits and of 1
-//! (`α_j·b_s` minus the first prover's PRG shares); (4) each prover sends its shares of the
-//! MACs of `2λ` combinations, and the verifier checks them.
+//! lists' values; (3) once every opening is in, the verifier sends the coins of its check's
+//! coefficients, which it drew before round 1 and kept secret, and the second prover its MAC
+//! shares of the bits and of 1 (`α_j·b_s` minus the first prover's PRG shares); (4) each
+//! prover sends its shares of the MACs of `2λ` combinations, and the verifier checks them.
 //!
 //! **The MAC check** (one batch, the paper's per-element openings of MAC shares replaced):
 //! with coefficients `σ_{j,e}` over an element's `2l` entries and `τ_{j,i} ∈ F_{p^2}` over the
@@ -40,12 +40,19 @@
 //! nothing of a chunk between rounds; every share is exactly uniform ([`crate::prime`]).
 //!
 //! **Work and memory**: elements go in chunks with PRG streams and messages of their own,
-//! computed in parallel; the provers draw each element's masks again in round 4 instead of
-//! keeping them (a prover keeps its output bits only; keeping them saved about 4 % of LeNet's
-//! verification for 400 MiB more at its peak), and the verifier keeps the opened lists (a byte
-//! per entry) until it has combined them in round 3. Round 4's combinations take the vector
-//! path of [`crate::lists_simd`] where the processor has AVX-512 BW.
+//! computed in parallel, and the chunks stream through rounds 1–2 and 3–4 a group of
+//! [`GROUP`] at a time in independent lanes (`veil_net::Lanes`: a group's messages depend
+//! on the runs' seeds and the group's earlier messages only, so the groups travel side by side
+//! and the rounds are those of one group). The verifier combines a group's openings as soon as
+//! they are in (it drew the coefficients itself, and reveals their coins only after every
+//! opening), and the second prover uses a group's MAC shares as they come: a party holds one
+//! group's lists and MAC shares at a time, not the 1.2 KB per element and party that every
+//! element's would take (2.8 GiB for the three parties at VGG-16, two images). The provers
+//! draw each element's masks again in round 4 instead of keeping them (a prover keeps its
+//! output bits only). Round 4's combinations take the vector path of [`crate::lists_simd`]
+//! where the processor has AVX-512 BW.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -53,213 +60,15 @@ use veil_crypto::{Hasher, Prg, Seed};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 
 use crate::claims::{SignPair, Terms};
-use crate::lists::{LANES, Masks, bits_of, lists_mod, weights_mod};
 use crate::prime::{Draws, Zp, prime_for};
 use crate::share::{Aegis, Masked, Pair};
 
-/// MAC keys per verifier.
-pub const MAC_KEYS: usize = 6;
-
-/// Elements per chunk: each chunk has PRG streams and messages of its own, so the chunks of a
-/// phase are computed in parallel and a phase holds a chunk's working set per thread.
-const CHUNK: usize = 1 << 12;
-
-/// A 16-byte seed per chunk, drawn in order from `prg` (both holders of its seed draw the same).
-fn chunk_seeds(prg: &mut Prg, chunks: usize) -> Vec<[u8; 16]> {
-    (0..chunks).map(|_| prg.next_block()).collect()
-}
-
-fn draws(seed: &[u8; 16], p: u32) -> Draws {
-    Draws::new(Prg::new(&Seed(*seed)), p)
-}
-
-fn components(me: PartyId, y: &Masked, l: u32, i: usize) -> [Option<u64>; 3] {
-    let red = |v: u64| if l == 64 { v } else { v & ((1u64 << l) - 1) };
-    let y0 = (me != 0).then(|| red(y.m[i]));
-    let y1 = (me != 1).then(|| red(y.r.two[i].wrapping_neg()));
-    let y2 = (me != 2).then(|| red(y.r.one[i].wrapping_neg()));
-    [y0, y1, y2]
-}
-
-/// The verifier's `R = y_{k−1} + y_{k+1}` of element `i`: its sign bit and the bits `b_s` of
-/// `B = 2^{l−1} − 1 − R̂` (big-endian, `l − 1`).
-fn bound_bits(me: PartyId, y: &Masked, l: u32, k: PartyId, i: usize) -> (u8, [u8; crate::lists::MAX_L]) {
-    let c = components(me, y, l, i);
-    let mask = if l == 64 { u64::MAX } else { (1u64 << l) - 1 };
-    let r = c[(k + 2) % 3].unwrap_or(0).wrapping_add(c[(k + 1) % 3].unwrap_or(0)) & mask;
-    let half = 1u64 << (l - 1);
-    let (bits, _) = bits_of(half - 1 - (r & (half - 1)), l as usize);
-    // `bits_of` reads `l − 1` bits below the top one: those of B (whose top bit is 0).
-    (((r >> (l - 1)) & 1) as u8, bits)
-}
-
-/// The chunks `start..end` of `n` elements.
-fn chunk_ranges(n: usize) -> Vec<(usize, usize)> {
-    (0..n.div_ceil(CHUNK)).map(|c| (c * CHUNK, ((c + 1) * CHUNK).min(n))).collect()
-}
-
-/// The combination coefficients the verifier draws with its run (secret until it sends
-/// `coins` after the openings): `σ[e][j]` for the `2l` entries of every element, and per
-/// element two `τ` per key (the two coordinates of an element of `F_{p^2}`).
-struct Coefficients {
-    sigma: Vec<[u8; LANES]>,
-    tau_seeds: Vec<[u8; 16]>,
-}
-
-impl Coefficients {
-    fn new(coins: &[u8; 16], l: usize, p: u32, chunks: usize) -> Coefficients {
-        let mut prg = Prg::new(&Seed(*coins));
-        let mut d = Draws::new(Prg::new(&Seed(prg.next_block())), p);
-        let mut flat = vec![0u8; 2 * l * MAC_KEYS];
-        d.fill(&mut flat);
-        let sigma = flat
-            .chunks_exact(MAC_KEYS)
-            .map(|c| std::array::from_fn(|j| if j < MAC_KEYS { c[j] } else { 0 }))
-            .collect();
-        Coefficients { sigma, tau_seeds: chunk_seeds(&mut prg, chunks) }
-    }
-
-    /// `τ` of a chunk's `n` elements: `[i][c·K + j]`.
-    fn tau(&self, chunk: usize, n: usize, p: u32) -> Vec<u8> {
-        let mut t = vec![0u8; n * 2 * MAC_KEYS];
-        draws(&self.tau_seeds[chunk], p).fill(&mut t);
-        t
-    }
-}
-
-/// Unreduced sums `[c][j]` of the two coordinates `c` of each key's combination.
-type Sums = [[u64; MAC_KEYS]; 2];
-
-/// `Σ_i τ_{c,j,i}·x_{j,i}` over a chunk, unreduced (`[c][j]`).
-fn tau_sums(tau: &[u8], x: &[[u32; MAC_KEYS]]) -> Sums {
-    let mut s = [[0u64; MAC_KEYS]; 2];
-    for (t, xs) in tau.chunks_exact(2 * MAC_KEYS).zip(x) {
-        for c in 0..2 {
-            for j in 0..MAC_KEYS {
-                s[c][j] += u64::from(t[c * MAC_KEYS + j]) * u64::from(xs[j]);
-            }
-        }
-    }
-    s
-}
-
-fn add_sums(a: Sums, b: Sums) -> Sums {
-    std::array::from_fn(|c| std::array::from_fn(|j| a[c][j] + b[c][j]))
-}
-
-/// A prover's shares of the lists of elements `i0..i1` (a chunk), `2l` entries per element,
-/// and its output bits `Δ`.
-#[allow(clippy::too_many_arguments, reason = "a chunk's inputs")]
-fn prover_lists(
-    p: u32,
-    l: usize,
-    (me, k): (PartyId, PartyId),
-    y: &Masked,
-    first: bool,
-    shares: &[u8],
-    masks_seed: &[u8; 16],
-    (i0, i1): (usize, usize),
-) -> (Vec<u8>, Vec<u8>) {
-    let mut pair = draws(masks_seed, p);
-    let mut lists = vec![0u8; (i1 - i0) * 2 * l];
-    let mut ds = Vec::with_capacity(i1 - i0);
-    for (j, i) in (i0..i1).enumerate() {
-        let mk = Masks::draw(&mut pair, l);
-        let m = components(me, y, l as u32, i)[k].unwrap_or(0);
-        let (u, up) = lists[j * 2 * l..(j + 1) * 2 * l].split_at_mut(l);
-        lists_mod(p, l, m, first, &shares[j * (l - 1)..(j + 1) * (l - 1)], &mk, u, up);
-        ds.push(mk.delta);
-    }
-    (lists, ds)
-}
-
-/// A prover's shares of the MACs of each element's `λ` combinations (before `τ`):
-/// `Σ_s g_s·γ(b_s) + h·γ(1)` from its MAC shares `mac` (`[i][j][s]`, key by key) and `kappa`
-/// of 1; with AVX-512 BW and `l = 64`, the same sums regrouped ([`crate::lists_simd`]).
-#[allow(clippy::too_many_arguments, reason = "a chunk's inputs")]
-fn prover_combos(
-    p: u32,
-    l: usize,
-    (me, k): (PartyId, PartyId),
-    y: &Masked,
-    mac: &[u8],
-    masks_seed: &[u8; 16],
-    kappa: &[u8; MAC_KEYS],
-    sigma: &[[u8; LANES]],
-    (i0, i1): (usize, usize),
-) -> Vec<[u32; MAC_KEYS]> {
-    let mut pair = draws(masks_seed, p);
-    let tables = simd_tables(p, l, sigma);
-    let mut combos = Vec::with_capacity(i1 - i0);
-    for (j, i) in (i0..i1).enumerate() {
-        let mk = &Masks::draw(&mut pair, l);
-        let m = components(me, y, l as u32, i)[k].unwrap_or(0);
-        let per = &mac[j * (l - 1) * MAC_KEYS..(j + 1) * (l - 1) * MAC_KEYS];
-        combos.push(element_combos(p, l, m, mk, per, kappa, sigma, tables.as_ref()));
-    }
-    combos
-}
-
-#[cfg(target_arch = "x86_64")]
-use crate::lists_simd::Tables;
-
-/// Off x86-64 there is no vector path, and so no tables.
-#[cfg(not(target_arch = "x86_64"))]
-enum Tables {}
-
-/// The vector path's tables where it applies: `l = 64`, `p = 127` and AVX-512 BW.
-fn simd_tables(p: u32, l: usize, sigma: &[[u8; LANES]]) -> Option<Tables> {
-    #[cfg(target_arch = "x86_64")]
-    if p == 127 && l == 64 && crate::lists_simd::available() {
-        return Tables::new(sigma);
-    }
-    let _ = (p, l, sigma);
-    None
-}
-
-/// One element's combinations `x_j mod p`: through the vector path with `tables`, else
-/// through the portable weights ([`crate::lists`]).
-#[allow(clippy::too_many_arguments, reason = "one element's inputs")]
-fn element_combos(
-    p: u32,
-    l: usize,
-    m: u64,
-    mk: &Masks,
-    mac: &[u8],
-    kappa: &[u8; MAC_KEYS],
-    sigma: &[[u8; LANES]],
-    tables: Option<&Tables>,
-) -> [u32; MAC_KEYS] {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(x) = tables.and_then(|t| crate::lists_simd::combos(mk, m, mac, kappa, t)) {
-        return x;
-    }
-    let _ = tables;
-    portable_combos(p, l, m, mk, mac, kappa, sigma)
-}
-
-/// [`element_combos`] through the portable weights.
-fn portable_combos(
-    p: u32,
-    l: usize,
-    m: u64,
-    mk: &Masks,
-    mac: &[u8],
-    kappa: &[u8; MAC_KEYS],
-    sigma: &[[u8; LANES]],
-) -> [u32; MAC_KEYS] {
-    let zp = Zp::new(p);
-    let mut g = vec![[0u8; LANES]; l - 1];
-    let mut h = [0u16; LANES];
-    weights_mod(p, l, m, mk, sigma, &mut g, &mut h);
-    let mut x: [u32; MAC_KEYS] = std::array::from_fn(|q| u32::from(h[q]) * u32::from(kappa[q]));
-    for (q, ms) in mac.chunks_exact(l - 1).enumerate() {
-        for (gs, &mv) in g.iter().zip(ms) {
-            x[q] += u32::from(gs[q]) * u32::from(mv);
-        }
-    }
-    x.map(|v| zp.reduce(v))
-}
+mod chunk;
+pub use chunk::MAC_KEYS;
+use chunk::{
+    Coefficients, GROUP, Sums, add_sums, bound_bits, chunk_ranges, chunk_seeds, draws, prover_combos,
+    prover_lists, tau_sums,
+};
 
 impl Aegis {
     /// White-box tampering for the negative tests: applies `f` to the claimed sign bit of every
@@ -271,6 +80,12 @@ impl Aegis {
 
     /// Π_VSignBit over every recorded sign pair: dual Π_Pos, then the equality claims are
     /// recorded as products for the batch verification that follows in [`Aegis::check`].
+    ///
+    /// The chunks go through rounds 1–2 and through round 4 a group of [`GROUP`] at a time, in
+    /// independent lanes (`veil_net::Lanes`): a group's messages depend only on the runs'
+    /// seeds and on the group's earlier messages, so the groups stream through each round side
+    /// by side, in the rounds of one, and a party holds one group's lists and MAC shares at a
+    /// time instead of every element's (about 1.2 KB per element and party in all).
     pub(crate) fn verify_signs(&mut self, ctx: &mut Ctx, pairs: Vec<SignPair>) -> Result<()> {
         if pairs.is_empty() {
             return Ok(());
@@ -283,22 +98,50 @@ impl Aegis {
         drop(pairs);
         let y = concat_all(&ys);
         drop(ys);
-        // Dual execution: the runs with verifiers P1 and P2, phase by phase.
+        // Dual execution: the runs with verifiers P1 and P2, side by side, phase by phase.
         let mut runs = [self.pos_start(ctx, &y, 1)?, self.pos_start(ctx, &y, 2)?];
-        for run in &mut runs {
-            self.pos_lists(ctx, &y, run)?;
+        let chunks = chunk_ranges(y.n).len();
+        // Rounds 1–2 (and the verifier's reading of the openings), group by group.
+        let mut lanes = ctx.net().begin_lanes();
+        for group in (0..chunks).step_by(GROUP).map(|g| g..(g + GROUP).min(chunks)) {
+            ctx.net().next_lane(&mut lanes);
+            for run in &runs {
+                self.pos_deal(ctx, &y, run, group.clone())?;
+            }
+            for run in &mut runs {
+                self.pos_lists(ctx, &y, run, group.clone())?;
+            }
+            for run in &mut runs {
+                self.pos_open(ctx, &y, run, group.clone())?;
+            }
         }
-        for run in &mut runs {
-            self.pos_open(ctx, &y, run)?;
-        }
-        // Batch equality: each party hashes its output bits of both runs into `t_j` and inputs
-        // it. Its first round (mask shares and P0's input) goes with the seeds, its second
-        // with the MAC shares, so the sign verification takes 4 rounds in all.
+        ctx.net().end_lanes(lanes);
+        // Round 3 and the provers' part of round 4, group by group: the coins with the first
+        // group, then the verifier's MAC shares (which depend on nothing it received) and the
+        // provers' sums. The batch equality: each party hashes its output bits of both runs
+        // into `t_j` and inputs it, in a lane of its own after the MAC shares (its first
+        // round goes with the coins, its second with the provers' sums, so the sign
+        // verification takes 4 rounds in all).
         let t_mine = self.equality_digest(&runs);
         let words = t_mine.len();
+        let mut lanes = ctx.net().begin_lanes();
+        for (g, group) in (0..chunks).step_by(GROUP).map(|g| g..(g + GROUP).min(chunks)).enumerate() {
+            ctx.net().next_lane(&mut lanes);
+            for run in runs.iter().filter(|_| g == 0) {
+                self.pos_coins(ctx, run)?;
+            }
+            for run in &runs {
+                self.pos_mac_shares(ctx, &y, run, group.clone())?;
+            }
+            for run in &mut runs {
+                self.pos_macs(ctx, &y, run, group.clone())?;
+            }
+        }
+        ctx.net().next_lane(&mut lanes);
         let mut inputs = self.share_input_each_start(ctx, &t_mine)?;
-        for run in &mut runs {
-            self.pos_macs(ctx, &y, run)?;
+        ctx.net().end_lanes(lanes);
+        for run in &runs {
+            self.pos_send_sums(ctx, run)?;
         }
         // (Each link delivers in order: P0's inputs, then the MAC shares, then P1's and P2's.)
         self.share_input_each_send(ctx, &mut inputs, &t_mine)?;
@@ -319,44 +162,67 @@ impl Aegis {
         Ok(())
     }
 
-    /// Round 1 of Π_Pos with verifier `k` on every element of `y`: the verifier draws its keys
-    /// and the combination's coins, and sends the second prover its shares of the bits of `B`
-    /// (the first prover's come from their common PRG); every party draws its chunk seeds.
-    /// The instances with verifiers P1 and P2 run side by side, phase by phase
-    /// ([`Aegis::verify_signs`]), so dual execution costs the rounds of one run: 4.
+    /// Π_Pos with verifier `k` on every element of `y`, before any message: the verifier draws
+    /// its keys and the coins of its check's coefficients (kept secret until the openings are
+    /// in); every party draws its chunk seeds. The instances with verifiers P1 and P2 run side
+    /// by side, phase by phase ([`Aegis::verify_signs`]), so dual execution costs the rounds of
+    /// one run: 4.
     fn pos_start(&mut self, ctx: &mut Ctx, y: &Masked, k: PartyId) -> Result<Pos> {
         let me = Self::check_server(ctx)?;
         let (n, l) = (y.n, self.l() as usize);
         let p = prime_for(self.l());
-        let ranges = chunk_ranges(n);
-        let (pa, pb) = ((k + 1) % 3, (k + 2) % 3);
+        let chunks = chunk_ranges(n).len();
+        let pa = (k + 1) % 3;
         if me != k {
             let first = me == pa;
             let (values, macs) = if first {
-                let v = chunk_seeds(&mut ctx.pair_prg(k, "aegis/pos/values")?, ranges.len());
-                let m = chunk_seeds(&mut ctx.pair_prg(k, "aegis/pos/macs")?, ranges.len() + 1);
+                let v = chunk_seeds(&mut ctx.pair_prg(k, "aegis/pos/values")?, chunks);
+                let m = chunk_seeds(&mut ctx.pair_prg(k, "aegis/pos/macs")?, chunks + 1);
                 (v, m)
             } else {
                 (vec![], vec![])
             };
-            let masks = chunk_seeds(&mut ctx.pair_prg(3 - k - me, "aegis/pos/masks")?, ranges.len());
-            return Ok(Pos::Prover { k, n, first, values, macs, masks, deltas: vec![] });
+            let masks = chunk_seeds(&mut ctx.pair_prg(3 - k - me, "aegis/pos/masks")?, chunks);
+            return Ok(Pos::Prover {
+                k,
+                n,
+                first,
+                values,
+                macs,
+                masks,
+                deltas: vec![],
+                check: None,
+                sums: [[0; MAC_KEYS]; 2],
+            });
         }
-        let values = chunk_seeds(&mut ctx.pair_prg(pa, "aegis/pos/values")?, ranges.len());
-        let macs = chunk_seeds(&mut ctx.pair_prg(pa, "aegis/pos/macs")?, ranges.len() + 1);
+        let values = chunk_seeds(&mut ctx.pair_prg(pa, "aegis/pos/values")?, chunks);
+        let macs = chunk_seeds(&mut ctx.pair_prg(pa, "aegis/pos/macs")?, chunks + 1);
         let mut own = Draws::new(Prg::new(&Seed(ctx.rng().next_block())), p);
         let mut keys = [0u8; MAC_KEYS];
         own.fill_nonzero(&mut keys);
         let mut coins = [0u8; 16];
         ctx.rng().fill_bytes(&mut coins);
+        let coef = Coefficients::new(&coins, l, p, chunks);
+        Ok(Pos::Verifier { k, n, keys, coins, coef, values, macs, totals: [[0; MAC_KEYS]; 2], v: vec![] })
+    }
+
+    /// Round 1 for the chunks `group`: the verifier sends the second prover its shares of the
+    /// bits of `B` (the first prover's come from their common PRG).
+    fn pos_deal(&mut self, ctx: &mut Ctx, y: &Masked, pos: &Pos, group: Range<usize>) -> Result<()> {
+        let me = Self::check_server(ctx)?;
+        let Pos::Verifier { k, n, values, .. } = pos else {
+            return Ok(());
+        };
+        let (k, l, l32) = (*k, self.l() as usize, self.l());
+        let p = prime_for(l32);
         let zp = Zp::new(p);
-        let l32 = self.l();
+        let ranges = &chunk_ranges(*n)[group.clone()];
         let deals: Vec<Vec<u8>> = ranges
             .par_iter()
-            .enumerate()
-            .map(|(c, &(i0, i1))| {
+            .zip(&values[group])
+            .map(|(&(i0, i1), seed)| {
                 let mut first = vec![0u8; (i1 - i0) * (l - 1)];
-                draws(&values[c], p).fill(&mut first);
+                draws(seed, p).fill(&mut first);
                 for (i, sh) in (i0..i1).zip(first.chunks_exact_mut(l - 1)) {
                     let (_, b) = bound_bits(me, y, l32, k, i);
                     for (s, v) in sh.iter_mut().enumerate() {
@@ -367,26 +233,26 @@ impl Aegis {
             })
             .collect();
         for d in deals {
-            ctx.net().send(pb, d)?;
+            ctx.net().send((k + 2) % 3, d)?;
         }
-        Ok(Pos::Verifier { k, n, keys, coins, macs, totals: [[0; MAC_KEYS]; 2], v: vec![] })
+        Ok(())
     }
 
-    /// Round 2: each prover computes its shares of the masked, permuted lists and opens them
-    /// to the verifier, chunk by chunk.
-    fn pos_lists(&mut self, ctx: &mut Ctx, y: &Masked, pos: &mut Pos) -> Result<()> {
+    /// Round 2 for the chunks `group`: each prover computes its shares of the masked, permuted
+    /// lists and opens them to the verifier, chunk by chunk.
+    fn pos_lists(&mut self, ctx: &mut Ctx, y: &Masked, pos: &mut Pos, group: Range<usize>) -> Result<()> {
         let me = Self::check_server(ctx)?;
         let Pos::Prover { k, n, first, values, masks, deltas, .. } = pos else {
             return Ok(());
         };
-        let (k, n, first) = (*k, *n, *first);
+        let (k, first) = (*k, *first);
         let l = self.l() as usize;
         let p = prime_for(self.l());
         let zp = Zp::new(p);
-        let ranges = chunk_ranges(n);
+        let ranges = &chunk_ranges(*n)[group.clone()];
         let mut received = Vec::with_capacity(ranges.len());
         if !first {
-            for &(i0, i1) in &ranges {
+            for &(i0, i1) in ranges {
                 let count = (i1 - i0) * (l - 1);
                 let msg = ctx.recv_at_most(k, zp.packed_len(count))?;
                 received.push(
@@ -397,8 +263,9 @@ impl Aegis {
         }
         let out: Vec<(Vec<u8>, Vec<u8>)> = ranges
             .par_iter()
+            .zip(group)
             .enumerate()
-            .map(|(c, &(i0, i1))| {
+            .map(|(j, (&(i0, i1), c))| {
                 // The first prover draws its shares, the second reads those received.
                 let mut drawn = Vec::new();
                 let shares: &[u8] = if first {
@@ -406,7 +273,7 @@ impl Aegis {
                     draws(&values[c], p).fill(&mut drawn);
                     &drawn
                 } else {
-                    &received[c]
+                    &received[j]
                 };
                 let (lists, ds) = prover_lists(p, l, (me, k), y, first, shares, &masks[c], (i0, i1));
                 (zp.pack(&lists), ds)
@@ -419,24 +286,23 @@ impl Aegis {
         Ok(())
     }
 
-    /// Round 3: the verifier adds up the provers' openings chunk by chunk, reads its output bits
-    /// `v = sign(y) ⊕ Δ` from them and folds them into its combinations; then it sends both
-    /// provers the coins of the coefficients (drawn before the openings, revealed only after
-    /// them), and the second prover its MAC shares of the bits and of the constant 1.
-    fn pos_open(&mut self, ctx: &mut Ctx, y: &Masked, pos: &mut Pos) -> Result<()> {
+    /// The verifier adds up the provers' openings of the chunks `group`, reads its output bits
+    /// `v = sign(y) ⊕ Δ` from them and folds them into its combinations (with the coefficients
+    /// it drew before the openings and reveals only after all of them, [`Aegis::pos_coins`]).
+    fn pos_open(&mut self, ctx: &mut Ctx, y: &Masked, pos: &mut Pos, group: Range<usize>) -> Result<()> {
         let me = Self::check_server(ctx)?;
-        let Pos::Verifier { k, n, keys, coins, macs, totals, v } = pos else {
+        let Pos::Verifier { k, n, coef, totals, v, .. } = pos else {
             return Ok(());
         };
-        let (k, n) = (*k, *n);
-        let l = self.l() as usize;
-        let p = prime_for(self.l());
+        let k = *k;
+        let (l, l32) = (self.l() as usize, self.l());
+        let p = prime_for(l32);
         let zp = Zp::new(p);
-        let ranges = chunk_ranges(n);
+        let ranges = &chunk_ranges(*n)[group.clone()];
         let (pa, pb) = ((k + 1) % 3, (k + 2) % 3);
         let mut opened: Vec<Vec<u8>> = Vec::with_capacity(ranges.len());
         for from in [pa, pb] {
-            for (c, &(i0, i1)) in ranges.iter().enumerate() {
+            for (j, &(i0, i1)) in ranges.iter().enumerate() {
                 let count = (i1 - i0) * 2 * l;
                 let msg = ctx.recv_at_most(from, zp.packed_len(count))?;
                 let lists = zp
@@ -445,134 +311,178 @@ impl Aegis {
                 if from == pa {
                     opened.push(lists);
                 } else {
-                    for (o, x) in opened[c].iter_mut().zip(lists) {
+                    for (o, x) in opened[j].iter_mut().zip(lists) {
                         *o = zp.add(u32::from(*o), u32::from(x)) as u8;
                     }
                 }
             }
         }
-        let coef = Coefficients::new(coins, l, p, ranges.len());
-        let l32 = self.l();
-        let keys_now = *keys;
-        // σ key by key (`[j][e]`), so each key's sum over the entries is one vectorised loop.
-        let by_key: Vec<u8> = (0..MAC_KEYS).flat_map(|j| coef.sigma.iter().map(move |s| s[j])).collect();
-        let p8 = p as u8;
-        let parts: Vec<(Vec<u8>, Sums, Vec<u8>)> = ranges
+        let coef = &*coef;
+        let parts: Vec<(Vec<u8>, Sums)> = ranges
             .par_iter()
-            .enumerate()
-            .map(|(c, &(i0, i1))| {
-                // Per element: the output bit, the combinations of its opened entries and the
-                // second prover's MAC shares of its bits, `α_j·b_s − γ^a_{j,s}`.
+            .zip(group)
+            .zip(opened)
+            .map(|((&(i0, i1), c), opened)| {
+                // Per element: the output bit and the combinations of its opened entries.
                 let mut bits = Vec::with_capacity(i1 - i0);
                 let mut combos = Vec::with_capacity(i1 - i0);
-                let mut mac = vec![0u8; (i1 - i0) * (l - 1) * MAC_KEYS];
-                draws(&macs[c], p).fill(&mut mac);
-                for (j, (i, per)) in (i0..i1).zip(mac.chunks_exact_mut((l - 1) * MAC_KEYS)).enumerate() {
-                    let (s_r, b) = bound_bits(me, y, l32, k, i);
-                    let entries = &opened[c][j * 2 * l..(j + 1) * 2 * l];
+                for (i, entries) in (i0..i1).zip(opened.chunks_exact(2 * l)) {
+                    let (s_r, _) = bound_bits(me, y, l32, k, i);
                     let (u, up) = entries.split_at(l);
                     let hit = u.iter().zip(up).fold(false, |h, (&a, &b)| h | ((a == 0) & (b != 0)));
                     bits.push(if hit { s_r } else { 1 ^ s_r });
                     // Products below 127², sums of 2l = 128 of them.
                     let x: [u32; MAC_KEYS] = std::array::from_fn(|j| {
-                        let row = &by_key[j * 2 * l..(j + 1) * 2 * l];
+                        let row = &coef.by_key[j * 2 * l..(j + 1) * 2 * l];
                         entries.iter().zip(row).map(|(&o, &s)| u32::from(u16::from(o) * u16::from(s))).sum()
                     });
                     combos.push(x.map(|v| zp.reduce(v)));
+                }
+                (bits, tau_sums(&coef.tau(c, i1 - i0, p), &combos))
+            })
+            .collect();
+        for (bits, sums) in parts {
+            v.extend(bits);
+            *totals = add_sums(*totals, sums);
+        }
+        Ok(())
+    }
+
+    /// Round 3: once every opening is in, the verifier sends both provers the coins of the
+    /// coefficients, and the second prover its MAC shares of the constant 1 (`α_j` minus the
+    /// first prover's PRG shares).
+    fn pos_coins(&mut self, ctx: &mut Ctx, pos: &Pos) -> Result<()> {
+        let Pos::Verifier { k, n, keys, coins, macs, .. } = pos else {
+            return Ok(());
+        };
+        let p = prime_for(self.l());
+        let zp = Zp::new(p);
+        let mut kappa = [0u8; MAC_KEYS];
+        draws(&macs[chunk_ranges(*n).len()], p).fill(&mut kappa);
+        let kappa_b: Vec<u8> = kappa
+            .iter()
+            .zip(keys.iter())
+            .map(|(&ka, &a)| zp.sub(u32::from(a), u32::from(ka)) as u8)
+            .collect();
+        ctx.net().send((k + 1) % 3, coins.to_vec())?;
+        let mut head = coins.to_vec();
+        head.extend(zp.pack(&kappa_b));
+        Ok(ctx.net().send((k + 2) % 3, head)?)
+    }
+
+    /// Round 3 for the chunks `group`: the verifier sends the second prover its MAC shares of
+    /// the bits, `α_j·b_s − γ^a_{j,s}`.
+    fn pos_mac_shares(&mut self, ctx: &mut Ctx, y: &Masked, pos: &Pos, group: Range<usize>) -> Result<()> {
+        let me = Self::check_server(ctx)?;
+        let Pos::Verifier { k, n, keys, macs, .. } = pos else {
+            return Ok(());
+        };
+        let (k, keys) = (*k, *keys);
+        let (l, l32) = (self.l() as usize, self.l());
+        let p = prime_for(l32);
+        let zp = Zp::new(p);
+        let p8 = p as u8;
+        let ranges = &chunk_ranges(*n)[group.clone()];
+        let shares: Vec<Vec<u8>> = ranges
+            .par_iter()
+            .zip(&macs[group])
+            .map(|(&(i0, i1), seed)| {
+                let mut mac = vec![0u8; (i1 - i0) * (l - 1) * MAC_KEYS];
+                draws(seed, p).fill(&mut mac);
+                for (i, per) in (i0..i1).zip(mac.chunks_exact_mut((l - 1) * MAC_KEYS)) {
+                    let (_, b) = bound_bits(me, y, l32, k, i);
                     // α_j·b_s + p − γ lies in [1, 2p − 1] (b_s ∈ {0, 1}, α_j and γ below p).
-                    for (ms, &a) in per.chunks_exact_mut(l - 1).zip(&keys_now) {
+                    for (ms, &a) in per.chunks_exact_mut(l - 1).zip(&keys) {
                         for (mj, &bs) in ms.iter_mut().zip(&b) {
                             let v = (a & 0u8.wrapping_sub(bs)) + (p8 - *mj);
                             *mj = if v >= p8 { v - p8 } else { v };
                         }
                     }
                 }
-                let sums = tau_sums(&coef.tau(c, i1 - i0, p), &combos);
-                (bits, sums, zp.pack(&mac))
+                zp.pack(&mac)
             })
             .collect();
-        drop(opened);
-        // The MAC shares of the constant 1: the first prover's from their PRG.
-        let mut kappa = [0u8; MAC_KEYS];
-        draws(&macs[ranges.len()], p).fill(&mut kappa);
-        let kappa_b: Vec<u8> = kappa
-            .iter()
-            .zip(keys.iter())
-            .map(|(&ka, &a)| zp.sub(u32::from(a), u32::from(ka)) as u8)
-            .collect();
-        ctx.net().send(pa, coins.to_vec())?;
-        let mut head = coins.to_vec();
-        head.extend(zp.pack(&kappa_b));
-        ctx.net().send(pb, head)?;
-        let mut acc = [[0u64; MAC_KEYS]; 2];
-        for (bits, sums, mac) in parts {
-            v.extend(bits);
-            acc = add_sums(acc, sums);
-            ctx.net().send(pb, mac)?;
+        for s in shares {
+            ctx.net().send((k + 2) % 3, s)?;
         }
-        *totals = acc;
         Ok(())
     }
 
-    /// Round 4: each prover receives the coins (and the second its MAC shares), and sends its
-    /// shares of the `2λ` combinations' MACs: `Σ_i τ_{c,j,i}·(Σ_s g_{i,s}·γ_j(b_{i,s}) +
-    /// h_i·γ_j(1))`, the weights `g`, `h` from the lists' masks ([`crate::lists`]).
-    fn pos_macs(&mut self, ctx: &mut Ctx, y: &Masked, pos: &mut Pos) -> Result<()> {
+    /// Round 4 for the chunks `group`: each prover (having received the coins with the first
+    /// group, and the second prover its MAC shares) adds up its shares of the `2λ`
+    /// combinations' MACs: `Σ_i τ_{c,j,i}·(Σ_s g_{i,s}·γ_j(b_{i,s}) + h_i·γ_j(1))`, the weights
+    /// `g`, `h` from the lists' masks ([`crate::lists`]).
+    fn pos_macs(&mut self, ctx: &mut Ctx, y: &Masked, pos: &mut Pos, group: Range<usize>) -> Result<()> {
         let me = Self::check_server(ctx)?;
-        let Pos::Prover { k, n, first, macs, masks, .. } = pos else {
+        let Pos::Prover { k, n, first, macs, masks, check, sums, .. } = pos else {
             return Ok(());
         };
-        let (k, n, first) = (*k, *n, *first);
+        let (k, first) = (*k, *first);
         let l = self.l() as usize;
         let p = prime_for(self.l());
         let zp = Zp::new(p);
-        let ranges = chunk_ranges(n);
+        let ranges = &chunk_ranges(*n)[group.clone()];
         let malformed = |what: &str| MpcError::Malformed { from: k, what: what.into() };
-        let head = ctx.recv_at_most(k, 16 + if first { 0 } else { zp.packed_len(MAC_KEYS) })?;
-        if head.len() < 16 {
-            return Err(malformed("Π_Pos coins"));
-        }
-        let (coins_b, kappa_b) = head.split_at(16);
-        let coins: [u8; 16] = coins_b.try_into().map_err(|_| malformed("Π_Pos coins"))?;
-        let mut kappa = [0u8; MAC_KEYS];
-        if first {
-            if !kappa_b.is_empty() {
+        if check.is_none() {
+            let head = ctx.recv_at_most(k, 16 + if first { 0 } else { zp.packed_len(MAC_KEYS) })?;
+            if head.len() < 16 {
                 return Err(malformed("Π_Pos coins"));
             }
-            draws(&macs[ranges.len()], p).fill(&mut kappa);
-        } else {
-            let v: Vec<u8> =
-                zp.unpack(kappa_b, MAC_KEYS).ok_or_else(|| malformed("Π_Pos MAC shares of 1"))?;
-            kappa.copy_from_slice(&v);
+            let (coins_b, kappa_b) = head.split_at(16);
+            let coins: [u8; 16] = coins_b.try_into().map_err(|_| malformed("Π_Pos coins"))?;
+            let mut kappa = [0u8; MAC_KEYS];
+            if first {
+                if !kappa_b.is_empty() {
+                    return Err(malformed("Π_Pos coins"));
+                }
+                draws(&macs[chunk_ranges(*n).len()], p).fill(&mut kappa);
+            } else {
+                let v: Vec<u8> =
+                    zp.unpack(kappa_b, MAC_KEYS).ok_or_else(|| malformed("Π_Pos MAC shares of 1"))?;
+                kappa.copy_from_slice(&v);
+            }
+            *check = Some((Coefficients::new(&coins, l, p, chunk_ranges(*n).len()), kappa));
         }
+        let Some((coef, kappa)) = check.as_ref() else {
+            return Err(malformed("Π_Pos coins"));
+        };
         let mut received = Vec::with_capacity(ranges.len());
         if !first {
-            for &(i0, i1) in &ranges {
+            for &(i0, i1) in ranges {
                 let count = (i1 - i0) * (l - 1) * MAC_KEYS;
                 let msg = ctx.recv_at_most(k, zp.packed_len(count))?;
                 received.push(zp.unpack_bytes(&msg, count).ok_or_else(|| malformed("Π_Pos MAC shares"))?);
             }
         }
-        let coef = Coefficients::new(&coins, l, p, ranges.len());
-        let sums = ranges
+        let part = ranges
             .par_iter()
+            .zip(group)
             .enumerate()
-            .map(|(c, &(i0, i1))| {
+            .map(|(j, (&(i0, i1), c))| {
                 let mut drawn = Vec::new();
                 let mac: &[u8] = if first {
                     drawn.resize((i1 - i0) * (l - 1) * MAC_KEYS, 0);
                     draws(&macs[c], p).fill(&mut drawn);
                     &drawn
                 } else {
-                    &received[c]
+                    &received[j]
                 };
-                let combos = prover_combos(p, l, (me, k), y, mac, &masks[c], &kappa, &coef.sigma, (i0, i1));
+                let combos = prover_combos(p, l, (me, k), y, mac, &masks[c], kappa, &coef.sigma, (i0, i1));
                 tau_sums(&coef.tau(c, i1 - i0, p), &combos)
             })
             .reduce(|| [[0; MAC_KEYS]; 2], add_sums);
-        let flat: Vec<u8> = sums.iter().flatten().map(|&s| (s % u64::from(p)) as u8).collect();
-        ctx.net().send(k, zp.pack(&flat))?;
+        *sums = add_sums(*sums, part);
         Ok(())
+    }
+
+    /// Round 4: each prover sends the verifier its shares of the combinations' MACs.
+    fn pos_send_sums(&mut self, ctx: &mut Ctx, pos: &Pos) -> Result<()> {
+        let Pos::Prover { k, sums, .. } = pos else {
+            return Ok(());
+        };
+        let p = u64::from(prime_for(self.l()));
+        let flat: Vec<u8> = sums.iter().flatten().map(|&s| (s % p) as u8).collect();
+        Ok(ctx.net().send(*k, Zp::new(p as u32).pack(&flat))?)
     }
 
     /// The verifier checks `α_j·T_{c,j} = Y^a_{c,j} + Y^b_{c,j}` for every key and coordinate.
@@ -618,21 +528,24 @@ impl Pos {
 
 /// One Π_Pos instance at this party, between its rounds.
 enum Pos {
-    /// This party verifies: its MAC keys, the coins of the combination's coefficients, the
-    /// chunk seeds of the MAC shares it shares with the first prover, its combinations of the
-    /// opened values and its output bits.
+    /// This party verifies: its MAC keys, the coins of the combination's coefficients and the
+    /// coefficients, the chunk seeds of the bit shares and MAC shares it shares with the first
+    /// prover, its combinations of the opened values so far and its output bits.
     Verifier {
         k: PartyId,
         n: usize,
         keys: [u8; MAC_KEYS],
         coins: [u8; 16],
+        coef: Coefficients,
+        values: Vec<[u8; 16]>,
         macs: Vec<[u8; 16]>,
-        totals: [[u64; MAC_KEYS]; 2],
+        totals: Sums,
         v: Vec<u8>,
     },
     /// This party proves: whether it is the first prover (its bit shares and MAC shares from
     /// the PRG it shares with the verifier: the chunk seeds `values`, `macs`), the chunk seeds
-    /// of the masks it shares with the other prover, and its output bits `Δ`.
+    /// of the masks it shares with the other prover, its output bits `Δ`, the check's
+    /// coefficients and MAC shares of 1 once the coins are in, and its MAC sums so far.
     Prover {
         k: PartyId,
         n: usize,
@@ -641,6 +554,8 @@ enum Pos {
         macs: Vec<[u8; 16]>,
         masks: Vec<[u8; 16]>,
         deltas: Vec<u8>,
+        check: Option<(Coefficients, [u8; MAC_KEYS])>,
+        sums: Sums,
     },
 }
 
@@ -689,49 +604,6 @@ impl Aegis {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The vector path's combinations equal the portable weights' on random values and at
-    /// the extremes of every input (masks, coefficients, MAC shares, keys' shares of 1, `M`).
-    #[test]
-    fn the_vector_combinations_equal_the_portable_ones() {
-        let (p, l) = (127u32, 64usize);
-        if simd_tables(p, l, &vec![[0u8; LANES]; 2 * l]).is_none() {
-            eprintln!("skipped: this processor has no AVX-512 BW (the portable path alone runs)");
-            return;
-        }
-        let mut d = Draws::new(Prg::new(&Seed([3; 16])), p);
-        let mut g = Prg::new(&Seed([4; 16]));
-        for trial in 0..3000 {
-            let mut flat = vec![0u8; 2 * l * MAC_KEYS];
-            d.fill(&mut flat);
-            if trial % 5 == 0 {
-                flat.iter_mut().for_each(|v| *v = 126);
-            }
-            let sigma: Vec<[u8; LANES]> = flat
-                .chunks_exact(MAC_KEYS)
-                .map(|c| std::array::from_fn(|j| if j < MAC_KEYS { c[j] } else { 0 }))
-                .collect();
-            let tables = simd_tables(p, l, &sigma).expect("tables");
-            let mut mk = Masks::draw(&mut d, l);
-            if trial % 7 == 1 {
-                (mk.w, mk.w2) = ([126; 64], [126; 64]);
-            }
-            let m = crate::lists::edge_or_random(trial, &mut g);
-            let mut mac = vec![0u8; MAC_KEYS * (l - 1)];
-            d.fill(&mut mac);
-            if trial % 3 == 0 {
-                mac.iter_mut().for_each(|v| *v = 126);
-            }
-            let mut kappa = [0u8; MAC_KEYS];
-            d.fill(&mut kappa);
-            if trial % 11 == 0 {
-                kappa = [126; MAC_KEYS];
-            }
-            let fast = element_combos(p, l, m, &mk, &mac, &kappa, &sigma, Some(&tables));
-            let slow = portable_combos(p, l, m, &mk, &mac, &kappa, &sigma);
-            assert_eq!(fast, slow, "trial {trial}");
-        }
-    }
 
     /// The equality test's digest has at least 128 bits in every ring, in as few
     /// words as that takes.

@@ -5,7 +5,8 @@
 //! [`crate::claims::BitProducts`]), so once a reduction's entry sums `2^t ≥ 8` slots, its
 //! components are sums of public GR weights over the slots whose bit is 1: for four
 //! consecutive slots with weights `K_0 … K_3` and bits `β`, `Σ_i β_i·K_i` is one of 16 subset
-//! sums. A table of them per group of four slots, built once per reduction (15 GR additions
+//! sums. A table of them per group of four slots (whose bits, packed, are one nibble:
+//! [`crate::claims::Bits::nibble`]), built once per reduction (15 GR additions
 //! per group), turns a GR scaling per bit and input into one GR addition per four bits.
 //!
 //! Only public values go into a table: the reductions' weights `w_s`, the coefficients `a_g`,
@@ -38,11 +39,6 @@ pub(crate) fn tables(k: &[Gr]) -> Vec<Gr> {
     out
 }
 
-/// The pattern of four bits stored a byte each (each 0 or 1): bit `i` is `bits[i]`.
-pub(crate) fn pattern(bits: &[u8]) -> usize {
-    bits.iter().take(GROUP).enumerate().fold(0, |p, (i, &b)| p | (usize::from(b & 1) << i))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,7 +57,5 @@ mod tests {
                 assert_eq!(t[q * SUBSETS + p], direct, "group {q}, pattern {p}");
             }
         }
-        assert_eq!(pattern(&[1, 0, 1, 1]), 0b1101);
-        assert_eq!(pattern(&[0, 0, 0, 1, 1]), 0b1000, "only the first four count");
     }
 }

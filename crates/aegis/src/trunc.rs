@@ -13,7 +13,7 @@ use veil_mpc::{Ctx, MpcError, Result};
 
 use std::sync::Arc;
 
-use crate::claims::{BitProducts, Recorded, Terms};
+use crate::claims::{BitProducts, Bits, Recorded, Terms};
 use crate::mul::{mask_sum, offline};
 use crate::share::{Aegis, Masked, Pair, recv_u64s, to_bytes};
 
@@ -92,8 +92,10 @@ impl Aegis {
     ) -> Result<TruncPair> {
         offline(ctx, |ctx| {
             // b1 (P0, P1) and b2 (P0, P2), one bit per position, LSB first.
-            let b1 = if me != 2 { pair_bits(ctx, if me == 0 { 1 } else { 0 }, n * l)? } else { vec![] };
-            let b2 = if me != 1 { pair_bits(ctx, if me == 0 { 2 } else { 0 }, n * l)? } else { vec![] };
+            let b1 =
+                if me != 2 { pair_bits(ctx, if me == 0 { 1 } else { 0 }, n * l)? } else { Bits::default() };
+            let b2 =
+                if me != 1 { pair_bits(ctx, if me == 0 { 2 } else { 0 }, n * l)? } else { Bits::default() };
             // r_x: weights 2^j (j < l); r_z: weights 2^{j−t} (j ≥ t).
             let wx: Vec<u64> = (0..l).map(|j| 1u64 << j).collect();
             let wz: Vec<u64> = (0..l).map(|j| if j >= t { 1u64 << (j - t) } else { 0 }).collect();
@@ -102,7 +104,7 @@ impl Aegis {
             let mut outputs = Vec::with_capacity(2);
             for (w, w2) in [(&wx, &wx2), (&wz, &wz2)] {
                 // P0's `Σ_j 2w_j·b1_j·b2_j`, then the product's mask and `[Γ]`.
-                let prod = (me == 0).then(|| weighted_rows(w2, n, l, |e| b1[e] & b2[e]));
+                let prod = (me == 0).then(|| weighted_rows(w2, n, l, |e| b1.get(e) & b2.get(e)));
                 let r_z = self.random_pair(ctx, "mul/r_z", n)?;
                 let g = prod.map(|p| {
                     (0..n).map(|i| p[i].wrapping_add(r_z.one[i]).wrapping_add(r_z.two[i])).collect::<Vec<_>>()
@@ -123,11 +125,11 @@ impl Aegis {
                 let product = Masked { m, r: r_z, n };
                 // `⟨Σ_j w_j·(b1_j ⊕ b2_j)⟩ = Σ_j w_j·(⟨b1_j⟩ + ⟨b2_j⟩) − product`: `m` is minus the
                 // product's, the masks' shares are `−Σ_j w_j·b_j` minus the product's.
-                let neg_sum = |b: &[u8], r: &[u64]| -> Vec<u64> {
+                let neg_sum = |b: &Bits, r: &[u64]| -> Vec<u64> {
                     if r.is_empty() {
                         return vec![];
                     }
-                    let s = weighted_rows(w, n, l, |e| b[e]);
+                    let s = weighted_rows(w, n, l, |e| b.get(e));
                     s.iter().zip(r).map(|(a, q)| self.reduce(a.wrapping_add(*q).wrapping_neg())).collect()
                 };
                 let v = Masked {
@@ -139,7 +141,7 @@ impl Aegis {
                 let additive = match me {
                     0 => {
                         let two: Vec<u64> = v.r.two.iter().map(|x| self.reduce(x.wrapping_neg())).collect();
-                        let plain = weighted_rows(w, n, l, |e| b1[e] ^ b2[e]);
+                        let plain = weighted_rows(w, n, l, |e| b1.get(e) ^ b2.get(e));
                         let one =
                             plain.iter().zip(&two).map(|(p, q)| self.reduce(p.wrapping_sub(*q))).collect();
                         Pair { one, two }
@@ -160,7 +162,7 @@ impl Aegis {
             let (rx_product, rx) =
                 outputs.pop().ok_or_else(|| MpcError::Invalid("truncation pair".into()))?;
             // Both inner products multiply the same bits b1_j·b2_j: verified as one record, kept
-            // as the bits (about 2 bytes per bit product instead of 48 per party).
+            // as the bits (2 bits per bit product at P0, 1 at P1 and P2, instead of 48 bytes).
             self.recorded.push(Recorded {
                 x: Arc::default(),
                 y: Arc::default(),
@@ -200,11 +202,11 @@ impl Aegis {
     }
 }
 
-/// `count` random bits from the seed shared with `peer`, a byte each (8 per PRG byte).
-fn pair_bits(ctx: &mut Ctx, peer: usize, count: usize) -> Result<Vec<u8>> {
+/// `count` random bits from the seed shared with `peer`, packed as the PRG gives them.
+fn pair_bits(ctx: &mut Ctx, peer: usize, count: usize) -> Result<Bits> {
     let mut raw = vec![0u8; count.div_ceil(8)];
     ctx.pair_prg(peer, "trunc-pair/bits")?.fill_bytes(&mut raw);
-    Ok((0..count).map(|e| (raw[e / 8] >> (e % 8)) & 1).collect())
+    Ok(Bits::from_bytes(raw, count))
 }
 
 /// Per row `i < rows`: `Σ_j w_j·bit(i·len + j)` over rows of `len` bits.

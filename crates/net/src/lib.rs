@@ -33,5 +33,5 @@ mod tls;
 pub use error::NetError;
 pub use frame::{DEFAULT_MAX_FRAME, Frame};
 pub use net::{Net, Patience};
-pub use stats::{CommStats, PhaseStats};
+pub use stats::{CommStats, Lanes, PhaseStats};
 pub use transport::{PartyId, Transport};

@@ -13,7 +13,7 @@
 use std::time::{Duration, Instant};
 
 use crate::frame::{FINISH_DEPTH, MAX_STOP_REASON, STOP_DEPTH};
-use crate::{CommStats, Frame, NetError, PartyId, Transport};
+use crate::{CommStats, Frame, Lanes, NetError, PartyId, Transport};
 
 /// How long a party waits on a peer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -201,6 +201,22 @@ impl Net {
     /// This party's counters.
     pub fn stats(&self) -> &CommStats {
         &self.stats
+    }
+
+    /// Begins independent lanes of messages ([`Lanes`]): call [`Net::next_lane`] before each
+    /// lane's first message and [`Net::end_lanes`] after the last.
+    pub fn begin_lanes(&self) -> Lanes {
+        self.stats.begin_lanes()
+    }
+
+    /// Starts the next lane.
+    pub fn next_lane(&mut self, lanes: &mut Lanes) {
+        self.stats.next_lane(lanes);
+    }
+
+    /// Ends the lanes: later messages depend on all of them.
+    pub fn end_lanes(&mut self, lanes: Lanes) {
+        self.stats.end_lanes(lanes);
     }
 
     /// Switches the phase label that counting goes to (e.g. `"offline"`, `"online"`).

@@ -50,6 +50,19 @@ impl PhaseStats {
     }
 }
 
+/// Independent lanes of one party's messages: pieces of a protocol (a batch in chunks) whose
+/// messages depend only on what the party held before the lanes began and on what it received
+/// in the same lane, and so could travel side by side. Each lane starts at the clock the lanes
+/// began at, and the clock after them is the latest any lane reached: a chunked round streamed
+/// through in pieces (to bound memory) counts the rounds of one piece, not of the pieces in
+/// sequence. The caller vouches for the independence; a message that depends on an earlier
+/// lane's receipt must be sent after [`crate::Net::end_lanes`].
+#[derive(Clone, Copy, Debug)]
+pub struct Lanes {
+    start: u32,
+    end: u32,
+}
+
 /// One party's counters, per phase, plus its logical clock.
 #[derive(Clone, Debug)]
 pub struct CommStats {
@@ -145,6 +158,22 @@ impl CommStats {
         depth
     }
 
+    /// Starts independent lanes ([`Lanes`]) at the current clock.
+    pub(crate) fn begin_lanes(&self) -> Lanes {
+        Lanes { start: self.clock, end: self.clock }
+    }
+
+    /// Ends the current lane of `lanes` and starts the next one at their start clock.
+    pub(crate) fn next_lane(&mut self, lanes: &mut Lanes) {
+        lanes.end = lanes.end.max(self.clock);
+        self.clock = lanes.start;
+    }
+
+    /// Ends every lane: the clock is the latest any lane reached.
+    pub(crate) fn end_lanes(&mut self, lanes: Lanes) {
+        self.clock = self.clock.max(lanes.end);
+    }
+
     /// Records a received frame of the given depth.
     pub(crate) fn on_recv(&mut self, bytes: usize, depth: u32) {
         self.clock = self.clock.max(depth);
@@ -195,6 +224,27 @@ mod tests {
         assert_eq!(d3, 2);
         assert_eq!(a.current().rounds, 2);
         assert_eq!(b.current().rounds, 1);
+    }
+
+    #[test]
+    fn lanes_count_the_rounds_of_one_lane() {
+        // Two lanes, each a ping-pong: two rounds, not four.
+        let (mut a, mut b) = (CommStats::new(), CommStats::new());
+        let (mut la, mut lb) = (a.begin_lanes(), b.begin_lanes());
+        for _ in 0..2 {
+            a.next_lane(&mut la);
+            b.next_lane(&mut lb);
+            let d = a.on_send(1);
+            b.on_recv(1, d);
+            let d = b.on_send(1);
+            a.on_recv(1, d);
+        }
+        a.end_lanes(la);
+        b.end_lanes(lb);
+        assert_eq!(a.current().rounds, 2);
+        assert_eq!(b.current().rounds, 2);
+        // After the lanes, a message that depends on them comes next.
+        assert_eq!(a.on_send(1), 3);
     }
 
     #[test]

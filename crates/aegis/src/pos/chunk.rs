@@ -1,0 +1,277 @@
+//! Π_Pos's work on one chunk of elements ([`super`]): the chunks and their seeds, the
+//! verifier's combination coefficients, a prover's shares of the lists and its shares of the
+//! MACs of their combinations (through the vector path of [`crate::lists_simd`] where the
+//! processor has AVX-512 BW). No messages: the rounds are in [`super`].
+
+use veil_crypto::{Prg, Seed};
+use veil_mpc::PartyId;
+
+use crate::lists::{LANES, Masks, bits_of, lists_mod, weights_mod};
+use crate::prime::{Draws, Zp};
+use crate::share::Masked;
+
+/// MAC keys per verifier.
+pub const MAC_KEYS: usize = 6;
+
+/// Elements per chunk: each chunk has PRG streams and messages of its own, so the chunks of a
+/// phase are computed in parallel and a phase holds a chunk's working set per thread.
+pub(super) const CHUNK: usize = 1 << 12;
+
+/// Chunks per group: the rounds stream through a group at a time (`Aegis::verify_signs`),
+/// in parallel within it; a party holds about 1.2 KB per element of a group (24 MiB per
+/// run for 32 chunks of 4 096).
+pub(super) const GROUP: usize = 32;
+
+/// A 16-byte seed per chunk, drawn in order from `prg` (both holders of its seed draw the same).
+pub(super) fn chunk_seeds(prg: &mut Prg, chunks: usize) -> Vec<[u8; 16]> {
+    (0..chunks).map(|_| prg.next_block()).collect()
+}
+
+pub(super) fn draws(seed: &[u8; 16], p: u32) -> Draws {
+    Draws::new(Prg::new(&Seed(*seed)), p)
+}
+
+pub(super) fn components(me: PartyId, y: &Masked, l: u32, i: usize) -> [Option<u64>; 3] {
+    let red = |v: u64| if l == 64 { v } else { v & ((1u64 << l) - 1) };
+    let y0 = (me != 0).then(|| red(y.m[i]));
+    let y1 = (me != 1).then(|| red(y.r.two[i].wrapping_neg()));
+    let y2 = (me != 2).then(|| red(y.r.one[i].wrapping_neg()));
+    [y0, y1, y2]
+}
+
+/// The verifier's `R = y_{k−1} + y_{k+1}` of element `i`: its sign bit and the bits `b_s` of
+/// `B = 2^{l−1} − 1 − R̂` (big-endian, `l − 1`).
+pub(super) fn bound_bits(
+    me: PartyId,
+    y: &Masked,
+    l: u32,
+    k: PartyId,
+    i: usize,
+) -> (u8, [u8; crate::lists::MAX_L]) {
+    let c = components(me, y, l, i);
+    let mask = if l == 64 { u64::MAX } else { (1u64 << l) - 1 };
+    let r = c[(k + 2) % 3].unwrap_or(0).wrapping_add(c[(k + 1) % 3].unwrap_or(0)) & mask;
+    let half = 1u64 << (l - 1);
+    let (bits, _) = bits_of(half - 1 - (r & (half - 1)), l as usize);
+    // `bits_of` reads `l − 1` bits below the top one: those of B (whose top bit is 0).
+    (((r >> (l - 1)) & 1) as u8, bits)
+}
+
+/// The chunks `start..end` of `n` elements.
+pub(super) fn chunk_ranges(n: usize) -> Vec<(usize, usize)> {
+    (0..n.div_ceil(CHUNK)).map(|c| (c * CHUNK, ((c + 1) * CHUNK).min(n))).collect()
+}
+
+/// The combination coefficients the verifier draws with its run (secret until it sends
+/// `coins` after the openings): `σ[e][j]` for the `2l` entries of every element, and per
+/// element two `τ` per key (the two coordinates of an element of `F_{p^2}`).
+pub(super) struct Coefficients {
+    pub(super) sigma: Vec<[u8; LANES]>,
+    /// `σ` key by key (`[j][e]`), so each key's sum over the entries is one vectorised loop.
+    pub(super) by_key: Vec<u8>,
+    tau_seeds: Vec<[u8; 16]>,
+}
+
+impl Coefficients {
+    pub(super) fn new(coins: &[u8; 16], l: usize, p: u32, chunks: usize) -> Coefficients {
+        let mut prg = Prg::new(&Seed(*coins));
+        let mut d = Draws::new(Prg::new(&Seed(prg.next_block())), p);
+        let mut flat = vec![0u8; 2 * l * MAC_KEYS];
+        d.fill(&mut flat);
+        let sigma: Vec<[u8; LANES]> = flat
+            .chunks_exact(MAC_KEYS)
+            .map(|c| std::array::from_fn(|j| if j < MAC_KEYS { c[j] } else { 0 }))
+            .collect();
+        let by_key = (0..MAC_KEYS).flat_map(|j| sigma.iter().map(move |s| s[j])).collect();
+        Coefficients { sigma, by_key, tau_seeds: chunk_seeds(&mut prg, chunks) }
+    }
+
+    /// `τ` of a chunk's `n` elements: `[i][c·K + j]`.
+    pub(super) fn tau(&self, chunk: usize, n: usize, p: u32) -> Vec<u8> {
+        let mut t = vec![0u8; n * 2 * MAC_KEYS];
+        draws(&self.tau_seeds[chunk], p).fill(&mut t);
+        t
+    }
+}
+
+/// Unreduced sums `[c][j]` of the two coordinates `c` of each key's combination.
+pub(super) type Sums = [[u64; MAC_KEYS]; 2];
+
+/// `Σ_i τ_{c,j,i}·x_{j,i}` over a chunk, unreduced (`[c][j]`).
+pub(super) fn tau_sums(tau: &[u8], x: &[[u32; MAC_KEYS]]) -> Sums {
+    let mut s = [[0u64; MAC_KEYS]; 2];
+    for (t, xs) in tau.chunks_exact(2 * MAC_KEYS).zip(x) {
+        for c in 0..2 {
+            for j in 0..MAC_KEYS {
+                s[c][j] += u64::from(t[c * MAC_KEYS + j]) * u64::from(xs[j]);
+            }
+        }
+    }
+    s
+}
+
+pub(super) fn add_sums(a: Sums, b: Sums) -> Sums {
+    std::array::from_fn(|c| std::array::from_fn(|j| a[c][j] + b[c][j]))
+}
+
+/// A prover's shares of the lists of elements `i0..i1` (a chunk), `2l` entries per element,
+/// and its output bits `Δ`.
+#[allow(clippy::too_many_arguments, reason = "a chunk's inputs")]
+pub(super) fn prover_lists(
+    p: u32,
+    l: usize,
+    (me, k): (PartyId, PartyId),
+    y: &Masked,
+    first: bool,
+    shares: &[u8],
+    masks_seed: &[u8; 16],
+    (i0, i1): (usize, usize),
+) -> (Vec<u8>, Vec<u8>) {
+    let mut pair = draws(masks_seed, p);
+    let mut lists = vec![0u8; (i1 - i0) * 2 * l];
+    let mut ds = Vec::with_capacity(i1 - i0);
+    for (j, i) in (i0..i1).enumerate() {
+        let mk = Masks::draw(&mut pair, l);
+        let m = components(me, y, l as u32, i)[k].unwrap_or(0);
+        let (u, up) = lists[j * 2 * l..(j + 1) * 2 * l].split_at_mut(l);
+        lists_mod(p, l, m, first, &shares[j * (l - 1)..(j + 1) * (l - 1)], &mk, u, up);
+        ds.push(mk.delta);
+    }
+    (lists, ds)
+}
+
+/// A prover's shares of the MACs of each element's `λ` combinations (before `τ`):
+/// `Σ_s g_s·γ(b_s) + h·γ(1)` from its MAC shares `mac` (`[i][j][s]`, key by key) and `kappa`
+/// of 1; with AVX-512 BW and `l = 64`, the same sums regrouped ([`crate::lists_simd`]).
+#[allow(clippy::too_many_arguments, reason = "a chunk's inputs")]
+pub(super) fn prover_combos(
+    p: u32,
+    l: usize,
+    (me, k): (PartyId, PartyId),
+    y: &Masked,
+    mac: &[u8],
+    masks_seed: &[u8; 16],
+    kappa: &[u8; MAC_KEYS],
+    sigma: &[[u8; LANES]],
+    (i0, i1): (usize, usize),
+) -> Vec<[u32; MAC_KEYS]> {
+    let mut pair = draws(masks_seed, p);
+    let tables = simd_tables(p, l, sigma);
+    let mut combos = Vec::with_capacity(i1 - i0);
+    for (j, i) in (i0..i1).enumerate() {
+        let mk = &Masks::draw(&mut pair, l);
+        let m = components(me, y, l as u32, i)[k].unwrap_or(0);
+        let per = &mac[j * (l - 1) * MAC_KEYS..(j + 1) * (l - 1) * MAC_KEYS];
+        combos.push(element_combos(p, l, m, mk, per, kappa, sigma, tables.as_ref()));
+    }
+    combos
+}
+
+#[cfg(target_arch = "x86_64")]
+pub(super) use crate::lists_simd::Tables;
+
+/// Off x86-64 there is no vector path, and so no tables.
+#[cfg(not(target_arch = "x86_64"))]
+pub(super) enum Tables {}
+
+/// The vector path's tables where it applies: `l = 64`, `p = 127` and AVX-512 BW.
+pub(super) fn simd_tables(p: u32, l: usize, sigma: &[[u8; LANES]]) -> Option<Tables> {
+    #[cfg(target_arch = "x86_64")]
+    if p == 127 && l == 64 && crate::lists_simd::available() {
+        return Tables::new(sigma);
+    }
+    let _ = (p, l, sigma);
+    None
+}
+
+/// One element's combinations `x_j mod p`: through the vector path with `tables`, else
+/// through the portable weights ([`crate::lists`]).
+#[allow(clippy::too_many_arguments, reason = "one element's inputs")]
+pub(super) fn element_combos(
+    p: u32,
+    l: usize,
+    m: u64,
+    mk: &Masks,
+    mac: &[u8],
+    kappa: &[u8; MAC_KEYS],
+    sigma: &[[u8; LANES]],
+    tables: Option<&Tables>,
+) -> [u32; MAC_KEYS] {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(x) = tables.and_then(|t| crate::lists_simd::combos(mk, m, mac, kappa, t)) {
+        return x;
+    }
+    let _ = tables;
+    portable_combos(p, l, m, mk, mac, kappa, sigma)
+}
+
+/// [`element_combos`] through the portable weights.
+pub(super) fn portable_combos(
+    p: u32,
+    l: usize,
+    m: u64,
+    mk: &Masks,
+    mac: &[u8],
+    kappa: &[u8; MAC_KEYS],
+    sigma: &[[u8; LANES]],
+) -> [u32; MAC_KEYS] {
+    let zp = Zp::new(p);
+    let mut g = vec![[0u8; LANES]; l - 1];
+    let mut h = [0u16; LANES];
+    weights_mod(p, l, m, mk, sigma, &mut g, &mut h);
+    let mut x: [u32; MAC_KEYS] = std::array::from_fn(|q| u32::from(h[q]) * u32::from(kappa[q]));
+    for (q, ms) in mac.chunks_exact(l - 1).enumerate() {
+        for (gs, &mv) in g.iter().zip(ms) {
+            x[q] += u32::from(gs[q]) * u32::from(mv);
+        }
+    }
+    x.map(|v| zp.reduce(v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The vector path's combinations equal the portable weights' on random values and at
+    /// the extremes of every input (masks, coefficients, MAC shares, keys' shares of 1, `M`).
+    #[test]
+    fn the_vector_combinations_equal_the_portable_ones() {
+        let (p, l) = (127u32, 64usize);
+        if simd_tables(p, l, &vec![[0u8; LANES]; 2 * l]).is_none() {
+            eprintln!("skipped: this processor has no AVX-512 BW (the portable path alone runs)");
+            return;
+        }
+        let mut d = Draws::new(Prg::new(&Seed([3; 16])), p);
+        let mut g = Prg::new(&Seed([4; 16]));
+        for trial in 0..3000 {
+            let mut flat = vec![0u8; 2 * l * MAC_KEYS];
+            d.fill(&mut flat);
+            if trial % 5 == 0 {
+                flat.iter_mut().for_each(|v| *v = 126);
+            }
+            let sigma: Vec<[u8; LANES]> = flat
+                .chunks_exact(MAC_KEYS)
+                .map(|c| std::array::from_fn(|j| if j < MAC_KEYS { c[j] } else { 0 }))
+                .collect();
+            let tables = simd_tables(p, l, &sigma).expect("tables");
+            let mut mk = Masks::draw(&mut d, l);
+            if trial % 7 == 1 {
+                (mk.w, mk.w2) = ([126; 64], [126; 64]);
+            }
+            let m = crate::lists::edge_or_random(trial, &mut g);
+            let mut mac = vec![0u8; MAC_KEYS * (l - 1)];
+            d.fill(&mut mac);
+            if trial % 3 == 0 {
+                mac.iter_mut().for_each(|v| *v = 126);
+            }
+            let mut kappa = [0u8; MAC_KEYS];
+            d.fill(&mut kappa);
+            if trial % 11 == 0 {
+                kappa = [126; MAC_KEYS];
+            }
+            let fast = element_combos(p, l, m, &mk, &mac, &kappa, &sigma, Some(&tables));
+            let slow = portable_combos(p, l, m, &mk, &mac, &kappa, &sigma);
+            assert_eq!(fast, slow, "trial {trial}");
+        }
+    }
+}
