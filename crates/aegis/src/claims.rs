@@ -7,6 +7,8 @@
 
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use veil_mpc::{MpcError, Result};
 use veil_ring::Gr;
 
@@ -88,6 +90,13 @@ impl GrVec {
     pub(crate) fn times(&self, c: &Gr) -> GrVec {
         let s = |a: &[Gr]| a.iter().map(|v| c.mul(v)).collect();
         GrVec { m: s(&self.m), one: s(&self.one), two: s(&self.two) }
+    }
+
+    /// `self ← c · self` in place, for a public `c` (in parallel: a claim may be long).
+    pub(crate) fn scale(&mut self, c: &Gr) {
+        for v in [&mut self.m, &mut self.one, &mut self.two] {
+            v.par_iter_mut().for_each(|x| *x = c.mul(x));
+        }
     }
 
     /// In place, `V'_i = V_{2i} + ζ·(V_{2i+1} − V_{2i})` (even length), component by component.

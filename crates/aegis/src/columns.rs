@@ -437,23 +437,37 @@ impl<'a> Columns<'a> {
     /// The claim's vectors at the current reduction.
     pub(crate) fn materialize(&self) -> (GrVec, GrVec) {
         let held = held(self.me);
-        // Column by column in parallel, in column order.
-        let parts: Vec<(Vec<Entry>, Vec<Entry>)> = self
-            .b
-            .par_iter()
-            .enumerate()
-            .map_init(Scratch::default, |scratch, (l, b)| {
-                self.entries(l, scratch);
-                let xs = scratch.x.iter().map(|e| e.map(|v| b.mul(&v))).collect();
-                (xs, scratch.y.clone())
-            })
-            .collect();
-        let (mut xs, mut ys) = (Vec::with_capacity(self.len()), Vec::with_capacity(self.len()));
-        for (x, y) in parts {
-            xs.extend(x);
-            ys.extend(y);
+        let (n, per) = (self.len(), self.entries_per_column());
+        let zeros = |c: usize| if held[c] { vec![Gr::ZERO; n] } else { vec![] };
+        let mut xs = GrVec { m: zeros(M), one: zeros(ONE), two: zeros(TWO) };
+        let mut ys = GrVec { m: zeros(M), one: zeros(ONE), two: zeros(TWO) };
+        // Each column's slices of the held components (`x` then `y`), written in parallel: the
+        // vectors are all that is held, 1 KiB per entry and input at a party (2 components).
+        let mut outs: Vec<[Option<&mut [Gr]>; 6]> =
+            (0..self.cols.len()).map(|_| Default::default()).collect();
+        let parts = [&mut xs.m, &mut xs.one, &mut xs.two, &mut ys.m, &mut ys.one, &mut ys.two];
+        for (k, v) in parts.into_iter().enumerate() {
+            for (l, c) in v.chunks_mut(per.max(1)).enumerate() {
+                outs[l][k] = Some(c);
+            }
         }
-        (entry_vec(&held, xs), entry_vec(&held, ys))
+        outs.into_par_iter().zip(&self.b).enumerate().for_each_init(
+            Scratch::default,
+            |scratch, (l, (mut o, b))| {
+                self.entries(l, scratch);
+                for (i, (x, y)) in scratch.x.iter().zip(&scratch.y).enumerate() {
+                    for c in 0..3 {
+                        if let Some(out) = o[c].as_deref_mut() {
+                            out[i] = b.mul(&x[c]);
+                        }
+                        if let Some(out) = o[3 + c].as_deref_mut() {
+                            out[i] = y[c];
+                        }
+                    }
+                }
+            },
+        );
+        (xs, ys)
     }
 
     /// Column `l`'s entries at the current reduction, without the factor `b_l`: from the

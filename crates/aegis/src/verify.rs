@@ -151,8 +151,12 @@ impl Aegis {
     /// P0's deal of GR values `v`: P1's share comes from the PRG it shares with P0, P2's share
     /// (returned, to send) is the rest, 512 bytes per element.
     fn deal_out(&self, ctx: &mut Ctx, what: &str, v: &[Gr]) -> Result<Vec<u8>> {
-        let one = self.gr_pair_random(ctx, 1, what, v.len())?;
-        Ok(gr_bytes(&v.iter().zip(&one).map(|(a, b)| a.sub(b)).collect::<Vec<_>>()))
+        let mut g = ctx.pair_prg(1, what)?;
+        let mut out = Vec::with_capacity(v.len() * 512);
+        for a in v {
+            out.extend(a.sub(&Gr::random(&mut g)).0.iter().flat_map(|w| w.to_le_bytes()));
+        }
+        Ok(out)
     }
 
     /// P1's or P2's share of a deal of `n` values: from the PRG shared with P0 at P1, from
@@ -307,23 +311,27 @@ impl Aegis {
         let r_d = self.gr_random(ctx, "verify/delta", 1)?;
         let r = |v: &GrVec, i: usize| v.one[i].add(&v.two[i]);
         let ra = r(&alpha, 0);
-        let terms: Vec<(Gr, Gr, Gr, Gr)> = (0..n)
-            .into_par_iter()
-            .map(|i| {
-                let rxy = r(xs, i).mul(&r(ys, i));
-                (rxy, ra.mul(&rxy), ra.mul(&r(xs, i)), ra.mul(&r(ys, i)))
+        // `[Σ r_X r_Y, Σ r_α r_X r_Y, r_α r_Z]` then `r_α r_X, r_α r_Y` per entry, the per-entry
+        // terms written in place block by block (a claim may be long: nothing else of its
+        // length is held).
+        let mut cross = vec![Gr::ZERO; 2 * n + 3];
+        let (s1, s3) = cross[3..]
+            .par_chunks_mut(2 * HELD_BLOCK)
+            .enumerate()
+            .map(|(b, out)| {
+                let (mut s1, mut s3) = (Gr::ZERO, Gr::ZERO);
+                for (k, pair) in out.chunks_exact_mut(2).enumerate() {
+                    let i = b * HELD_BLOCK + k;
+                    let (rx, ry) = (r(xs, i), r(ys, i));
+                    let rxy = rx.mul(&ry);
+                    s1 = s1.add(&rxy);
+                    s3 = s3.add(&ra.mul(&rxy));
+                    (pair[0], pair[1]) = (ra.mul(&rx), ra.mul(&ry));
+                }
+                (s1, s3)
             })
-            .collect();
-        let (mut s1, mut s3) = (Gr::ZERO, Gr::ZERO);
-        let mut per = Vec::with_capacity(2 * n);
-        for (rxy, arxy, ax, ay) in terms {
-            s1 = s1.add(&rxy);
-            s3 = s3.add(&arxy);
-            per.push(ax);
-            per.push(ay);
-        }
-        let mut cross = vec![s1, s3, ra.mul(&r(z, 0))];
-        cross.extend(per);
+            .reduce(|| (Gr::ZERO, Gr::ZERO), |a, b| (a.0.add(&b.0), a.1.add(&b.1)));
+        (cross[0], cross[1], cross[2]) = (s1, s3, ra.mul(&r(z, 0)));
         let deal = self.deal_out(ctx, "verify/cross", &cross)?;
         Ok((deal, GrVec { m: vec![], one: r_d.one, two: r_d.two }))
     }
@@ -336,7 +344,10 @@ impl Aegis {
         let alpha = self.gr_random(ctx, "verify/alpha", 1)?;
         let r_d = self.gr_random(ctx, "verify/delta", 1)?;
         let c = self.deal_in(ctx, "verify/cross", 2 * n + 3)?;
-        let j = |v: &GrVec| if me == 1 { v.one.clone() } else { v.two.clone() };
+        fn held(me: usize, v: &GrVec) -> &[Gr] {
+            if me == 1 { &v.one } else { &v.two }
+        }
+        let j = |v| held(me, v);
         let (ma, ra_j, rz_j, rd_j) = (alpha.m[0], j(&alpha)[0], j(z)[0], j(&r_d)[0]);
         let (rx_j, ry_j) = (j(xs), j(ys));
         // [m_Δ]_j = (j==2)(Σ m_α m_X m_Y − m_α m_Z) − Σ(m_α m_X [r_Y] + m_α m_Y [r_X] +
@@ -528,11 +539,16 @@ impl<'a> Reduction<'a> {
             return claims.pop().unwrap_or_default();
         }
         let (mut xs, mut ys, mut z) = (GrVec::default(), GrVec::default(), zero_one());
-        for (cx, cy, cz) in claims {
+        for (mut cx, cy, cz) in claims {
             let r = Gr::random(coeffs);
-            xs.extend(cx.times(&r));
-            ys.extend(cy);
+            cx.scale(&r);
             z = z.add(&cz.times(&r));
+            if xs.len() == 0 {
+                (xs, ys) = (cx, cy);
+            } else {
+                xs.extend(cx);
+                ys.extend(cy);
+            }
         }
         (xs, ys, z)
     }
