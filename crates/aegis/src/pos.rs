@@ -41,7 +41,7 @@
 //!
 //! **Work and memory**: elements go in chunks with PRG streams and messages of their own,
 //! computed in parallel, and the chunks stream through rounds 1–2 and 3–4 a group of
-//! [`GROUP`] at a time in independent lanes (`veil_net::Lanes`: a group's messages depend
+//! [`chunk::GROUP`] at a time in independent lanes (`veil_net::Lanes`: a group's messages depend
 //! on the runs' seeds and the group's earlier messages only, so the groups travel side by side
 //! and the rounds are those of one group). The verifier combines a group's openings as soon as
 //! they are in (it drew the coefficients itself, and reveals their coins only after every
@@ -66,8 +66,8 @@ use crate::share::{Aegis, Masked, Pair};
 mod chunk;
 pub use chunk::MAC_KEYS;
 use chunk::{
-    Coefficients, GROUP, Sums, add_sums, bound_bits, chunk_ranges, chunk_seeds, draws, prover_combos,
-    prover_lists, tau_sums,
+    Coefficients, Sums, add_sums, bound_bits, chunk_count, chunk_ranges, chunk_seeds, draws, groups,
+    prover_combos, prover_lists, tau_sums,
 };
 
 impl Aegis {
@@ -81,7 +81,7 @@ impl Aegis {
     /// Π_VSignBit over every recorded sign pair: dual Π_Pos, then the equality claims are
     /// recorded as products for the batch verification that follows in [`Aegis::check`].
     ///
-    /// The chunks go through rounds 1–2 and through round 4 a group of [`GROUP`] at a time, in
+    /// The chunks go through rounds 1–2 and through round 4 a group of [`chunk::GROUP`] at a time, in
     /// independent lanes (`veil_net::Lanes`): a group's messages depend only on the runs'
     /// seeds and on the group's earlier messages, so the groups stream through each round side
     /// by side, in the rounds of one, and a party holds one group's lists and MAC shares at a
@@ -100,10 +100,9 @@ impl Aegis {
         drop(ys);
         // Dual execution: the runs with verifiers P1 and P2, side by side, phase by phase.
         let mut runs = [self.pos_start(ctx, &y, 1)?, self.pos_start(ctx, &y, 2)?];
-        let chunks = chunk_ranges(y.n).len();
         // Rounds 1–2 (and the verifier's reading of the openings), group by group.
         let mut lanes = ctx.net().begin_lanes();
-        for group in (0..chunks).step_by(GROUP).map(|g| g..(g + GROUP).min(chunks)) {
+        for group in groups(y.n) {
             ctx.net().next_lane(&mut lanes);
             for run in &runs {
                 self.pos_deal(ctx, &y, run, group.clone())?;
@@ -125,10 +124,12 @@ impl Aegis {
         let t_mine = self.equality_digest(&runs);
         let words = t_mine.len();
         let mut lanes = ctx.net().begin_lanes();
-        for (g, group) in (0..chunks).step_by(GROUP).map(|g| g..(g + GROUP).min(chunks)).enumerate() {
+        for (g, group) in groups(y.n).enumerate() {
             ctx.net().next_lane(&mut lanes);
-            for run in runs.iter().filter(|_| g == 0) {
-                self.pos_coins(ctx, run)?;
+            if g == 0 {
+                for run in &runs {
+                    self.pos_coins(ctx, run)?;
+                }
             }
             for run in &runs {
                 self.pos_mac_shares(ctx, &y, run, group.clone())?;
@@ -171,7 +172,7 @@ impl Aegis {
         let me = Self::check_server(ctx)?;
         let (n, l) = (y.n, self.l() as usize);
         let p = prime_for(self.l());
-        let chunks = chunk_ranges(n).len();
+        let chunks = chunk_count(n);
         let pa = (k + 1) % 3;
         if me != k {
             let first = me == pa;
@@ -216,7 +217,7 @@ impl Aegis {
         let (k, l, l32) = (*k, self.l() as usize, self.l());
         let p = prime_for(l32);
         let zp = Zp::new(p);
-        let ranges = &chunk_ranges(*n)[group.clone()];
+        let ranges = &chunk_ranges(*n, group.clone());
         let deals: Vec<Vec<u8>> = ranges
             .par_iter()
             .zip(&values[group])
@@ -249,7 +250,7 @@ impl Aegis {
         let l = self.l() as usize;
         let p = prime_for(self.l());
         let zp = Zp::new(p);
-        let ranges = &chunk_ranges(*n)[group.clone()];
+        let ranges = &chunk_ranges(*n, group.clone());
         let mut received = Vec::with_capacity(ranges.len());
         if !first {
             for &(i0, i1) in ranges {
@@ -298,7 +299,7 @@ impl Aegis {
         let (l, l32) = (self.l() as usize, self.l());
         let p = prime_for(l32);
         let zp = Zp::new(p);
-        let ranges = &chunk_ranges(*n)[group.clone()];
+        let ranges = &chunk_ranges(*n, group.clone());
         let (pa, pb) = ((k + 1) % 3, (k + 2) % 3);
         let mut opened: Vec<Vec<u8>> = Vec::with_capacity(ranges.len());
         for from in [pa, pb] {
@@ -358,7 +359,7 @@ impl Aegis {
         let p = prime_for(self.l());
         let zp = Zp::new(p);
         let mut kappa = [0u8; MAC_KEYS];
-        draws(&macs[chunk_ranges(*n).len()], p).fill(&mut kappa);
+        draws(&macs[chunk_count(*n)], p).fill(&mut kappa);
         let kappa_b: Vec<u8> = kappa
             .iter()
             .zip(keys.iter())
@@ -382,7 +383,7 @@ impl Aegis {
         let p = prime_for(l32);
         let zp = Zp::new(p);
         let p8 = p as u8;
-        let ranges = &chunk_ranges(*n)[group.clone()];
+        let ranges = &chunk_ranges(*n, group.clone());
         let shares: Vec<Vec<u8>> = ranges
             .par_iter()
             .zip(&macs[group])
@@ -421,7 +422,7 @@ impl Aegis {
         let l = self.l() as usize;
         let p = prime_for(self.l());
         let zp = Zp::new(p);
-        let ranges = &chunk_ranges(*n)[group.clone()];
+        let ranges = &chunk_ranges(*n, group.clone());
         let malformed = |what: &str| MpcError::Malformed { from: k, what: what.into() };
         if check.is_none() {
             let head = ctx.recv_at_most(k, 16 + if first { 0 } else { zp.packed_len(MAC_KEYS) })?;
@@ -435,13 +436,13 @@ impl Aegis {
                 if !kappa_b.is_empty() {
                     return Err(malformed("Π_Pos coins"));
                 }
-                draws(&macs[chunk_ranges(*n).len()], p).fill(&mut kappa);
+                draws(&macs[chunk_count(*n)], p).fill(&mut kappa);
             } else {
                 let v: Vec<u8> =
                     zp.unpack(kappa_b, MAC_KEYS).ok_or_else(|| malformed("Π_Pos MAC shares of 1"))?;
                 kappa.copy_from_slice(&v);
             }
-            *check = Some((Coefficients::new(&coins, l, p, chunk_ranges(*n).len()), kappa));
+            *check = Some((Coefficients::new(&coins, l, p, chunk_count(*n)), kappa));
         }
         let Some((coef, kappa)) = check.as_ref() else {
             return Err(malformed("Π_Pos coins"));

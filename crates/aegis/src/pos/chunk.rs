@@ -3,6 +3,8 @@
 //! MACs of their combinations (through the vector path of [`crate::lists_simd`] where the
 //! processor has AVX-512 BW). No messages: the rounds are in [`super`].
 
+use std::ops::Range;
+
 use veil_crypto::{Prg, Seed};
 use veil_mpc::PartyId;
 
@@ -57,9 +59,20 @@ pub(super) fn bound_bits(
     (((r >> (l - 1)) & 1) as u8, bits)
 }
 
-/// The chunks `start..end` of `n` elements.
-pub(super) fn chunk_ranges(n: usize) -> Vec<(usize, usize)> {
-    (0..n.div_ceil(CHUNK)).map(|c| (c * CHUNK, ((c + 1) * CHUNK).min(n))).collect()
+/// Chunks of `n` elements.
+pub(super) fn chunk_count(n: usize) -> usize {
+    n.div_ceil(CHUNK)
+}
+
+/// The groups of the chunks of `n` elements, as ranges of chunk indices, [`GROUP`] at a time.
+pub(super) fn groups(n: usize) -> impl Iterator<Item = Range<usize>> {
+    let chunks = chunk_count(n);
+    (0..chunks).step_by(GROUP).map(move |g| g..(g + GROUP).min(chunks))
+}
+
+/// The elements `start..end` of each chunk of `group` (of `n` elements).
+pub(super) fn chunk_ranges(n: usize, group: Range<usize>) -> Vec<(usize, usize)> {
+    group.map(|c| (c * CHUNK, ((c + 1) * CHUNK).min(n))).collect()
 }
 
 /// The combination coefficients the verifier draws with its run (secret until it sends
