@@ -260,6 +260,14 @@ pub enum Terms {
         /// Columns of the output.
         n: usize,
     },
+    /// A convolution, `Z = im2col(x)·Y` with `x` the recorded input (not its patches, `kh·kw`
+    /// times larger): `[rows, cols] × [cols, n]` in the patch geometry `conv`.
+    Conv {
+        /// The patch geometry.
+        conv: veil_mpc::conv::Conv2d,
+        /// Columns of the output.
+        n: usize,
+    },
 }
 
 /// A party's view of one component-wise GR entry, `[m, [r]_1, [r]_2]` (absent components

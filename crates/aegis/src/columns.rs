@@ -118,6 +118,7 @@ fn width(rec: &Recorded) -> usize {
         Terms::Elementwise => 1,
         Terms::Inner { len } => len,
         Terms::Matmul { k, .. } => k,
+        Terms::Conv { conv, .. } => conv.cols(),
     }
 }
 
@@ -128,9 +129,9 @@ struct Column {
 }
 
 /// The per-term products of a verification as a lazily reduced claim.
-pub(crate) struct Columns<'a> {
+pub(crate) struct Columns {
     me: usize,
-    recs: Vec<&'a Recorded>,
+    recs: Vec<Recorded>,
     cols: Vec<Column>,
     /// Slots per column (`J`).
     slots: usize,
@@ -158,10 +159,10 @@ pub(crate) struct Columns<'a> {
 /// entries are summed term by term).
 const TABLE_BUDGET: usize = 64 << 20;
 
-impl<'a> Columns<'a> {
+impl Columns {
     /// Lays out `recs` (elementwise and inner products) and draws their coefficients.
-    pub(crate) fn new(me: usize, recs: Vec<&'a Recorded>, coeffs: &mut Prg) -> Result<Columns<'a>> {
-        if let Some(r) = recs.iter().find(|r| matches!(r.terms, Terms::Matmul { .. })) {
+    pub(crate) fn new(me: usize, recs: Vec<Recorded>, coeffs: &mut Prg) -> Result<Columns> {
+        if let Some(r) = recs.iter().find(|r| matches!(r.terms, Terms::Matmul { .. } | Terms::Conv { .. })) {
             return Err(MpcError::Invalid(format!(
                 "a matrix product of {} outputs on the per-term path",
                 r.z.n
@@ -175,7 +176,7 @@ impl<'a> Columns<'a> {
         }
         let padded = |r: &Recorded| width(r).max(1).next_power_of_two();
         let count = |j: usize| recs.iter().map(|r| (r.z.n * padded(r)).div_ceil(j)).sum::<usize>();
-        let mut slots = recs.iter().map(|r| padded(r)).max().unwrap_or(1);
+        let mut slots = recs.iter().map(padded).max().unwrap_or(1);
         while count(slots) > COLUMN_BUDGET && slots < MAX_SLOTS {
             slots *= 2;
         }
@@ -188,7 +189,7 @@ impl<'a> Columns<'a> {
         let gamma = Gr::random(coeffs);
         let ga = a.iter().map(|v| gamma.mul(v)).collect();
         let b = (0..cols.len()).map(|_| Gr::random(coeffs)).collect();
-        let mut widths: Vec<usize> = recs.iter().map(|r| padded(r)).collect();
+        let mut widths: Vec<usize> = recs.iter().map(padded).collect();
         widths.sort_unstable();
         widths.dedup();
         let class = recs.iter().map(|r| widths.partition_point(|&m| m < padded(r))).collect();
@@ -256,9 +257,9 @@ impl<'a> Columns<'a> {
     }
 
     /// Column `l`'s [`Shape`].
-    fn shape(&self, l: usize) -> Shape<'a> {
+    fn shape(&self, l: usize) -> Shape<'_> {
         let col = &self.cols[l];
-        let rec = self.recs[col.rec];
+        let rec = &self.recs[col.rec];
         let (m, m_pad) = (width(rec).max(1), width(rec).max(1).next_power_of_two());
         Shape { rec, first: col.first, m, m_pad, outputs: (self.slots / m_pad).min(rec.z.n - col.first) }
     }
@@ -283,7 +284,7 @@ impl<'a> Columns<'a> {
         let held = held(self.me);
         let mut z = [Gr::ZERO; 3];
         for (col, b) in self.cols.iter().zip(&self.b) {
-            let rec = self.recs[col.rec];
+            let rec = &self.recs[col.rec];
             let per = self.slots / width(rec).max(1).next_power_of_two();
             for (c, zc) in z.iter_mut().enumerate().filter(|(c, _)| held[*c]) {
                 let mut s = Gr::ZERO;
@@ -382,7 +383,7 @@ impl<'a> Columns<'a> {
     /// [`Columns::bilinear_halves`]); otherwise every entry holds whole outputs (`m' ≤ 2^t`,
     /// [`Columns::spanning_halves`]), both being powers of two.
     fn within_outputs(&self, l: usize) -> bool {
-        let rec = self.recs[self.cols[l].rec];
+        let rec = &self.recs[self.cols[l].rec];
         2 * self.w.len() <= width(rec).max(1).next_power_of_two()
     }
 
@@ -470,6 +471,40 @@ impl<'a> Columns<'a> {
         (xs, ys)
     }
 
+    /// Whether every record is a truncation pair's bit products, whose inputs have `m = 0`
+    /// (`crate::claims::BitProducts`): then so has every entry, at every reduction.
+    pub(crate) fn masks_only(&self) -> bool {
+        self.recs.iter().all(|r| r.bits.is_some())
+    }
+
+    /// P0's `Σ_i r_{X,i}·r_{Y,i}` over the claim's entries at the current reduction
+    /// (`r = [r]_1 + [r]_2`, `X` with its factor `b_l`), column by column: what the final check
+    /// needs of a claim with `m = 0` everywhere ([`Columns::masks_only`]) without its entries
+    /// being held (0 at P1 and P2, which hold one mask component each).
+    pub(crate) fn mask_products(&self) -> Gr {
+        if self.me != 0 {
+            return Gr::ZERO;
+        }
+        self.b
+            .par_iter()
+            .enumerate()
+            .fold(
+                || (Scratch::default(), Gr::ZERO),
+                |(mut scratch, sum), (l, b)| {
+                    self.entries(l, &mut scratch);
+                    let (rx, ry): (Vec<Gr>, Vec<Gr>) = scratch
+                        .x
+                        .iter()
+                        .zip(&scratch.y)
+                        .map(|(x, y)| (x[ONE].add(&x[TWO]), y[ONE].add(&y[TWO])))
+                        .unzip();
+                    (scratch, sum.add(&b.mul(&Gr::inner_product(&rx, &ry))))
+                },
+            )
+            .map(|(_, sum)| sum)
+            .reduce(|| Gr::ZERO, |a, b| a.add(&b))
+    }
+
     /// Column `l`'s entries at the current reduction, without the factor `b_l`: from the
     /// subset-sum tables for bit products where they are built, else term by term.
     fn entries(&self, l: usize, scratch: &mut Scratch) {
@@ -515,7 +550,7 @@ impl<'a> Columns<'a> {
     }
 }
 
-impl Columns<'_> {
+impl Columns {
     /// [`Columns::entries`] of a column of bit products from the subset-sum tables: per
     /// four slots, one table entry for `x` (from `b1`, at P0 and P1) and one for `y` (from
     /// `b2`, at P0 and P2), `Y` being `−Σ_s w_s·b2_s`. An entry sums `2^t ≥ 4` slots and a
@@ -652,7 +687,7 @@ mod tests {
                 record(&mut g, me, 9, Terms::Inner { len: 100 }, false),
                 bit_record(&mut g, me, 21),
             ];
-            let mut columns = Columns::new(me, recs.iter().collect(), &mut Prg::new(&Seed([9; 16]))).unwrap();
+            let mut columns = Columns::new(me, recs.to_vec(), &mut Prg::new(&Seed([9; 16]))).unwrap();
             let mut bilinear_used = 0;
             for _ in 0..6 {
                 let entries = columns.local_halves_by(Some(Way::Entries));
@@ -680,7 +715,7 @@ mod tests {
         for me in 0..3 {
             let mut g = Prg::new(&Seed([7 + me as u8; 16]));
             let recs = [bit_record(&mut g, me, 5), record(&mut g, me, 40, Terms::Elementwise, false)];
-            let mut columns = Columns::new(me, recs.iter().collect(), &mut Prg::new(&Seed([1; 16]))).unwrap();
+            let mut columns = Columns::new(me, recs.to_vec(), &mut Prg::new(&Seed([1; 16]))).unwrap();
             let mut tabled = 0;
             while columns.entries_per_column() >= 1 && columns.w.len() <= columns.slots {
                 for l in 0..columns.cols.len() {

@@ -14,6 +14,7 @@
 //! component, local, because the sharing is linear in `(m, [r]_1, [r]_2)`; a padding zero is the
 //! public sharing `(0, 0, 0)`.
 
+use veil_mpc::conv::Conv2d;
 use veil_mpc::cost::Cost;
 use veil_mpc::traits::{FixedPoint, Layout, Linear, Multiply, NonLinear, Owners, Sharing};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
@@ -224,6 +225,46 @@ impl FixedPoint<Z64> for Aegis {
             return Err(MpcError::Invalid(format!("matrix product of {:?} and {:?}", x.shape, y.shape)));
         }
         shaped(&[m, n], self.matmul(ctx, &x.x, &y.x, m, k, n)?)
+    }
+
+    /// A convolution recorded by its input, not its patches (`kh·kw` times larger): the
+    /// product's bilinear map is `(x, W) ↦ im2col(x)·W`, so the offline and online phases
+    /// gather each component's patches as they multiply (the same messages as the patches'
+    /// product) and the verification sums Freivalds's `uᵀ·im2col(x)` through the geometry
+    /// (the `freivalds` module).
+    fn conv2d(&mut self, ctx: &mut Ctx, x: &Shaped, conv: &Conv2d, w: &Shaped, scaled: bool) -> Result<Shaped>
+    where
+        Self: Layout<Z64>,
+    {
+        let (m, k) = (conv.rows(), conv.cols());
+        let n = match w.shape.as_slice() {
+            &[k2, n] if k2 == k => n,
+            _ => {
+                return Err(MpcError::Invalid(format!(
+                    "a kernel of shape {:?} for {k} patch columns",
+                    w.shape
+                )));
+            }
+        };
+        if x.shape.as_slice() != conv.input.as_slice() {
+            return Err(MpcError::Invalid(format!(
+                "a convolution over {:?} of an input {:?}",
+                conv.input, x.shape
+            )));
+        }
+        let device = ctx.device();
+        let geometry = *conv;
+        let op = move |p: &[u64], q: &[u64]| {
+            crate::mul::matmul_u64(&*device, &crate::freivalds::patches(&geometry, p), q, m, k, n)
+        };
+        let terms = crate::claims::Terms::Conv { conv: *conv, n };
+        let out = if scaled {
+            let pair = self.prepare_trunc_pair(ctx, m * n, FRAC_BITS)?;
+            self.product_trunc(ctx, &x.x, &w.x, pair, terms, &op)?
+        } else {
+            self.product(ctx, &x.x, &w.x, m * n, terms, op)?
+        };
+        shaped(&[m, n], out)
     }
 
     /// `x · c / 2^t` with `c = round(2^t / d)`: `t = 16` for a power of two up to `2^16` (then

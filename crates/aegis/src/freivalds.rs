@@ -5,11 +5,13 @@
 //! verification (one actively corrupted server, abort); the compression is linear, so each
 //! party applies it to the components it holds.
 
+use rayon::prelude::*;
 use veil_crypto::Prg;
+use veil_mpc::conv::Conv2d;
 use veil_mpc::{MpcError, Result};
 use veil_ring::Gr;
 
-use crate::claims::{Claim, Recorded};
+use crate::claims::{Claim, Recorded, Terms};
 use crate::share::Masked;
 
 /// Freivalds's compression of a recorded matrix product `Z = X·Y` (`[m, k] × [k, n]`): with
@@ -22,9 +24,18 @@ use crate::share::Masked;
 /// records' claims (independent coefficients), a false batch passes with probability at most
 /// `3/2^64` before the reductions. A twin `Z2 = X2·Y` adds `u2ᵀX2` to `a` and `u2ᵀZ2v` to the
 /// claim with its own `u2` (the same `v`): still degree 2.
-pub(crate) fn compress_matmul(rec: &Recorded, k: usize, n: usize, coeffs: &mut Prg) -> Result<Claim> {
-    let m = rec.z.n.checked_div(n).unwrap_or(0);
-    if m * n != rec.z.n || rec.x.n != m * k || rec.y.n != k * n {
+///
+/// A convolution ([`Terms::Conv`]) keeps its input `x` instead of the patches `X = im2col(x)`:
+/// `uᵀX` is then summed through the patch geometry, `(uᵀX)_{(ky,kx,c)} = Σ_i u_i·x[src_i(ky,kx) + c]`,
+/// the same linear function of the same shares, so the claim and its soundness are unchanged.
+pub(crate) fn compress_matmul(rec: &Recorded, coeffs: &mut Prg) -> Result<Claim> {
+    let (m, k, n, conv) = match rec.terms {
+        Terms::Matmul { k, n } => (rec.z.n.checked_div(n).unwrap_or(0), k, n, None),
+        Terms::Conv { conv, n } => (conv.rows(), conv.cols(), n, Some(conv)),
+        _ => return Err(MpcError::Invalid("a product without a matrix on the matrix path".into())),
+    };
+    let x_len = conv.map_or(m * k, |c| c.input_len());
+    if m * n != rec.z.n || rec.x.n != x_len || rec.y.n != k * n {
         return Err(MpcError::Invalid(format!(
             "recorded matrix product: x {} y {} z {} for [{m}, {k}] × [{k}, {n}]",
             rec.x.n, rec.y.n, rec.z.n
@@ -35,6 +46,10 @@ pub(crate) fn compress_matmul(rec: &Recorded, k: usize, n: usize, coeffs: &mut P
     {
         return Err(MpcError::Invalid(format!("recorded matrix product: twin x {} z {}", x2.n, z2.n)));
     }
+    let left = |u: &[Gr], x: &[u64], a: &mut [Gr]| match &conv {
+        Some(c) => left_conv(u, x, c, a),
+        None => left_product(u, x, k, a),
+    };
     let u: Vec<Gr> = (0..m).map(|_| Gr::random(coeffs)).collect();
     let v: Vec<Gr> = (0..n).map(|_| Gr::random(coeffs)).collect();
     let u2: Option<Vec<Gr>> = rec.twin.as_ref().map(|_| (0..m).map(|_| Gr::random(coeffs)).collect());
@@ -45,10 +60,10 @@ pub(crate) fn compress_matmul(rec: &Recorded, k: usize, n: usize, coeffs: &mut P
             continue;
         }
         let mut a = vec![Gr::ZERO; k];
-        left_product(&u, xp[c], k, &mut a);
+        left(&u, xp[c], &mut a);
         let (b, mut zc) = (right_product(yp[c], &v, k), bilinear(&u, zp[c], &v));
         if let (Some((x2, z2)), Some(u2)) = (&rec.twin, &u2) {
-            left_product(u2, parts(x2)[c], k, &mut a);
+            left(u2, parts(x2)[c], &mut a);
             zc = zc.add(&bilinear(u2, parts(z2)[c], &v));
         }
         let (cx, cy, cz) = &mut claim;
@@ -74,6 +89,40 @@ fn left_product(u: &[Gr], x: &[u64], k: usize, a: &mut [Gr]) {
             at.add_scaled(ui, xt);
         }
     }
+}
+
+/// `a_t += Σ_i u_i·im2col(x)[i][t]` for the patch geometry `conv` (`x` its input), read
+/// through the geometry: `kh·kw` runs of `C` channels per row, none in the padding.
+fn left_conv(u: &[Gr], x: &[u64], conv: &Conv2d, a: &mut [Gr]) {
+    let ([kh, kw], c) = (conv.kernel, conv.input[3]);
+    for (i, ui) in u.iter().enumerate() {
+        for (off, run) in a.chunks_exact_mut(c.max(1)).take(kh * kw).enumerate() {
+            let Some(src) = conv.source(i, off / kw, off % kw) else { continue };
+            for (at, &xt) in run.iter_mut().zip(x.get(src..src + c).unwrap_or_default()) {
+                at.add_scaled(ui, xt);
+            }
+        }
+    }
+}
+
+/// A convolution's patches `im2col(x)` (`[rows, cols]`, row-major) from one component `x` of
+/// its input (empty for an absent component), built in parallel over rows.
+pub(crate) fn patches(conv: &Conv2d, x: &[u64]) -> Vec<u64> {
+    if x.is_empty() {
+        return vec![];
+    }
+    let ([kh, kw], c, cols) = (conv.kernel, conv.input[3], conv.cols());
+    let mut out = vec![0u64; conv.rows() * cols];
+    out.par_chunks_mut(cols.max(1)).enumerate().for_each(|(i, row)| {
+        for (off, run) in row.chunks_exact_mut(c.max(1)).take(kh * kw).enumerate() {
+            if let Some(src) = conv.source(i, off / kw, off % kw)
+                && let Some(v) = x.get(src..src + c)
+            {
+                run.copy_from_slice(v);
+            }
+        }
+    });
+    out
 }
 
 /// `b_t = Σ_j y[t][j]·v_j` for `y` of shape `[k, v.len()]`.

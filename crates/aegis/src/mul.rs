@@ -115,7 +115,7 @@ impl Aegis {
     }
 
     /// The common protocol for any bilinear `op` (elementwise, inner, matrix product).
-    fn product(
+    pub(crate) fn product(
         &mut self,
         ctx: &mut Ctx,
         x: &Masked,

@@ -91,13 +91,19 @@ impl Aegis {
             return Ok(());
         }
         let half = 1u64 << (self.l() - 1);
-        let mut ys = Vec::new();
-        for p in &pairs {
-            ys.push(self.sub(&p.x, &self.scale(&p.z, half))?);
+        // `y = x − 2^(l−1)·z` of every pair, written into one vector of the total length (a
+        // pair's own `y` is dropped once copied).
+        let total = pairs.iter().map(|p| p.x.n).sum::<usize>();
+        let mut y = Masked::default();
+        let first = &pairs[0].x;
+        for (v, held) in [(&mut y.m, &first.m), (&mut y.r.one, &first.r.one), (&mut y.r.two, &first.r.two)] {
+            if !held.is_empty() {
+                v.reserve_exact(total);
+            }
         }
-        drop(pairs);
-        let y = concat_all(&ys);
-        drop(ys);
+        for p in pairs {
+            append(&mut y, &self.sub(&p.x, &self.scale(&p.z, half))?);
+        }
         // Dual execution: the runs with verifiers P1 and P2, side by side, phase by phase.
         let mut runs = [self.pos_start(ctx, &y, 1)?, self.pos_start(ctx, &y, 2)?];
         // Rounds 1–2 (and the verifier's reading of the openings), group by group.
@@ -560,15 +566,12 @@ enum Pos {
     },
 }
 
-fn concat_all(parts: &[Masked]) -> Masked {
-    let mut out = Masked::default();
-    for p in parts {
-        out.m.extend(&p.m);
-        out.r.one.extend(&p.r.one);
-        out.r.two.extend(&p.r.two);
-        out.n += p.n;
-    }
-    out
+/// `out ← out ‖ p`, component by component.
+fn append(out: &mut Masked, p: &Masked) {
+    out.m.extend(&p.m);
+    out.r.one.extend(&p.r.one);
+    out.r.two.extend(&p.r.two);
+    out.n += p.n;
 }
 
 /// Words of the batch equality test's digest `t_j`: at least 128 bits in all (a

@@ -22,7 +22,10 @@
 //! 4. **Final check** (Π_InnerVerify): with a secret random `⟨α⟩`, compute
 //!    `⟨Δ⟩ = α·(Σ X_i·Y_i − Z)` in *one* degree-3 evaluation (P0 deals the cross terms of the
 //!    masks), so its additive error cannot depend on `α`; open `Δ` with the hash-checked
-//!    reconstruction and accept iff `Δ = 0` (false accept `≤ 2^-64`).
+//!    reconstruction and accept iff `Δ = 0` (false accept `≤ 2^-64`). The truncation pairs'
+//!    bit products are reduced as a claim of their own: their inputs' masked values are 0,
+//!    so only P0's `Σ r_X r_Y` over them enters `⟨Δ⟩`, summed from the recorded bits without
+//!    their entries being held or dealt (`Final`).
 //!
 //! Communication: per reduction two GR inner products (`2 × 512` bytes from P0, `2 × 512` each
 //! way between P1 and P2) and a challenge, **2 rounds**: P1 and P2 exchange their shares in
@@ -220,7 +223,8 @@ impl Aegis {
         let materialize_at = self.materialize_at.max(FINAL_DIMENSION);
         let mut what = "verify/coefficients";
         let mut pending = Some(challenge::send(ctx, what, &[])?);
-        let mut reduction: Option<Reduction<'_>> = None;
+        let mut reduction: Option<Reduction> = None;
+        let mut recorded = Some(recorded);
         // The step whose challenge is pending: the claims it reduces, this party's share of
         // their inner products (P1, P2) and the output masks.
         let mut step: Option<(Vec<usize>, Vec<Gr>, GrVec)> = None;
@@ -242,7 +246,8 @@ impl Aegis {
             let mut prg = Prg::new(&seed);
             let red = match (reduction.as_mut(), step.take()) {
                 (None, _) => {
-                    reduction.insert(Reduction::new(me, &recorded, &mut prg, limit, materialize_at)?)
+                    let recorded = recorded.take().unwrap_or_default();
+                    reduction.insert(Reduction::new(me, recorded, &mut prg, limit, materialize_at)?)
                 }
                 (Some(red), Some((active, share, masks))) => {
                     // The step's inner products: P1 and P2 add the other's share to theirs.
@@ -261,13 +266,16 @@ impl Aegis {
             };
             let active = red.next_step();
             if active.is_empty() {
-                let claim = reduction.take().map(|r| r.into_claim(&mut prg)).unwrap_or_default();
+                let fin = match reduction.take() {
+                    Some(r) => r.into_final(&mut prg),
+                    None => return Err(MpcError::Invalid("a final check without claims".into())),
+                };
                 let delta = if me == 0 {
-                    let (deal, delta) = self.final_dealer(ctx, &claim)?;
+                    let (deal, delta) = self.final_dealer(ctx, &fin)?;
                     ctx.net().send(2, deal)?;
                     delta
                 } else {
-                    self.final_prover(ctx, &claim)?
+                    self.final_prover(ctx, &fin)?
                 };
                 let opened = self.gr_open(ctx, &delta)?;
                 if opened[0] != Gr::ZERO {
@@ -303,44 +311,54 @@ impl Aegis {
     }
 
     /// P0's part of Π_InnerVerify for `⟨Δ⟩ = α·(Σ X_i·Y_i − Z)`: the cross terms of the masks
-    /// to deal (`Σ r_X r_Y`, `Σ r_α r_X r_Y`, `r_α r_Z`, and per `i` `r_α r_X`, `r_α r_Y`: the
-    /// bytes for P2) and its components of `⟨Δ⟩`.
-    fn final_dealer(&self, ctx: &mut Ctx, (xs, ys, z): &Claim) -> Result<(Vec<u8>, GrVec)> {
-        let n = xs.len();
+    /// to deal (`Σ r_X r_Y`, `Σ r_α r_X r_Y = r_α·Σ r_X r_Y`, `r_α r_Z`, and per held entry
+    /// `r_α r_X`, `r_α r_Y`: the bytes for P2) and its components of `⟨Δ⟩`. The sums run over
+    /// every entry, the lazy claims' too ([`Final::lazy`]).
+    fn final_dealer(&self, ctx: &mut Ctx, fin: &Final) -> Result<(Vec<u8>, GrVec)> {
+        let n = fin.held_len();
         let alpha = self.gr_random(ctx, "verify/alpha", 1)?;
         let r_d = self.gr_random(ctx, "verify/delta", 1)?;
         let r = |v: &GrVec, i: usize| v.one[i].add(&v.two[i]);
         let ra = r(&alpha, 0);
-        // `[Σ r_X r_Y, Σ r_α r_X r_Y, r_α r_Z]` then `r_α r_X, r_α r_Y` per entry, the per-entry
-        // terms written in place block by block (a claim may be long: nothing else of its
-        // length is held).
+        // `[Σ r_X r_Y, Σ r_α r_X r_Y, r_α r_Z]` then `r_α r_X, r_α r_Y` per held entry, written
+        // in place block by block (nothing else of the claims' length is held).
         let mut cross = vec![Gr::ZERO; 2 * n + 3];
-        let (s1, s3) = cross[3..]
-            .par_chunks_mut(2 * HELD_BLOCK)
-            .enumerate()
-            .map(|(b, out)| {
-                let (mut s1, mut s3) = (Gr::ZERO, Gr::ZERO);
-                for (k, pair) in out.chunks_exact_mut(2).enumerate() {
-                    let i = b * HELD_BLOCK + k;
-                    let (rx, ry) = (r(xs, i), r(ys, i));
-                    let rxy = rx.mul(&ry);
-                    s1 = s1.add(&rxy);
-                    s3 = s3.add(&ra.mul(&rxy));
-                    (pair[0], pair[1]) = (ra.mul(&rx), ra.mul(&ry));
-                }
-                (s1, s3)
-            })
-            .reduce(|| (Gr::ZERO, Gr::ZERO), |a, b| (a.0.add(&b.0), a.1.add(&b.1)));
-        (cross[0], cross[1], cross[2]) = (s1, s3, ra.mul(&r(z, 0)));
+        let mut s1 = Gr::ZERO;
+        let mut offset = 0;
+        for (xs, ys) in &fin.held {
+            let len = xs.len();
+            let block = &mut cross[3 + 2 * offset..3 + 2 * (offset + len)];
+            let part = block
+                .par_chunks_mut(2 * HELD_BLOCK)
+                .enumerate()
+                .map(|(b, out)| {
+                    let mut s = Gr::ZERO;
+                    for (k, pair) in out.chunks_exact_mut(2).enumerate() {
+                        let i = b * HELD_BLOCK + k;
+                        let (rx, ry) = (r(xs, i), r(ys, i));
+                        s.add_assign(&rx.mul(&ry));
+                        (pair[0], pair[1]) = (ra.mul(&rx), ra.mul(&ry));
+                    }
+                    s
+                })
+                .reduce(|| Gr::ZERO, |a, b| a.add(&b));
+            s1.add_assign(&part);
+            offset += len;
+        }
+        for (columns, coeff) in &fin.lazy {
+            s1.add_assign(&coeff.mul(&columns.mask_products()));
+        }
+        (cross[0], cross[1], cross[2]) = (s1, ra.mul(&s1), ra.mul(&r(&fin.z, 0)));
         let deal = self.deal_out(ctx, "verify/cross", &cross)?;
         Ok((deal, GrVec { m: vec![], one: r_d.one, two: r_d.two }))
     }
 
     /// P1's or P2's part of Π_InnerVerify: `⟨Δ⟩` in one degree-3 evaluation from the dealt
-    /// cross terms, so its additive error cannot depend on the secret `α`; one exchange.
-    fn final_prover(&self, ctx: &mut Ctx, (xs, ys, z): &Claim) -> Result<GrVec> {
+    /// cross terms, so its additive error cannot depend on the secret `α`; one exchange. The
+    /// lazy claims' entries add nothing here ([`Final::lazy`]).
+    fn final_prover(&self, ctx: &mut Ctx, fin: &Final) -> Result<GrVec> {
         let me = Self::check_server(ctx)?;
-        let n = xs.len();
+        let n = fin.held_len();
         let alpha = self.gr_random(ctx, "verify/alpha", 1)?;
         let r_d = self.gr_random(ctx, "verify/delta", 1)?;
         let c = self.deal_in(ctx, "verify/cross", 2 * n + 3)?;
@@ -348,21 +366,23 @@ impl Aegis {
             if me == 1 { &v.one } else { &v.two }
         }
         let j = |v| held(me, v);
+        let z = &fin.z;
         let (ma, ra_j, rz_j, rd_j) = (alpha.m[0], j(&alpha)[0], j(z)[0], j(&r_d)[0]);
-        let (rx_j, ry_j) = (j(xs), j(ys));
         // [m_Δ]_j = (j==2)(Σ m_α m_X m_Y − m_α m_Z) − Σ(m_α m_X [r_Y] + m_α m_Y [r_X] +
         //   m_X m_Y [r_α]) + m_α [Σ r_X r_Y] + Σ(m_X [r_α r_Y] + m_Y [r_α r_X]) − [Σ r_α r_X r_Y]
         //   + m_α [r_Z] + m_Z [r_α] − [r_α r_Z] + [r_Δ]
         let mut s =
             ma.mul(&c[0]).sub(&c[1]).add(&ma.mul(&rz_j)).add(&z.m[0].mul(&ra_j)).sub(&c[2]).add(&rd_j);
         // Entry by entry in parallel; the sums in GR add up in any order to the same total.
-        let per_entry = (0..n)
+        let entries: Vec<(usize, usize, usize)> = fin.held_entries().collect();
+        let per_entry = entries
             .into_par_iter()
-            .map(|i| {
+            .map(|(k, i, at)| {
+                let (xs, ys) = &fin.held[k];
                 let (mx, my) = (xs.m[i], ys.m[i]);
                 let mxy = mx.mul(&my);
-                let mut t = mx.mul(&c[3 + 2 * i + 1]).add(&my.mul(&c[3 + 2 * i]));
-                t = t.sub(&ma.mul(&mx).mul(&ry_j[i])).sub(&ma.mul(&my).mul(&rx_j[i])).sub(&mxy.mul(&ra_j));
+                let mut t = mx.mul(&c[3 + 2 * at + 1]).add(&my.mul(&c[3 + 2 * at]));
+                t = t.sub(&ma.mul(&mx).mul(&j(ys)[i])).sub(&ma.mul(&my).mul(&j(xs)[i])).sub(&mxy.mul(&ra_j));
                 if me == 2 {
                     t = t.add(&ma.mul(&mxy));
                 }
@@ -384,12 +404,12 @@ impl Aegis {
 }
 
 /// A claim being reduced: lazily from the recorded shares ([`crate::columns`]), or held in GR.
-enum Part<'a> {
-    Lazy(Box<Columns<'a>>, GrVec),
+enum Part {
+    Lazy(Box<Columns>, GrVec),
     Held(Claim),
 }
 
-impl Part<'_> {
+impl Part {
     fn len(&self) -> usize {
         match self {
             Part::Lazy(columns, _) => columns.len(),
@@ -401,31 +421,31 @@ impl Part<'_> {
 /// The claims of one verification, reduced in lockstep: one challenge `ζ` per step for every
 /// claim still above its target, each claim at most as many times as its budget says (what
 /// is left of `R`, [`Aegis::with_reductions`]).
-struct Reduction<'a> {
+struct Reduction {
     me: usize,
-    parts: Vec<(Part<'a>, usize)>,
+    parts: Vec<(Part, usize)>,
     /// Each claim stops at `FINAL_DIMENSION / parts`, so the combined claim is at most
     /// [`FINAL_DIMENSION`] long.
     target: usize,
     materialize_at: usize,
 }
 
-impl<'a> Reduction<'a> {
+impl Reduction {
     /// The claims of `recorded` under coefficients from `coeffs`: matrix products in
     /// Freivalds's form (`compress_matmul`), the other products term by term, laid out in
     /// columns and reduced lazily.
     fn new(
         me: usize,
-        recorded: &'a [Recorded],
+        recorded: Vec<Recorded>,
         coeffs: &mut Prg,
         budget: usize,
         materialize_at: usize,
-    ) -> Result<Reduction<'a>> {
+    ) -> Result<Reduction> {
         let mut direct = (GrVec::default(), GrVec::default(), zero_one());
         let mut per_term = Vec::new();
         for rec in recorded {
-            if let Terms::Matmul { k, n } = rec.terms {
-                let (cx, cy, cz) = compress_matmul(rec, k, n, coeffs)?;
+            if let Terms::Matmul { .. } | Terms::Conv { .. } = rec.terms {
+                let (cx, cy, cz) = compress_matmul(&rec, coeffs)?;
                 let (xs, ys, z) = &mut direct;
                 xs.extend(cx);
                 ys.extend(cy);
@@ -434,11 +454,16 @@ impl<'a> Reduction<'a> {
                 per_term.push(rec);
             }
         }
+        // The truncation pairs' bit products (no `m` component anywhere) apart from the
+        // others: at the final check only P0's masks enter for them (`Final::lazy`).
+        let (bits, plain): (Vec<_>, Vec<_>) = per_term.into_iter().partition(|r| r.bits.is_some());
         let mut parts = Vec::new();
-        if !per_term.is_empty() {
-            let columns = Columns::new(me, per_term, coeffs)?;
-            let z = columns.z();
-            parts.push((Part::Lazy(Box::new(columns), z), budget));
+        for group in [plain, bits] {
+            if !group.is_empty() {
+                let columns = Columns::new(me, group, coeffs)?;
+                let z = columns.z();
+                parts.push((Part::Lazy(Box::new(columns), z), budget));
+            }
         }
         if direct.0.len() != 0 {
             parts.push((Part::Held(direct), budget));
@@ -518,39 +543,68 @@ impl<'a> Reduction<'a> {
         }
     }
 
-    /// The one claim the final check tests: with several, their sum under coefficients drawn
+    /// What the final check tests: with several claims, their sum under coefficients drawn
     /// from the last challenge (after every reduction). A plain sum of claims reduced at
     /// different points could cancel a 2-torsion error (a server may shift a reduction's
     /// `h(0)` by the other claim's error `E` when `2E = 0`); random coefficients from a seed
-    /// drawn after both errors were fixed cannot.
-    fn into_claim(self, coeffs: &mut Prg) -> Claim {
-        let mut claims: Vec<Claim> = self
-            .parts
-            .into_iter()
-            .map(|(part, _)| match part {
+    /// drawn after both errors were fixed cannot. A lazy claim of bit products stays lazy
+    /// ([`Final::lazy`]); the others are materialized.
+    fn into_final(self, coeffs: &mut Prg) -> Final {
+        let single = self.parts.len() == 1;
+        let mut fin = Final { held: vec![], lazy: vec![], z: zero_one() };
+        for (part, _) in self.parts {
+            let r = if single { Gr::embed(1) } else { Gr::random(coeffs) };
+            let (xs, ys, z) = match part {
+                Part::Lazy(columns, z) if columns.masks_only() => {
+                    fin.z = fin.z.add(&z.times(&r));
+                    fin.lazy.push((columns, r));
+                    continue;
+                }
                 Part::Lazy(columns, z) => {
                     let (xs, ys) = columns.materialize();
                     (xs, ys, z)
                 }
                 Part::Held(claim) => claim,
-            })
-            .collect();
-        if claims.len() == 1 {
-            return claims.pop().unwrap_or_default();
-        }
-        let (mut xs, mut ys, mut z) = (GrVec::default(), GrVec::default(), zero_one());
-        for (mut cx, cy, cz) in claims {
-            let r = Gr::random(coeffs);
-            cx.scale(&r);
-            z = z.add(&cz.times(&r));
-            if xs.len() == 0 {
-                (xs, ys) = (cx, cy);
-            } else {
-                xs.extend(cx);
-                ys.extend(cy);
+            };
+            let mut xs = xs;
+            if !single {
+                xs.scale(&r);
             }
+            fin.z = fin.z.add(&z.times(&r));
+            fin.held.push((xs, ys));
         }
-        (xs, ys, z)
+        fin
+    }
+}
+
+/// The claim of the final check, `Σ_k Σ_i X_{k,i}·Y_{k,i} = Z`, in the pieces it was reduced
+/// in: no vector of them is copied into one.
+struct Final {
+    /// Claims held in GR, `X` already times its coefficient.
+    held: Vec<(GrVec, GrVec)>,
+    /// Lazy claims of truncation pairs' bit products with their coefficients. Every entry has
+    /// `m_X = m_Y = 0` (the inputs' masked values are 0 by construction, a public fact), so
+    /// every per-entry term of `⟨Δ⟩` at P1 and P2 has the factor `m_X` or `m_Y` and vanishes:
+    /// only P0's `Σ r_X·r_Y` (and so `Σ r_α·r_X·r_Y`) depends on them, which it computes
+    /// column by column ([`Columns::mask_products`]). No entry of them is held or dealt.
+    lazy: Vec<(Box<Columns>, Gr)>,
+    z: GrVec,
+}
+
+impl Final {
+    /// Entries of the held claims, which the final check deals cross terms for.
+    fn held_len(&self) -> usize {
+        self.held.iter().map(|(xs, _)| xs.len()).sum()
+    }
+
+    /// Each held entry as `(claim, entry, its index among all held entries)`.
+    fn held_entries(&self) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
+        let mut offset = 0;
+        self.held.iter().enumerate().flat_map(move |(k, (xs, _))| {
+            let start = offset;
+            offset += xs.len();
+            (0..xs.len()).map(move |i| (k, i, start + i))
+        })
     }
 }
 

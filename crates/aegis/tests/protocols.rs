@@ -421,6 +421,55 @@ fn matrix_products_are_checked_in_freivalds_form() {
 }
 
 #[test]
+fn convolutions_recorded_by_their_input_match_the_patches_product_and_are_checked() {
+    // [2, 5, 5, 3] input, 3x3 kernel, stride 2, padding 1: patches [18, 27] × [27, 4]. The
+    // product is recorded by its input (75 entries per image, not 243 of patches) and verified
+    // through the geometry; errors in the input, the kernel and the output must abort, rescaled
+    // or not, and the result must be the patches' product.
+    use veil_aegis::Shaped;
+    use veil_mpc::conv::Conv2d;
+    use veil_mpc::traits::{FixedPoint, Layout};
+    let conv = Conv2d::new([2, 5, 5, 3], [3, 3], [2, 2], [1, 1], [3, 3]).unwrap();
+    let (xn, wn) = (conv.input_len(), conv.cols() * 4);
+    let vals: Vec<u64> = random_values(31, xn + wn, 64).iter().map(|v| (*v as i64 >> 44) as u64).collect();
+    let run = |scaled: bool, by_patches: bool, tamper: u8| {
+        simulate(3, 37, |ctx| {
+            let mut a = Aegis::new(64)?;
+            let all = a.share_input(ctx, 0, (ctx.party() == 0).then_some(&vals[..]), vals.len())?;
+            let part = |r: std::ops::Range<usize>| veil_aegis::sign::gather(&all, &r.collect::<Vec<_>>());
+            let x = Shaped { shape: conv.input.to_vec(), x: part(0..xn) };
+            let w = Shaped { shape: vec![conv.cols(), 4], x: part(xn..xn + wn) };
+            let y = if by_patches {
+                let p = a.gather(&x, &conv.index_map(), &[conv.rows(), conv.cols()])?;
+                if scaled { a.matmul_fixed(ctx, &p, &w)? } else { a.matmul_unscaled(ctx, &p, &w)? }
+            } else {
+                a.conv2d(ctx, &x, &conv, &w, scaled)?
+            };
+            if ctx.party() != 0 {
+                // The convolution's record is the latest (a truncation pair's is made before it).
+                let back = 0;
+                match tamper {
+                    1 => a.tamper_recorded(back, |x, _, _| x.m[74] = x.m[74].wrapping_add(1 << 63)),
+                    2 => a.tamper_recorded(back, |_, w, _| w.m[3] = w.m[3].wrapping_add(1)),
+                    3 => a.tamper_recorded(back, |_, _, z| z.m[71] = z.m[71].wrapping_add(1 << 20)),
+                    _ => {}
+                }
+            }
+            a.check(ctx)?;
+            a.reveal_all(ctx, &y.x)
+        })
+    };
+    for scaled in [false, true] {
+        let want = run(scaled, true, 0)[0].as_ref().unwrap().clone();
+        assert_eq!(run(scaled, false, 0)[0].as_ref().unwrap(), &want, "scaled {scaled}");
+        for tamper in 1..=3 {
+            let r: Vec<Result<()>> = run(scaled, false, tamper).into_iter().map(|r| r.map(|_| ())).collect();
+            assert!(aborted(&r), "scaled {scaled}, tamper {tamper}: {r:?}");
+        }
+    }
+}
+
+#[test]
 fn products_truncated_with_verified_pairs_match_plaintext_and_are_checked() {
     let x: Vec<u64> = random_values(12, 50, 64).iter().map(|v| (*v as i64 >> 36) as u64).collect();
     // 0: honest; 1: the pair's r_x inner product carries an additive error (as if P0 had dealt
@@ -428,9 +477,14 @@ fn products_truncated_with_verified_pairs_match_plaintext_and_are_checked() {
     // With the claim materialized below 64 entries, the pairs' 3 200 bit products (64 slots
     // per column, 50 columns) go through two reductions computed from the bits (down to the
     // final dimension).
-    let run = |tamper: u8, materialize_at: usize| {
+    // With one halving, the bit products' claim is still lazy at the final check, which
+    // reads only P0's masks of it.
+    let run_with = |tamper: u8, materialize_at: usize, reductions: Option<usize>| {
         simulate(3, 13, |ctx| {
             let mut a = Aegis::new(64)?.with_materialize_at(materialize_at);
+            if let Some(r) = reductions {
+                a = a.with_reductions(r);
+            }
             let xs = a.share_input(ctx, 0, (ctx.party() == 0).then_some(&x[..]), x.len())?;
             let pair = a.prepare_trunc_pair(ctx, x.len(), 16)?;
             if ctx.party() != 0 {
@@ -445,6 +499,7 @@ fn products_truncated_with_verified_pairs_match_plaintext_and_are_checked() {
             a.reveal_all(ctx, &z)
         })
     };
+    let run = |tamper: u8, materialize_at: usize| run_with(tamper, materialize_at, None);
     let default = veil_aegis::columns::MATERIALIZE_AT;
     let out = run(0, default);
     assert_eq!(run(0, 64)[0].as_ref().unwrap(), out[0].as_ref().unwrap());
@@ -454,11 +509,19 @@ fn products_truncated_with_verified_pairs_match_plaintext_and_are_checked() {
         let d = signed(*zi, 64) - want;
         assert!((0..=1).contains(&d), "({})^2 / 2^16: off by {d}", signed(*xi, 64));
     }
-    for (tamper, materialize_at) in [(1, default), (2, default), (1, 64), (2, 64)] {
-        let bad = run(tamper, materialize_at);
+    assert_eq!(run_with(0, 64, Some(1))[0].as_ref().unwrap(), out[0].as_ref().unwrap());
+    for (tamper, materialize_at, reductions) in [
+        (1, default, None),
+        (2, default, None),
+        (1, 64, None),
+        (2, 64, None),
+        (1, 64, Some(1)),
+        (2, 64, Some(1)),
+    ] {
+        let bad = run_with(tamper, materialize_at, reductions);
         assert!(
             bad.iter().all(|r| r.as_ref().is_err_and(|e| e.to_string().contains("batch multiplication"))),
-            "tampering {tamper}, materialized at {materialize_at}: {bad:?}"
+            "tampering {tamper}, materialized at {materialize_at}, R {reductions:?}: {bad:?}"
         );
     }
 }

@@ -17,6 +17,7 @@
 //!   running the protocol).
 //! - [`reference`](mod@reference): a family's fixed-point non-linear layers in the clear.
 //! - [`packing`]: dense bit packing of values up to 128 bits.
+//! - [`conv`]: a convolution's patch geometry (im2col), for families that keep its input.
 //! - [`cost`]: declared costs, compared with measured [`veil_net::PhaseStats`] in tests.
 //! - [`mode`]: the security mode and ring plan a session runs in, shared by every family.
 //! - [`roles`]: who computes and where the data and model owners sit.
@@ -24,6 +25,7 @@
 mod ctx;
 mod error;
 
+pub mod conv;
 pub mod cost;
 pub mod harness;
 pub mod mode;

@@ -8,7 +8,7 @@
 use veil_ring::Ring;
 use veil_tensor::Tensor;
 
-use crate::{Ctx, PartyId, Result, cost::Cost};
+use crate::{Ctx, PartyId, Result, conv::Conv2d, cost::Cost};
 
 /// Sharing and revealing secret tensors.
 pub trait Sharing<R: Ring> {
@@ -81,6 +81,26 @@ pub trait FixedPoint<R: Ring>: Linear<R> {
     /// bits, to be rescaled later by [`div_public`](Self::div_public) (`2^f`), after layers
     /// that commute with it.
     fn matmul_unscaled(&mut self, ctx: &mut Ctx, x: &Self::Share, y: &Self::Share) -> Result<Self::Share>;
+
+    /// A convolution, `⟨im2col(x) · W⟩` for `x: [B, H, W, C]`, the patch geometry `conv` and
+    /// `W: [kh·kw·C, n]`, rescaled (`scaled`) or not (as [`matmul_unscaled`](Self::matmul_unscaled)):
+    /// what gathering the patches ([`Layout::gather`] with [`Conv2d::index_map`]) and
+    /// multiplying gives, which is the default. A family that keeps the operands of its
+    /// products for a later check may keep `x` instead of its patches, `kh·kw` times larger.
+    fn conv2d(
+        &mut self,
+        ctx: &mut Ctx,
+        x: &Self::Share,
+        conv: &Conv2d,
+        w: &Self::Share,
+        scaled: bool,
+    ) -> Result<Self::Share>
+    where
+        Self: Layout<R> + Sized,
+    {
+        let patches = self.gather(x, &conv.index_map(), &[conv.rows(), conv.cols()])?;
+        if scaled { self.matmul_fixed(ctx, &patches, w) } else { self.matmul_unscaled(ctx, &patches, w) }
+    }
 
     /// `⟨x / d⟩` for a public integer `d ≥ 1` (rounded down, within a few units).
     fn div_public(&mut self, ctx: &mut Ctx, x: &Self::Share, d: u64) -> Result<Self::Share>;

@@ -12,6 +12,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use veil_mpc::conv::Conv2d;
+
 use crate::error::{NnError, Result};
 use crate::weights::FloatTensor;
 
@@ -67,26 +69,20 @@ impl Window {
     }
 }
 
+/// The patch geometry of a convolution of `[b, h, w, c]` under `win` (rows `(b, oy, ox)`,
+/// columns `(ky, kx, c)`).
+pub fn patches(shape: [usize; 4], win: &Window) -> Result<Conv2d> {
+    let [_, h, w, _] = shape;
+    let (oh, ow) = win.output(h, w)?;
+    Conv2d::new(shape, win.kernel, win.stride, [win.pad[0], win.pad[1]], [oh, ow])
+        .ok_or_else(|| NnError::Invalid(format!("window {win:?} on a {h}x{w} input")))
+}
+
 /// im2col of `[b, h, w, c]`: rows `(b, oy, ox)`, columns `(ky, kx, c)`. Returns the index map
 /// and the matrix's `[rows, cols]`.
 pub fn im2col(shape: [usize; 4], win: &Window) -> Result<(IndexMap, [usize; 2])> {
-    let [b, h, w, c] = shape;
-    let (oh, ow) = win.output(h, w)?;
-    let [kh, kw] = win.kernel;
-    let mut idx = Vec::with_capacity(b * oh * ow * kh * kw * c);
-    for n in 0..b {
-        for oy in 0..oh {
-            for ox in 0..ow {
-                for ky in 0..kh {
-                    for kx in 0..kw {
-                        let at = win.source(h, w, (oy, ox), (ky, kx));
-                        idx.extend((0..c).map(|ch| at.map(|(y, x)| ((n * h + y) * w + x) * c + ch)));
-                    }
-                }
-            }
-        }
-    }
-    Ok((idx, [b * oh * ow, kh * kw * c]))
+    let conv = patches(shape, win)?;
+    Ok((conv.index_map(), [conv.rows(), conv.cols()]))
 }
 
 /// What a pooling window holds at a padded position.

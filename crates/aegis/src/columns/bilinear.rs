@@ -5,7 +5,7 @@ use veil_ring::Gr;
 
 use super::{Columns, Shape, held, held_at};
 
-impl Columns<'_> {
+impl Columns {
     /// Column `l`'s two sums without `b_l`, by bilinearity (for `2·2^t ≤ m'`): with `w_s` the
     /// weights of the `2^t` slots an entry sums, output `g`'s entry `e` is
     /// `X_e = a_g·Σ_s w_s·(x_{e,s} + γ·x'_{e,s})` and `Y_e = Σ_s w_s·y_{e,s}`, and a party's

@@ -118,9 +118,8 @@ impl<B: SecureBackend, L: TransformerLayers<B>> Executor for Serve<'_, '_, B, L>
                 Some(add_bias(b, y, bias.as_ref().map(&w).transpose()?)?)
             }
             Op::Conv2d { weight, bias, window } => {
-                let (idx, [rows, cols]) = cnn::im2col(image_shape(b, x(0)?)?, window)?;
-                let patches = b.gather(x(0)?, &idx, &[rows, cols])?;
-                let kernel = b.reshape(&w(weight)?, &[cols, shapes[i][3]])?;
+                let conv = cnn::patches(image_shape(b, x(0)?)?, window)?;
+                let kernel = b.reshape(&w(weight)?, &[conv.cols(), shapes[i][3]])?;
                 let y = if rescale_after_pool(at, i) {
                     // 2f fractional bits until the pool: the bias too.
                     let bias = match bias {
@@ -132,10 +131,10 @@ impl<B: SecureBackend, L: TransformerLayers<B>> Executor for Serve<'_, '_, B, L>
                         }
                         None => None,
                     };
-                    let y = b.matmul_unscaled(ctx, &patches, &kernel)?;
+                    let y = b.conv2d(ctx, x(0)?, &conv, &kernel, false)?;
                     add_bias(b, y, bias)?
                 } else {
-                    let y = b.matmul_fixed(ctx, &patches, &kernel)?;
+                    let y = b.conv2d(ctx, x(0)?, &conv, &kernel, true)?;
                     add_bias(b, y, bias.as_ref().map(&w).transpose()?)?
                 };
                 Some(b.reshape(&y, &shapes[i])?)
