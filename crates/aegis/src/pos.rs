@@ -69,6 +69,7 @@ use chunk::{
     Coefficients, Sums, add_sums, bound_bits, chunk_count, chunk_ranges, chunk_seeds, draws, groups,
     prover_combos, prover_lists, tau_sums,
 };
+use chunk::Ys;
 
 impl Aegis {
     /// White-box tampering for the negative tests: applies `f` to the claimed sign bit of every
@@ -90,20 +91,7 @@ impl Aegis {
         if pairs.is_empty() {
             return Ok(());
         }
-        let half = 1u64 << (self.l() - 1);
-        // `y = x − 2^(l−1)·z` of every pair, written into one vector of the total length (a
-        // pair's own `y` is dropped once copied).
-        let total = pairs.iter().map(|p| p.x.n).sum::<usize>();
-        let mut y = Masked::default();
-        let first = &pairs[0].x;
-        for (v, held) in [(&mut y.m, &first.m), (&mut y.r.one, &first.r.one), (&mut y.r.two, &first.r.two)] {
-            if !held.is_empty() {
-                v.reserve_exact(total);
-            }
-        }
-        for p in pairs {
-            append(&mut y, &self.sub(&p.x, &self.scale(&p.z, half))?);
-        }
+        let y = Ys::new(pairs, self.l())?;
         // Dual execution: the runs with verifiers P1 and P2, side by side, phase by phase.
         let mut runs = [self.pos_start(ctx, &y, 1)?, self.pos_start(ctx, &y, 2)?];
         // Rounds 1–2 (and the verifier's reading of the openings), group by group.
@@ -174,7 +162,7 @@ impl Aegis {
     /// in); every party draws its chunk seeds. The instances with verifiers P1 and P2 run side
     /// by side, phase by phase ([`Aegis::verify_signs`]), so dual execution costs the rounds of
     /// one run: 4.
-    fn pos_start(&mut self, ctx: &mut Ctx, y: &Masked, k: PartyId) -> Result<Pos> {
+    fn pos_start(&mut self, ctx: &mut Ctx, y: &Ys, k: PartyId) -> Result<Pos> {
         let me = Self::check_server(ctx)?;
         let (n, l) = (y.n, self.l() as usize);
         let p = prime_for(self.l());
@@ -215,7 +203,7 @@ impl Aegis {
 
     /// Round 1 for the chunks `group`: the verifier sends the second prover its shares of the
     /// bits of `B` (the first prover's come from their common PRG).
-    fn pos_deal(&mut self, ctx: &mut Ctx, y: &Masked, pos: &Pos, group: Range<usize>) -> Result<()> {
+    fn pos_deal(&mut self, ctx: &mut Ctx, y: &Ys, pos: &Pos, group: Range<usize>) -> Result<()> {
         let me = Self::check_server(ctx)?;
         let Pos::Verifier { k, n, values, .. } = pos else {
             return Ok(());
@@ -247,7 +235,7 @@ impl Aegis {
 
     /// Round 2 for the chunks `group`: each prover computes its shares of the masked, permuted
     /// lists and opens them to the verifier, chunk by chunk.
-    fn pos_lists(&mut self, ctx: &mut Ctx, y: &Masked, pos: &mut Pos, group: Range<usize>) -> Result<()> {
+    fn pos_lists(&mut self, ctx: &mut Ctx, y: &Ys, pos: &mut Pos, group: Range<usize>) -> Result<()> {
         let me = Self::check_server(ctx)?;
         let Pos::Prover { k, n, first, values, masks, deltas, .. } = pos else {
             return Ok(());
@@ -296,7 +284,7 @@ impl Aegis {
     /// The verifier adds up the provers' openings of the chunks `group`, reads its output bits
     /// `v = sign(y) ⊕ Δ` from them and folds them into its combinations (with the coefficients
     /// it drew before the openings and reveals only after all of them, [`Aegis::pos_coins`]).
-    fn pos_open(&mut self, ctx: &mut Ctx, y: &Masked, pos: &mut Pos, group: Range<usize>) -> Result<()> {
+    fn pos_open(&mut self, ctx: &mut Ctx, y: &Ys, pos: &mut Pos, group: Range<usize>) -> Result<()> {
         let me = Self::check_server(ctx)?;
         let Pos::Verifier { k, n, coef, totals, v, .. } = pos else {
             return Ok(());
@@ -379,7 +367,7 @@ impl Aegis {
 
     /// Round 3 for the chunks `group`: the verifier sends the second prover its MAC shares of
     /// the bits, `α_j·b_s − γ^a_{j,s}`.
-    fn pos_mac_shares(&mut self, ctx: &mut Ctx, y: &Masked, pos: &Pos, group: Range<usize>) -> Result<()> {
+    fn pos_mac_shares(&mut self, ctx: &mut Ctx, y: &Ys, pos: &Pos, group: Range<usize>) -> Result<()> {
         let me = Self::check_server(ctx)?;
         let Pos::Verifier { k, n, keys, macs, .. } = pos else {
             return Ok(());
@@ -419,7 +407,7 @@ impl Aegis {
     /// group, and the second prover its MAC shares) adds up its shares of the `2λ`
     /// combinations' MACs: `Σ_i τ_{c,j,i}·(Σ_s g_{i,s}·γ_j(b_{i,s}) + h_i·γ_j(1))`, the weights
     /// `g`, `h` from the lists' masks ([`crate::lists`]).
-    fn pos_macs(&mut self, ctx: &mut Ctx, y: &Masked, pos: &mut Pos, group: Range<usize>) -> Result<()> {
+    fn pos_macs(&mut self, ctx: &mut Ctx, y: &Ys, pos: &mut Pos, group: Range<usize>) -> Result<()> {
         let me = Self::check_server(ctx)?;
         let Pos::Prover { k, n, first, macs, masks, check, sums, .. } = pos else {
             return Ok(());
@@ -564,14 +552,6 @@ enum Pos {
         check: Option<(Coefficients, [u8; MAC_KEYS])>,
         sums: Sums,
     },
-}
-
-/// `out ← out ‖ p`, component by component.
-fn append(out: &mut Masked, p: &Masked) {
-    out.m.extend(&p.m);
-    out.r.one.extend(&p.r.one);
-    out.r.two.extend(&p.r.two);
-    out.n += p.n;
 }
 
 /// Words of the batch equality test's digest `t_j`: at least 128 bits in all (a

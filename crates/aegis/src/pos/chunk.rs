@@ -10,6 +10,11 @@ use veil_mpc::PartyId;
 
 use crate::lists::{LANES, Masks, bits_of, lists_mod, weights_mod};
 use crate::prime::{Draws, Zp};
+use std::sync::Arc;
+
+use veil_mpc::{MpcError, Result};
+
+use crate::claims::SignPair;
 use crate::share::Masked;
 
 /// MAC keys per verifier.
@@ -33,11 +38,52 @@ pub(super) fn draws(seed: &[u8; 16], p: u32) -> Draws {
     Draws::new(Prg::new(&Seed(*seed)), p)
 }
 
-pub(super) fn components(me: PartyId, y: &Masked, l: u32, i: usize) -> [Option<u64>; 3] {
+/// The inputs of Π_Pos, `y = x − 2^(l−1)·z` for every sign pair in order, read in place from
+/// the pairs' `x` and `z` (which the products' records keep anyway) instead of being copied
+/// into one vector (16 bytes per element and party).
+pub(crate) struct Ys {
+    /// Each pair's first index, `x` and `z`.
+    parts: Vec<(usize, Arc<Masked>, Arc<Masked>)>,
+    pub(super) n: usize,
+    half: u64,
+}
+
+impl Ys {
+    /// The inputs of `pairs` in an `l`-bit ring; a pair whose `x` and `z` differ in length is
+    /// refused.
+    pub(crate) fn new(pairs: Vec<SignPair>, l: u32) -> Result<Ys> {
+        let mut parts = Vec::with_capacity(pairs.len());
+        let mut n = 0;
+        for p in pairs {
+            if p.x.n != p.z.n {
+                return Err(MpcError::Invalid(format!("a sign pair of {} and {} elements", p.x.n, p.z.n)));
+            }
+            let len = p.x.n;
+            parts.push((n, p.x, p.z));
+            n += len;
+        }
+        Ok(Ys { parts, n, half: 1u64 << (l - 1) })
+    }
+
+    /// Component `c` (`0` = `m`, `1` = `[r]_1`, `2` = `[r]_2`) of element `i`, not reduced
+    /// to `l` bits.
+    fn at(&self, c: usize, i: usize) -> u64 {
+        let k = self.parts.partition_point(|(start, _, _)| *start <= i).saturating_sub(1);
+        let (start, x, z) = &self.parts[k];
+        let pick = |v: &Masked| match c {
+            0 => v.m[i - start],
+            1 => v.r.one[i - start],
+            _ => v.r.two[i - start],
+        };
+        pick(x).wrapping_sub(pick(z).wrapping_mul(self.half))
+    }
+}
+
+pub(super) fn components(me: PartyId, y: &Ys, l: u32, i: usize) -> [Option<u64>; 3] {
     let red = |v: u64| if l == 64 { v } else { v & ((1u64 << l) - 1) };
-    let y0 = (me != 0).then(|| red(y.m[i]));
-    let y1 = (me != 1).then(|| red(y.r.two[i].wrapping_neg()));
-    let y2 = (me != 2).then(|| red(y.r.one[i].wrapping_neg()));
+    let y0 = (me != 0).then(|| red(y.at(0, i)));
+    let y1 = (me != 1).then(|| red(y.at(2, i).wrapping_neg()));
+    let y2 = (me != 2).then(|| red(y.at(1, i).wrapping_neg()));
     [y0, y1, y2]
 }
 
@@ -45,7 +91,7 @@ pub(super) fn components(me: PartyId, y: &Masked, l: u32, i: usize) -> [Option<u
 /// `B = 2^{l−1} − 1 − R̂` (big-endian, `l − 1`).
 pub(super) fn bound_bits(
     me: PartyId,
-    y: &Masked,
+    y: &Ys,
     l: u32,
     k: PartyId,
     i: usize,
@@ -134,7 +180,7 @@ pub(super) fn prover_lists(
     p: u32,
     l: usize,
     (me, k): (PartyId, PartyId),
-    y: &Masked,
+    y: &Ys,
     first: bool,
     shares: &[u8],
     masks_seed: &[u8; 16],
@@ -161,7 +207,7 @@ pub(super) fn prover_combos(
     p: u32,
     l: usize,
     (me, k): (PartyId, PartyId),
-    y: &Masked,
+    y: &Ys,
     mac: &[u8],
     masks_seed: &[u8; 16],
     kappa: &[u8; MAC_KEYS],
