@@ -65,11 +65,11 @@ use crate::share::{Aegis, Masked, Pair};
 
 mod chunk;
 pub use chunk::MAC_KEYS;
+use chunk::Ys;
 use chunk::{
     Coefficients, Sums, add_sums, bound_bits, chunk_count, chunk_ranges, chunk_seeds, draws, groups,
     prover_combos, prover_lists, tau_sums,
 };
-use chunk::Ys;
 
 impl Aegis {
     /// White-box tampering for the negative tests: applies `f` to the claimed sign bit of every

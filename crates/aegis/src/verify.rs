@@ -455,8 +455,19 @@ impl Reduction {
             }
         }
         // The truncation pairs' bit products (no `m` component anywhere) apart from the
-        // others: at the final check only P0's masks enter for them (`Final::lazy`).
-        let (bits, plain): (Vec<_>, Vec<_>) = per_term.into_iter().partition(|r| r.bits.is_some());
+        // others when they are still too many to hold after every reduction: at the final
+        // check only P0's masks enter for them (`Final::lazy`). A smaller claim is
+        // materialized before the end anyway, and one claim is cheaper to reduce than two.
+        let (mut bits, mut plain): (Vec<_>, Vec<_>) = per_term.into_iter().partition(|r| r.bits.is_some());
+        let bit_terms: usize =
+            bits.iter().map(|r| r.z.n.saturating_mul(r.bits.as_ref().map_or(0, |b| b.len))).sum();
+        let held_after_all = u32::try_from(budget)
+            .ok()
+            .and_then(|b| 1usize.checked_shl(b))
+            .map_or(usize::MAX, |f| materialize_at.saturating_mul(f));
+        if bit_terms <= held_after_all {
+            plain.append(&mut bits);
+        }
         let mut parts = Vec::new();
         for group in [plain, bits] {
             if !group.is_empty() {
