@@ -73,6 +73,12 @@ impl GrVec {
         [get(&self.m), get(&self.one), get(&self.two)]
     }
 
+    /// Entry `i` as `[m, [r]_1, [r]_2]`, with 0 for the components this party does not hold.
+    pub(crate) fn at(&self, i: usize) -> Entry {
+        let get = |v: &[Gr]| v.get(i).copied().unwrap_or(Gr::ZERO);
+        [get(&self.m), get(&self.one), get(&self.two)]
+    }
+
     pub(crate) fn map2(&self, o: &GrVec, f: impl Fn(&Gr, &Gr) -> Gr) -> GrVec {
         let z = |a: &[Gr], b: &[Gr]| a.iter().zip(b).map(|(p, q)| f(p, q)).collect();
         GrVec { m: z(&self.m, &o.m), one: z(&self.one, &o.one), two: z(&self.two, &o.two) }

@@ -471,40 +471,6 @@ impl Columns {
         (xs, ys)
     }
 
-    /// Whether every record is a truncation pair's bit products, whose inputs have `m = 0`
-    /// (`crate::claims::BitProducts`): then so has every entry, at every reduction.
-    pub(crate) fn masks_only(&self) -> bool {
-        self.recs.iter().all(|r| r.bits.is_some())
-    }
-
-    /// P0's `Σ_i r_{X,i}·r_{Y,i}` over the claim's entries at the current reduction
-    /// (`r = [r]_1 + [r]_2`, `X` with its factor `b_l`), column by column: what the final check
-    /// needs of a claim with `m = 0` everywhere ([`Columns::masks_only`]) without its entries
-    /// being held (0 at P1 and P2, which hold one mask component each).
-    pub(crate) fn mask_products(&self) -> Gr {
-        if self.me != 0 {
-            return Gr::ZERO;
-        }
-        self.b
-            .par_iter()
-            .enumerate()
-            .fold(
-                || (Scratch::default(), Gr::ZERO),
-                |(mut scratch, sum), (l, b)| {
-                    self.entries(l, &mut scratch);
-                    let (rx, ry): (Vec<Gr>, Vec<Gr>) = scratch
-                        .x
-                        .iter()
-                        .zip(&scratch.y)
-                        .map(|(x, y)| (x[ONE].add(&x[TWO]), y[ONE].add(&y[TWO])))
-                        .unzip();
-                    (scratch, sum.add(&b.mul(&Gr::inner_product(&rx, &ry))))
-                },
-            )
-            .map(|(_, sum)| sum)
-            .reduce(|| Gr::ZERO, |a, b| a.add(&b))
-    }
-
     /// Column `l`'s entries at the current reduction, without the factor `b_l`: from the
     /// subset-sum tables for bit products where they are built, else term by term.
     fn entries(&self, l: usize, scratch: &mut Scratch) {

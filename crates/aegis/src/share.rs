@@ -43,6 +43,12 @@ pub struct Aegis {
     /// Sends the other prover a reduction share that differs from the committed one (negative
     /// tests only).
     pub(crate) rushing: bool,
+    /// A malicious P0's attempt to cancel its own error at the final check (negative tests
+    /// only).
+    pub(crate) cancel_attempt: Option<crate::verify::CancelAttempt>,
+    /// Hands P1's `m_α` of the final check to a test (negative tests only: shows that knowing
+    /// `α` is what a cancellation needs).
+    pub(crate) leak_alpha: Option<fn(&veil_ring::Gr)>,
     /// The material dealt so far, by kind ([`crate::plan`]).
     pub(crate) usage: veil_mpc::prep::PrepUsage,
 }
@@ -84,12 +90,15 @@ impl Aegis {
             max_reductions: None,
             materialize_at: crate::claims::MATERIALIZE_AT,
             rushing: false,
+            cancel_attempt: None,
+            leak_alpha: None,
             usage: veil_mpc::prep::PrepUsage::default(),
         })
     }
 
     /// Caps the verification's halvings at `r` per claim (the paper's `R`): fewer rounds, a
-    /// larger final check (`2N/2^R + 3` GR elements dealt by P0). Every party must use the
+    /// larger final check (`N/2^R + 2` GR elements dealt by P0, as many each way between P1 and
+    /// P2). Every party must use the
     /// same `r`.
     pub fn with_reductions(mut self, r: usize) -> Self {
         self.max_reductions = Some(r);
@@ -110,6 +119,19 @@ impl Aegis {
     #[doc(hidden)]
     pub fn tamper_after_commit(&mut self) {
         self.rushing = true;
+    }
+
+    /// Makes this party, as P0, try to cancel an error of its own at the verification's final
+    /// check ([`crate::verify::CancelAttempt`]; negative tests only).
+    #[doc(hidden)]
+    pub fn attempt_cancel(&mut self, attempt: crate::verify::CancelAttempt) {
+        self.cancel_attempt = Some(attempt);
+    }
+
+    /// Makes this party, as P1, hand its `m_α` of the final check to `f` (negative tests only).
+    #[doc(hidden)]
+    pub fn leak_alpha(&mut self, f: fn(&veil_ring::Gr)) {
+        self.leak_alpha = Some(f);
     }
 
     /// The ring width.

@@ -19,13 +19,27 @@
 //!    `ζ ∈ GR` after the inner products are fixed (`crate::challenge`), and continue with `X_{2i} + ζ(X_{2i+1}−X_{2i})`, the
 //!    same for `Y`, and `Z' = h(0) + ζc_1 + ζ²c_2`. A false claim survives with probability
 //!    at most `2/2^64` per reduction, whatever additive errors the inner products carry.
-//! 4. **Final check** (Π_InnerVerify): with a secret random `⟨α⟩`, compute
-//!    `⟨Δ⟩ = α·(Σ X_i·Y_i − Z)` in *one* degree-3 evaluation (P0 deals the cross terms of the
-//!    masks), so its additive error cannot depend on `α`; open `Δ` with the hash-checked
-//!    reconstruction and accept iff `Δ = 0` (false accept `≤ 2^-64`). The truncation pairs'
-//!    bit products are reduced as a claim of their own: their inputs' masked values are 0,
-//!    so only P0's `Σ r_X r_Y` over them enters `⟨Δ⟩`, summed from the recorded bits without
-//!    their entries being held or dealt (`Final`).
+//! 4. **Final check** (Π_InnerVerify, rebuilt; `Aegis::final_check`): with a secret random
+//!    `⟨α⟩`, first `⟨W_i⟩ = ⟨α·X_i⟩` for every entry as masked products, then the masked inner
+//!    product `⟨Δ⟩ = Σ W_i·Y'_i − α·Z'`; open `Δ` with the hash-checked reconstruction and
+//!    accept iff `Δ = 0`. The paper computes `α·(Σ X_i·Y_i − Z)` in one degree-3 evaluation
+//!    from cross terms P0 deals, and P1 and P2 multiply two of them (`Σ r_X r_Y` and
+//!    `r_α r_Z`) by the public `m_α`: a malicious P0, which knows `r_α` and the error `E` its
+//!    own deviations left in the claim, shifts `Σ r_X r_Y` by `−E` and `Σ r_α r_X r_Y` by
+//!    `−r_α·E`, which adds `−(m_α − r_α)·E = −α·E` and cancels the error (the paper's Lemma 3
+//!    assumes the evaluation's additive error cannot depend on `α`; this one does). Here every
+//!    value P0 deals enters `Δ` additively or times a secret, so
+//!    `Δ = α·E + Σ_i δ_i·Y'_i + e` with `δ_i`, `e` fixed by a view in which `α` is uniform
+//!    (`m_α` is hidden from P0, a share of `r_α` from each prover): a false claim passes with
+//!    probability at most `2^-64`. An error `δ_i` in P0's deal of `α·X_i` is multiplied by
+//!    the entry's `Y`: were that the data's `Y_i`, whether P0's change aborts would tell it
+//!    whether `Y_i = 0` (a selective failure). So each `Y_i` is first mixed with a secret
+//!    random dummy, `Y'_i = Y_i + γ·D_i` and `Z' = Z + γ·T` with the masked inner product
+//!    `⟨T⟩ = ⟨Σ X_i·D_i⟩`, `γ` drawn by a challenge after `T` and the `W_i` are fixed (an
+//!    error in `T` leaves `α·γ·e_T`, caught like `E`). Cost: four rounds (a challenge, an
+//!    exchange, the opening), `N' + 2` GR elements from P0, `N' + 2` each way between P1 and
+//!    P2 (the paper's check: `2N' + 3` from P0, two rounds). Every claim, the truncation
+//!    pairs' bit products too, is materialized for it: each entry is multiplied by `α`.
 //!
 //! Communication: per reduction two GR inner products (`2 × 512` bytes from P0, `2 × 512` each
 //! way between P1 and P2) and a challenge, **2 rounds**: P1 and P2 exchange their shares in
@@ -37,11 +51,13 @@
 //! out when `ζ` may be revealed). A challenge drawn by opening a random value
 //! with P0 sending its pieces at once would be unsound against a rushing P1 or P2 (it would
 //! read `ζ` before sending its share); `crate::challenge` says why its schedule is not.
-//! Total: `2` for the coefficients, `2` per reduction, `2` for the final check (its cross
-//! terms, `2N' + 3` GR elements from P0, follow the last challenge's release), so `2R + 4`. The
+//! Total: `2` for the coefficients, `2` per reduction, `4` for the final check (its first
+//! deal follows the last challenge's release; then the dummies' challenge, the exchange of
+//! `m_Δ` and the opening), so `2R + 6`. The
 //! parties run reductions while the dimension is above [`FINAL_DIMENSION`], at most
 //! [`REDUCTIONS`] of them, so the rounds do not grow with the batch: a larger batch makes the
-//! final check larger instead (`N' = N/2^R`). Memory stays bounded without chunking: the elementwise and inner
+//! final check larger instead (`N' = N/2^R`), up to [`FINAL_LIMIT`] entries, past which a
+//! claim is halved further (a final entry costs far more than a halving). Memory stays bounded without chunking: the elementwise and inner
 //! products, almost all of the terms, are reduced lazily from their recorded `Z_2^64` shares
 //! ([`crate::columns`]) while a column still holds two entries or more (or until at most
 //! [`crate::columns::MATERIALIZE_AT`] entries are left), and
@@ -57,7 +73,9 @@ use veil_ring::Gr;
 
 use crate::challenge;
 pub use crate::claims::Terms;
-use crate::claims::{BitProducts, Claim, GrVec, Recorded, cross_sum, gr_bytes, gr_digest, gr_from, recv_gr};
+use crate::claims::{
+    BitProducts, Claim, Entry, GrVec, Recorded, cross_sum, cross_term, gr_bytes, gr_digest, gr_from, recv_gr,
+};
 use crate::columns::Columns;
 use crate::freivalds::compress_matmul;
 use crate::share::{Aegis, Masked};
@@ -69,11 +87,18 @@ use crate::share::{Aegis, Masked};
 /// batch 30 (4.2 million terms) ends at about 4 000 entries.
 pub const REDUCTIONS: usize = 10;
 
+/// Most entries a claim takes to the final check: past its `R` halvings, a longer claim is
+/// halved further (2 rounds and two GR inner products each, where the final check costs
+/// about 3 KiB per entry and party between P1 and P2 and from P0, and holds each entry's
+/// `α·X_i` and dummy). Only a claim of more than `2^R · FINAL_LIMIT` terms gets more rounds:
+/// LeNet at batch 30 (4.2 million) does not, VGG-16 does.
+pub const FINAL_LIMIT: usize = 1 << 14;
+
 /// Entries of a held claim per block of its local parts (computed in parallel).
 const HELD_BLOCK: usize = 256;
 
-/// Reductions stop at this dimension (the final check deals `2N' + 3` GR elements: 1 MiB from
-/// P0 here). The paper leaves `N/2^R` around 2^10–2^11 too (its Fig. 15): below that, each
+/// Reductions stop at this dimension (the final check deals `N' + 2` GR elements: 512 KiB from
+/// P0 here, and as much each way between P1 and P2). The paper leaves `N/2^R` around 2^10–2^11 too (its Fig. 15): below that, each
 /// halving (2 rounds) saves less traffic than a round costs on any network it measures.
 pub const FINAL_DIMENSION: usize = 1024;
 
@@ -137,6 +162,15 @@ impl Aegis {
     /// A random `⟨v⟩` over GR nobody knows (no communication).
     fn gr_random(&self, ctx: &mut Ctx, what: &str, n: usize) -> Result<GrVec> {
         let me = Self::check_server(ctx)?;
+        let masks = self.gr_masks(ctx, what, n)?;
+        let m = if me == 0 { vec![] } else { self.gr_pair_random(ctx, 3 - me, &format!("{what}/m"), n)? };
+        Ok(GrVec { m, ..masks })
+    }
+
+    /// Random masks `[r]_1`, `[r]_2` of `n` GR values, with no masked value: the output masks
+    /// of masked products (no communication).
+    fn gr_masks(&self, ctx: &mut Ctx, what: &str, n: usize) -> Result<GrVec> {
+        let me = Self::check_server(ctx)?;
         let one = if me != 2 {
             self.gr_pair_random(ctx, if me == 0 { 1 } else { 0 }, &format!("{what}/1"), n)?
         } else {
@@ -147,8 +181,7 @@ impl Aegis {
         } else {
             vec![]
         };
-        let m = if me == 0 { vec![] } else { self.gr_pair_random(ctx, 3 - me, &format!("{what}/m"), n)? };
-        Ok(GrVec { m, one, two })
+        Ok(GrVec { m: vec![], one, two })
     }
 
     /// P0's deal of GR values `v`: P1's share comes from the PRG it shares with P0, P2's share
@@ -228,6 +261,9 @@ impl Aegis {
         // The step whose challenge is pending: the claims it reduces, this party's share of
         // their inner products (P1, P2) and the output masks.
         let mut step: Option<(Vec<usize>, Vec<Gr>, GrVec)> = None;
+        // A cheating P0's record of the error its shifts left in each claim (negative tests).
+        let cheat = if me == 0 { self.cancel_attempt } else { None };
+        let mut errors: Vec<Gr> = vec![];
         loop {
             // P0 releases the challenge at once; what it deals for this step follows when it is
             // computed, while P1 and P2 compute their parts.
@@ -247,7 +283,10 @@ impl Aegis {
             let red = match (reduction.as_mut(), step.take()) {
                 (None, _) => {
                     let recorded = recorded.take().unwrap_or_default();
-                    reduction.insert(Reduction::new(me, recorded, &mut prg, limit, materialize_at)?)
+                    let red =
+                        reduction.insert(Reduction::new(me, recorded, &mut prg, limit, materialize_at)?);
+                    errors = vec![Gr::ZERO; red.parts.len()];
+                    red
                 }
                 (Some(red), Some((active, share, masks))) => {
                     // The step's inner products: P1 and P2 add the other's share to theirs.
@@ -259,29 +298,29 @@ impl Aegis {
                         None => vec![],
                     };
                     let h = GrVec { m, one: masks.one, two: masks.two };
-                    red.fold(&active, &h, &Gr::random(&mut prg));
+                    let zeta = Gr::random(&mut prg);
+                    if let (Some(c), Some(&first)) = (cheat, active.first()) {
+                        // `Z' = h(0) + ζ·(Z − 2h(0) − c_2) + ζ²·c_2`: an error `E` in `Z` and
+                        // `e` in `h(0)` leave `ζ·E + (1 − 2ζ)·e`.
+                        let one_minus_2z = Gr::embed(1).sub(&zeta).sub(&zeta);
+                        for &k in &active {
+                            errors[k] = zeta.mul(&errors[k]);
+                        }
+                        errors[first].add_assign(&one_minus_2z.mul(&Gr::embed(c.shift)));
+                    }
+                    red.fold(&active, &h, &zeta);
                     red
                 }
                 (Some(_), None) => return Err(MpcError::Invalid("a challenge without a step".into())),
             };
             let active = red.next_step();
             if active.is_empty() {
-                let fin = match reduction.take() {
+                let (fin, coeffs) = match reduction.take() {
                     Some(r) => r.into_final(&mut prg),
                     None => return Err(MpcError::Invalid("a final check without claims".into())),
                 };
-                let delta = if me == 0 {
-                    let (deal, delta) = self.final_dealer(ctx, &fin)?;
-                    ctx.net().send(2, deal)?;
-                    delta
-                } else {
-                    self.final_prover(ctx, &fin)?
-                };
-                let opened = self.gr_open(ctx, &delta)?;
-                if opened[0] != Gr::ZERO {
-                    return Err(MpcError::abort("aegis: batch multiplication verification", None));
-                }
-                return Ok(());
+                let error = errors.iter().zip(&coeffs).fold(Gr::ZERO, |s, (e, r)| s.add(&e.mul(r)));
+                return self.final_check(ctx, &fin, cheat.map(|c| (c, error)));
             }
             let n = 2 * active.len();
             let local = red.local(&active);
@@ -289,7 +328,11 @@ impl Aegis {
             let masks = GrVec { m: vec![], one: r_z.one, two: r_z.two };
             let share = if me == 0 {
                 // P0 deals `[r_z + Σ r_a·r_b]` (its local part is the masks' cross term).
-                let gamma: Vec<Gr> = (0..n).map(|j| masks.one[j].add(&masks.two[j]).add(&local[j])).collect();
+                let mut gamma: Vec<Gr> =
+                    (0..n).map(|j| masks.one[j].add(&masks.two[j]).add(&local[j])).collect();
+                if let Some(c) = cheat {
+                    gamma[0].add_assign(&Gr::embed(c.shift));
+                }
                 let deal = self.deal_out(ctx, "verify/inner/gamma", &gamma)?;
                 ctx.net().send(2, deal)?;
                 vec![]
@@ -310,97 +353,120 @@ impl Aegis {
         }
     }
 
-    /// P0's part of Π_InnerVerify for `⟨Δ⟩ = α·(Σ X_i·Y_i − Z)`: the cross terms of the masks
-    /// to deal (`Σ r_X r_Y`, `Σ r_α r_X r_Y = r_α·Σ r_X r_Y`, `r_α r_Z`, and per held entry
-    /// `r_α r_X`, `r_α r_Y`: the bytes for P2) and its components of `⟨Δ⟩`. The sums run over
-    /// every entry, the lazy claims' too ([`Final::lazy`]).
-    fn final_dealer(&self, ctx: &mut Ctx, fin: &Final) -> Result<(Vec<u8>, GrVec)> {
-        let n = fin.held_len();
-        let alpha = self.gr_random(ctx, "verify/alpha", 1)?;
-        let r_d = self.gr_random(ctx, "verify/delta", 1)?;
-        let r = |v: &GrVec, i: usize| v.one[i].add(&v.two[i]);
-        let ra = r(&alpha, 0);
-        // `[Σ r_X r_Y, Σ r_α r_X r_Y, r_α r_Z]` then `r_α r_X, r_α r_Y` per held entry, written
-        // in place block by block (nothing else of the claims' length is held).
-        let mut cross = vec![Gr::ZERO; 2 * n + 3];
-        let mut s1 = Gr::ZERO;
-        let mut offset = 0;
-        for (xs, ys) in &fin.held {
-            let len = xs.len();
-            let block = &mut cross[3 + 2 * offset..3 + 2 * (offset + len)];
-            let part = block
-                .par_chunks_mut(2 * HELD_BLOCK)
-                .enumerate()
-                .map(|(b, out)| {
-                    let mut s = Gr::ZERO;
-                    for (k, pair) in out.chunks_exact_mut(2).enumerate() {
-                        let i = b * HELD_BLOCK + k;
-                        let (rx, ry) = (r(xs, i), r(ys, i));
-                        s.add_assign(&rx.mul(&ry));
-                        (pair[0], pair[1]) = (ra.mul(&rx), ra.mul(&ry));
-                    }
-                    s
-                })
-                .reduce(|| Gr::ZERO, |a, b| a.add(&b));
-            s1.add_assign(&part);
-            offset += len;
-        }
-        for (columns, coeff) in &fin.lazy {
-            s1.add_assign(&coeff.mul(&columns.mask_products()));
-        }
-        (cross[0], cross[1], cross[2]) = (s1, ra.mul(&s1), ra.mul(&r(&fin.z, 0)));
-        let deal = self.deal_out(ctx, "verify/cross", &cross)?;
-        Ok((deal, GrVec { m: vec![], one: r_d.one, two: r_d.two }))
-    }
-
-    /// P1's or P2's part of Π_InnerVerify: `⟨Δ⟩` in one degree-3 evaluation from the dealt
-    /// cross terms, so its additive error cannot depend on the secret `α`; one exchange. The
-    /// lazy claims' entries add nothing here ([`Final::lazy`]).
-    fn final_prover(&self, ctx: &mut Ctx, fin: &Final) -> Result<GrVec> {
+    /// Π_InnerVerify, rebuilt (module docs, item 4). With secret random `⟨α⟩` and `⟨D_i⟩`:
+    ///
+    /// 1. P0 deals `Γ_i = r_α·r_{X_i} + r_{W_i}` for `⟨W_i⟩ = ⟨α·X_i⟩` and the masked inner
+    ///    product `⟨T⟩ = ⟨Σ X_i·D_i⟩`; P1 and P2 exchange their shares of `m_W` and `m_T` in
+    ///    the first round of a challenge, which draws `γ` after all of it is fixed.
+    /// 2. With `Y'_i = Y_i + γ·D_i` and `Z' = Z + γ·T` (local), P0 deals the dealt part of
+    ///    the masked inner product `⟨Δ⟩ = Σ W_i·Y'_i − α·Z'`; P1 and P2 exchange, and `Δ` is
+    ///    opened with the hash-checked reconstruction: accept iff `Δ = 0`.
+    ///
+    /// `Δ = α·(E + γ·e_T) + Σ_i δ_i·Y'_i + e` for a claim error `E`, errors `e_T` in `T`, `δ_i`
+    /// in `W_i` and `e` in the last step, all fixed in a view where `α` is uniform; `Y'_i` is
+    /// uniform whatever the data, so no error's effect depends on whether an entry is 0.
+    /// Four rounds; `N' + 2` GR elements from P0, `N' + 2` each way between P1 and P2.
+    fn final_check(&self, ctx: &mut Ctx, fin: &Final, cheat: Option<(CancelAttempt, Gr)>) -> Result<()> {
         let me = Self::check_server(ctx)?;
         let n = fin.held_len();
         let alpha = self.gr_random(ctx, "verify/alpha", 1)?;
-        let r_d = self.gr_random(ctx, "verify/delta", 1)?;
-        let c = self.deal_in(ctx, "verify/cross", 2 * n + 3)?;
-        fn held(me: usize, v: &GrVec) -> &[Gr] {
-            if me == 1 { &v.one } else { &v.two }
+        let dummies = self.gr_random(ctx, "verify/dummies", n)?;
+        let r_w = self.gr_masks(ctx, "verify/alpha-x", n)?;
+        let r_t = self.gr_masks(ctx, "verify/dummies-x", 1)?;
+        let r_d = self.gr_masks(ctx, "verify/delta", 1)?;
+        let a = alpha.at(0);
+        if me == 1
+            && let Some(leak) = self.leak_alpha
+        {
+            leak(&alpha.m[0]);
         }
-        let j = |v| held(me, v);
-        let z = &fin.z;
-        let (ma, ra_j, rz_j, rd_j) = (alpha.m[0], j(&alpha)[0], j(z)[0], j(&r_d)[0]);
-        // [m_Δ]_j = (j==2)(Σ m_α m_X m_Y − m_α m_Z) − Σ(m_α m_X [r_Y] + m_α m_Y [r_X] +
-        //   m_X m_Y [r_α]) + m_α [Σ r_X r_Y] + Σ(m_X [r_α r_Y] + m_Y [r_α r_X]) − [Σ r_α r_X r_Y]
-        //   + m_α [r_Z] + m_Z [r_α] − [r_α r_Z] + [r_Δ]
-        let mut s =
-            ma.mul(&c[0]).sub(&c[1]).add(&ma.mul(&rz_j)).add(&z.m[0].mul(&ra_j)).sub(&c[2]).add(&rd_j);
-        // Entry by entry in parallel; the sums in GR add up in any order to the same total.
+        // This party's local parts of each `α·X_i` (P0: `r_α·r_{X_i}`) and of `Σ X_i·D_i`.
         let entries: Vec<(usize, usize, usize)> = fin.held_entries().collect();
-        let per_entry = entries
-            .into_par_iter()
-            .map(|(k, i, at)| {
-                let (xs, ys) = &fin.held[k];
-                let (mx, my) = (xs.m[i], ys.m[i]);
-                let mxy = mx.mul(&my);
-                let mut t = mx.mul(&c[3 + 2 * at + 1]).add(&my.mul(&c[3 + 2 * at]));
-                t = t.sub(&ma.mul(&mx).mul(&j(ys)[i])).sub(&ma.mul(&my).mul(&j(xs)[i])).sub(&mxy.mul(&ra_j));
-                if me == 2 {
-                    t = t.add(&ma.mul(&mxy));
-                }
-                t
-            })
-            .reduce(|| Gr::ZERO, |a, b| a.add(&b));
-        s = s.add(&per_entry);
-        if me == 2 {
-            s = s.sub(&ma.mul(&z.m[0]));
+        let mut local: Vec<Gr> =
+            entries.par_iter().map(|&(k, i, _)| cross_term(me, &a, &fin.held[k].0.at(i))).collect();
+        local.push(fin.inner_with(me, false, &dummies, None));
+        let masks = |i: usize| if i < n { r_w.one[i].add(&r_w.two[i]) } else { r_t.one[0].add(&r_t.two[0]) };
+        let share = if me == 0 {
+            let mut deal: Vec<Gr> = local.par_iter().enumerate().map(|(i, l)| l.add(&masks(i))).collect();
+            if let Some((attempt, e)) = cheat {
+                (attempt.cancel)(&e, &a[1].add(&a[2]), FinalDeal::Products(&mut deal));
+            }
+            let bytes = self.deal_out(ctx, "verify/final/products", &deal)?;
+            ctx.net().send(2, bytes)?;
+            vec![]
+        } else {
+            let dealt = self.deal_in(ctx, "verify/final/products", n + 1)?;
+            local.iter().zip(&dealt).map(|(l, g)| l.add(g)).collect()
+        };
+        let what = "verify/gamma";
+        let pending = challenge::send(ctx, what, &gr_bytes(&share))?;
+        let (gamma, m) = match pending.seed() {
+            Some(seed) => {
+                challenge::finish(ctx, what, pending)?;
+                (Gr::random(&mut Prg::new(&seed)), vec![])
+            }
+            None => {
+                let d = challenge::finish(ctx, what, pending)?
+                    .ok_or_else(|| MpcError::Invalid("P0 drew a prover's challenge".into()))?;
+                let other = gr_from(3 - me, &d.from_peer, n + 1)?;
+                (
+                    Gr::random(&mut Prg::new(&d.seed)),
+                    share.iter().zip(&other).map(|(a, b)| a.add(b)).collect(),
+                )
+            }
+        };
+        let (m_w, m_t) = match m.split_last() {
+            Some((t, w)) => (w.to_vec(), vec![*t]),
+            None => (vec![], vec![]),
+        };
+        let w = GrVec { m: m_w, one: r_w.one, two: r_w.two };
+        let t = GrVec { m: m_t, one: r_t.one, two: r_t.two };
+        let z = fin.z.add(&t.times(&gamma)).at(0);
+        // `Σ W_i·Y'_i − α·Z'`, local parts.
+        let local = fin.inner_with(me, true, &w, Some((&dummies, &gamma))).sub(&cross_term(me, &a, &z));
+        let delta = if me == 0 {
+            let mut g = local.add(&r_d.one[0]).add(&r_d.two[0]);
+            if let Some((attempt, e)) = cheat {
+                (attempt.cancel)(&e, &a[1].add(&a[2]), FinalDeal::Delta(&mut g));
+            }
+            let bytes = self.deal_out(ctx, "verify/final/delta", &[g])?;
+            ctx.net().send(2, bytes)?;
+            GrVec { m: vec![], one: r_d.one, two: r_d.two }
+        } else {
+            let dealt = self.deal_in(ctx, "verify/final/delta", 1)?;
+            let s = local.add(&dealt[0]);
+            ctx.net().send(3 - me, s.to_bytes())?;
+            let other = recv_gr(ctx, 3 - me, 1)?;
+            GrVec { m: vec![s.add(&other[0])], one: r_d.one, two: r_d.two }
+        };
+        let opened = self.gr_open(ctx, &delta)?;
+        if opened[0] != Gr::ZERO {
+            return Err(MpcError::abort("aegis: batch multiplication verification", None));
         }
-        ctx.net().send(3 - me, s.to_bytes())?;
-        let other = recv_gr(ctx, 3 - me, 1)?;
-        Ok(GrVec {
-            m: vec![s.add(&other[0])],
-            one: if me == 1 { r_d.one } else { vec![] },
-            two: if me == 2 { r_d.two } else { vec![] },
-        })
+        Ok(())
     }
+}
+
+/// What a cheating P0 may change at the final check ([`CancelAttempt`]).
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum FinalDeal<'a> {
+    /// `Γ_i` per entry, then `T`'s dealt part.
+    Products(&'a mut [Gr]),
+    /// `Δ`'s dealt part.
+    Delta(&'a mut Gr),
+}
+
+/// A malicious P0 trying to cancel an error of its own at the final check (negative tests
+/// only, [`Aegis::attempt_cancel`]): it adds `shift` to the `h(0)` it deals at every
+/// reduction, tracks the error `E` this leaves in the final claim (`E' = ζ·E + e·(1 − 2ζ)`
+/// per reduction, with the final coefficients), and changes each of its two final deals by
+/// `cancel(E, r_α, deal)`.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct CancelAttempt {
+    pub shift: u64,
+    pub cancel: fn(&Gr, &Gr, FinalDeal<'_>),
 }
 
 /// A claim being reduced: lazily from the recorded shares ([`crate::columns`]), or held in GR.
@@ -420,7 +486,8 @@ impl Part {
 
 /// The claims of one verification, reduced in lockstep: one challenge `ζ` per step for every
 /// claim still above its target, each claim at most as many times as its budget says (what
-/// is left of `R`, [`Aegis::with_reductions`]).
+/// is left of `R`, [`Aegis::with_reductions`]) unless it is still longer than
+/// [`FINAL_LIMIT`].
 struct Reduction {
     me: usize,
     parts: Vec<(Part, usize)>,
@@ -454,27 +521,11 @@ impl Reduction {
                 per_term.push(rec);
             }
         }
-        // The truncation pairs' bit products (no `m` component anywhere) apart from the
-        // others when they are still too many to hold after every reduction: at the final
-        // check only P0's masks enter for them (`Final::lazy`). A smaller claim is
-        // materialized before the end anyway, and one claim is cheaper to reduce than two.
-        let (mut bits, mut plain): (Vec<_>, Vec<_>) = per_term.into_iter().partition(|r| r.bits.is_some());
-        let bit_terms: usize =
-            bits.iter().map(|r| r.z.n.saturating_mul(r.bits.as_ref().map_or(0, |b| b.len))).sum();
-        let held_after_all = u32::try_from(budget)
-            .ok()
-            .and_then(|b| 1usize.checked_shl(b))
-            .map_or(usize::MAX, |f| materialize_at.saturating_mul(f));
-        if bit_terms <= held_after_all {
-            plain.append(&mut bits);
-        }
         let mut parts = Vec::new();
-        for group in [plain, bits] {
-            if !group.is_empty() {
-                let columns = Columns::new(me, group, coeffs)?;
-                let z = columns.z();
-                parts.push((Part::Lazy(Box::new(columns), z), budget));
-            }
+        if !per_term.is_empty() {
+            let columns = Columns::new(me, per_term, coeffs)?;
+            let z = columns.z();
+            parts.push((Part::Lazy(Box::new(columns), z), budget));
         }
         if direct.0.len() != 0 {
             parts.push((Part::Held(direct), budget));
@@ -488,7 +539,10 @@ impl Reduction {
     /// length gets one zero entry.
     fn next_step(&mut self) -> Vec<usize> {
         let active: Vec<usize> = (0..self.parts.len())
-            .filter(|&k| self.parts[k].0.len() > self.target && self.parts[k].1 > 0)
+            .filter(|&k| {
+                let len = self.parts[k].0.len();
+                len > self.target && (self.parts[k].1 > 0 || len > FINAL_LIMIT)
+            })
             .collect();
         for &k in &active {
             let part = &mut self.parts[k].0;
@@ -539,7 +593,7 @@ impl Reduction {
         for (j, &k) in active.iter().enumerate() {
             let (h0, c2) = (h.pick(|_| 2 * j, 1), h.pick(|_| 2 * j + 1, 1));
             let (part, budget) = &mut self.parts[k];
-            *budget -= 1;
+            *budget = budget.saturating_sub(1);
             match part {
                 Part::Lazy(columns, z) => {
                     *z = reduced_z(z, &h0, &c2, zeta);
@@ -554,61 +608,51 @@ impl Reduction {
         }
     }
 
-    /// What the final check tests: with several claims, their sum under coefficients drawn
-    /// from the last challenge (after every reduction). A plain sum of claims reduced at
-    /// different points could cancel a 2-torsion error (a server may shift a reduction's
-    /// `h(0)` by the other claim's error `E` when `2E = 0`); random coefficients from a seed
-    /// drawn after both errors were fixed cannot. A lazy claim of bit products stays lazy
-    /// ([`Final::lazy`]); the others are materialized.
-    fn into_final(self, coeffs: &mut Prg) -> Final {
+    /// What the final check tests, with the coefficient of each claim: with several claims,
+    /// their sum under coefficients drawn from the last challenge (after every reduction). A
+    /// plain sum of claims reduced at different points could cancel a 2-torsion error (a server
+    /// may shift a reduction's `h(0)` by the other claim's error `E` when `2E = 0`); random
+    /// coefficients from a seed drawn after both errors were fixed cannot. Every claim is
+    /// materialized: the final check multiplies each entry by `α`.
+    fn into_final(self, coeffs: &mut Prg) -> (Final, Vec<Gr>) {
         let single = self.parts.len() == 1;
-        let mut fin = Final { held: vec![], lazy: vec![], z: zero_one() };
+        let mut fin = Final { held: vec![], z: zero_one() };
+        let mut used = vec![];
         for (part, _) in self.parts {
             let r = if single { Gr::embed(1) } else { Gr::random(coeffs) };
-            let (xs, ys, z) = match part {
-                Part::Lazy(columns, z) if columns.masks_only() => {
-                    fin.z = fin.z.add(&z.times(&r));
-                    fin.lazy.push((columns, r));
-                    continue;
-                }
+            let (mut xs, ys, z) = match part {
                 Part::Lazy(columns, z) => {
                     let (xs, ys) = columns.materialize();
                     (xs, ys, z)
                 }
                 Part::Held(claim) => claim,
             };
-            let mut xs = xs;
             if !single {
                 xs.scale(&r);
             }
             fin.z = fin.z.add(&z.times(&r));
             fin.held.push((xs, ys));
+            used.push(r);
         }
-        fin
+        (fin, used)
     }
 }
 
 /// The claim of the final check, `Σ_k Σ_i X_{k,i}·Y_{k,i} = Z`, in the pieces it was reduced
 /// in: no vector of them is copied into one.
 struct Final {
-    /// Claims held in GR, `X` already times its coefficient.
+    /// The claims' vectors, `X` already times its coefficient.
     held: Vec<(GrVec, GrVec)>,
-    /// Lazy claims of truncation pairs' bit products with their coefficients. Every entry has
-    /// `m_X = m_Y = 0` (the inputs' masked values are 0 by construction, a public fact), so
-    /// every per-entry term of `⟨Δ⟩` at P1 and P2 has the factor `m_X` or `m_Y` and vanishes:
-    /// only P0's `Σ r_X·r_Y` (and so `Σ r_α·r_X·r_Y`) depends on them, which it computes
-    /// column by column ([`Columns::mask_products`]). No entry of them is held or dealt.
-    lazy: Vec<(Box<Columns>, Gr)>,
     z: GrVec,
 }
 
 impl Final {
-    /// Entries of the held claims, which the final check deals cross terms for.
+    /// Entries of the claims, which the final check multiplies by `α`.
     fn held_len(&self) -> usize {
         self.held.iter().map(|(xs, _)| xs.len()).sum()
     }
 
-    /// Each held entry as `(claim, entry, its index among all held entries)`.
+    /// Each entry as `(claim, entry, its index among all entries)`.
     fn held_entries(&self) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
         let mut offset = 0;
         self.held.iter().enumerate().flat_map(move |(k, (xs, _))| {
@@ -616,6 +660,44 @@ impl Final {
             offset += xs.len();
             (0..xs.len()).map(move |i| (k, i, start + i))
         })
+    }
+
+    /// This party's local part of the masked inner product `Σ_i V_i·Y_i` (`right`) or
+    /// `Σ_i X_i·V_i`, `V` indexed over every entry, with `Y_i + γ·D_i` for `Y_i` given
+    /// `(D, γ)` ([`crate::claims::cross_sum`]), in parallel over blocks of entries.
+    fn inner_with(&self, me: usize, right: bool, v: &GrVec, mixed: Option<(&GrVec, &Gr)>) -> Gr {
+        let mut total = Gr::ZERO;
+        let mut offset = 0;
+        for (xs, ys) in &self.held {
+            let len = xs.len();
+            let part = (0..len.div_ceil(HELD_BLOCK))
+                .into_par_iter()
+                .map(|b| {
+                    let block = b * HELD_BLOCK..((b + 1) * HELD_BLOCK).min(len);
+                    let vs: Vec<Entry> = block.clone().map(|i| v.at(offset + i)).collect();
+                    let held: Vec<Entry> = block
+                        .map(|i| {
+                            let mut e = if right { ys.at(i) } else { xs.at(i) };
+                            if let Some((d, gamma)) = mixed {
+                                let di = d.at(offset + i);
+                                for (c, dc) in e.iter_mut().zip(&di) {
+                                    c.add_assign(&gamma.mul(dc));
+                                }
+                            }
+                            e
+                        })
+                        .collect();
+                    if right {
+                        cross_sum(me, vs.iter().zip(&held))
+                    } else {
+                        cross_sum(me, held.iter().zip(&vs))
+                    }
+                })
+                .reduce(|| Gr::ZERO, |a, b| a.add(&b));
+            total.add_assign(&part);
+            offset += len;
+        }
+        total
     }
 }
 

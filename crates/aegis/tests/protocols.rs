@@ -477,8 +477,8 @@ fn products_truncated_with_verified_pairs_match_plaintext_and_are_checked() {
     // With the claim materialized below 64 entries, the pairs' 3 200 bit products (64 slots
     // per column, 50 columns) go through two reductions computed from the bits (down to the
     // final dimension).
-    // With one halving, the bit products' claim is still lazy at the final check, which
-    // reads only P0's masks of it.
+    // With one halving, the bit products' claim is materialized from the bits at the final
+    // check, 1 600 entries.
     let run_with = |tamper: u8, materialize_at: usize, reductions: Option<usize>| {
         simulate(3, 13, |ctx| {
             let mut a = Aegis::new(64)?.with_materialize_at(materialize_at);
@@ -568,8 +568,8 @@ fn polynomials_match_plaintext_and_fewer_halvings_still_catch_errors() {
 #[test]
 fn a_reduction_share_changed_after_its_commitment_aborts_and_a_reduction_costs_two_rounds() {
     // 8192 products: three reductions (8192 → 1024), each 2 rounds, after the coefficients'
-    // challenge (2 rounds); then the final check's exchange and opening (2) and P1 and P2's
-    // comparison of their joint digests (1).
+    // challenge (2 rounds); then the final check's challenge for its dummies (2), its
+    // exchange and its opening (4) and P1 and P2's comparison of their joint digests (1).
     let x: Vec<u64> = random_values(6, 8192, 64).iter().map(|v| (*v as i64 >> 24) as u64).collect();
     let run = |rushing: Option<usize>| {
         simulate(3, 23, |ctx| {
@@ -586,7 +586,7 @@ fn a_reduction_share_changed_after_its_commitment_aborts_and_a_reduction_costs_t
     };
     let honest = run(None);
     let rounds: Vec<u64> = honest.into_iter().map(Result::unwrap).collect();
-    assert_eq!(rounds.iter().max(), Some(&(2 + 3 * 2 + 2 + 1)), "{rounds:?}");
+    assert_eq!(rounds.iter().max(), Some(&(2 + 3 * 2 + 4 + 1)), "{rounds:?}");
     for prover in [1, 2] {
         let r = run(Some(prover));
         let other = 3 - prover;
@@ -616,7 +616,129 @@ fn the_verification_rounds_do_not_grow_with_the_batch() {
     let rounds = |n: usize| -> u64 { run(n, false).into_iter().map(Result::unwrap).max().unwrap() };
     let (small, large) = (rounds(8192), rounds(8 * 8192));
     assert_eq!(small, large, "rounds at 8192 and 65536 products with R = 2");
-    assert_eq!(small, 2 + 2 * 2 + 2 + 1);
+    assert_eq!(small, 2 + 2 * 2 + 4 + 1);
     let bad: Vec<Result<()>> = run(8 * 8192, true).into_iter().map(|r| r.map(|_| ())).collect();
     assert!(aborted(&bad), "{bad:?}");
+}
+
+/// `m_α` of the last final check P1 ran with [`Aegis::leak_alpha`] (one test uses it).
+static LEAKED_M_ALPHA: std::sync::Mutex<Option<veil_ring::Gr>> = std::sync::Mutex::new(None);
+
+/// A malicious P0 that shifts the `h(0)` it deals at every reduction knows the error `E` this
+/// leaves in the final claim (the challenges are public), and it knows `r_α`. Had it dealt
+/// cross terms that P1 and P2 multiply by the public `m_α = α + r_α` (the paper's degree-3
+/// Π_InnerVerify: `Σ r_X·r_Y` and `Σ r_α·r_X·r_Y`), shifting them by `E` and `r_α·E` would
+/// have cancelled its error `α·E`. In this final check no dealt value meets `m_α`: every shift
+/// built from `E` and `r_α` aborts, and only one that knows `α` itself (handed over from P1 by
+/// the test) passes, which shows the tracked `E` is the real error.
+#[test]
+fn a_malicious_dealer_cannot_cancel_its_own_error_at_the_final_check() {
+    use veil_aegis::verify::{CancelAttempt, FinalDeal};
+    use veil_ring::Gr;
+    type Cancel = fn(&Gr, &Gr, FinalDeal<'_>);
+    let x: Vec<u64> = random_values(31, 4096, 64).iter().map(|v| (*v as i64 >> 24) as u64).collect();
+    let run = |cancel: Cancel, leak: bool| {
+        simulate(3, 37, |ctx| {
+            let mut a = Aegis::new(64)?;
+            let xs = a.share_input(ctx, 0, (ctx.party() == 0).then_some(&x[..]), x.len())?;
+            a.mul(ctx, &xs, &xs)?;
+            if ctx.party() == 0 {
+                a.attempt_cancel(CancelAttempt { shift: 1 << 40, cancel });
+            }
+            if leak && ctx.party() == 1 {
+                a.leak_alpha(|m| *LEAKED_M_ALPHA.lock().unwrap() = Some(*m));
+            }
+            a.check(ctx)
+        })
+    };
+    let attempts: [(&str, Cancel); 8] = [
+        ("no cancellation", |_, _, _| {}),
+        ("Δ's deal + E", |e, _, d| {
+            if let FinalDeal::Delta(g) = d {
+                *g = g.add(e);
+            }
+        }),
+        ("Δ's deal − E", |e, _, d| {
+            if let FinalDeal::Delta(g) = d {
+                *g = g.sub(e);
+            }
+        }),
+        ("Δ's deal + r_α·E", |e, ra, d| {
+            if let FinalDeal::Delta(g) = d {
+                *g = g.add(&ra.mul(e));
+            }
+        }),
+        ("Δ's deal − r_α·E", |e, ra, d| {
+            if let FinalDeal::Delta(g) = d {
+                *g = g.sub(&ra.mul(e));
+            }
+        }),
+        ("T's deal − E", |e, _, d| {
+            if let FinalDeal::Products(p) = d
+                && let Some(t) = p.last_mut()
+            {
+                *t = t.sub(e);
+            }
+        }),
+        ("Γ_0 + E and Δ's deal + r_α·E", |e, ra, d| match d {
+            FinalDeal::Products(p) => p[0] = p[0].add(e),
+            FinalDeal::Delta(g) => *g = g.add(&ra.mul(e)),
+        }),
+        ("Γ_0 − r_α·E", |e, ra, d| {
+            if let FinalDeal::Products(p) = d {
+                p[0] = p[0].sub(&ra.mul(e));
+            }
+        }),
+    ];
+    for (name, cancel) in attempts {
+        let bad = run(cancel, false);
+        assert!(
+            bad.iter().all(|r| r.as_ref().is_err_and(|e| e.to_string().contains("batch multiplication"))),
+            "{name}: {bad:?}"
+        );
+    }
+    // Knowing `α = m_α − r_α`, the dealer could add `α·E` to Δ's deal (Δ carries `−α·E`).
+    *LEAKED_M_ALPHA.lock().unwrap() = None;
+    let knowing_alpha: Cancel = |e, ra, d| {
+        if let FinalDeal::Delta(g) = d {
+            let m = loop {
+                if let Some(m) = *LEAKED_M_ALPHA.lock().unwrap() {
+                    break m;
+                }
+                std::thread::yield_now();
+            };
+            *g = g.add(&m.sub(ra).mul(e));
+        }
+    };
+    let forged = run(knowing_alpha, true);
+    assert!(forged.iter().all(Result::is_ok), "with α known the forgery passes: {forged:?}");
+}
+
+/// An error P0 adds to its deal of `α·X_i` shifts `Δ` by the error times `Y'_i = Y_i + γ·D_i`,
+/// with secret random dummies `D_i`: it aborts even where the data make `Y_i = 0` (here every
+/// input is 0), so whether it aborts tells P0 nothing about the data.
+#[test]
+fn an_error_in_the_final_deal_aborts_even_where_the_data_are_zero() {
+    use veil_aegis::verify::{CancelAttempt, FinalDeal};
+    let zeros = [0u64; 16];
+    let out = simulate(3, 41, |ctx| {
+        let mut a = Aegis::new(64)?;
+        let xs = a.share_input(ctx, 0, (ctx.party() == 0).then_some(&zeros[..]), zeros.len())?;
+        a.mul(ctx, &xs, &xs)?;
+        if ctx.party() == 0 {
+            a.attempt_cancel(CancelAttempt {
+                shift: 0,
+                cancel: |_, _, d| {
+                    if let FinalDeal::Products(p) = d {
+                        p[3] = p[3].add(&veil_ring::Gr::embed(1));
+                    }
+                },
+            });
+        }
+        a.check(ctx)
+    });
+    assert!(
+        out.iter().all(|r| r.as_ref().is_err_and(|e| e.to_string().contains("batch multiplication"))),
+        "{out:?}"
+    );
 }
