@@ -26,7 +26,8 @@
 //! - every multiplication, inner product and matrix product, the products a sign extraction
 //!   claims (`z·z = z`, so `z` is a bit; `x·z = w`) and the equality test's claims, in one batch
 //!   over the Galois ring `GR(2^64, 64)` ([`verify`]: lifting, random combination, Goyal–Song
-//!   reductions without division, and a final check multiplied by a secret `α`; the first
+//!   reductions without division, and a final check multiplied by a secret `α`, rebuilt so that
+//!   nothing P0 deals is multiplied by the public `m_α` (the paper's is forgeable); the first
 //!   reductions of the elementwise and inner products computed from their recorded shares,
 //!   [`columns`]), so the whole check leaks one bit;
 //! - P1 and P2 compare a digest of every value they hold jointly (masked inputs, `m_z`, the
