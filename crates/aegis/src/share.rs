@@ -98,8 +98,7 @@ impl Aegis {
 
     /// Caps the verification's halvings at `r` per claim (the paper's `R`): fewer rounds, a
     /// larger final check (`N/2^R + 2` GR elements dealt by P0, as many each way between P1 and
-    /// P2). Every party must use the
-    /// same `r`.
+    /// P2). Every party must use the same `r`.
     pub fn with_reductions(mut self, r: usize) -> Self {
         self.max_reductions = Some(r);
         self

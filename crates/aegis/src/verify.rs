@@ -57,8 +57,8 @@
 //! parties run reductions while the dimension is above [`FINAL_DIMENSION`], at most
 //! [`REDUCTIONS`] of them, so the rounds do not grow with the batch: a larger batch makes the
 //! final check larger instead (`N' = N/2^R`), up to [`FINAL_LIMIT`] entries, past which a
-//! claim is halved further (a final entry costs far more than a halving). Memory stays bounded without chunking: the elementwise and inner
-//! products, almost all of the terms, are reduced lazily from their recorded `Z_2^64` shares
+//! claim is halved further (a final entry costs far more than a halving). Memory stays
+//! bounded without chunking: the elementwise and inner products, almost all of the terms, are reduced lazily from their recorded `Z_2^64` shares
 //! ([`crate::columns`]) while a column still holds two entries or more (or until at most
 //! [`crate::columns::MATERIALIZE_AT`] entries are left), and
 //! matrix products are compressed first; the two claims are reduced in lockstep (one `ζ` per
@@ -67,7 +67,7 @@
 use std::sync::Arc;
 
 use rayon::prelude::*;
-use veil_crypto::Prg;
+use veil_crypto::{Prg, Seed};
 use veil_mpc::{Ctx, MpcError, Result};
 use veil_ring::Gr;
 
@@ -98,8 +98,9 @@ pub const FINAL_LIMIT: usize = 1 << 14;
 const HELD_BLOCK: usize = 256;
 
 /// Reductions stop at this dimension (the final check deals `N' + 2` GR elements: 512 KiB from
-/// P0 here, and as much each way between P1 and P2). The paper leaves `N/2^R` around 2^10–2^11 too (its Fig. 15): below that, each
-/// halving (2 rounds) saves less traffic than a round costs on any network it measures.
+/// P0 here, and as much each way between P1 and P2). The paper leaves `N/2^R` around
+/// 2^10–2^11 too (its Fig. 15): below that, each halving (2 rounds) saves less traffic than a
+/// round costs on any network it measures.
 pub const FINAL_DIMENSION: usize = 1024;
 
 impl Aegis {
@@ -267,18 +268,8 @@ impl Aegis {
         loop {
             // P0 releases the challenge at once; what it deals for this step follows when it is
             // computed, while P1 and P2 compute their parts.
-            let p = take(&mut pending)?;
-            let (seed, drawn) = match p.seed() {
-                Some(seed) => {
-                    challenge::finish(ctx, what, p)?;
-                    (seed, None)
-                }
-                None => {
-                    let d = challenge::finish(ctx, what, p)?
-                        .ok_or_else(|| MpcError::Invalid("P0 drew a prover's challenge".into()))?;
-                    (d.seed.clone(), Some(d))
-                }
-            };
+            let shares = step.as_ref().map_or(&[][..], |(_, share, _)| share.as_slice());
+            let (seed, m) = finish_with_shares(ctx, what, take(&mut pending)?, shares)?;
             let mut prg = Prg::new(&seed);
             let red = match (reduction.as_mut(), step.take()) {
                 (None, _) => {
@@ -288,15 +279,8 @@ impl Aegis {
                     errors = vec![Gr::ZERO; red.parts.len()];
                     red
                 }
-                (Some(red), Some((active, share, masks))) => {
-                    // The step's inner products: P1 and P2 add the other's share to theirs.
-                    let m = match &drawn {
-                        Some(d) => {
-                            let other = gr_from(3 - me, &d.from_peer, share.len())?;
-                            share.iter().zip(&other).map(|(a, b)| a.add(b)).collect()
-                        }
-                        None => vec![],
-                    };
+                (Some(red), Some((active, _, masks))) => {
+                    // `m`: the step's inner products, each prover's share plus the other's.
                     let h = GrVec { m, one: masks.one, two: masks.two };
                     let zeta = Gr::random(&mut prg);
                     if let (Some(c), Some(&first)) = (cheat, active.first()) {
@@ -384,7 +368,7 @@ impl Aegis {
         let entries: Vec<(usize, usize, usize)> = fin.held_entries().collect();
         let mut local: Vec<Gr> =
             entries.par_iter().map(|&(k, i, _)| cross_term(me, &a, &fin.held[k].0.at(i))).collect();
-        local.push(fin.inner_with(me, false, &dummies, None));
+        local.push(fin.cross_sum_by(me, |k, i, at| (fin.held[k].0.at(i), dummies.at(at))));
         let masks = |i: usize| if i < n { r_w.one[i].add(&r_w.two[i]) } else { r_t.one[0].add(&r_t.two[0]) };
         let share = if me == 0 {
             let mut deal: Vec<Gr> = local.par_iter().enumerate().map(|(i, l)| l.add(&masks(i))).collect();
@@ -400,21 +384,8 @@ impl Aegis {
         };
         let what = "verify/gamma";
         let pending = challenge::send(ctx, what, &gr_bytes(&share))?;
-        let (gamma, m) = match pending.seed() {
-            Some(seed) => {
-                challenge::finish(ctx, what, pending)?;
-                (Gr::random(&mut Prg::new(&seed)), vec![])
-            }
-            None => {
-                let d = challenge::finish(ctx, what, pending)?
-                    .ok_or_else(|| MpcError::Invalid("P0 drew a prover's challenge".into()))?;
-                let other = gr_from(3 - me, &d.from_peer, n + 1)?;
-                (
-                    Gr::random(&mut Prg::new(&d.seed)),
-                    share.iter().zip(&other).map(|(a, b)| a.add(b)).collect(),
-                )
-            }
-        };
+        let (seed, m) = finish_with_shares(ctx, what, pending, &share)?;
+        let gamma = Gr::random(&mut Prg::new(&seed));
         let (m_w, m_t) = match m.split_last() {
             Some((t, w)) => (w.to_vec(), vec![*t]),
             None => (vec![], vec![]),
@@ -422,8 +393,15 @@ impl Aegis {
         let w = GrVec { m: m_w, one: r_w.one, two: r_w.two };
         let t = GrVec { m: m_t, one: r_t.one, two: r_t.two };
         let z = fin.z.add(&t.times(&gamma)).at(0);
-        // `Σ W_i·Y'_i − α·Z'`, local parts.
-        let local = fin.inner_with(me, true, &w, Some((&dummies, &gamma))).sub(&cross_term(me, &a, &z));
+        // `Σ W_i·Y'_i − α·Z'`, local parts, with `Y'_i = Y_i + γ·D_i` component by component.
+        let mixed = |k: usize, i: usize, at: usize| {
+            let (mut y, d) = (fin.held[k].1.at(i), dummies.at(at));
+            for (c, dc) in y.iter_mut().zip(&d) {
+                c.add_assign(&gamma.mul(dc));
+            }
+            y
+        };
+        let local = fin.cross_sum_by(me, |k, i, at| (w.at(at), mixed(k, i, at))).sub(&cross_term(me, &a, &z));
         let delta = if me == 0 {
             let mut g = local.add(&r_d.one[0]).add(&r_d.two[0]);
             if let Some((attempt, e)) = cheat {
@@ -662,42 +640,48 @@ impl Final {
         })
     }
 
-    /// This party's local part of the masked inner product `Σ_i V_i·Y_i` (`right`) or
-    /// `Σ_i X_i·V_i`, `V` indexed over every entry, with `Y_i + γ·D_i` for `Y_i` given
-    /// `(D, γ)` ([`crate::claims::cross_sum`]), in parallel over blocks of entries.
-    fn inner_with(&self, me: usize, right: bool, v: &GrVec, mixed: Option<(&GrVec, &Gr)>) -> Gr {
+    /// This party's local part of the masked inner product `Σ_i a_i·b_i` over every entry,
+    /// `(a_i, b_i) = pair(claim, entry, index among all entries)`
+    /// ([`crate::claims::cross_sum`]), in parallel over blocks of entries.
+    fn cross_sum_by(&self, me: usize, pair: impl Fn(usize, usize, usize) -> (Entry, Entry) + Sync) -> Gr {
         let mut total = Gr::ZERO;
         let mut offset = 0;
-        for (xs, ys) in &self.held {
+        for (k, (xs, _)) in self.held.iter().enumerate() {
             let len = xs.len();
             let part = (0..len.div_ceil(HELD_BLOCK))
                 .into_par_iter()
                 .map(|b| {
                     let block = b * HELD_BLOCK..((b + 1) * HELD_BLOCK).min(len);
-                    let vs: Vec<Entry> = block.clone().map(|i| v.at(offset + i)).collect();
-                    let held: Vec<Entry> = block
-                        .map(|i| {
-                            let mut e = if right { ys.at(i) } else { xs.at(i) };
-                            if let Some((d, gamma)) = mixed {
-                                let di = d.at(offset + i);
-                                for (c, dc) in e.iter_mut().zip(&di) {
-                                    c.add_assign(&gamma.mul(dc));
-                                }
-                            }
-                            e
-                        })
-                        .collect();
-                    if right {
-                        cross_sum(me, vs.iter().zip(&held))
-                    } else {
-                        cross_sum(me, held.iter().zip(&vs))
-                    }
+                    let pairs: Vec<(Entry, Entry)> = block.map(|i| pair(k, i, offset + i)).collect();
+                    cross_sum(me, pairs.iter().map(|(a, b)| (a, b)))
                 })
                 .reduce(|| Gr::ZERO, |a, b| a.add(&b));
             total.add_assign(&part);
             offset += len;
         }
         total
+    }
+}
+
+/// Finishes the challenge `p`: its seed, and at P1 and P2 the masked values whose shares the
+/// provers exchanged in its first round (`share` plus the other prover's; empty at P0).
+fn finish_with_shares(
+    ctx: &mut Ctx,
+    what: &str,
+    p: challenge::Pending,
+    share: &[Gr],
+) -> Result<(Seed, Vec<Gr>)> {
+    match p.seed() {
+        Some(seed) => {
+            challenge::finish(ctx, what, p)?;
+            Ok((seed, vec![]))
+        }
+        None => {
+            let d = challenge::finish(ctx, what, p)?
+                .ok_or_else(|| MpcError::Invalid("P0 drew a prover's challenge".into()))?;
+            let other = gr_from(3 - ctx.party(), &d.from_peer, share.len())?;
+            Ok((d.seed, share.iter().zip(&other).map(|(a, b)| a.add(b)).collect()))
+        }
     }
 }
 
