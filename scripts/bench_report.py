@@ -411,6 +411,37 @@ def aegis_tables(ops: list[dict], models: list[dict]) -> str:
                          fmt(m["peak_rss_mib"] / 1024) if stage == "execution" and m.get("peak_rss_mib") else "—"])
     out.append(table(["model", "batch", "stage", "offline MB paper", "ours MiB", "online MB paper", "ours MiB",
                       "rounds paper", "ours", "ms paper", "ours ms", "peak GiB"], rows))
+    out.append(per_image_section(largest.values()))
+    return "\n".join(out)
+
+
+def per_image_section(models) -> str:
+    """Table 3's execution traffic beside the paper's own per-operation costs (Table 6) for one
+    image, and ours per image, summed over the three servers."""
+    out = ["\n### Aegis Table 3's execution traffic against Table 6, per image\n",
+           "Table 6 (bits over the three parties per operation, l = 64, log l = 6) times the "
+           "operations of one image (`scripts/paper_tables.py`: ReLUs, 2x2 MaxPools, linear outputs "
+           "with a multiplication and a truncation each), in MB. Ours: bytes the three servers "
+           "sent, divided by the batch. For S-NN and LeNet, Table 3's figure is 0.6 to 0.9 times "
+           "one image's Table 6 cost, where thirty images' would be 30 times more: it reads as "
+           "per image. For VGG-16 it is 9 times below even one image's, so the paper's VGG-16 or "
+           "its figure differs from the network it describes. Veil truncates a convolution's "
+           "outputs after its pooling, so it makes fewer truncations than this count.\n"]
+    rows = []
+    for m in sorted(models, key=lambda m: m["model"]):
+        name, batch = m["model"], m.get("batch") or 1
+        if name not in paper.AEGIS_CNN_OPS:
+            continue
+        relu, pools, linear = paper.AEGIS_CNN_OPS[name]
+        ref = paper.AEGIS_TABLE3[name]["execution"]
+        for stage, phase, printed in (("offline", "offline", ref[0]), ("online", "online", ref[2])):
+            formula = paper.aegis_table6_mb(name, stage)
+            ours = 3 * m[phase]["bytes_per_party"] / batch / 1e6
+            rows.append([name, f"{relu:,}", f"{pools:,}", f"{linear:,}", stage, fmt(formula), fmt(printed),
+                         fmt(30 * formula), str(batch), fmt(ours), fmt(ours / formula), fmt(ours / printed)])
+    out.append(table(["model", "ReLUs", "MaxPools", "linear outputs", "stage", "Table 6 MB, one image",
+                      "Table 3 MB", "Table 6 MB, 30 images", "our batch", "ours MB per image",
+                      "ours / Table 6", "ours / Table 3"], rows))
     return "\n".join(out)
 
 

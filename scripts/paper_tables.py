@@ -69,6 +69,32 @@ AEGIS_TABLE4 = {
                 (2**16, 5.3e6, 21.2e6, 76.04, 564.42)],
 }
 
+# The Aegis paper's CNNs as Veil builds them (`veil_nn::zoo::cnn`), per image: ReLUs, 2x2
+# MaxPool windows, outputs of linear layers (each one multiplication or inner product and one
+# truncation). S-NN: conv 5x13x13 with ReLU, FC 10. LeNet: conv 6x28x28, pool, conv 16x10x10,
+# pool, FC 120, 84 (ReLU) and 10. VGG-16 at 64x64: 13 conv (widths 64..512), 5 pools, FC 512, 512
+# (ReLU) and 200.
+AEGIS_CNN_OPS = {
+    "snn": (845, 0, 845 + 10),
+    "lenet": (4704 + 1600 + 120 + 84, 1176 + 400, 4704 + 1600 + 120 + 84 + 10),
+    "vgg16": (2 * 64 * 64 * 64 + 2 * 128 * 32 * 32 + 3 * 256 * 16 * 16 + 3 * 512 * 8 * 8 + 3 * 512 * 4 * 4
+              + 512 + 512,
+              64 * 32 * 32 + 128 * 16 * 16 + 256 * 8 * 8 + 512 * 4 * 4 + 512 * 2 * 2,
+              2 * 64 * 64 * 64 + 2 * 128 * 32 * 32 + 3 * 256 * 16 * 16 + 3 * 512 * 8 * 8 + 3 * 512 * 4 * 4
+              + 512 + 512 + 200),
+}
+
+
+def aegis_table6_mb(model: str, stage: str) -> float:
+    """Table 6's bits for one image of `model` (`stage`: "offline" or "online"), in MB: ReLUs,
+    2x2 MaxPools, and per linear output a multiplication and a truncation."""
+    relu, pools, linear = AEGIS_CNN_OPS[model]
+    col = 0 if stage == "offline" else 2
+    bits = (relu * AEGIS_TABLE6["relu"][col] + pools * AEGIS_TABLE6["maxpool"][col]
+            + linear * (AEGIS_TABLE6["mul"][col] + AEGIS_TABLE6["trunc"][col]))
+    return bits / 8 / 1e6
+
+
 # Aegis Table 3: LAN, batch 30. model -> {stage: (offline MB, offline ms, online MB, rounds, online ms)}
 AEGIS_TABLE3 = {
     "snn": {"execution": (0.05, 6.07, 0.17, 2, 13.19), "verification": (None, None, 1.75, 3, 23.52)},

@@ -160,3 +160,18 @@ def test_a_fresh_record_replaces_a_stale_one_and_stale_figures_are_marked(tmp_pa
     assert any(line.startswith("| lut † |") for line in text.splitlines())
     assert any(line.startswith("| drelu | 10,000 |") and "| 1.144 |" in line for line in text.splitlines())
 
+
+
+def test_table3_traffic_is_set_beside_one_images_table6_cost():
+    m = load_script()
+    # LeNet at batch 30: 3 servers x 32.4 MB sent online = 3.24 MB per image; Table 6 gives
+    # 2.77 MB for one image, Table 3 prints 2.46.
+    rec = {"family": "aegis", "model": "lenet", "batch": 30, "online": phase(32.4e6, 57),
+           "offline": phase(10.4e6, 18), "verify": phase(1.39e8, 37),
+           "seconds": {"online": 0.4, "offline": 0.2, "verify": 2.1}, "peak_rss_mib": 345.0}
+    text = m.per_image_section([rec])
+    row = next(line for line in text.splitlines() if line.startswith("| lenet |") and "| online |" in line)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1:4] == ["6,508", "1,576", "6,518"]
+    assert cells[5:8] == ["2.77", "2.46", "83.2"]
+    assert cells[9] == "3.24" and cells[11] == "1.32"

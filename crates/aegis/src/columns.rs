@@ -73,8 +73,12 @@ pub const COLUMN_BUDGET: usize = 1 << 12;
 
 /// Most slots per column (`J`) unless a record's outputs are wider: a thread holds a column's
 /// entries (3 KiB per slot per input), the weights are `J` GR elements per record width, and
-/// the subset-sum tables 2 KiB per slot and record.
-pub const MAX_SLOTS: usize = 1 << 10;
+/// the subset-sum tables 2 KiB per slot and record. A long claim (VGG-16 at batch 30: 1.45
+/// billion terms) gets `2^12` slots per column: it is reduced lazily two steps longer and
+/// materialized at a quarter of the entries it would have at `2^10` (355 000 instead of 1.4
+/// million, about 2 KiB each per party), while LeNet's claim (3 739 columns at `2^10`) keeps its
+/// layout.
+pub const MAX_SLOTS: usize = 1 << 12;
 
 pub use crate::claims::MATERIALIZE_AT;
 
@@ -156,8 +160,9 @@ pub(crate) struct Columns {
 }
 
 /// Most bytes of subset-sum tables a party builds per reduction (beyond it, the bit products'
-/// entries are summed term by term).
-const TABLE_BUDGET: usize = 64 << 20;
+/// entries are summed term by term): VGG-16's 16 records of bit products at [`MAX_SLOTS`]
+/// slots take 128 MiB.
+const TABLE_BUDGET: usize = 256 << 20;
 
 impl Columns {
     /// Lays out `recs` (elementwise and inner products) and draws their coefficients.

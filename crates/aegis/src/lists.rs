@@ -113,8 +113,14 @@ impl Masks {
     /// The next element's masks: `Δ`, then `w`, `w'`, then `π` by Fisher–Yates, every draw
     /// exactly uniform.
     pub(crate) fn draw(d: &mut Draws, l: usize) -> Masks {
-        let mut m = Masks { delta: 0, w: [0; MAX_L], w2: [0; MAX_L], perm: [0; MAX_L], inverse: [0; MAX_L] };
-        m.delta = d.below_or_equal(1) as u8;
+        let delta = d.below_or_equal(1) as u8;
+        Masks::draw_lists(d, l, delta)
+    }
+
+    /// An element's masks of the lists, `w`, `w'` and `π`, drawn as [`Masks::draw`] draws them,
+    /// with a `Δ` drawn elsewhere (the sign extraction draws `Δ` offline and the rest online).
+    pub(crate) fn draw_lists(d: &mut Draws, l: usize, delta: u8) -> Masks {
+        let mut m = Masks { delta, w: [0; MAX_L], w2: [0; MAX_L], perm: [0; MAX_L], inverse: [0; MAX_L] };
         d.fill_nonzero(&mut m.w[..l]);
         d.fill_nonzero(&mut m.w2[..l]);
         for (t, v) in m.perm[..l].iter_mut().enumerate() {

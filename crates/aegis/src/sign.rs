@@ -8,7 +8,8 @@
 //!
 //! - **Offline.** P0 deals the bits of `b` as Z_p shares to P1 and P2 (`p` = `prime_for`),
 //!   and `[r_x·r_z]`; P1 and P2 draw a bit `Δ`, masks `w_i, w'_i ∈ Z_p^*` and a permutation `π`
-//!   from their common seed, and open `Γ = Δ + (1−2Δ)·r' + r_z`.
+//!   from their common seed, and open `Γ = Δ + (1−2Δ)·r' + r_z` (only `Δ` is drawn offline;
+//!   the masks of the lists come online from a seed per chunk of elements, `PairMasks`).
 //! - **Round 1.** P1 and P2 form `c = a ⊕ b` in Z_p, the transform `φ` (`c'_i = Σ_{t≤i} c_t −
 //!   2c_i + 1`: one zero, at the first difference `ζ`), and send P0 the permuted lists
 //!   `u_i = w_i·c'_i + (MSB(M) ⊕ a_i ⊕ Δ)` and `u'_i = w'_i·(w_i·c'_i + 1)`; they also open
@@ -33,6 +34,7 @@
 use rayon::prelude::*;
 use std::sync::Arc;
 
+use veil_crypto::{Prg, Seed};
 use veil_mpc::prep::CorrelationRequest;
 use veil_mpc::{Ctx, MpcError, Result};
 
@@ -68,6 +70,14 @@ impl Aegis {
         self.signs_run
     }
 
+    /// At P0, the index among the messages it has sent of each of its deals of a bound's bits
+    /// (for the negative tests: an error in such a deal is caught only where it changes a
+    /// comparison's outcome, [`crate::pos`]).
+    #[doc(hidden)]
+    pub fn bit_deal_frames(&self) -> &[usize] {
+        &self.bit_deal_frames
+    }
+
     /// Makes this party deviate in the sign extraction after the next `honest` ones (negative
     /// tests only).
     #[doc(hidden)]
@@ -93,18 +103,42 @@ pub struct SignMaterial {
 
 #[derive(Debug)]
 struct OnlinePair {
-    pw: Vec<Masks>,
+    pw: PairMasks,
     bits: Vec<u8>,
     gamma: Vec<u64>,
     gamma1: Option<Vec<u64>>,
     rz: Vec<u64>,
 }
 
-/// Per-element masks P1 and P2 draw from their common seed (`Δ`, `w`, `w'`, `π`; exactly
-/// uniform, [`crate::lists::Masks`]).
-fn pairwise_random(ctx: &mut Ctx, peer: usize, n: usize, l: usize, p: u32) -> Result<Vec<Masks>> {
-    let mut d = Draws::new(ctx.pair_prg(peer, "aegis/sign/pairwise")?, p);
-    Ok((0..n).map(|_| Masks::draw(&mut d, l)).collect())
+/// Elements per stream of the lists' masks: each chunk's `w`, `w'`, `π` come from a seed of its
+/// own, so P1 and P2 draw them in parallel.
+const MASK_CHUNK: usize = 1 << 12;
+
+/// The masks P1 and P2 draw from their common seed (exactly uniform, [`crate::lists::Masks`]):
+/// each element's `Δ` offline, where `Γ` needs it, and per chunk of [`MASK_CHUNK`] elements a
+/// seed of the lists' `w`, `w'` and `π`, drawn online where the lists are made. Between the
+/// phases an element takes one byte instead of its 257 bytes of masks (VGG-16's first ReLU at
+/// batch 30 held 2 GiB of them at P1 and at P2).
+#[derive(Debug)]
+struct PairMasks {
+    deltas: Vec<u8>,
+    seeds: Vec<[u8; 16]>,
+}
+
+impl PairMasks {
+    fn draw(ctx: &mut Ctx, peer: usize, n: usize) -> Result<PairMasks> {
+        let mut prg = ctx.pair_prg(peer, "aegis/sign/pairwise")?;
+        let seeds = (0..n.div_ceil(MASK_CHUNK)).map(|_| prg.next_block()).collect();
+        let mut deltas = vec![0u8; n];
+        prg.fill_bytes(&mut deltas);
+        deltas.iter_mut().for_each(|d| *d &= 1);
+        Ok(PairMasks { deltas, seeds })
+    }
+
+    /// The draws of chunk `c`'s lists' masks.
+    fn chunk(&self, c: usize, p: u32) -> Draws {
+        Draws::new(Prg::new(&Seed(self.seeds[c])), p)
+    }
 }
 
 impl Aegis {
@@ -133,7 +167,8 @@ impl Aegis {
         let l = self.l() as usize;
         let zp = Zp::new(prime_for(self.l()));
         self.usage.record(&CorrelationRequest::SignBits { count: n });
-        offline(ctx, |ctx| {
+        let mut bit_deal = None;
+        let material = offline(ctx, |ctx| {
             let (r1, r_z, r2, r_w) = (
                 self.random_pair(ctx, "sign/r'", n)?,
                 self.random_pair(ctx, "sign/r_z", n)?,
@@ -141,7 +176,8 @@ impl Aegis {
                 self.random_pair(ctx, "sign/r_w", n)?,
             );
             let r_x = (me == 0).then(|| mask_sum(rx));
-            let pw = if me == 0 { None } else { Some(pairwise_random(ctx, 3 - me, n, l, zp.p())?) };
+            let pw = if me == 0 { None } else { Some(PairMasks::draw(ctx, 3 - me, n)?) };
+            bit_deal = Some(ctx.stats().total().messages_sent as usize);
             let bits = self.deal_bits(ctx, r_x.as_deref(), n, l, zp)?;
             let rxrz = if with_product {
                 let v = r_x.as_ref().map(|rx| {
@@ -162,7 +198,7 @@ impl Aegis {
                 let (rp, rz, rpp, rw, rxj) = (j(&r1), j(&r_z), j(&r2), j(&r_w), j(rx));
                 let share: Vec<u64> = (0..n)
                     .map(|i| {
-                        let d = u64::from(pw[i].delta);
+                        let d = u64::from(pw.deltas[i]);
                         let base = rz[i].wrapping_add(rp[i].wrapping_mul(1u64.wrapping_sub(2 * d)));
                         if me == 1 { base.wrapping_add(d) } else { base }
                     })
@@ -172,7 +208,7 @@ impl Aegis {
                     let rxrz_j = j(p);
                     (0..n)
                         .map(|i| {
-                            let sgn = 1u64.wrapping_sub(2 * u64::from(pw[i].delta));
+                            let sgn = 1u64.wrapping_sub(2 * u64::from(pw.deltas[i]));
                             gamma[i]
                                 .wrapping_mul(rxj[i])
                                 .wrapping_neg()
@@ -185,7 +221,11 @@ impl Aegis {
                 online = Some(OnlinePair { pw, bits, gamma, gamma1, rz });
             }
             Ok(SignMaterial { n, with_product, r_x, r1, r2, r_z, r_w, online })
-        })
+        })?;
+        if let (0, Some(frame)) = (me, bit_deal) {
+            self.bit_deal_frames.push(frame);
+        }
+        Ok(material)
     }
 
     /// The online part (2 rounds): P1 and P2 send P0 the masked lists (and open `Γ''`), P0
@@ -219,6 +259,7 @@ impl Aegis {
                     (mp, mp.wrapping_mul(rx).wrapping_add(b) & mask)
                 })
                 .collect();
+            drop(u);
             for (a, b) in per {
                 m1.push(a);
                 m2.push(b);
@@ -247,23 +288,31 @@ impl Aegis {
         if let Some(SignTamper::FlipDelta { element }) = tamper
             && element < n
         {
-            pw[element].delta ^= 1;
+            pw.deltas[element] ^= 1;
         }
         let first = me == 1;
         let mut lists = vec![0u8; n * 2 * l];
         let mask = wrap(self.l());
-        let chunk = |(i, out): (usize, &mut [u8])| {
-            let (u, up) = out.split_at_mut(l);
-            let shares = &bits[i * (l - 1)..(i + 1) * (l - 1)];
-            lists_mod(zp.p(), l, x.m[i] & mask, first, shares, &pw[i], u, up);
+        let chunk = |(c, out): (usize, &mut [u8])| {
+            let mut draws = pw.chunk(c, zp.p());
+            for (j, el) in out.chunks_exact_mut(2 * l).enumerate() {
+                let i = c * MASK_CHUNK + j;
+                let masks = Masks::draw_lists(&mut draws, l, pw.deltas[i]);
+                let (u, up) = el.split_at_mut(l);
+                let shares = &bits[i * (l - 1)..(i + 1) * (l - 1)];
+                lists_mod(zp.p(), l, x.m[i] & mask, first, shares, &masks, u, up);
+            }
         };
-        lists.par_chunks_exact_mut(2 * l).enumerate().for_each(chunk);
+        lists.par_chunks_mut(MASK_CHUNK * 2 * l).enumerate().for_each(chunk);
+        drop(bits);
         if let Some(SignTamper::ShiftLists { elements }) = tamper {
             for out in lists.chunks_exact_mut(2 * l).take(elements) {
                 out[..l].iter_mut().for_each(|v| *v = zp.add(u32::from(*v), 1) as u8);
             }
         }
-        ctx.net().send(0, pack_par(zp, &lists))?;
+        let packed = pack_par(zp, &lists);
+        drop(lists);
+        ctx.net().send(0, packed)?;
         let gamma2 = match &gamma1 {
             Some(g1) => {
                 let share: Vec<u64> =
@@ -279,7 +328,7 @@ impl Aegis {
         let mut m_z = Vec::with_capacity(n);
         let mut m_w = Vec::with_capacity(n);
         for i in 0..n {
-            let sgn = 1u64.wrapping_sub(2 * u64::from(pw[i].delta));
+            let sgn = 1u64.wrapping_sub(2 * u64::from(pw.deltas[i]));
             let mz = self.reduce(sgn.wrapping_mul(m1[i]).wrapping_add(gamma[i]));
             m_z.push(mz);
             if let Some(g2) = &gamma2 {

@@ -24,7 +24,10 @@ fn values() -> Vec<u64> {
     [0u64, 1, u64::MAX, 1 << 63, (1 << 63) - 1, 12_345, 0xdead_beef_0000, (-70_000i64) as u64].to_vec()
 }
 
-fn job(ctx: &mut Ctx, gate: Gate) -> Result<(Vec<u64>, usize, usize)> {
+/// The gate's output, and at P0 the frames of its bit deals (among the messages sent).
+type Output = (Vec<u64>, Vec<usize>);
+
+fn job(ctx: &mut Ctx, gate: Gate) -> Result<(Output, usize, usize)> {
     let mut a = Aegis::new(64)?;
     let x = values();
     let xs = a.share_input(ctx, 0, (ctx.party() == 0).then_some(&x[..]), x.len())?;
@@ -37,12 +40,26 @@ fn job(ctx: &mut Ctx, gate: Gate) -> Result<(Vec<u64>, usize, usize)> {
     };
     a.check(ctx)?;
     let out = a.reveal_all(ctx, &y)?;
-    Ok((out, start, ctx.stats().total().messages_sent as usize))
+    Ok(((out, a.bit_deal_frames().to_vec()), start, ctx.stats().total().messages_sent as usize))
 }
 
 fn sweep(gate: Gate) {
     let found = sweep_frames(gate, PER_SERVER);
-    assert!(found.unnoticed.is_empty(), "{gate:?}: alterations nobody noticed: {:?}", found.unnoticed);
+    let deals = p0_bit_deals(gate);
+    assert_eq!(deals.is_empty(), matches!(gate, Gate::Mul), "{gate:?}: P0's bit deals {deals:?}");
+    let unexpected: Vec<_> =
+        found.unnoticed.iter().filter(|(p, f, _)| *p != 0 || !deals.contains(f)).collect();
+    assert!(unexpected.is_empty(), "{gate:?}: alterations nobody noticed: {unexpected:?} ({found:?})");
+}
+
+/// P0's bit-deal frames in the honest run of `gate`.
+fn p0_bit_deals(gate: Gate) -> Vec<usize> {
+    let cfg = SimConfig { seed: 4, timeout: std::time::Duration::from_secs(60) };
+    let runs = veil_mpc::harness::simulate_with(3, cfg, |ctx| job(ctx, gate));
+    match runs.into_iter().next() {
+        Some(Ok(((_, deals), _, _))) => deals,
+        other => panic!("{gate:?}: the honest run failed: {other:?}"),
+    }
 }
 
 /// The sweep; a wrong output or a panic fails it.
@@ -62,13 +79,13 @@ fn sweep_frames(gate: Gate, per_server: usize) -> veil_conformance::tamper::Swee
 /// lists they send P0 at a position that stays nonzero: P0 only looks for the zero, so the
 /// output cannot change (the sweep fails any wrong output); every frame of P0 must abort.
 ///
-/// What makes P0's frames abort here: P0's dealt `Z_p` shares of the bound's bits are checked
-/// only through the comparisons they feed (the positivity check tests `z = sign(x)`), so an
-/// error in them that leaves every comparison's outcome unchanged leaves the output right and
-/// is not caught. Whether it does depends on the data and the masks: the abort is the one bit
-/// the paper's F_VSignBit leaks. With these inputs and seed every such frame changes an
-/// outcome; with another stream of masks (tried: the pairs' masks drawn in parallel chunks),
-/// the max-pool sweep's first bit deal (frame 6 of P0) passed unnoticed with the right output.
+/// P0's dealt `Z_p` shares of the bound's bits are checked only through the comparisons they
+/// feed (the positivity check tests `z = sign(x)`), so an error in them that leaves every
+/// comparison's outcome unchanged leaves the output right and is not caught. Whether it does
+/// depends on the data and the masks (the abort is the one bit the paper's F_VSignBit leaks):
+/// with these inputs, seed and masks every such frame of the sign sweep changes an outcome, and
+/// the ReLU and max-pool sweeps ([`sweep`]) let an unnoticed P0 frame pass only if it is one of
+/// its bit deals (the sweep fails any wrong output); every other P0 frame must abort.
 #[test]
 fn the_sign_bit_extraction_aborts_on_every_altered_message() {
     let found = sweep_frames(Gate::Sign, usize::MAX);

@@ -101,7 +101,8 @@ fn phase(per_party: &[InferenceParty], name: &str) -> (PhaseCost, f64) {
 
 /// The aegis paper's Table 3 (LAN, batch 30) for a model.
 fn aegis_table3(model: &str) -> Vec<PaperFigure> {
-    const CONV: &str = "aegis Table 3, LAN, batch 30; 'Com in MB' (whose sends it sums is not stated)";
+    const CONV: &str = "aegis Table 3, LAN, batch 30; 'Com in MB' (whose sends it sums is not stated; for \
+                        S-NN and LeNet it is one image's cost by the paper's Table 6, docs/benchmarks.md)";
     let rows: &[(&str, f64, f64, f64, f64, f64)] = match model {
         // offline MB, online execution MB, execution rounds, verification MB, verification rounds
         "snn" => &[("snn", 0.05, 0.17, 2.0, 1.75, 3.0)],
