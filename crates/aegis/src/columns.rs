@@ -14,7 +14,7 @@
 //! a power of two: output `g` of the column fills slots `g·m' .. g·m' + m`, the rest are 0 (a
 //! valid sharing of 0). `J` is the smallest power of two at least `m'` for every record that
 //! keeps the number of columns `L` within [`COLUMN_BUDGET`], or [`MAX_SLOTS`] for a larger
-//! claim.
+//! claim ([`WIDE_SLOTS`] for a very long one).
 //!
 //! **Coefficients.** Output `g` of column `l` gets `c = b_l·a_g` (its twin, the truncation
 //! pair's second inner product, `γ·c`) with `a ∈ GR^J`, `b ∈ GR^L` and `γ` drawn from a seed
@@ -71,14 +71,24 @@ use bilinear::{BILINEAR_STEP, combine};
 /// [`MAX_SLOTS`] (a larger claim gets more columns instead).
 pub const COLUMN_BUDGET: usize = 1 << 12;
 
-/// Most slots per column (`J`) unless a record's outputs are wider: a thread holds a column's
-/// entries (3 KiB per slot per input), the weights are `J` GR elements per record width, and
-/// the subset-sum tables 2 KiB per slot and record. A long claim (VGG-16 at batch 30: 1.45
-/// billion terms) gets `2^12` slots per column: it is reduced lazily two steps longer and
-/// materialized at a quarter of the entries it would have at `2^10` (355 000 instead of 1.4
-/// million, about 2 KiB each per party), while LeNet's claim (3 739 columns at `2^10`) keeps its
-/// layout.
-pub const MAX_SLOTS: usize = 1 << 12;
+/// Most slots per column (`J`) unless a record's outputs are wider or the claim is very long
+/// ([`WIDE_SLOTS`]): a thread holds a column's entries (3 KiB per slot per input), the
+/// weights are `J` GR elements per record width, and the subset-sum tables 2 KiB per slot and
+/// record.
+pub const MAX_SLOTS: usize = 1 << 10;
+
+/// A claim that would still have more than this many columns at [`MAX_SLOTS`] slots gets up
+/// to [`WIDE_SLOTS`]: it is materialized once a column holds one entry, about 2 KiB per entry
+/// and party, so the columns are what a long claim holds in GR.
+pub const MANY_COLUMNS: usize = 1 << 18;
+
+/// Most slots per column of a claim past [`MANY_COLUMNS`]. VGG-16 at batch 30 (1.45 billion
+/// terms, 1.4 million columns at `2^10`) is reduced lazily two steps longer and materialized at
+/// a quarter of the entries (355 000): its peak for the three servers fell from 16.0 to
+/// 14.4 GiB, and its verification took 453 s instead of 474. A shorter claim keeps
+/// [`MAX_SLOTS`]: two more lazy passes cost VGG-16 at batch 1 (46 000 columns) 3 to 6 s more
+/// than materializing four times the entries.
+pub const WIDE_SLOTS: usize = 1 << 12;
 
 pub use crate::claims::MATERIALIZE_AT;
 
@@ -160,7 +170,7 @@ pub(crate) struct Columns {
 }
 
 /// Most bytes of subset-sum tables a party builds per reduction (beyond it, the bit products'
-/// entries are summed term by term): VGG-16's 16 records of bit products at [`MAX_SLOTS`]
+/// entries are summed term by term): VGG-16's 16 records of bit products at [`WIDE_SLOTS`]
 /// slots take 128 MiB.
 const TABLE_BUDGET: usize = 256 << 20;
 
@@ -182,7 +192,8 @@ impl Columns {
         let padded = |r: &Recorded| width(r).max(1).next_power_of_two();
         let count = |j: usize| recs.iter().map(|r| (r.z.n * padded(r)).div_ceil(j)).sum::<usize>();
         let mut slots = recs.iter().map(padded).max().unwrap_or(1);
-        while count(slots) > COLUMN_BUDGET && slots < MAX_SLOTS {
+        let most = if count(MAX_SLOTS) > MANY_COLUMNS { WIDE_SLOTS } else { MAX_SLOTS };
+        while count(slots) > COLUMN_BUDGET && slots < most {
             slots *= 2;
         }
         let mut cols = Vec::with_capacity(count(slots));
