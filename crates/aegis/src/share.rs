@@ -34,9 +34,10 @@ pub struct Aegis {
     pub(crate) sign_tamper_after: usize,
     /// Sign extractions this party has run as P1 or P2.
     pub(crate) signs_run: usize,
-    /// At P0: the index, among the messages it has sent, of each of its deals of a bound's
-    /// bits (for the negative tests, [`Aegis::bit_deal_frames`]).
-    pub(crate) bit_deal_frames: Vec<usize>,
+    /// At P0, once [`Aegis::track_bit_deals`] asked for it: the index, among the messages it
+    /// has sent, of each of its deals of a bound's bits (for the negative tests,
+    /// [`Aegis::bit_deal_frames`]).
+    pub(crate) bit_deal_frames: Option<Vec<usize>>,
     /// The most halvings `R` a verification claim gets (`None`: down to
     /// [`crate::verify::FINAL_DIMENSION`] terms).
     pub(crate) max_reductions: Option<usize>,
@@ -90,7 +91,7 @@ impl Aegis {
             sign_tamper: None,
             sign_tamper_after: 0,
             signs_run: 0,
-            bit_deal_frames: Vec::new(),
+            bit_deal_frames: None,
             max_reductions: None,
             materialize_at: crate::claims::MATERIALIZE_AT,
             rushing: false,

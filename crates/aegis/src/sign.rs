@@ -70,12 +70,19 @@ impl Aegis {
         self.signs_run
     }
 
+    /// Makes P0 note the frame of each of its deals of a bound's bits from now on
+    /// ([`Aegis::bit_deal_frames`]; negative tests only).
+    #[doc(hidden)]
+    pub fn track_bit_deals(&mut self) {
+        self.bit_deal_frames.get_or_insert_with(Vec::new);
+    }
+
     /// At P0, the index among the messages it has sent of each of its deals of a bound's bits
-    /// (for the negative tests: an error in such a deal is caught only where it changes a
-    /// comparison's outcome, [`crate::pos`]).
+    /// since [`Aegis::track_bit_deals`] (for the negative tests: an error in such a deal is
+    /// caught only where it changes a comparison's outcome, [`crate::pos`]).
     #[doc(hidden)]
     pub fn bit_deal_frames(&self) -> &[usize] {
-        &self.bit_deal_frames
+        self.bit_deal_frames.as_deref().unwrap_or_default()
     }
 
     /// Makes this party deviate in the sign extraction after the next `honest` ones (negative
@@ -222,8 +229,8 @@ impl Aegis {
             }
             Ok(SignMaterial { n, with_product, r_x, r1, r2, r_z, r_w, online })
         })?;
-        if let (0, Some(frame)) = (me, bit_deal) {
-            self.bit_deal_frames.push(frame);
+        if let (0, Some(frame), Some(frames)) = (me, bit_deal, self.bit_deal_frames.as_mut()) {
+            frames.push(frame);
         }
         Ok(material)
     }

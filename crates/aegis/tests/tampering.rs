@@ -29,6 +29,7 @@ type Output = (Vec<u64>, Vec<usize>);
 
 fn job(ctx: &mut Ctx, gate: Gate) -> Result<(Output, usize, usize)> {
     let mut a = Aegis::new(64)?;
+    a.track_bit_deals();
     let x = values();
     let xs = a.share_input(ctx, 0, (ctx.party() == 0).then_some(&x[..]), x.len())?;
     let start = ctx.stats().total().messages_sent as usize;
