@@ -53,16 +53,16 @@
 //! read `ζ` before sending its share); `crate::challenge` says why its schedule is not.
 //! Total: `2` for the coefficients, `2` per reduction, `4` for the final check (its first
 //! deal follows the last challenge's release; then the dummies' challenge, the exchange of
-//! `m_Δ` and the opening), so `2R + 6`. The
-//! parties run reductions while the dimension is above [`FINAL_DIMENSION`], at most
-//! [`REDUCTIONS`] of them, so the rounds do not grow with the batch: a larger batch makes the
-//! final check larger instead (`N' = N/2^R`), up to [`FINAL_LIMIT`] entries, past which a
-//! claim is halved further (a final entry costs far more than a halving). Memory stays
-//! bounded without chunking: the elementwise and inner products, almost all of the terms, are reduced lazily from their recorded `Z_2^64` shares
+//! `m_Δ` and the opening), so `2R + 6`. The parties run reductions while the dimension is
+//! above [`FINAL_DIMENSION`], at most [`REDUCTIONS`] of them, so the rounds do not grow with
+//! the batch: a larger batch makes the final check larger instead (`N' = N/2^R`), up to
+//! [`FINAL_LIMIT`] entries, past which a claim is halved further (a final entry costs far
+//! more than a halving). Memory stays bounded without chunking: the elementwise and inner
+//! products, almost all of the terms, are reduced lazily from their recorded `Z_2^64` shares
 //! ([`crate::columns`]) while a column still holds two entries or more (or until at most
-//! [`crate::columns::MATERIALIZE_AT`] entries are left), and
-//! matrix products are compressed first; the two claims are reduced in lockstep (one `ζ` per
-//! step), combined with coefficients from the last challenge and checked once.
+//! [`crate::columns::MATERIALIZE_AT`] entries are left), and matrix products are compressed
+//! first; the two claims are reduced in lockstep (one `ζ` per step), combined with
+//! coefficients from the last challenge and checked once.
 
 use std::sync::Arc;
 

@@ -53,10 +53,14 @@ fn sweep(gate: Gate) {
     assert!(unexpected.is_empty(), "{gate:?}: alterations nobody noticed: {unexpected:?} ({found:?})");
 }
 
+/// The simulation's settings, the same for the sweep and its honest run.
+fn config() -> SimConfig {
+    SimConfig { seed: 4, timeout: std::time::Duration::from_secs(60) }
+}
+
 /// P0's bit-deal frames in the honest run of `gate`.
 fn p0_bit_deals(gate: Gate) -> Vec<usize> {
-    let cfg = SimConfig { seed: 4, timeout: std::time::Duration::from_secs(60) };
-    let runs = veil_mpc::harness::simulate_with(3, cfg, |ctx| job(ctx, gate));
+    let runs = veil_mpc::harness::simulate_with(3, config(), |ctx| job(ctx, gate));
     match runs.into_iter().next() {
         Some(Ok(((_, deals), _, _))) => deals,
         other => panic!("{gate:?}: the honest run failed: {other:?}"),
@@ -65,8 +69,7 @@ fn p0_bit_deals(gate: Gate) -> Vec<usize> {
 
 /// The sweep; a wrong output or a panic fails it.
 fn sweep_frames(gate: Gate, per_server: usize) -> veil_conformance::tamper::Sweep {
-    let cfg = SimConfig { seed: 4, timeout: std::time::Duration::from_secs(60) };
-    let found = veil_conformance::tamper::sweep(3, cfg, per_server, |ctx| job(ctx, gate))
+    let found = veil_conformance::tamper::sweep(3, config(), per_server, |ctx| job(ctx, gate))
         .unwrap_or_else(|e| panic!("{gate:?}: {e}"));
     eprintln!("{gate:?}: {found:?}");
     assert!(found.detected > 0);
