@@ -184,6 +184,16 @@ impl Bits {
     }
 
     /// Bits `i .. i + 4` as a pattern (bit `k` of it is bit `i + k`), 0 past the end.
+    /// The 64 bits from bit `64·k` on (bit `j` of the word is bit `64·k + j`; 0 past the end).
+    pub(crate) fn word(&self, k: usize) -> u64 {
+        let mut w = [0u8; 8];
+        if let Some(bytes) = self.bytes.get(8 * k..) {
+            let n = bytes.len().min(8);
+            w[..n].copy_from_slice(&bytes[..n]);
+        }
+        u64::from_le_bytes(w)
+    }
+
     pub(crate) fn nibble(&self, i: usize) -> usize {
         let (b, s) = (i / 8, i % 8);
         let lo = u16::from(self.bytes[b]);

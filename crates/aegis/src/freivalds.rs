@@ -46,9 +46,26 @@ pub(crate) fn compress_matmul(rec: &Recorded, coeffs: &mut Prg) -> Result<Claim>
     {
         return Err(MpcError::Invalid(format!("recorded matrix product: twin x {} z {}", x2.n, z2.n)));
     }
-    let left = |u: &[Gr], x: &[u64], a: &mut [Gr]| match &conv {
-        Some(c) => left_conv(u, x, c, a),
-        None => left_product(u, x, k, a),
+    // `a += uᵀX`, rows in parallel blocks (each block's partial sums, then their sum).
+    let left = |u: &[Gr], x: &[u64], a: &mut [Gr]| {
+        let partial = u
+            .par_chunks(ROWS)
+            .enumerate()
+            .map(|(b, ub)| {
+                let mut part = vec![Gr::ZERO; k];
+                match &conv {
+                    Some(c) => left_conv(ub, b * ROWS, x, c, &mut part),
+                    None => left_product(
+                        ub,
+                        &x[b * ROWS * k..((b * ROWS + ub.len()) * k).min(x.len())],
+                        k,
+                        &mut part,
+                    ),
+                }
+                part
+            })
+            .reduce(|| vec![Gr::ZERO; k], add_all);
+        add_into(a, &partial);
     };
     let u: Vec<Gr> = (0..m).map(|_| Gr::random(coeffs)).collect();
     let v: Vec<Gr> = (0..n).map(|_| Gr::random(coeffs)).collect();
@@ -77,6 +94,18 @@ pub(crate) fn compress_matmul(rec: &Recorded, coeffs: &mut Prg) -> Result<Claim>
     Ok(claim)
 }
 
+/// Rows of a matrix product per parallel block of [`compress_matmul`]'s sums.
+const ROWS: usize = 256;
+
+fn add_into(a: &mut [Gr], b: &[Gr]) {
+    a.iter_mut().zip(b).for_each(|(x, y)| x.add_assign(y));
+}
+
+fn add_all(mut a: Vec<Gr>, b: Vec<Gr>) -> Vec<Gr> {
+    add_into(&mut a, &b);
+    a
+}
+
 /// The components of `w` this party holds, in [`crate::claims::GrVec`]'s order (absent ones empty).
 fn parts(w: &Masked) -> [&[u64]; 3] {
     [&w.m, &w.r.one, &w.r.two]
@@ -91,11 +120,11 @@ fn left_product(u: &[Gr], x: &[u64], k: usize, a: &mut [Gr]) {
     }
 }
 
-/// `a_t += Σ_i u_i·im2col(x)[i][t]` for the patch geometry `conv` (`x` its input), read
+/// `a_t += Σ_i u_i·im2col(x)[row0 + i][t]` for the patch geometry `conv` (`x` its input), read
 /// through the geometry: `kh·kw` runs of `C` channels per row, none in the padding.
-fn left_conv(u: &[Gr], x: &[u64], conv: &Conv2d, a: &mut [Gr]) {
+fn left_conv(u: &[Gr], row0: usize, x: &[u64], conv: &Conv2d, a: &mut [Gr]) {
     let ([kh, kw], c) = (conv.kernel, conv.input[3]);
-    for (i, ui) in u.iter().enumerate() {
+    for (i, ui) in (row0..).zip(u) {
         for (off, run) in a.chunks_exact_mut(c.max(1)).take(kh * kw).enumerate() {
             let Some(src) = conv.source(i, off / kw, off % kw) else { continue };
             for (at, &xt) in run.iter_mut().zip(x.get(src..src + c).unwrap_or_default()) {
@@ -125,10 +154,11 @@ pub(crate) fn patches(conv: &Conv2d, x: &[u64]) -> Vec<u64> {
     out
 }
 
-/// `b_t = Σ_j y[t][j]·v_j` for `y` of shape `[k, v.len()]`.
+/// `b_t = Σ_j y[t][j]·v_j` for `y` of shape `[k, v.len()]`, rows in parallel.
 fn right_product(y: &[u64], v: &[Gr], k: usize) -> Vec<Gr> {
     let n = v.len();
     (0..k)
+        .into_par_iter()
         .map(|t| {
             let mut b = Gr::ZERO;
             for (vj, &yj) in v.iter().zip(&y[t * n..(t + 1) * n]) {
@@ -139,14 +169,19 @@ fn right_product(y: &[u64], v: &[Gr], k: usize) -> Vec<Gr> {
         .collect()
 }
 
-/// `uᵀ·z·v` for `z` of shape `[u.len(), v.len()]`.
+/// `uᵀ·z·v` for `z` of shape `[u.len(), v.len()]`, as `(uᵀz)·v`: `m·n` scalings and an inner
+/// product of `n` terms (a product per row of `z` would take `m` GR products, and `m ≫ n` for a
+/// convolution's rows), the rows in parallel blocks.
 fn bilinear(u: &[Gr], z: &[u64], v: &[Gr]) -> Gr {
     let n = v.len();
-    u.iter().zip(z.chunks_exact(n.max(1))).fold(Gr::ZERO, |s, (ui, row)| {
-        let mut w = Gr::ZERO;
-        for (vj, &zj) in v.iter().zip(row) {
-            w.add_scaled(vj, zj);
-        }
-        s.add(&ui.mul(&w))
-    })
+    let left = u
+        .par_chunks(ROWS)
+        .zip(z.par_chunks((ROWS * n).max(1)))
+        .map(|(ub, zb)| {
+            let mut part = vec![Gr::ZERO; n];
+            left_product(ub, zb, n, &mut part);
+            part
+        })
+        .reduce(|| vec![Gr::ZERO; n], add_all);
+    Gr::inner_product(&left, v)
 }

@@ -21,6 +21,81 @@ impl Columns {
     /// and its sums go to the accumulators `shared` of every such column (combined once by
     /// [`Columns::local_halves`]): two GR products per output instead of `4·4^t` per column.
     /// The sums returned are then 0; otherwise they are the column's, without `b_l`.
+    /// [`Columns::bilinear_halves`] for a column of a truncation pair's bit products at P0
+    /// (`m = 64` bits per output), accumulated by output slot `g` into `by_output` (`4·4^t`
+    /// per `g`, [`Columns::bit_output_sums`] finishes them): no GR product per output, and
+    /// the words from the bits directly. P0's local part of a bit product is
+    /// `B([r_x]_1, [r_y]_2) = (−w_t·b1_t)·(−b2_{t'}) = w_t·b1_t·b2_{t'}`, so with the output's
+    /// bits as words `B1`, `B2`, the word of weight pair `(s, s')` over the even entries is
+    /// `Σ_t w_t` over the set bits of `B1 ∧ E_s ∧ (B2 shifted by s − s')`, `E_s` the positions
+    /// `e·2^t + s` of even entries `e`; a difference `(X_{2e+1} − X_{2e})·(Y_{2e+1} − Y_{2e})`
+    /// is four such sums (odd and even entries, each `y` shifted by a whole entry).
+    pub(super) fn bit_bilinear(&self, l: usize, b: &Gr, by_output: &mut [Gr]) {
+        let Shape { rec, first, outputs, .. } = self.shape(l);
+        let Some(bits) = &rec.bits else { return };
+        let step = self.w.len();
+        let pairs = step * step;
+        let ws = [&bits.w, &bits.w2];
+        // Positions of the even entries' slot 0 (a bit every 2·2^t from 0).
+        let even0 = (0..64).step_by(2 * step).fold(0u64, |m, t| m | 1 << t);
+        let weigh = |w: &[u64], mut sel: u64| -> u64 {
+            let mut sum = 0u64;
+            while sel != 0 {
+                sum = sum.wrapping_add(w[sel.trailing_zeros() as usize]);
+                sel &= sel - 1;
+            }
+            sum
+        };
+        // `B2` read at `t + δ` for every position `t`.
+        let at = |b2: u64, delta: isize| if delta >= 0 { b2 >> delta } else { b2 << -delta };
+        let mut d = vec![0u64; 4 * pairs];
+        for g in 0..outputs {
+            let (b1, b2) = (bits.b1.word(first + g), bits.b2.word(first + g));
+            d.iter_mut().for_each(|v| *v = 0);
+            for s in 0..step {
+                let (e0, e1) = (b1 & even0 << s, b1 & even0 << (s + step));
+                for s2 in 0..step {
+                    let shift = s2 as isize - s as isize;
+                    let (same, up, down) =
+                        (at(b2, shift), at(b2, shift + step as isize), at(b2, shift - step as isize));
+                    for (input, w) in ws.iter().enumerate() {
+                        let row = 2 * input * pairs + s * step + s2;
+                        let even = weigh(w, e0 & same);
+                        d[row] = even;
+                        // (W1 − W0)(V1 − V0) = W1V1 − W1V0 − W0V1 + W0V0.
+                        d[row + pairs] = weigh(w, e1 & same)
+                            .wrapping_sub(weigh(w, e1 & down))
+                            .wrapping_sub(weigh(w, e0 & up))
+                            .wrapping_add(even);
+                    }
+                }
+            }
+            let acc = &mut by_output[g * 4 * pairs..(g + 1) * 4 * pairs];
+            for (a, &dk) in acc.iter_mut().zip(&d) {
+                if dk != 0 {
+                    a.add_scaled(b, dk);
+                }
+            }
+        }
+    }
+
+    /// The two sums of [`Columns::bit_bilinear`]'s accumulators: output slot `g`'s, combined
+    /// with the weight pairs, times `a_g` (`γ·a_g` for the twin's input).
+    pub(super) fn bit_output_sums(&self, by_output: &[Gr], ww: &[Gr]) -> [Gr; 2] {
+        let per = 4 * ww.len();
+        let mut sums = [Gr::ZERO; 2];
+        for (g, acc) in by_output.chunks_exact(per).enumerate() {
+            if acc.iter().all(|v| *v == Gr::ZERO) {
+                continue;
+            }
+            let [x0, x1] = combine(&acc[..per / 2], ww, 1);
+            let [y0, y1] = combine(&acc[per / 2..], ww, 1);
+            sums[0].add_assign(&self.a[g].mul(&x0).add(&self.ga[g].mul(&y0)));
+            sums[1].add_assign(&self.a[g].mul(&x1).add(&self.ga[g].mul(&y1)));
+        }
+        sums
+    }
+
     pub(super) fn bilinear_halves(&self, l: usize, b: &Gr, ww: &[Gr], shared: &mut [Gr]) -> [Gr; 2] {
         let me = self.me;
         let held = held(me);
