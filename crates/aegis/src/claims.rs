@@ -108,11 +108,7 @@ impl GrVec {
     /// In place, `V'_i = V_{2i} + ζ·(V_{2i+1} − V_{2i})` (even length), component by component.
     pub(crate) fn fold(&mut self, zeta: &Gr) {
         for v in [&mut self.m, &mut self.one, &mut self.two] {
-            let h = v.len() / 2;
-            for i in 0..h {
-                v[i] = v[2 * i].add(&zeta.mul(&v[2 * i + 1].sub(&v[2 * i])));
-            }
-            v.truncate(h);
+            *v = v.par_chunks_exact(2).map(|p| p[0].add(&zeta.mul(&p[1].sub(&p[0])))).collect();
         }
     }
 

@@ -245,8 +245,11 @@ impl Columns {
     fn reweigh(&mut self) {
         let step = self.w.len();
         for (m_pad, wx, gwx) in &mut self.weights {
-            *wx = (0..self.slots).map(|slot| self.w[slot % step].mul(&self.a[slot / *m_pad])).collect();
-            *gwx = wx.iter().map(|v| self.gamma.mul(v)).collect();
+            *wx = (0..self.slots)
+                .into_par_iter()
+                .map(|slot| self.w[slot % step].mul(&self.a[slot / *m_pad]))
+                .collect();
+            *gwx = wx.par_iter().map(|v| self.gamma.mul(v)).collect();
         }
         self.retable();
     }
@@ -270,6 +273,7 @@ impl Columns {
             let (_, wx, gwx) = &self.weights[self.class[r]];
             let m = width(rec);
             let k: Vec<Gr> = (0..self.slots)
+                .into_par_iter()
                 .map(|slot| {
                     let t = slot % m;
                     let mut v = Gr::ZERO;
@@ -309,22 +313,26 @@ impl Columns {
     /// `Z = Σ_l b_l·Σ_g a_g·(z_{l,g} + γ·z'_{l,g})`, one entry.
     pub(crate) fn z(&self) -> GrVec {
         let held = held(self.me);
-        let mut z = [Gr::ZERO; 3];
-        for (col, b) in self.cols.iter().zip(&self.b) {
-            let rec = &self.recs[col.rec];
-            let per = self.slots / width(rec).max(1).next_power_of_two();
-            for (c, zc) in z.iter_mut().enumerate().filter(|(c, _)| held[*c]) {
-                let mut s = Gr::ZERO;
-                let outputs = col.first..(col.first + per).min(rec.z.n);
-                for ((a, ga), o) in self.a.iter().zip(&self.ga).zip(outputs) {
-                    s.add_scaled(a, component(&rec.z, c)[o]);
+        let z = self
+            .cols
+            .par_iter()
+            .zip(&self.b)
+            .map(|(col, b)| {
+                let rec = &self.recs[col.rec];
+                let per = self.slots / width(rec).max(1).next_power_of_two();
+                let mut z = [Gr::ZERO; 3];
+                for (c, zc) in z.iter_mut().enumerate().filter(|(c, _)| held[*c]) {
+                    let mut s = Gr::ZERO;
+                    let outputs = col.first..(col.first + per).min(rec.z.n);
+                    s.add_assign(&Gr::dot_words(&self.a, &component(&rec.z, c)[outputs.clone()]));
                     if let Some((_, z2)) = &rec.twin {
-                        s.add_scaled(ga, component(z2, c)[o]);
+                        s.add_assign(&Gr::dot_words(&self.ga, &component(z2, c)[outputs]));
                     }
+                    *zc = b.mul(&s);
                 }
-                *zc = zc.add(&b.mul(&s));
-            }
-        }
+                z
+            })
+            .reduce(|| [Gr::ZERO; 3], |x, y| std::array::from_fn(|c| x[c].add(&y[c])));
         entry_vec(&held, vec![z])
     }
 
@@ -595,6 +603,34 @@ impl Columns {
         scratch.reset(self.entries_per_column());
         let (_, wx, gwx) = &self.weights[self.class[self.cols[l].rec]];
         let twin = rec.twin.is_some();
+        if rec.bits.is_none() {
+            // Shares held as words: each output's run of terms, cut where an entry ends, is one
+            // sum of scalings per input and component (`Gr::dot_words`).
+            // Without padding (`m = m'`) the column's terms are one run, cut into entries.
+            let x2 = rec.twin.as_ref().map(|(x2, _)| &**x2);
+            let (runs, run) = if m == m_pad { (1, outputs * m) } else { (outputs, m) };
+            for g in 0..runs {
+                let mut t = 0;
+                while t < run {
+                    let slot = g * m_pad + t;
+                    let (i, s) = (slot / step, slot % step);
+                    let len = (step - s).min(run - t);
+                    let idx = first * m + g * m + t;
+                    for c in (0..3).filter(|&c| held[c]) {
+                        let x = &component(&rec.x, c)[idx..idx + len];
+                        scratch.x[i][c].add_assign(&Gr::dot_words(&wx[slot..slot + len], x));
+                        if let Some(x2) = x2 {
+                            let x2 = &component(x2, c)[idx..idx + len];
+                            scratch.x[i][c].add_assign(&Gr::dot_words(&gwx[slot..slot + len], x2));
+                        }
+                        let y = &component(&rec.y, c)[idx..idx + len];
+                        scratch.y[i][c].add_assign(&Gr::dot_words(&self.w[s..s + len], y));
+                    }
+                    t += len;
+                }
+            }
+            return;
+        }
         for g in 0..outputs {
             for t in 0..m {
                 let slot = g * m_pad + t;

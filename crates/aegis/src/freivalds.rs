@@ -114,9 +114,7 @@ fn parts(w: &Masked) -> [&[u64]; 3] {
 /// `a_t += Σ_i u_i·x[i][t]` for `x` of shape `[u.len(), k]`.
 fn left_product(u: &[Gr], x: &[u64], k: usize, a: &mut [Gr]) {
     for (ui, row) in u.iter().zip(x.chunks_exact(k.max(1))) {
-        for (at, &xt) in a.iter_mut().zip(row) {
-            at.add_scaled(ui, xt);
-        }
+        Gr::add_scaled_each(a, ui, row);
     }
 }
 
@@ -127,9 +125,7 @@ fn left_conv(u: &[Gr], row0: usize, x: &[u64], conv: &Conv2d, a: &mut [Gr]) {
     for (i, ui) in (row0..).zip(u) {
         for (off, run) in a.chunks_exact_mut(c.max(1)).take(kh * kw).enumerate() {
             let Some(src) = conv.source(i, off / kw, off % kw) else { continue };
-            for (at, &xt) in run.iter_mut().zip(x.get(src..src + c).unwrap_or_default()) {
-                at.add_scaled(ui, xt);
-            }
+            Gr::add_scaled_each(run, ui, x.get(src..src + c).unwrap_or_default());
         }
     }
 }
@@ -157,16 +153,7 @@ pub(crate) fn patches(conv: &Conv2d, x: &[u64]) -> Vec<u64> {
 /// `b_t = Σ_j y[t][j]·v_j` for `y` of shape `[k, v.len()]`, rows in parallel.
 fn right_product(y: &[u64], v: &[Gr], k: usize) -> Vec<Gr> {
     let n = v.len();
-    (0..k)
-        .into_par_iter()
-        .map(|t| {
-            let mut b = Gr::ZERO;
-            for (vj, &yj) in v.iter().zip(&y[t * n..(t + 1) * n]) {
-                b.add_scaled(vj, yj);
-            }
-            b
-        })
-        .collect()
+    (0..k).into_par_iter().map(|t| Gr::dot_words(v, &y[t * n..(t + 1) * n])).collect()
 }
 
 /// `uᵀ·z·v` for `z` of shape `[u.len(), v.len()]`, as `(uᵀz)·v`: `m·n` scalings and an inner

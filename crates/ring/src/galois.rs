@@ -84,6 +84,33 @@ impl Gr {
         self.0.iter_mut().zip(&v.0).for_each(|(a, b)| *a = a.wrapping_add(b.wrapping_mul(s)));
     }
 
+    /// `Σ_i vs_i·s_i` for words `s_i ∈ Z_2^64` (over the shorter of the two): with AVX-512 the
+    /// sum stays in registers over all terms, where a loop of [`Gr::add_scaled`] loads and
+    /// stores it at every term. Zero words are skipped.
+    pub fn dot_words(vs: &[Gr], s: &[u64]) -> Gr {
+        let mut acc = Gr::ZERO;
+        #[cfg(target_arch = "x86_64")]
+        if crate::galois_simd::dot_words(&mut acc.0, vs, s) {
+            return acc;
+        }
+        for (v, &x) in vs.iter().zip(s).filter(|(_, x)| **x != 0) {
+            acc.add_scaled(v, x);
+        }
+        acc
+    }
+
+    /// `accs_i += v·s_i` for words `s_i ∈ Z_2^64` (over the shorter of the two): with AVX-512
+    /// `v` stays in registers over all terms. Zero words are skipped.
+    pub fn add_scaled_each(accs: &mut [Gr], v: &Gr, s: &[u64]) {
+        #[cfg(target_arch = "x86_64")]
+        if crate::galois_simd::add_scaled_each(accs, &v.0, s) {
+            return;
+        }
+        for (acc, &x) in accs.iter_mut().zip(s).filter(|(_, x)| **x != 0) {
+            acc.add_scaled(v, x);
+        }
+    }
+
     /// Whether only the constant coefficient may be nonzero (an embedded `Z_2^64` value).
     pub fn is_constant(&self) -> bool {
         self.0[1..].iter().all(|&c| c == 0)
@@ -313,6 +340,28 @@ mod tests {
             assert_eq!(reduce(&backward(&d)), direct, "{n} terms, portable");
         }
         assert_eq!(Gr::inner_product(&[Gr::embed(3)], &[]), Gr::ZERO);
+    }
+
+    #[test]
+    fn batched_scalings_match_one_at_a_time() {
+        let mut g = rand::rngs::StdRng::seed_from_u64(9);
+        for n in [0usize, 1, 2, 7, 33] {
+            let vs: Vec<Gr> = (0..n).map(|_| Gr::random(&mut g)).collect();
+            let edges = [0, 1, u64::MAX, 1 << 63];
+            let s: Vec<u64> = (0..n).map(|i| if i % 3 == 0 { edges[i % 4] } else { g.next_u64() }).collect();
+            let mut direct = Gr::ZERO;
+            for (v, &x) in vs.iter().zip(&s) {
+                direct = direct.add(&v.mul(&Gr::embed(x)));
+            }
+            assert_eq!(Gr::dot_words(&vs, &s), direct, "{n} terms");
+            // Over the shorter of the two.
+            assert_eq!(Gr::dot_words(&vs, &s[..n / 2]), Gr::dot_words(&vs[..n / 2], &s), "{n} terms");
+            let v = Gr::random(&mut g);
+            let mut accs: Vec<Gr> = (0..n).map(|_| Gr::random(&mut g)).collect();
+            let expected: Vec<Gr> = accs.iter().zip(&s).map(|(a, &x)| a.add(&v.mul(&Gr::embed(x)))).collect();
+            Gr::add_scaled_each(&mut accs, &v, &s);
+            assert_eq!(accs, expected, "{n} terms");
+        }
     }
 
     #[test]

@@ -48,6 +48,82 @@ fn add_scaled_avx512(acc: &mut [u64; GR_DEGREE], v: &[u64; GR_DEGREE], s: u64) {
     }
 }
 
+/// `acc += Σ_i vs_i·s_i` ([`crate::Gr::dot_words`]) if the processor has AVX-512 F and DQ (else
+/// `false`, nothing done).
+pub(crate) fn dot_words(acc: &mut [u64; GR_DEGREE], vs: &[crate::Gr], s: &[u64]) -> bool {
+    if has_avx512() {
+        // SAFETY: the processor has both features `dot_words_avx512` is compiled for (checked
+        // just above).
+        unsafe { dot_words_avx512(acc, vs, s) };
+        true
+    } else {
+        false
+    }
+}
+
+/// The sum in eight registers (64 coefficients) over every term: per term eight loads of
+/// `v`, eight products and eight sums, no store.
+#[target_feature(enable = "avx512f,avx512dq")]
+fn dot_words_avx512(acc: &mut [u64; GR_DEGREE], vs: &[crate::Gr], s: &[u64]) {
+    let mut regs = [_mm512_setzero_si512(); GR_DEGREE / 8];
+    for (v, &x) in vs.iter().zip(s) {
+        if x == 0 {
+            continue;
+        }
+        let sv = _mm512_set1_epi64(x as i64);
+        for (r, k) in regs.iter_mut().zip((0..GR_DEGREE).step_by(8)) {
+            // SAFETY: `k + 8 ≤ 64`: the 8-word window of `v` is in bounds; loaded unaligned.
+            let w = unsafe { _mm512_loadu_si512(v.0.as_ptr().add(k).cast()) };
+            *r = _mm512_add_epi64(*r, _mm512_mullo_epi64(w, sv));
+        }
+    }
+    for (r, k) in regs.iter().zip((0..GR_DEGREE).step_by(8)) {
+        // SAFETY: `k + 8 ≤ 64`: both 8-word windows of `acc` are in bounds; unaligned.
+        unsafe {
+            let a = _mm512_loadu_si512(acc.as_ptr().add(k).cast());
+            _mm512_storeu_si512(acc.as_mut_ptr().add(k).cast(), _mm512_add_epi64(a, *r));
+        }
+    }
+}
+
+/// `accs_i += v·s_i` ([`crate::Gr::add_scaled_each`]) if the processor has AVX-512 F and DQ
+/// (else `false`, nothing done).
+pub(crate) fn add_scaled_each(accs: &mut [crate::Gr], v: &[u64; GR_DEGREE], s: &[u64]) -> bool {
+    if has_avx512() {
+        // SAFETY: the processor has both features `add_scaled_each_avx512` is compiled for
+        // (checked just above).
+        unsafe { add_scaled_each_avx512(accs, v, s) };
+        true
+    } else {
+        false
+    }
+}
+
+/// `v` in eight registers over every term: per term eight loads and stores of the
+/// accumulator, eight products and eight sums.
+#[target_feature(enable = "avx512f,avx512dq")]
+fn add_scaled_each_avx512(accs: &mut [crate::Gr], v: &[u64; GR_DEGREE], s: &[u64]) {
+    let mut vr = [_mm512_setzero_si512(); GR_DEGREE / 8];
+    for (r, k) in vr.iter_mut().zip((0..GR_DEGREE).step_by(8)) {
+        // SAFETY: `k + 8 ≤ 64`: the 8-word window of `v` is in bounds; loaded unaligned.
+        *r = unsafe { _mm512_loadu_si512(v.as_ptr().add(k).cast()) };
+    }
+    for (acc, &x) in accs.iter_mut().zip(s) {
+        if x == 0 {
+            continue;
+        }
+        let sv = _mm512_set1_epi64(x as i64);
+        for (r, k) in vr.iter().zip((0..GR_DEGREE).step_by(8)) {
+            // SAFETY: `k + 8 ≤ 64`: both 8-word windows of `acc` are in bounds; unaligned.
+            unsafe {
+                let a = _mm512_loadu_si512(acc.0.as_ptr().add(k).cast());
+                let sum = _mm512_add_epi64(a, _mm512_mullo_epi64(*r, sv));
+                _mm512_storeu_si512(acc.0.as_mut_ptr().add(k).cast(), sum);
+            }
+        }
+    }
+}
+
 /// `a·b` (127 coefficients, the last entry 0) if the processor has AVX-512 F and DQ.
 pub(crate) fn product(a: &[u64; GR_DEGREE], b: &[u64; GR_DEGREE]) -> Option<[u64; 2 * GR_DEGREE]> {
     if has_avx512() {

@@ -70,12 +70,7 @@ impl Columns {
                     }
                 }
             }
-            let acc = &mut by_output[g * 4 * pairs..(g + 1) * 4 * pairs];
-            for (a, &dk) in acc.iter_mut().zip(&d) {
-                if dk != 0 {
-                    a.add_scaled(b, dk);
-                }
-            }
+            Gr::add_scaled_each(&mut by_output[g * 4 * pairs..(g + 1) * 4 * pairs], b, &d);
         }
     }
 
@@ -141,12 +136,9 @@ impl Columns {
             } else {
                 (*a_g, *ga_g)
             };
-            for (k, (a, dk)) in acc.iter_mut().zip(&d).enumerate() {
-                if *dk != 0 {
-                    let coeff = if k < 2 * pairs { &a_g } else { &ga_g };
-                    a.add_scaled(coeff, *dk);
-                }
-            }
+            let (acc_x, acc_x2) = acc.split_at_mut(2 * pairs);
+            Gr::add_scaled_each(acc_x, &a_g, &d[..2 * pairs]);
+            Gr::add_scaled_each(acc_x2, &ga_g, &d[2 * pairs..]);
         }
         if into_shared { [Gr::ZERO; 2] } else { combine(acc, ww, if twin { 2 } else { 1 }) }
     }
