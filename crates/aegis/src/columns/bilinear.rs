@@ -179,20 +179,16 @@ impl Columns {
                     let (x0, x1) = (load(input, first + s), load(input, second + s));
                     let (c0, c1) = (&coeff[(first + s) / m_pad], &coeff[(second + s) / m_pad]);
                     let row = 2 * input * pairs + s * step;
+                    let (mut even, mut d1, mut d0) =
+                        ([0u64; BILINEAR_STEP], [0u64; BILINEAR_STEP], [0u64; BILINEAR_STEP]);
                     for s2 in 0..step {
-                        let even = bilinear(me, &x0, &y0[s2]);
-                        if even != 0 {
-                            acc[row + s2].add_scaled(c0, even);
-                        }
-                        let d1 = bilinear(me, &x1, &dy[s2]);
-                        if d1 != 0 {
-                            acc[row + pairs + s2].add_scaled(c1, d1);
-                        }
-                        let d0 = bilinear(me, &x0, &dy[s2]);
-                        if d0 != 0 {
-                            acc[row + pairs + s2].add_scaled(c0, d0.wrapping_neg());
-                        }
+                        even[s2] = bilinear(me, &x0, &y0[s2]);
+                        d1[s2] = bilinear(me, &x1, &dy[s2]);
+                        d0[s2] = bilinear(me, &x0, &dy[s2]).wrapping_neg();
                     }
+                    Gr::add_scaled_each(&mut acc[row..row + step], c0, &even[..step]);
+                    Gr::add_scaled_each(&mut acc[row + pairs..row + pairs + step], c1, &d1[..step]);
+                    Gr::add_scaled_each(&mut acc[row + pairs..row + pairs + step], c0, &d0[..step]);
                 }
             }
         }
