@@ -185,18 +185,23 @@ pub(super) fn prover_lists(
     shares: &[u8],
     masks_seed: &[u8; 16],
     (i0, i1): (usize, usize),
-) -> (Vec<u8>, Vec<u8>) {
+    keep: bool,
+) -> (Vec<u8>, Vec<u8>, Option<Vec<Masks>>) {
     let mut pair = draws(masks_seed, p);
     let mut lists = vec![0u8; (i1 - i0) * 2 * l];
     let mut ds = Vec::with_capacity(i1 - i0);
+    let mut kept = Vec::with_capacity(if keep { i1 - i0 } else { 0 });
     for (j, i) in (i0..i1).enumerate() {
         let mk = Masks::draw(&mut pair, l);
         let m = components(me, y, l as u32, i)[k].unwrap_or(0);
         let (u, up) = lists[j * 2 * l..(j + 1) * 2 * l].split_at_mut(l);
         lists_mod(p, l, m, first, &shares[j * (l - 1)..(j + 1) * (l - 1)], &mk, u, up);
         ds.push(mk.delta);
+        if keep {
+            kept.push(mk);
+        }
     }
-    (lists, ds)
+    (lists, ds, keep.then_some(kept))
 }
 
 /// A prover's shares of the MACs of each element's `λ` combinations (before `τ`):
@@ -209,7 +214,7 @@ pub(super) fn prover_combos(
     (me, k): (PartyId, PartyId),
     y: &Ys,
     mac: &[u8],
-    masks_seed: &[u8; 16],
+    (masks_seed, kept): (&[u8; 16], Option<&[Masks]>),
     kappa: &[u8; MAC_KEYS],
     sigma: &[[u8; LANES]],
     (i0, i1): (usize, usize),
@@ -218,7 +223,15 @@ pub(super) fn prover_combos(
     let tables = simd_tables(p, l, sigma);
     let mut combos = Vec::with_capacity(i1 - i0);
     for (j, i) in (i0..i1).enumerate() {
-        let mk = &Masks::draw(&mut pair, l);
+        // The masks round 2 kept, else the same draws again.
+        let drawn;
+        let mk = match kept.and_then(|k| k.get(j)) {
+            Some(mk) => mk,
+            None => {
+                drawn = Masks::draw(&mut pair, l);
+                &drawn
+            }
+        };
         let m = components(me, y, l as u32, i)[k].unwrap_or(0);
         let per = &mac[j * (l - 1) * MAC_KEYS..(j + 1) * (l - 1) * MAC_KEYS];
         combos.push(element_combos(p, l, m, mk, per, kappa, sigma, tables.as_ref()));
