@@ -59,6 +59,7 @@ pub mod mul;
 mod plan;
 mod pos;
 mod prime;
+mod prime_simd;
 mod share;
 pub mod sign;
 mod subsets;

@@ -108,6 +108,21 @@ impl Draws {
                 *pos = 0;
             }
             let mut take = (BUF - *pos).min(out.len() - k);
+            #[cfg(target_arch = "x86_64")]
+            {
+                use crate::prime_simd::{BLOCK, convert};
+                if fast && k + BLOCK <= out.len() && *pos + BLOCK <= BUF {
+                    let src: &[u8; BLOCK] =
+                        buf[*pos..*pos + BLOCK].try_into().unwrap_or_else(|_| unreachable!());
+                    let dst: &mut [u8; BLOCK] =
+                        (&mut out[k..k + BLOCK]).try_into().unwrap_or_else(|_| unreachable!());
+                    if let Some(accepted) = convert(src, dst, q8, limit, offset) {
+                        k += accepted;
+                        *pos += BLOCK;
+                        continue;
+                    }
+                }
+            }
             if fast && k + CHUNK <= out.len() && *pos + CHUNK <= BUF {
                 let src = &buf[*pos..*pos + CHUNK];
                 let mut converted = [0u8; CHUNK];
@@ -268,7 +283,7 @@ mod tests {
     /// Every residue is drawn, none out of range, with frequencies within a few standard
     /// deviations of uniform; the same seed gives the same draws.
     #[test]
-    fn the_branch_free_path_draws_what_the_table_does() {
+    fn the_branch_free_and_vector_paths_draw_what_the_table_does() {
         for p in [61u32, 127, 131, 251] {
             for nonzero in [false, true] {
                 let seed = Seed([p as u8; 16]);
