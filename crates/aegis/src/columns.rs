@@ -59,8 +59,6 @@
 //! computed in Karatsuba's evaluation form with one reduction per sum
 //! ([`veil_ring::Gr::inner_product`], about half the cost of a GR product per term).
 
-use std::ops::Range;
-
 use rayon::prelude::*;
 use veil_crypto::Prg;
 use veil_mpc::{MpcError, Result};
@@ -70,6 +68,7 @@ use crate::claims::{Entry, GrVec, Recorded, Terms, component, cross_sum};
 use crate::subsets::{GROUP, SUBSETS, tables};
 
 mod bilinear;
+mod bits;
 use bilinear::{BILINEAR_STEP, combine};
 
 /// Columns a verification aims at (`L`): few enough that the per-column work of a reduction
@@ -176,15 +175,6 @@ pub(crate) struct Columns {
     y_table: Vec<Gr>,
 }
 
-/// Columns of bit products P0 sums together from their shared tables
-/// ([`Columns::bit_block_halves`]).
-const BIT_BLOCK: usize = 32;
-
-/// Most bytes of subset-sum tables a party builds per reduction (beyond it, the bit products'
-/// entries are summed term by term): VGG-16's 16 records of bit products at [`WIDE_SLOTS`]
-/// slots take 128 MiB.
-const TABLE_BUDGET: usize = 256 << 20;
-
 impl Columns {
     /// Lays out `recs` (elementwise and inner products) and draws their coefficients.
     pub(crate) fn new(me: usize, recs: Vec<Recorded>, coeffs: &mut Prg) -> Result<Columns> {
@@ -252,39 +242,6 @@ impl Columns {
             *gwx = wx.par_iter().map(|v| self.gamma.mul(v)).collect();
         }
         self.retable();
-    }
-
-    /// Rebuilds the subset-sum tables of the bit products ([`crate::subsets`]) for the current
-    /// reduction, where an entry sums at least four slots and the tables fit
-    /// [`TABLE_BUDGET`].
-    fn retable(&mut self) {
-        let step = self.w.len();
-        let tabled =
-            |r: &Recorded| r.bits.is_some() && width(r).is_multiple_of(GROUP) && width(r).is_power_of_two();
-        let records = self.recs.iter().filter(|r| tabled(r)).count();
-        let bytes = (records * self.slots + step) / GROUP * SUBSETS * std::mem::size_of::<Gr>();
-        self.bit_tables = vec![vec![]; self.recs.len()];
-        self.y_table = vec![];
-        if step < GROUP || records == 0 || bytes > TABLE_BUDGET {
-            return;
-        }
-        for (r, rec) in self.recs.iter().enumerate() {
-            let Some(bits) = rec.bits.as_ref().filter(|_| tabled(rec)) else { continue };
-            let (_, wx, gwx) = &self.weights[self.class[r]];
-            let m = width(rec);
-            let k: Vec<Gr> = (0..self.slots)
-                .into_par_iter()
-                .map(|slot| {
-                    let t = slot % m;
-                    let mut v = Gr::ZERO;
-                    v.add_scaled(&wx[slot], bits.w[t].wrapping_neg());
-                    v.add_scaled(&gwx[slot], bits.w2[t].wrapping_neg());
-                    v
-                })
-                .collect();
-            self.bit_tables[r] = tables(&k);
-        }
-        self.y_table = tables(&self.w);
     }
 
     /// Column `l`'s [`Shape`].
@@ -363,7 +320,7 @@ impl Columns {
             .par_iter()
             .enumerate()
             .fold(
-                || (Scratch::default(), [Gr::ZERO; 2], vec![Gr::ZERO; shared], vec![Gr::ZERO; by_output]),
+                || (Scratch::default(), [Gr::ZERO; 2], vec![Gr::ZERO; shared], Vec::new()),
                 |(mut scratch, sums, mut acc, mut bit_acc), (l, b)| {
                     if self.vanishes(l) {
                         return (scratch, sums, acc, bit_acc);
@@ -374,6 +331,8 @@ impl Columns {
                         return (scratch, sums, acc, bit_acc);
                     }
                     if way == Way::Bilinear && by_output > 0 && self.bit_bilinear_at_p0(l) {
+                        // Sized on first use: most steps have no such column.
+                        bit_acc.resize(by_output, Gr::ZERO);
                         self.bit_bilinear(l, b, &mut bit_acc);
                         return (scratch, sums, acc, bit_acc);
                     }
@@ -389,67 +348,21 @@ impl Columns {
             )
             .map(|(_, sums, acc, bit_acc)| (sums, acc, bit_acc))
             .reduce(
-                || ([Gr::ZERO; 2], vec![Gr::ZERO; shared], vec![Gr::ZERO; by_output]),
-                |(s, mut a, mut c), (t, b, d)| {
+                || ([Gr::ZERO; 2], vec![Gr::ZERO; shared], Vec::new()),
+                |(s, mut a, c), (t, b, d)| {
                     a.iter_mut().zip(&b).for_each(|(x, y)| x.add_assign(y));
-                    c.iter_mut().zip(&d).for_each(|(x, y)| x.add_assign(y));
-                    (add(s, t), a, c)
+                    (add(s, t), a, add_vecs(c, d))
                 },
             );
         let sums = match &pairs {
-            Some(ww) if by_output > 0 => add(sums, self.bit_output_sums(&bit_acc, ww)),
+            Some(ww) if !bit_acc.is_empty() => add(sums, self.bit_output_sums(&bit_acc, ww)),
             _ => sums,
         };
-        let blocks = self.bit_blocks(forced, pairs.is_some());
-        let bits = blocks
-            .par_iter()
-            .map_init(Scratch::default, |scratch, cols| {
-                let halves = self.bit_block_halves(cols.clone(), scratch);
-                halves
-                    .iter()
-                    .zip(&self.b[cols.clone()])
-                    .fold([Gr::ZERO; 2], |s, (h, b)| add(s, [b.mul(&h[0]), b.mul(&h[1])]))
-            })
-            .reduce(|| [Gr::ZERO; 2], add);
-        let sums = add(sums, bits);
+        let sums = add(sums, self.bit_block_sums(forced, pairs.is_some()));
         match &pairs {
             Some(ww) => add(sums, combine(&acc, ww, 2)),
             None => sums,
         }
-    }
-
-    /// Whether P0 sums column `l` by [`Columns::bit_bilinear`] when the bilinear way is the
-    /// cheaper: a truncation pair's 64 bit products per output, both entries of a pair in one
-    /// output.
-    fn bit_bilinear_at_p0(&self, l: usize) -> bool {
-        let rec = &self.recs[self.cols[l].rec];
-        self.me == 0 && rec.bits.is_some() && width(rec) == 64 && self.within_outputs(l)
-    }
-
-    /// Whether column `l` holds bit products whose entries P0 forms from the subset-sum
-    /// tables ([`Columns::bit_block_halves`]).
-    fn tabled_at_p0(&self, l: usize) -> bool {
-        self.me == 0 && !self.bit_tables[self.cols[l].rec].is_empty()
-    }
-
-    /// The columns [`Columns::local_halves_by`] sums by [`Columns::bit_block_halves`]: runs of
-    /// up to [`BIT_BLOCK`] consecutive columns of one record.
-    fn bit_blocks(&self, forced: Option<Way>, pairs: bool) -> Vec<Range<usize>> {
-        let mut blocks: Vec<Range<usize>> = vec![];
-        for l in (0..self.cols.len()).filter(|&l| self.tabled_at_p0(l)) {
-            if forced.unwrap_or_else(|| self.cheaper_way(l, pairs)) != Way::Entries {
-                continue;
-            }
-            match blocks.last_mut() {
-                Some(r)
-                    if r.end == l && r.len() < BIT_BLOCK && self.cols[r.start].rec == self.cols[l].rec =>
-                {
-                    r.end += 1
-                }
-                _ => blocks.push(l..l + 1),
-            }
-        }
-        blocks
     }
 
     /// Whether this party's local parts in column `l` are 0 whatever the entries: a truncation
@@ -657,98 +570,6 @@ impl Columns {
     }
 }
 
-impl Columns {
-    /// [`Columns::entries`] of a column of bit products from the subset-sum tables: per
-    /// four slots, one table entry for `x` (from `b1`, at P0 and P1) and one for `y` (from
-    /// `b2`, at P0 and P2), `Y` being `−Σ_s w_s·b2_s`. An entry sums `2^t ≥ 4` slots and a
-    /// record's width `m` is a power of two, so no group of four crosses an entry or an output.
-    fn bit_entries(&self, l: usize, scratch: &mut Scratch) {
-        let held = held(self.me);
-        let Shape { rec, first, m, outputs, .. } = self.shape(l);
-        let Some(bits) = &rec.bits else { return };
-        let step = self.w.len();
-        scratch.reset(self.entries_per_column());
-        let tx = &self.bit_tables[self.cols[l].rec];
-        for slot in (0..outputs * m).step_by(GROUP) {
-            let i = slot / step;
-            let idx = first * m + slot;
-            if held[ONE] {
-                let p = bits.b1.nibble(idx);
-                if p != 0 {
-                    scratch.x[i][ONE].add_assign(&tx[slot / GROUP * SUBSETS + p]);
-                }
-            }
-            if held[TWO] {
-                let p = bits.b2.nibble(idx);
-                if p != 0 {
-                    let q = slot % step / GROUP;
-                    scratch.y[i][TWO].sub_assign(&self.y_table[q * SUBSETS + p]);
-                }
-            }
-        }
-    }
-}
-
-impl Columns {
-    /// [`Columns::entry_halves`] of consecutive columns `cols` of one record of bit products
-    /// at P0, from the subset-sum tables. Of P0's components only `[r_X]_1` (from `b1`) and
-    /// `[r_Y]_2` (from `b2`) are nonzero, so its local part
-    /// `([r_X]_1 + [r_X]_2)·([r_Y]_1 + [r_Y]_2)` is `[r_X]_1·[r_Y]_2`, and a column's two sums
-    /// are inner products of those components alone. The columns of a record share their
-    /// tables (slot by slot), so the block goes through them a group of four slots at a time
-    /// and every column takes its entry from the group's table while it is in cache: a
-    /// column alone would read its record's tables (2 KiB per slot) from memory at every
-    /// reduction. `y` is summed without its sign (`[r_Y]_2 = −Σ_s w_s·b2_s`), which both
-    /// sums take at the end.
-    fn bit_block_halves(&self, cols: Range<usize>, scratch: &mut Scratch) -> Vec<[Gr; 2]> {
-        let r = self.cols[cols.start].rec;
-        let (rec, tx) = (&self.recs[r], &self.bit_tables[r]);
-        let Some(bits) = &rec.bits else { return vec![[Gr::ZERO; 2]; cols.len()] };
-        let (m, step, entries) = (width(rec), self.w.len(), self.entries_per_column());
-        let shapes: Vec<(usize, usize)> =
-            cols.clone().map(|l| (self.shape(l).first, self.shape(l).outputs)).collect();
-        let Scratch { flat_x: x, flat_y: y, ls, rs, .. } = scratch;
-        for v in [&mut *x, &mut *y] {
-            v.clear();
-            v.resize(cols.len() * entries, Gr::ZERO);
-        }
-        let slots = shapes.iter().map(|&(_, outputs)| outputs * m).max().unwrap_or(0);
-        for slot in (0..slots).step_by(GROUP) {
-            let i = slot / step;
-            let (tq, yq) = (&tx[slot / GROUP * SUBSETS..], &self.y_table[slot % step / GROUP * SUBSETS..]);
-            for (c, &(first, outputs)) in shapes.iter().enumerate() {
-                if slot >= outputs * m {
-                    continue;
-                }
-                let idx = first * m + slot;
-                let p = bits.b1.nibble(idx);
-                if p != 0 {
-                    x[c * entries + i].add_assign(&tq[p]);
-                }
-                let p = bits.b2.nibble(idx);
-                if p != 0 {
-                    y[c * entries + i].add_assign(&yq[p]);
-                }
-            }
-        }
-        let pairs = entries / 2;
-        (0..cols.len())
-            .map(|c| {
-                let (x, y) = (&x[c * entries..(c + 1) * entries], &y[c * entries..(c + 1) * entries]);
-                ls.clear();
-                rs.clear();
-                ls.extend((0..pairs).map(|i| x[2 * i]));
-                rs.extend((0..pairs).map(|i| y[2 * i]));
-                ls.extend((0..pairs).map(|i| x[2 * i + 1].sub(&x[2 * i])));
-                rs.extend((0..pairs).map(|i| y[2 * i + 1].sub(&y[2 * i])));
-                let even = Gr::inner_product(&ls[..pairs], &rs[..pairs]);
-                let diff = Gr::inner_product(&ls[pairs..], &rs[pairs..]);
-                [Gr::ZERO.sub(&even), Gr::ZERO.sub(&diff)]
-            })
-            .collect()
-    }
-}
-
 /// How a column's two sums of a reduction are computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Way {
@@ -780,6 +601,15 @@ impl Scratch {
     }
 }
 
+/// The elementwise sum of two accumulators, either of which may be empty (never used).
+fn add_vecs(mut a: Vec<Gr>, b: Vec<Gr>) -> Vec<Gr> {
+    if a.is_empty() {
+        return b;
+    }
+    a.iter_mut().zip(&b).for_each(|(x, y)| x.add_assign(y));
+    a
+}
+
 fn diff(a: &Entry, b: &Entry) -> Entry {
     [a[0].sub(&b[0]), a[1].sub(&b[1]), a[2].sub(&b[2])]
 }
@@ -791,127 +621,4 @@ fn entry_vec(held: &[bool; 3], entries: Vec<Entry>) -> GrVec {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::claims::{BitProducts, Bits, Recorded, Terms};
-    use crate::share::{Masked, Pair};
-    use std::sync::Arc;
-    use veil_crypto::Seed;
-
-    fn words(g: &mut Prg, n: usize, held: bool) -> Vec<u64> {
-        if held { (0..n).map(|_| g.next_u64()).collect() } else { vec![] }
-    }
-
-    /// This party's view of a random masked vector of `n` values.
-    fn masked(g: &mut Prg, me: usize, n: usize) -> Masked {
-        let h = held(me);
-        Masked { m: words(g, n, h[M]), r: Pair { one: words(g, n, h[ONE]), two: words(g, n, h[TWO]) }, n }
-    }
-
-    fn record(g: &mut Prg, me: usize, outputs: usize, terms: Terms, twin: bool) -> Recorded {
-        let len = match terms {
-            Terms::Inner { len } => len,
-            _ => 1,
-        };
-        Recorded {
-            x: masked(g, me, outputs * len).into(),
-            y: masked(g, me, outputs * len).into(),
-            z: masked(g, me, outputs).into(),
-            terms,
-            twin: twin.then(|| (masked(g, me, outputs * len).into(), masked(g, me, outputs).into())),
-            bits: None,
-        }
-    }
-
-    /// A truncation pair's record of `outputs` pairs of 64 bit products.
-    fn bit_record(g: &mut Prg, me: usize, outputs: usize) -> Recorded {
-        let bits = |g: &mut Prg, keep: bool| -> Bits {
-            if keep {
-                Bits::from_each(&(0..outputs * 64).map(|_| (g.next_u64() & 1) as u8).collect::<Vec<_>>())
-            } else {
-                Bits::default()
-            }
-        };
-        let b = BitProducts {
-            len: 64,
-            w: words(g, 64, true),
-            w2: words(g, 64, true),
-            b1: bits(g, me != 2),
-            b2: bits(g, me != 1),
-        };
-        Recorded {
-            x: Arc::default(),
-            y: Arc::default(),
-            z: masked(g, me, outputs).into(),
-            terms: Terms::Inner { len: 64 },
-            twin: Some((Arc::default(), masked(g, me, outputs).into())),
-            bits: Some(b),
-        }
-    }
-
-    #[test]
-    fn both_ways_to_sum_a_reduction_agree_at_every_step() {
-        for me in 0..3 {
-            let mut g = Prg::new(&Seed([me as u8; 16]));
-            let recs = [
-                record(&mut g, me, 37, Terms::Inner { len: 24 }, true),
-                record(&mut g, me, 50, Terms::Elementwise, false),
-                record(&mut g, me, 9, Terms::Inner { len: 100 }, false),
-                bit_record(&mut g, me, 21),
-            ];
-            let mut columns = Columns::new(me, recs.to_vec(), &mut Prg::new(&Seed([9; 16]))).unwrap();
-            let mut bilinear_used = 0;
-            for _ in 0..6 {
-                let entries = columns.local_halves_by(Some(Way::Entries));
-                assert_eq!(
-                    columns.local_halves_by(Some(Way::Bilinear)),
-                    entries,
-                    "party {me}, step {}",
-                    columns.w.len()
-                );
-                assert_eq!(columns.local_halves(), entries);
-                // The columns P1 and P2 skip: their parts computed from the entries are 0.
-                for l in (0..columns.cols.len()).filter(|&l| columns.vanishes(l)) {
-                    let sums = columns.entry_halves(l, &mut Scratch::default());
-                    assert_eq!(sums, [Gr::ZERO; 2], "party {me}, column {l}");
-                }
-                bilinear_used += (0..columns.cols.len()).filter(|&l| columns.within_outputs(l)).count();
-                columns.fold(&Gr::random(&mut g));
-            }
-            assert!(bilinear_used > 0);
-        }
-    }
-
-    #[test]
-    fn the_bit_tables_give_the_entries_term_by_term() {
-        for me in 0..3 {
-            let mut g = Prg::new(&Seed([7 + me as u8; 16]));
-            let recs = [bit_record(&mut g, me, 5), record(&mut g, me, 40, Terms::Elementwise, false)];
-            let mut columns = Columns::new(me, recs.to_vec(), &mut Prg::new(&Seed([1; 16]))).unwrap();
-            let mut tabled = 0;
-            while columns.entries_per_column() >= 1 && columns.w.len() <= columns.slots {
-                for l in 0..columns.cols.len() {
-                    let (mut by_table, mut by_term) = (Scratch::default(), Scratch::default());
-                    columns.entries(l, &mut by_table);
-                    columns.term_entries(l, &mut by_term);
-                    assert_eq!(by_table.x, by_term.x, "party {me}, step {}, column {l}", columns.w.len());
-                    assert_eq!(by_table.y, by_term.y, "party {me}, step {}, column {l}", columns.w.len());
-                    if columns.entries_per_column() >= 2 {
-                        assert_eq!(
-                            columns.entry_halves(l, &mut by_table),
-                            columns.all_entry_halves(l, &mut by_term),
-                            "party {me}, step {}, column {l}",
-                            columns.w.len()
-                        );
-                    }
-                    tabled += usize::from(!columns.bit_tables[columns.cols[l].rec].is_empty());
-                }
-                if columns.w.len() == columns.slots {
-                    break;
-                }
-                columns.fold(&Gr::random(&mut g));
-            }
-            assert!(tabled > 0, "party {me}: no column went through the tables");
-        }
-    }
-}
+mod tests;

@@ -1,0 +1,195 @@
+//! P0's side of the truncation pairs' bit products in the lazy reductions ([`super`]'s "Terms
+//! with no part"): the subset-sum tables of the public weights ([`crate::subsets`]), the
+//! entries formed from them in blocks of columns that share the tables, and the choice of
+//! which columns take that path. P1's and P2's parts of these columns are 0
+//! (`Columns::vanishes`); the bilinear steps are `super::bilinear`'s `bit_bilinear`.
+
+use std::ops::Range;
+
+use rayon::prelude::*;
+use veil_ring::Gr;
+
+use super::{Columns, GROUP, ONE, SUBSETS, Scratch, Shape, TWO, Way, held, tables, width};
+use crate::claims::Recorded;
+
+/// Columns of bit products P0 sums together from their shared tables
+/// ([`Columns::bit_block_halves`]).
+const BIT_BLOCK: usize = 32;
+
+/// Most bytes of subset-sum tables a party builds per reduction (beyond it, the bit products'
+/// entries are summed term by term): VGG-16's 16 records of bit products at [`super::WIDE_SLOTS`]
+/// slots take 128 MiB.
+const TABLE_BUDGET: usize = 256 << 20;
+
+impl Columns {
+    /// Rebuilds the subset-sum tables of the bit products ([`crate::subsets`]) for the current
+    /// reduction, where an entry sums at least four slots and the tables fit
+    /// [`TABLE_BUDGET`].
+    pub(super) fn retable(&mut self) {
+        let step = self.w.len();
+        let tabled =
+            |r: &Recorded| r.bits.is_some() && width(r).is_multiple_of(GROUP) && width(r).is_power_of_two();
+        let records = self.recs.iter().filter(|r| tabled(r)).count();
+        let bytes = (records * self.slots + step) / GROUP * SUBSETS * std::mem::size_of::<Gr>();
+        self.bit_tables = vec![vec![]; self.recs.len()];
+        self.y_table = vec![];
+        if step < GROUP || records == 0 || bytes > TABLE_BUDGET {
+            return;
+        }
+        for (r, rec) in self.recs.iter().enumerate() {
+            let Some(bits) = rec.bits.as_ref().filter(|_| tabled(rec)) else { continue };
+            let (_, wx, gwx) = &self.weights[self.class[r]];
+            let m = width(rec);
+            let k: Vec<Gr> = (0..self.slots)
+                .into_par_iter()
+                .map(|slot| {
+                    let t = slot % m;
+                    let mut v = Gr::ZERO;
+                    v.add_scaled(&wx[slot], bits.w[t].wrapping_neg());
+                    v.add_scaled(&gwx[slot], bits.w2[t].wrapping_neg());
+                    v
+                })
+                .collect();
+            self.bit_tables[r] = tables(&k);
+        }
+        self.y_table = tables(&self.w);
+    }
+
+    /// Whether P0 sums column `l` by [`Columns::bit_bilinear`] when the bilinear way is the
+    /// cheaper: a truncation pair's 64 bit products per output, both entries of a pair in one
+    /// output.
+    pub(super) fn bit_bilinear_at_p0(&self, l: usize) -> bool {
+        let rec = &self.recs[self.cols[l].rec];
+        self.me == 0 && rec.bits.is_some() && width(rec) == 64 && self.within_outputs(l)
+    }
+
+    /// Whether column `l` holds bit products whose entries P0 forms from the subset-sum
+    /// tables ([`Columns::bit_block_halves`]).
+    pub(super) fn tabled_at_p0(&self, l: usize) -> bool {
+        self.me == 0 && !self.bit_tables[self.cols[l].rec].is_empty()
+    }
+
+    /// The columns [`Columns::local_halves_by`] sums by [`Columns::bit_block_halves`]: runs of
+    /// up to [`BIT_BLOCK`] consecutive columns of one record.
+    pub(super) fn bit_blocks(&self, forced: Option<Way>, pairs: bool) -> Vec<Range<usize>> {
+        let mut blocks: Vec<Range<usize>> = vec![];
+        for l in (0..self.cols.len()).filter(|&l| self.tabled_at_p0(l)) {
+            if forced.unwrap_or_else(|| self.cheaper_way(l, pairs)) != Way::Entries {
+                continue;
+            }
+            match blocks.last_mut() {
+                Some(r)
+                    if r.end == l && r.len() < BIT_BLOCK && self.cols[r.start].rec == self.cols[l].rec =>
+                {
+                    r.end += 1
+                }
+                _ => blocks.push(l..l + 1),
+            }
+        }
+        blocks
+    }
+
+    /// The two sums, times `b_l`, of the columns P0 takes through the tables this step
+    /// ([`Columns::bit_blocks`]), block by block in parallel.
+    pub(super) fn bit_block_sums(&self, forced: Option<Way>, pairs: bool) -> [Gr; 2] {
+        let add = |x: [Gr; 2], y: [Gr; 2]| [x[0].add(&y[0]), x[1].add(&y[1])];
+        self.bit_blocks(forced, pairs)
+            .par_iter()
+            .map_init(Scratch::default, |scratch, cols| {
+                let halves = self.bit_block_halves(cols.clone(), scratch);
+                halves
+                    .iter()
+                    .zip(&self.b[cols.clone()])
+                    .fold([Gr::ZERO; 2], |s, (h, b)| add(s, [b.mul(&h[0]), b.mul(&h[1])]))
+            })
+            .reduce(|| [Gr::ZERO; 2], add)
+    }
+
+    /// [`Columns::entries`] of a column of bit products from the subset-sum tables: per
+    /// four slots, one table entry for `x` (from `b1`, at P0 and P1) and one for `y` (from
+    /// `b2`, at P0 and P2), `Y` being `−Σ_s w_s·b2_s`. An entry sums `2^t ≥ 4` slots and a
+    /// record's width `m` is a power of two, so no group of four crosses an entry or an output.
+    pub(super) fn bit_entries(&self, l: usize, scratch: &mut Scratch) {
+        let held = held(self.me);
+        let Shape { rec, first, m, outputs, .. } = self.shape(l);
+        let Some(bits) = &rec.bits else { return };
+        let step = self.w.len();
+        scratch.reset(self.entries_per_column());
+        let tx = &self.bit_tables[self.cols[l].rec];
+        for slot in (0..outputs * m).step_by(GROUP) {
+            let i = slot / step;
+            let idx = first * m + slot;
+            if held[ONE] {
+                let p = bits.b1.nibble(idx);
+                if p != 0 {
+                    scratch.x[i][ONE].add_assign(&tx[slot / GROUP * SUBSETS + p]);
+                }
+            }
+            if held[TWO] {
+                let p = bits.b2.nibble(idx);
+                if p != 0 {
+                    let q = slot % step / GROUP;
+                    scratch.y[i][TWO].sub_assign(&self.y_table[q * SUBSETS + p]);
+                }
+            }
+        }
+    }
+
+    /// [`Columns::entry_halves`] of consecutive columns `cols` of one record of bit products
+    /// at P0, from the subset-sum tables. Of P0's components only `[r_X]_1` (from `b1`) and
+    /// `[r_Y]_2` (from `b2`) are nonzero, so its local part
+    /// `([r_X]_1 + [r_X]_2)·([r_Y]_1 + [r_Y]_2)` is `[r_X]_1·[r_Y]_2`, and a column's two sums
+    /// are inner products of those components alone. The columns of a record share their
+    /// tables (slot by slot), so the block goes through them a group of four slots at a time
+    /// and every column takes its entry from the group's table while it is in cache: a
+    /// column alone would read its record's tables (2 KiB per slot) from memory at every
+    /// reduction. `y` is summed without its sign (`[r_Y]_2 = −Σ_s w_s·b2_s`), which both
+    /// sums take at the end.
+    pub(super) fn bit_block_halves(&self, cols: Range<usize>, scratch: &mut Scratch) -> Vec<[Gr; 2]> {
+        let r = self.cols[cols.start].rec;
+        let (rec, tx) = (&self.recs[r], &self.bit_tables[r]);
+        let Some(bits) = &rec.bits else { return vec![[Gr::ZERO; 2]; cols.len()] };
+        let (m, step, entries) = (width(rec), self.w.len(), self.entries_per_column());
+        let shapes: Vec<(usize, usize)> =
+            cols.clone().map(|l| (self.shape(l).first, self.shape(l).outputs)).collect();
+        let Scratch { flat_x: x, flat_y: y, ls, rs, .. } = scratch;
+        for v in [&mut *x, &mut *y] {
+            v.clear();
+            v.resize(cols.len() * entries, Gr::ZERO);
+        }
+        let slots = shapes.iter().map(|&(_, outputs)| outputs * m).max().unwrap_or(0);
+        for slot in (0..slots).step_by(GROUP) {
+            let i = slot / step;
+            let (tq, yq) = (&tx[slot / GROUP * SUBSETS..], &self.y_table[slot % step / GROUP * SUBSETS..]);
+            for (c, &(first, outputs)) in shapes.iter().enumerate() {
+                if slot >= outputs * m {
+                    continue;
+                }
+                let idx = first * m + slot;
+                let p = bits.b1.nibble(idx);
+                if p != 0 {
+                    x[c * entries + i].add_assign(&tq[p]);
+                }
+                let p = bits.b2.nibble(idx);
+                if p != 0 {
+                    y[c * entries + i].add_assign(&yq[p]);
+                }
+            }
+        }
+        let pairs = entries / 2;
+        (0..cols.len())
+            .map(|c| {
+                let (x, y) = (&x[c * entries..(c + 1) * entries], &y[c * entries..(c + 1) * entries]);
+                ls.clear();
+                rs.clear();
+                ls.extend((0..pairs).map(|i| x[2 * i]));
+                rs.extend((0..pairs).map(|i| y[2 * i]));
+                ls.extend((0..pairs).map(|i| x[2 * i + 1].sub(&x[2 * i])));
+                rs.extend((0..pairs).map(|i| y[2 * i + 1].sub(&y[2 * i])));
+                let even = Gr::inner_product(&ls[..pairs], &rs[..pairs]);
+                let diff = Gr::inner_product(&ls[pairs..], &rs[pairs..]);
+                [Gr::ZERO.sub(&even), Gr::ZERO.sub(&diff)]
+            })
+            .collect()
+    }
+}

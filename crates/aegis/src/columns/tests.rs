@@ -1,0 +1,124 @@
+//! The lazy reductions against the entry-by-entry sums, every way and step.
+
+use super::*;
+use crate::claims::{BitProducts, Bits, Recorded, Terms};
+use crate::share::{Masked, Pair};
+use std::sync::Arc;
+use veil_crypto::Seed;
+
+fn words(g: &mut Prg, n: usize, held: bool) -> Vec<u64> {
+    if held { (0..n).map(|_| g.next_u64()).collect() } else { vec![] }
+}
+
+/// This party's view of a random masked vector of `n` values.
+fn masked(g: &mut Prg, me: usize, n: usize) -> Masked {
+    let h = held(me);
+    Masked { m: words(g, n, h[M]), r: Pair { one: words(g, n, h[ONE]), two: words(g, n, h[TWO]) }, n }
+}
+
+fn record(g: &mut Prg, me: usize, outputs: usize, terms: Terms, twin: bool) -> Recorded {
+    let len = match terms {
+        Terms::Inner { len } => len,
+        _ => 1,
+    };
+    Recorded {
+        x: masked(g, me, outputs * len).into(),
+        y: masked(g, me, outputs * len).into(),
+        z: masked(g, me, outputs).into(),
+        terms,
+        twin: twin.then(|| (masked(g, me, outputs * len).into(), masked(g, me, outputs).into())),
+        bits: None,
+    }
+}
+
+/// A truncation pair's record of `outputs` pairs of 64 bit products.
+fn bit_record(g: &mut Prg, me: usize, outputs: usize) -> Recorded {
+    let bits = |g: &mut Prg, keep: bool| -> Bits {
+        if keep {
+            Bits::from_each(&(0..outputs * 64).map(|_| (g.next_u64() & 1) as u8).collect::<Vec<_>>())
+        } else {
+            Bits::default()
+        }
+    };
+    let b = BitProducts {
+        len: 64,
+        w: words(g, 64, true),
+        w2: words(g, 64, true),
+        b1: bits(g, me != 2),
+        b2: bits(g, me != 1),
+    };
+    Recorded {
+        x: Arc::default(),
+        y: Arc::default(),
+        z: masked(g, me, outputs).into(),
+        terms: Terms::Inner { len: 64 },
+        twin: Some((Arc::default(), masked(g, me, outputs).into())),
+        bits: Some(b),
+    }
+}
+
+#[test]
+fn both_ways_to_sum_a_reduction_agree_at_every_step() {
+    for me in 0..3 {
+        let mut g = Prg::new(&Seed([me as u8; 16]));
+        let recs = [
+            record(&mut g, me, 37, Terms::Inner { len: 24 }, true),
+            record(&mut g, me, 50, Terms::Elementwise, false),
+            record(&mut g, me, 9, Terms::Inner { len: 100 }, false),
+            bit_record(&mut g, me, 21),
+        ];
+        let mut columns = Columns::new(me, recs.to_vec(), &mut Prg::new(&Seed([9; 16]))).unwrap();
+        let mut bilinear_used = 0;
+        for _ in 0..6 {
+            let entries = columns.local_halves_by(Some(Way::Entries));
+            assert_eq!(
+                columns.local_halves_by(Some(Way::Bilinear)),
+                entries,
+                "party {me}, step {}",
+                columns.w.len()
+            );
+            assert_eq!(columns.local_halves(), entries);
+            // The columns P1 and P2 skip: their parts computed from the entries are 0.
+            for l in (0..columns.cols.len()).filter(|&l| columns.vanishes(l)) {
+                let sums = columns.entry_halves(l, &mut Scratch::default());
+                assert_eq!(sums, [Gr::ZERO; 2], "party {me}, column {l}");
+            }
+            bilinear_used += (0..columns.cols.len()).filter(|&l| columns.within_outputs(l)).count();
+            columns.fold(&Gr::random(&mut g));
+        }
+        assert!(bilinear_used > 0);
+    }
+}
+
+#[test]
+fn the_bit_tables_give_the_entries_term_by_term() {
+    for me in 0..3 {
+        let mut g = Prg::new(&Seed([7 + me as u8; 16]));
+        let recs = [bit_record(&mut g, me, 5), record(&mut g, me, 40, Terms::Elementwise, false)];
+        let mut columns = Columns::new(me, recs.to_vec(), &mut Prg::new(&Seed([1; 16]))).unwrap();
+        let mut tabled = 0;
+        while columns.entries_per_column() >= 1 && columns.w.len() <= columns.slots {
+            for l in 0..columns.cols.len() {
+                let (mut by_table, mut by_term) = (Scratch::default(), Scratch::default());
+                columns.entries(l, &mut by_table);
+                columns.term_entries(l, &mut by_term);
+                assert_eq!(by_table.x, by_term.x, "party {me}, step {}, column {l}", columns.w.len());
+                assert_eq!(by_table.y, by_term.y, "party {me}, step {}, column {l}", columns.w.len());
+                if columns.entries_per_column() >= 2 {
+                    assert_eq!(
+                        columns.entry_halves(l, &mut by_table),
+                        columns.all_entry_halves(l, &mut by_term),
+                        "party {me}, step {}, column {l}",
+                        columns.w.len()
+                    );
+                }
+                tabled += usize::from(!columns.bit_tables[columns.cols[l].rec].is_empty());
+            }
+            if columns.w.len() == columns.slots {
+                break;
+            }
+            columns.fold(&Gr::random(&mut g));
+        }
+        assert!(tabled > 0, "party {me}: no column went through the tables");
+    }
+}
