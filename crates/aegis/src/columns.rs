@@ -584,11 +584,13 @@ enum Way {
 struct Scratch {
     x: Vec<Entry>,
     y: Vec<Entry>,
-    /// One component per entry ([`Columns::bit_entry_halves`]), and the two sums' factors.
+    /// One component per entry ([`Columns::bit_block_halves`]), evens first, then the odds
+    /// less the evens: the two sums' factors.
     flat_x: Vec<Gr>,
     flat_y: Vec<Gr>,
-    ls: Vec<Gr>,
-    rs: Vec<Gr>,
+    /// The table entries an entry of bit products sums ([`Columns::bit_block_halves`]).
+    picks_x: Vec<u32>,
+    picks_y: Vec<u32>,
 }
 
 impl Scratch {

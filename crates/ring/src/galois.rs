@@ -46,26 +46,43 @@ impl Gr {
 
     /// `self + other`.
     pub fn add(&self, other: &Gr) -> Gr {
-        let mut c = self.0;
-        c.iter_mut().zip(&other.0).for_each(|(a, b)| *a = a.wrapping_add(*b));
-        Gr(c)
+        Gr(std::array::from_fn(|k| self.0[k].wrapping_add(other.0[k])))
     }
 
     /// `self += other` in place (no 512-byte temporary).
     pub fn add_assign(&mut self, other: &Gr) {
+        #[cfg(target_arch = "x86_64")]
+        if crate::galois_simd::add_assign::<false>(&mut self.0, &other.0) {
+            return;
+        }
         self.0.iter_mut().zip(&other.0).for_each(|(a, b)| *a = a.wrapping_add(*b));
     }
 
     /// `self −= other` in place.
     pub fn sub_assign(&mut self, other: &Gr) {
+        #[cfg(target_arch = "x86_64")]
+        if crate::galois_simd::add_assign::<true>(&mut self.0, &other.0) {
+            return;
+        }
         self.0.iter_mut().zip(&other.0).for_each(|(a, b)| *a = a.wrapping_sub(*b));
+    }
+
+    /// `Σ_k table[picks[k]]`: a sum of table entries kept in registers over all of them (with
+    /// AVX-512), where a loop of [`Gr::add_assign`] loads and stores it at every entry. Panics
+    /// on an index past the table.
+    pub fn sum_picked(table: &[Gr], picks: &[u32]) -> Gr {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(sum) = crate::galois_simd::sum_picked(table, picks) {
+            return Gr(sum);
+        }
+        let mut acc = Gr::ZERO;
+        picks.iter().for_each(|&p| acc.add_assign(&table[p as usize]));
+        acc
     }
 
     /// `self − other`.
     pub fn sub(&self, other: &Gr) -> Gr {
-        let mut c = self.0;
-        c.iter_mut().zip(&other.0).for_each(|(a, b)| *a = a.wrapping_sub(*b));
-        Gr(c)
+        Gr(std::array::from_fn(|k| self.0[k].wrapping_sub(other.0[k])))
     }
 
     /// `s · self` for `s ∈ Z_2^64`.
@@ -302,6 +319,26 @@ mod tests {
             x.add_assign(&v);
             y.sub_assign(&v);
             assert_eq!((x, y), (a.add(&v), a.sub(&v)));
+            // The vector path (where the processor has it) against the word-by-word sums, at
+            // random values and where every word wraps.
+            for (a, v) in [(a, v), (Gr([u64::MAX; GR_DEGREE]), Gr([1 << 63; GR_DEGREE]))] {
+                let plus = Gr(std::array::from_fn(|k| a.0[k].wrapping_add(v.0[k])));
+                let minus = Gr(std::array::from_fn(|k| a.0[k].wrapping_sub(v.0[k])));
+                assert_eq!((a.add(&v), a.sub(&v)), (plus, minus));
+            }
+        }
+    }
+
+    #[test]
+    fn picked_sums_are_sums_of_the_picked_entries() {
+        let mut g = rand::rngs::StdRng::seed_from_u64(7);
+        let mut table: Vec<Gr> = (0..20).map(|_| Gr::random(&mut g)).collect();
+        table.push(Gr([u64::MAX; GR_DEGREE]));
+        for picks in [vec![], vec![3], vec![0, 0, 19, 20, 20, 5], (0..21).collect::<Vec<u32>>()] {
+            let direct = picks.iter().fold(Gr::ZERO, |s, &p| {
+                Gr(std::array::from_fn(|k| s.0[k].wrapping_add(table[p as usize].0[k])))
+            });
+            assert_eq!(Gr::sum_picked(&table, &picks), direct, "{picks:?}");
         }
     }
 

@@ -140,54 +140,60 @@ impl Columns {
     /// `[r_Y]_2` (from `b2`) are nonzero, so its local part
     /// `([r_X]_1 + [r_X]_2)·([r_Y]_1 + [r_Y]_2)` is `[r_X]_1·[r_Y]_2`, and a column's two sums
     /// are inner products of those components alone. The columns of a record share their
-    /// tables (slot by slot), so the block goes through them a group of four slots at a time
-    /// and every column takes its entry from the group's table while it is in cache: a
-    /// column alone would read its record's tables (2 KiB per slot) from memory at every
-    /// reduction. `y` is summed without its sign (`[r_Y]_2 = −Σ_s w_s·b2_s`), which both
-    /// sums take at the end.
+    /// tables (slot by slot), so the block goes entry by entry, every column summing the
+    /// entry's table picks in registers ([`Gr::sum_picked`]) while that entry's tables are in
+    /// cache: a column alone would read its record's tables (2 KiB per slot) from memory at
+    /// every reduction, and an accumulator per entry updated a group at a time would be read
+    /// and written back at every pick. The entries are written with the evens first and the
+    /// odds after them (then made `odd − even` in place), the two halves of the inner products.
+    /// `y` is summed without its sign (`[r_Y]_2 = −Σ_s w_s·b2_s`), which both sums take at
+    /// the end.
     pub(super) fn bit_block_halves(&self, cols: Range<usize>, scratch: &mut Scratch) -> Vec<[Gr; 2]> {
         let r = self.cols[cols.start].rec;
         let (rec, tx) = (&self.recs[r], &self.bit_tables[r]);
         let Some(bits) = &rec.bits else { return vec![[Gr::ZERO; 2]; cols.len()] };
         let (m, step, entries) = (width(rec), self.w.len(), self.entries_per_column());
+        let pairs = entries / 2;
         let shapes: Vec<(usize, usize)> =
             cols.clone().map(|l| (self.shape(l).first, self.shape(l).outputs)).collect();
-        let Scratch { flat_x: x, flat_y: y, ls, rs, .. } = scratch;
+        let Scratch { flat_x: x, flat_y: y, picks_x, picks_y, .. } = scratch;
         for v in [&mut *x, &mut *y] {
             v.clear();
             v.resize(cols.len() * entries, Gr::ZERO);
         }
-        let slots = shapes.iter().map(|&(_, outputs)| outputs * m).max().unwrap_or(0);
-        for slot in (0..slots).step_by(GROUP) {
-            let i = slot / step;
-            let (tq, yq) = (&tx[slot / GROUP * SUBSETS..], &self.y_table[slot % step / GROUP * SUBSETS..]);
+        for i in 0..entries {
+            let at = i % 2 * pairs + i / 2;
             for (c, &(first, outputs)) in shapes.iter().enumerate() {
-                if slot >= outputs * m {
+                let slots = i * step..((i + 1) * step).min(outputs * m);
+                if slots.is_empty() {
                     continue;
                 }
-                let idx = first * m + slot;
-                let p = bits.b1.nibble(idx);
-                if p != 0 {
-                    x[c * entries + i].add_assign(&tq[p]);
+                picks_x.clear();
+                picks_y.clear();
+                for slot in slots.step_by(GROUP) {
+                    let idx = first * m + slot;
+                    let p = bits.b1.nibble(idx);
+                    if p != 0 {
+                        picks_x.push((slot / GROUP * SUBSETS + p) as u32);
+                    }
+                    let p = bits.b2.nibble(idx);
+                    if p != 0 {
+                        picks_y.push((slot % step / GROUP * SUBSETS + p) as u32);
+                    }
                 }
-                let p = bits.b2.nibble(idx);
-                if p != 0 {
-                    y[c * entries + i].add_assign(&yq[p]);
-                }
+                x[c * entries + at] = Gr::sum_picked(tx, picks_x);
+                y[c * entries + at] = Gr::sum_picked(&self.y_table, picks_y);
             }
         }
-        let pairs = entries / 2;
         (0..cols.len())
             .map(|c| {
-                let (x, y) = (&x[c * entries..(c + 1) * entries], &y[c * entries..(c + 1) * entries]);
-                ls.clear();
-                rs.clear();
-                ls.extend((0..pairs).map(|i| x[2 * i]));
-                rs.extend((0..pairs).map(|i| y[2 * i]));
-                ls.extend((0..pairs).map(|i| x[2 * i + 1].sub(&x[2 * i])));
-                rs.extend((0..pairs).map(|i| y[2 * i + 1].sub(&y[2 * i])));
-                let even = Gr::inner_product(&ls[..pairs], &rs[..pairs]);
-                let diff = Gr::inner_product(&ls[pairs..], &rs[pairs..]);
+                let (x, y) = (&mut x[c * entries..(c + 1) * entries], &mut y[c * entries..(c + 1) * entries]);
+                for v in [&mut *x, &mut *y] {
+                    let (even, odd) = v.split_at_mut(pairs);
+                    odd.iter_mut().zip(&*even).for_each(|(o, e)| o.sub_assign(e));
+                }
+                let even = Gr::inner_product(&x[..pairs], &y[..pairs]);
+                let diff = Gr::inner_product(&x[pairs..], &y[pairs..]);
                 [Gr::ZERO.sub(&even), Gr::ZERO.sub(&diff)]
             })
             .collect()
