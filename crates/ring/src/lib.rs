@@ -35,6 +35,7 @@ mod galois_simd;
 mod macros;
 mod prime;
 mod small_prime;
+mod small_prime_bmi2;
 mod stored;
 mod traits;
 mod z2k;

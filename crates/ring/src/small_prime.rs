@@ -191,6 +191,11 @@ fn gather<'a, const W: usize, T: Copy + Into<u32>>(v: &'a [T], out: &mut Vec<u8>
     let start = out.len();
     out.resize(start + v.len() / 8 * W + 8, 0);
     let mut at = start;
+    #[cfg(target_arch = "x86_64")]
+    if let Some(end) = crate::small_prime_bmi2::gather::<W, T>(v, out, at) {
+        out.truncate(end);
+        return rest;
+    }
     for g in groups {
         let word = g.iter().enumerate().fold(0u64, |acc, (i, &x)| acc | u64::from(x.into()) << (W * i));
         out[at..at + 8].copy_from_slice(&word.to_le_bytes());
@@ -203,6 +208,10 @@ fn gather<'a, const W: usize, T: Copy + Into<u32>>(v: &'a [T], out: &mut Vec<u8>
 /// Eight elements of `W` bits per `W` bytes of `whole` into bytes of `out` (the shifts are
 /// constants, so the loop unrolls).
 fn spread<const W: usize>(whole: &[u8], out: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::small_prime_bmi2::spread::<W>(whole, out) {
+        return;
+    }
     let mask = (1u64 << W) - 1;
     for (g, dst) in whole.chunks_exact(W).zip(out.chunks_exact_mut(8)) {
         let mut b = [0u8; 8];
