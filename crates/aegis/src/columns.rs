@@ -169,8 +169,8 @@ pub(crate) struct Columns {
     class: Vec<usize>,
     /// Per record of bit products, the subset sums of its slots' `x` weights
     /// (`−(w_t·wx_σ + w2_t·γ·wx_σ)`, [`crate::subsets`]) once an entry sums four slots or
-    /// more; empty otherwise.
-    bit_tables: Vec<Vec<Gr>>,
+    /// more; empty otherwise. Records with the same weights share theirs.
+    bit_tables: Vec<std::sync::Arc<Vec<Gr>>>,
     /// The same for `y` (the weights `w_s`), by slot of the entry.
     y_table: Vec<Gr>,
 }
@@ -241,7 +241,7 @@ impl Columns {
                 .collect();
             *gwx = wx.par_iter().map(|v| self.gamma.mul(v)).collect();
         }
-        self.retable();
+        self.retable(false);
     }
 
     /// Column `l`'s [`Shape`].
@@ -462,7 +462,10 @@ impl Columns {
     }
 
     /// The claim's vectors at the current reduction.
-    pub(crate) fn materialize(&self) -> (GrVec, GrVec) {
+    pub(crate) fn materialize(&mut self) -> (GrVec, GrVec) {
+        if self.me != 0 {
+            self.retable(true);
+        }
         let held = held(self.me);
         let (n, per) = (self.len(), self.entries_per_column());
         let zeros = |c: usize| if held[c] { vec![Gr::ZERO; n] } else { vec![] };

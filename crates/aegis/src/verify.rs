@@ -599,7 +599,7 @@ impl Reduction {
         for (part, _) in self.parts {
             let r = if single { Gr::embed(1) } else { Gr::random(coeffs) };
             let (mut xs, ys, z) = match part {
-                Part::Lazy(columns, z) => {
+                Part::Lazy(mut columns, z) => {
                     let (xs, ys) = columns.materialize();
                     (xs, ys, z)
                 }

@@ -52,19 +52,23 @@ impl Gr {
     /// `self += other` in place (no 512-byte temporary).
     pub fn add_assign(&mut self, other: &Gr) {
         #[cfg(target_arch = "x86_64")]
-        if crate::galois_simd::add_assign::<false>(&mut self.0, &other.0) {
+        if crate::galois_simd::add_assign::<false>(&mut self.0, &other.0)
+            || crate::galois_avx2::add_assign::<false>(&mut self.0, &other.0)
+        {
             return;
         }
-        self.0.iter_mut().zip(&other.0).for_each(|(a, b)| *a = a.wrapping_add(*b));
+        add_assign_portable::<false>(&mut self.0, &other.0);
     }
 
     /// `self −= other` in place.
     pub fn sub_assign(&mut self, other: &Gr) {
         #[cfg(target_arch = "x86_64")]
-        if crate::galois_simd::add_assign::<true>(&mut self.0, &other.0) {
+        if crate::galois_simd::add_assign::<true>(&mut self.0, &other.0)
+            || crate::galois_avx2::add_assign::<true>(&mut self.0, &other.0)
+        {
             return;
         }
-        self.0.iter_mut().zip(&other.0).for_each(|(a, b)| *a = a.wrapping_sub(*b));
+        add_assign_portable::<true>(&mut self.0, &other.0);
     }
 
     /// `Σ_k table[picks[k]]`: a sum of table entries kept in registers over all of them (with
@@ -75,9 +79,11 @@ impl Gr {
         if let Some(sum) = crate::galois_simd::sum_picked(table, picks) {
             return Gr(sum);
         }
-        let mut acc = Gr::ZERO;
-        picks.iter().for_each(|&p| acc.add_assign(&table[p as usize]));
-        acc
+        #[cfg(target_arch = "x86_64")]
+        if let Some(sum) = crate::galois_avx2::sum_picked(table, picks) {
+            return Gr(sum);
+        }
+        sum_picked_portable(table, picks)
     }
 
     /// `self − other`.
@@ -95,10 +101,12 @@ impl Gr {
     /// `self += v·s` for `s ∈ Z_2^64` (a scaling and a sum without a temporary).
     pub fn add_scaled(&mut self, v: &Gr, s: u64) {
         #[cfg(target_arch = "x86_64")]
-        if crate::galois_simd::add_scaled(&mut self.0, &v.0, s) {
+        if crate::galois_simd::add_scaled(&mut self.0, &v.0, s)
+            || crate::galois_avx2::add_scaled(&mut self.0, &v.0, s)
+        {
             return;
         }
-        self.0.iter_mut().zip(&v.0).for_each(|(a, b)| *a = a.wrapping_add(b.wrapping_mul(s)));
+        add_scaled_portable(&mut self.0, &v.0, s);
     }
 
     /// `Σ_i vs_i·s_i` for words `s_i ∈ Z_2^64` (over the shorter of the two): with AVX-512 the
@@ -107,12 +115,12 @@ impl Gr {
     pub fn dot_words(vs: &[Gr], s: &[u64]) -> Gr {
         let mut acc = Gr::ZERO;
         #[cfg(target_arch = "x86_64")]
-        if crate::galois_simd::dot_words(&mut acc.0, vs, s) {
+        if crate::galois_simd::dot_words(&mut acc.0, vs, s)
+            || crate::galois_avx2::dot_words(&mut acc.0, vs, s)
+        {
             return acc;
         }
-        for (v, &x) in vs.iter().zip(s).filter(|(_, x)| **x != 0) {
-            acc.add_scaled(v, x);
-        }
+        dot_words_portable(&mut acc.0, vs, s);
         acc
     }
 
@@ -120,12 +128,12 @@ impl Gr {
     /// `v` stays in registers over all terms. Zero words are skipped.
     pub fn add_scaled_each(accs: &mut [Gr], v: &Gr, s: &[u64]) {
         #[cfg(target_arch = "x86_64")]
-        if crate::galois_simd::add_scaled_each(accs, &v.0, s) {
+        if crate::galois_simd::add_scaled_each(accs, &v.0, s)
+            || crate::galois_avx2::add_scaled_each(accs, &v.0, s)
+        {
             return;
         }
-        for (acc, &x) in accs.iter_mut().zip(s).filter(|(_, x)| **x != 0) {
-            acc.add_scaled(v, x);
-        }
+        add_scaled_each_portable(accs, &v.0, s);
     }
 
     /// Whether only the constant coefficient may be nonzero (an embedded `Z_2^64` value).
@@ -150,32 +158,11 @@ impl Gr {
     /// one reduction for the whole sum (the crate's `galois_inner` module): about 2.4× fewer word
     /// products per term than [`Gr::mul`]'s schoolbook product.
     pub fn inner_product(ls: &[Gr], rs: &[Gr]) -> Gr {
-        use crate::galois_inner::{Outer, PIECE, PIECES, accumulate_portable, backward, forward_into};
-        /// Terms transformed at a time (their forms, 3.4 KiB a term, stay in cache).
-        const BLOCK: usize = 16;
-        let n = ls.len().min(rs.len());
-        if n == 0 {
-            return Gr::ZERO;
+        #[cfg(target_arch = "x86_64")]
+        if let Some(sum) = crate::galois_avx2::inner_product(ls, rs) {
+            return sum;
         }
-        let mut d: Outer = [[[0; PIECE]; PIECE]; PIECES];
-        let block = BLOCK.min(n);
-        let (mut lf, mut rf) = (vec![[[0; PIECE]; PIECES]; block], vec![[[0; PIECE]; PIECES]; block]);
-        for start in (0..n).step_by(BLOCK) {
-            let len = (start + BLOCK).min(n) - start;
-            for ((f, g), (l, r)) in
-                lf.iter_mut().zip(rf.iter_mut()).zip(ls[start..].iter().zip(&rs[start..])).take(len)
-            {
-                forward_into(&l.0, f);
-                forward_into(&r.0, g);
-            }
-            let (lf, rf) = (&lf[..len], &rf[..len]);
-            #[cfg(target_arch = "x86_64")]
-            if crate::galois_simd::accumulate(&mut d, lf, rf) {
-                continue;
-            }
-            accumulate_portable(&mut d, lf, rf);
-        }
-        reduce(&backward(&d))
+        inner_product_body(ls, rs)
     }
 
     /// Little-endian bytes (512).
@@ -184,12 +171,84 @@ impl Gr {
     }
 }
 
+/// [`Gr::inner_product`]'s body (inlined into each build of it: the baseline's and AVX2's).
+#[inline(always)]
+pub(crate) fn inner_product_body(ls: &[Gr], rs: &[Gr]) -> Gr {
+    use crate::galois_inner::{Outer, PIECE, PIECES, accumulate_portable, backward, forward_into};
+    /// Terms transformed at a time (their forms, 3.4 KiB a term, stay in cache).
+    const BLOCK: usize = 16;
+    let n = ls.len().min(rs.len());
+    if n == 0 {
+        return Gr::ZERO;
+    }
+    let mut d: Outer = [[[0; PIECE]; PIECE]; PIECES];
+    let block = BLOCK.min(n);
+    let (mut lf, mut rf) = (vec![[[0; PIECE]; PIECES]; block], vec![[[0; PIECE]; PIECES]; block]);
+    for start in (0..n).step_by(BLOCK) {
+        let len = (start + BLOCK).min(n) - start;
+        for ((f, g), (l, r)) in
+            lf.iter_mut().zip(rf.iter_mut()).zip(ls[start..].iter().zip(&rs[start..])).take(len)
+        {
+            forward_into(&l.0, f);
+            forward_into(&r.0, g);
+        }
+        let (lf, rf) = (&lf[..len], &rf[..len]);
+        #[cfg(target_arch = "x86_64")]
+        if crate::galois_simd::accumulate(&mut d, lf, rf) {
+            continue;
+        }
+        accumulate_portable(&mut d, lf, rf);
+    }
+    reduce(&backward(&d))
+}
+
+/// `acc += v` (`acc −= v` with `SUB`) coefficient-wise.
+#[inline(always)]
+pub(crate) fn add_assign_portable<const SUB: bool>(acc: &mut [u64; GR_DEGREE], v: &[u64; GR_DEGREE]) {
+    for (a, b) in acc.iter_mut().zip(v) {
+        *a = if SUB { a.wrapping_sub(*b) } else { a.wrapping_add(*b) };
+    }
+}
+
+/// `acc += v·s` coefficient-wise.
+#[inline(always)]
+pub(crate) fn add_scaled_portable(acc: &mut [u64; GR_DEGREE], v: &[u64; GR_DEGREE], s: u64) {
+    acc.iter_mut().zip(v).for_each(|(a, b)| *a = a.wrapping_add(b.wrapping_mul(s)));
+}
+
+/// [`Gr::sum_picked`] with the sum in a local array.
+#[inline(always)]
+pub(crate) fn sum_picked_portable(table: &[Gr], picks: &[u32]) -> Gr {
+    let mut acc = [0u64; GR_DEGREE];
+    picks.iter().for_each(|&p| add_assign_portable::<false>(&mut acc, &table[p as usize].0));
+    Gr(acc)
+}
+
+/// `acc += Σ_i vs_i·s_i` ([`Gr::dot_words`]), the sum in a local array.
+#[inline(always)]
+pub(crate) fn dot_words_portable(acc: &mut [u64; GR_DEGREE], vs: &[Gr], s: &[u64]) {
+    let mut sum = [0u64; GR_DEGREE];
+    for (v, &x) in vs.iter().zip(s).filter(|(_, x)| **x != 0) {
+        add_scaled_portable(&mut sum, &v.0, x);
+    }
+    add_assign_portable::<false>(acc, &sum);
+}
+
+/// `accs_i += v·s_i` ([`Gr::add_scaled_each`]).
+#[inline(always)]
+pub(crate) fn add_scaled_each_portable(accs: &mut [Gr], v: &[u64; GR_DEGREE], s: &[u64]) {
+    for (acc, &x) in accs.iter_mut().zip(s).filter(|(_, x)| **x != 0) {
+        add_scaled_portable(&mut acc.0, v, x);
+    }
+}
+
 /// `L + x^64·H mod f` for a product `wide = L + x^64·H` (`H` of degree ≤ 62): with
 /// `x^64 ≡ −g`, `g = 1 + x + x^3 + x^4`, it is `L − T` for `T = H·g` (degree ≤ 66), and the
 /// top of `T`, `x^64·T_hi`, folds once more: `L − T_lo + T_hi·g` (`T_hi·g` of degree ≤ 6).
 /// Written as whole-array sums over a zero-padded `H`, which the compiler vectorises, in
 /// place of 63 dependent folds from the top.
-fn reduce(wide: &[u64; 2 * GR_DEGREE]) -> Gr {
+#[inline(always)]
+pub(crate) fn reduce(wide: &[u64; 2 * GR_DEGREE]) -> Gr {
     // padded[4 + i] = H_i (i < 64; H_63 = wide[127] = 0), zeros on either side.
     let mut padded = [0u64; GR_DEGREE + 8];
     padded[4..4 + GR_DEGREE].copy_from_slice(&wide[GR_DEGREE..]);
@@ -212,10 +271,16 @@ fn reduce(wide: &[u64; 2 * GR_DEGREE]) -> Gr {
 
 /// The product of two polynomials of 64 coefficients over `Z_2^64` (127 coefficients; the last
 /// entry is 0): with AVX-512 where the processor has it ([`crate::galois_simd`], about 6× faster
-/// than the portable Karatsuba, whose 64-bit multiplications stay scalar), else [`karatsuba`].
-fn product(a: &[u64; GR_DEGREE], b: &[u64; GR_DEGREE]) -> [u64; 2 * GR_DEGREE] {
+/// than the baseline build's Karatsuba, whose 64-bit multiplications stay scalar), else
+/// [`karatsuba`], compiled for AVX2 where the processor has that ([`crate::galois_avx2`]).
+#[inline(always)]
+pub(crate) fn product(a: &[u64; GR_DEGREE], b: &[u64; GR_DEGREE]) -> [u64; 2 * GR_DEGREE] {
     #[cfg(target_arch = "x86_64")]
     if let Some(wide) = crate::galois_simd::product(a, b) {
+        return wide;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if let Some(wide) = crate::galois_avx2::product(a, b) {
         return wide;
     }
     let mut wide = [0u64; 2 * GR_DEGREE];
@@ -223,35 +288,47 @@ fn product(a: &[u64; GR_DEGREE], b: &[u64; GR_DEGREE]) -> [u64; 2 * GR_DEGREE] {
     wide
 }
 
-/// `out += a·b` for polynomials of `n` coefficients (`n` a power of two, `out` of `2n`), over
-/// `Z_2^64` (wrapping): Karatsuba's `(a_lo + a_hi·x^h)(b_lo + b_hi·x^h) = z0 + z1·x^h +
-/// z2·x^2h` with `z1 = (a_lo + a_hi)(b_lo + b_hi) − z0 − z2`, down to 8 coefficients.
-fn karatsuba(a: &[u64], b: &[u64], out: &mut [u64]) {
+/// `out += a·b` for polynomials of 64 coefficients (`out` of 128), over `Z_2^64` (wrapping):
+/// Karatsuba's `(a_lo + a_hi·x^h)(b_lo + b_hi·x^h) = z0 + z1·x^h + z2·x^2h` with
+/// `z1 = (a_lo + a_hi)(b_lo + b_hi) − z0 − z2`, two levels down to schoolbook products of 16
+/// coefficients. Written without recursion, so that each build of [`product`] (the baseline's
+/// and AVX2's) inlines all of it.
+#[inline(always)]
+pub(crate) fn karatsuba(a: &[u64], b: &[u64], out: &mut [u64]) {
+    karatsuba_level(a, b, out, |a, b, out| karatsuba_level(a, b, out, schoolbook));
+}
+
+/// One level of [`karatsuba`] (`n = a.len()` coefficients, a power of two), the halves'
+/// products by `half`.
+#[inline(always)]
+fn karatsuba_level(a: &[u64], b: &[u64], out: &mut [u64], half: impl Fn(&[u64], &[u64], &mut [u64])) {
     let n = a.len();
-    if n <= 16 {
-        for (i, &x) in a.iter().enumerate() {
-            for (j, &y) in b.iter().enumerate() {
-                out[i + j] = out[i + j].wrapping_add(x.wrapping_mul(y));
-            }
-        }
-        return;
-    }
     let h = n / 2;
     let mut z0 = [0u64; GR_DEGREE];
     let mut z2 = [0u64; GR_DEGREE];
     let mut z1 = [0u64; GR_DEGREE];
-    karatsuba(&a[..h], &b[..h], &mut z0[..n]);
-    karatsuba(&a[h..], &b[h..], &mut z2[..n]);
+    half(&a[..h], &b[..h], &mut z0[..n]);
+    half(&a[h..], &b[h..], &mut z2[..n]);
     let (mut sa, mut sb) = ([0u64; GR_DEGREE / 2], [0u64; GR_DEGREE / 2]);
     for i in 0..h {
         sa[i] = a[i].wrapping_add(a[h + i]);
         sb[i] = b[i].wrapping_add(b[h + i]);
     }
-    karatsuba(&sa[..h], &sb[..h], &mut z1[..n]);
+    half(&sa[..h], &sb[..h], &mut z1[..n]);
     for i in 0..n {
         out[i] = out[i].wrapping_add(z0[i]);
         out[n + i] = out[n + i].wrapping_add(z2[i]);
         out[h + i] = out[h + i].wrapping_add(z1[i].wrapping_sub(z0[i]).wrapping_sub(z2[i]));
+    }
+}
+
+/// `out += a·b`, schoolbook.
+#[inline(always)]
+fn schoolbook(a: &[u64], b: &[u64], out: &mut [u64]) {
+    for (i, &x) in a.iter().enumerate() {
+        for (j, &y) in b.iter().enumerate() {
+            out[i + j] = out[i + j].wrapping_add(x.wrapping_mul(y));
+        }
     }
 }
 

@@ -36,6 +36,7 @@ pub(crate) fn forward(a: &[u64; 64]) -> Form {
 }
 
 /// [`forward`] into `out`, which every piece overwrites (no temporary of 1.7 KiB to copy).
+#[inline(always)]
 pub(crate) fn forward_into(a: &[u64; 64], out: &mut Form) {
     let mut first = [[0u64; 32]; 3];
     thirds(a, &mut first);
@@ -51,6 +52,7 @@ pub(crate) fn forward_into(a: &[u64; 64], out: &mut Form) {
 }
 
 /// `a`'s low half, high half and their sum.
+#[inline(always)]
 fn thirds<const N: usize, const H: usize>(a: &[u64; N], out: &mut [[u64; H]; 3]) {
     let (lo, hi) = a.split_at(H);
     out[0].copy_from_slice(lo);
@@ -61,6 +63,7 @@ fn thirds<const N: usize, const H: usize>(a: &[u64; N], out: &mut [[u64; H]; 3])
 }
 
 /// `d += Σ_t l_t ⊗ r_t` piece by piece, portable.
+#[inline(always)]
 pub(crate) fn accumulate_portable(d: &mut Outer, ls: &[Form], rs: &[Form]) {
     for (p, dp) in d.iter_mut().enumerate() {
         for (l, r) in ls.iter().zip(rs) {
@@ -76,6 +79,7 @@ pub(crate) fn accumulate_portable(d: &mut Outer, ls: &[Form], rs: &[Form]) {
 /// The product polynomial (127 coefficients, the last entry 0) of the summed outer products:
 /// each piece's coefficients `Σ_{i+j=k} D[i][j]`, then Karatsuba's recombination level by
 /// level (9 products of 16 coefficients, 3 of 32, 1 of 64).
+#[inline(always)]
 pub(crate) fn backward(d: &Outer) -> [u64; 128] {
     let mut pieces = [[0u64; 2 * PIECE]; PIECES];
     for (c, dp) in pieces.iter_mut().zip(d) {
@@ -101,6 +105,7 @@ pub(crate) fn backward(d: &Outer) -> [u64; 128] {
 /// The product of factors of `n` coefficients (`out`, `2n` entries) from the products of their
 /// low halves `z0`, high halves `z2` and sums of halves `z1` (`n` entries each):
 /// `z0 + x^{n/2}·(z1 − z0 − z2) + x^n·z2`.
+#[inline(always)]
 fn join<const N: usize, const M: usize>(z0: &[u64; N], z2: &[u64; N], z1: &[u64; N], out: &mut [u64; M]) {
     let h = N / 2;
     let (low, high) = out.split_at_mut(N);

@@ -30,6 +30,7 @@ mod error;
 mod fixed;
 mod fp;
 mod galois;
+mod galois_avx2;
 mod galois_inner;
 mod galois_simd;
 mod macros;

@@ -21,7 +21,11 @@ fn has_bmi2() -> bool {
 /// elements of `v` (each below `2^W`), `W` bytes per group, written from `out[at..]` as words
 /// of 8 bytes (the next group's bytes overwrite the top `8 − W`); `out` must hold 8 bytes
 /// past the last group's `W`. Returns where the groups end.
-pub(crate) fn gather<const W: usize, T: Copy + Into<u32>>(v: &[T], out: &mut [u8], at: usize) -> Option<usize> {
+pub(crate) fn gather<const W: usize, T: Copy + Into<u32>>(
+    v: &[T],
+    out: &mut [u8],
+    at: usize,
+) -> Option<usize> {
     if !has_bmi2() {
         return None;
     }

@@ -5,6 +5,7 @@
 //! (`Columns::vanishes`); the bilinear steps are `super::bilinear`'s `bit_bilinear`.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use veil_ring::Gr;
@@ -24,33 +25,58 @@ const TABLE_BUDGET: usize = 256 << 20;
 impl Columns {
     /// Rebuilds the subset-sum tables of the bit products ([`crate::subsets`]) for the current
     /// reduction, where an entry sums at least four slots and the tables fit
-    /// [`TABLE_BUDGET`].
-    pub(super) fn retable(&mut self) {
+    /// [`TABLE_BUDGET`]: at every reduction at P0, whose local parts of the lazy steps use them,
+    /// and at P1 and P2 only when asked (`needed`: the claim is materialized), since their local
+    /// parts of bit products vanish (building them at every step cost each 5–55 ms a step for
+    /// LeNet at batch 30).
+    pub(super) fn retable(&mut self, needed: bool) {
+        self.bit_tables = vec![Arc::default(); self.recs.len()];
+        self.y_table = vec![];
+        if self.me != 0 && !needed {
+            return;
+        }
         let step = self.w.len();
         let tabled =
             |r: &Recorded| r.bits.is_some() && width(r).is_multiple_of(GROUP) && width(r).is_power_of_two();
-        let records = self.recs.iter().filter(|r| tabled(r)).count();
-        let bytes = (records * self.slots + step) / GROUP * SUBSETS * std::mem::size_of::<Gr>();
-        self.bit_tables = vec![vec![]; self.recs.len()];
-        self.y_table = vec![];
-        if step < GROUP || records == 0 || bytes > TABLE_BUDGET {
+        // Records of one weight class, width and bit weights have the same tables: every
+        // truncation pair of a layer (and of the layers with the same shift) shares them.
+        let key = |r: usize| {
+            let bits = self.recs[r].bits.as_ref()?;
+            Some((self.class[r], width(&self.recs[r]), &bits.w, &bits.w2))
+        };
+        let mut distinct: Vec<usize> = vec![];
+        for r in (0..self.recs.len()).filter(|&r| tabled(&self.recs[r])) {
+            if !distinct.iter().any(|&d| key(d) == key(r)) {
+                distinct.push(r);
+            }
+        }
+        let bytes = (distinct.len() * self.slots + step) / GROUP * SUBSETS * std::mem::size_of::<Gr>();
+        if step < GROUP || distinct.is_empty() || bytes > TABLE_BUDGET {
             return;
         }
-        for (r, rec) in self.recs.iter().enumerate() {
-            let Some(bits) = rec.bits.as_ref().filter(|_| tabled(rec)) else { continue };
-            let (_, wx, gwx) = &self.weights[self.class[r]];
-            let m = width(rec);
-            let k: Vec<Gr> = (0..self.slots)
-                .into_par_iter()
-                .map(|slot| {
-                    let t = slot % m;
-                    let mut v = Gr::ZERO;
-                    v.add_scaled(&wx[slot], bits.w[t].wrapping_neg());
-                    v.add_scaled(&gwx[slot], bits.w2[t].wrapping_neg());
-                    v
-                })
-                .collect();
-            self.bit_tables[r] = tables(&k);
+        let built: Vec<Arc<Vec<Gr>>> = distinct
+            .iter()
+            .map(|&r| {
+                let bits = self.recs[r].bits.as_ref().unwrap_or_else(|| unreachable!());
+                let (_, wx, gwx) = &self.weights[self.class[r]];
+                let m = width(&self.recs[r]);
+                let k: Vec<Gr> = (0..self.slots)
+                    .into_par_iter()
+                    .map(|slot| {
+                        let t = slot % m;
+                        let mut v = Gr::ZERO;
+                        v.add_scaled(&wx[slot], bits.w[t].wrapping_neg());
+                        v.add_scaled(&gwx[slot], bits.w2[t].wrapping_neg());
+                        v
+                    })
+                    .collect();
+                Arc::new(tables(&k))
+            })
+            .collect();
+        for r in (0..self.recs.len()).filter(|&r| tabled(&self.recs[r])) {
+            if let Some(d) = distinct.iter().position(|&d| key(d) == key(r)) {
+                self.bit_tables[r] = built[d].clone();
+            }
         }
         self.y_table = tables(&self.w);
     }

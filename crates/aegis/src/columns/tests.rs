@@ -98,6 +98,8 @@ fn the_bit_tables_give_the_entries_term_by_term() {
         let mut columns = Columns::new(me, recs.to_vec(), &mut Prg::new(&Seed([1; 16]))).unwrap();
         let mut tabled = 0;
         while columns.entries_per_column() >= 1 && columns.w.len() <= columns.slots {
+            // As materializing builds them at P1 and P2.
+            columns.retable(true);
             for l in 0..columns.cols.len() {
                 let (mut by_table, mut by_term) = (Scratch::default(), Scratch::default());
                 columns.entries(l, &mut by_table);
