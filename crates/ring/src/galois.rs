@@ -295,7 +295,13 @@ pub(crate) fn product(a: &[u64; GR_DEGREE], b: &[u64; GR_DEGREE]) -> [u64; 2 * G
 /// and AVX2's) inlines all of it.
 #[inline(always)]
 pub(crate) fn karatsuba(a: &[u64], b: &[u64], out: &mut [u64]) {
-    karatsuba_level(a, b, out, |a, b, out| karatsuba_level(a, b, out, schoolbook));
+    karatsuba_level(a, b, out, karatsuba_half);
+}
+
+/// [`karatsuba`] of 32 coefficients.
+#[inline(always)]
+fn karatsuba_half(a: &[u64], b: &[u64], out: &mut [u64]) {
+    karatsuba_level(a, b, out, schoolbook);
 }
 
 /// One level of [`karatsuba`] (`n = a.len()` coefficients, a power of two), the halves'
