@@ -13,8 +13,24 @@ const fn lanes(w: usize) -> u64 {
     0x0101_0101_0101_0101 * ((1u64 << w) - 1)
 }
 
+/// Whether the processor has BMI2 with fast `pext`/`pdep`: AMD's processors before Zen 3
+/// (family 19h) run them in microcode, tens to hundreds of cycles each, slower than the
+/// portable loops; they take those instead.
 fn has_bmi2() -> bool {
-    std::arch::is_x86_feature_detected!("bmi2")
+    use std::sync::OnceLock;
+    static FAST: OnceLock<bool> = OnceLock::new();
+    *FAST.get_or_init(|| std::arch::is_x86_feature_detected!("bmi2") && !slow_pext())
+}
+
+/// An AMD processor of a family before 19h (the family as CPUID leaf 1 encodes it: the base
+/// family, plus the extended family where the base is 0xF).
+fn slow_pext() -> bool {
+    // SAFETY: `cpuid` exists on every x86-64 processor; leaves 0 and 1 always do.
+    let (vendor, signature) = unsafe { (std::arch::x86_64::__cpuid(0), std::arch::x86_64::__cpuid(1)) };
+    let amd = (vendor.ebx, vendor.edx, vendor.ecx) == (0x6874_7541, 0x6974_6e65, 0x444d_4163);
+    let base = (signature.eax >> 8) & 0xf;
+    let family = if base == 0xf { base + ((signature.eax >> 20) & 0xff) } else { base };
+    amd && family < 0x19
 }
 
 /// [`super`]'s `gather` with BMI2 (else `false`, nothing done): the whole groups of eight
