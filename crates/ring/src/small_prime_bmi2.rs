@@ -25,8 +25,8 @@ fn has_bmi2() -> bool {
 /// An AMD processor of a family before 19h (the family as CPUID leaf 1 encodes it: the base
 /// family, plus the extended family where the base is 0xF).
 fn slow_pext() -> bool {
-    // SAFETY: `cpuid` exists on every x86-64 processor; leaves 0 and 1 always do.
-    let (vendor, signature) = unsafe { (std::arch::x86_64::__cpuid(0), std::arch::x86_64::__cpuid(1)) };
+    // `cpuid` exists on every x86-64 processor; leaves 0 and 1 always do.
+    let (vendor, signature) = (std::arch::x86_64::__cpuid(0), std::arch::x86_64::__cpuid(1));
     let amd = (vendor.ebx, vendor.edx, vendor.ecx) == (0x6874_7541, 0x6974_6e65, 0x444d_4163);
     let base = (signature.eax >> 8) & 0xf;
     let family = if base == 0xf { base + ((signature.eax >> 20) & 0xff) } else { base };
