@@ -17,6 +17,7 @@ pub mod aegis_ops;
 pub mod dollars;
 pub mod encoder;
 pub mod he_ops;
+pub mod machine;
 pub mod mm_gbdt;
 pub mod mm_layer;
 pub mod mm_ops;

@@ -78,6 +78,10 @@ pub struct ModelRecord {
     /// without it (`mosformer` only) counted those waits as online time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub offline_steps_synced: Option<bool>,
+    /// The processor, threads and vector tier it ran on ([`crate::machine`]); records without
+    /// it predate the field.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
     /// Two-party families: the M&M paper's dollar cost of the run ([`crate::dollars`]), with
     /// every phase's seconds and both parties' bytes, the machine's threads as each party's
     /// cores (the parties share them here).
@@ -337,5 +341,6 @@ fn record(
         mac_bits: crate::ops::mac_bits(family),
         offline_steps_synced: (family == "mosformer").then_some(true),
         dollar_cost: None,
+        machine: Some(crate::machine::describe()),
     }
 }
