@@ -384,7 +384,7 @@ def aegis_tables(ops: list[dict], models: list[dict]) -> str:
                       "online ms paper", "ours"], rows))
     out.append("\n### Aegis Table 3 (CNN inference, batch 30, LAN)\n")
     out.append("Paper: Com in MB (whose sends are summed is not stated), times in ms. Ours: mean "
-               "MiB sent per server, latency rounds, seconds measured on loopback (2 cores), peak "
+               "MiB sent per server, latency rounds, seconds measured on loopback (2 cores; the machine below), peak "
                "memory of the process running all three servers. A model that does not fit at batch "
                "30 is shown at its largest measured batch; `checked every K`: the servers verified "
                "after every K images (`--images-per-check K`), so rounds add up over the groups.\n")
@@ -411,6 +411,7 @@ def aegis_tables(ops: list[dict], models: list[dict]) -> str:
                          fmt(m["peak_rss_mib"] / 1024) if stage == "execution" and m.get("peak_rss_mib") else "—"])
     out.append(table(["model", "batch", "stage", "offline MB paper", "ours MiB", "online MB paper", "ours MiB",
                       "rounds paper", "ours", "ms paper", "ours ms", "peak GiB"], rows))
+    out.append(machines_line(largest.values()))
     out.append(per_image_section(largest.values()))
     return "\n".join(out)
 
@@ -544,7 +545,14 @@ def scaling_section(layers: list[dict], models: list[dict], trials: list[dict]) 
                            fmt(m["seconds"]["online"]), fmt(m["verify"]["bytes_per_party"] / MIB),
                            str(m["verify"]["rounds"]), fmt(m["seconds"]["verify"]),
                            fmt(m["offline"]["bytes_per_party"] / MIB), fmt(m["seconds"]["offline"])] for m in ms]))
+        out.append(machines_line(ms))
     return "\n".join(out) if out else "No scaling records yet.\n"
+
+
+def machines_line(records) -> str:
+    """Where the records were measured, for those that say (`machine`, newer records)."""
+    seen = sorted({m["machine"] for m in records if m.get("machine")})
+    return f"\nMeasured on: {'; '.join(seen)}.\n" if seen else ""
 
 
 # ---------------------------------------------------------------------------------------------
