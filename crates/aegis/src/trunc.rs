@@ -37,21 +37,53 @@ impl Aegis {
 
     /// Online: `m_z = m_x ≫ t`, no communication.
     pub fn trunc_online(&self, x: &Masked, r: Pair, t: u32) -> Result<Masked> {
+        self.shift_masked(x, r, t, 0)
+    }
+
+    /// `m_z = (m_x − offset) ≫ t` (P1 and P2 alike: `m_x` is theirs in the clear).
+    fn shift_masked(&self, x: &Masked, r: Pair, t: u32, offset: u64) -> Result<Masked> {
         if t == 0 || t >= self.l() {
             return Err(MpcError::Invalid(format!("truncation by {t} bits in Z_2^{}", self.l())));
         }
-        let m = x.m.iter().map(|&v| self.reduce(v) >> t).collect();
+        let m = x.m.iter().map(|&v| self.reduce(v.wrapping_sub(offset)) >> t).collect();
         Ok(Masked { m, r, n: x.n })
     }
 }
 
 /// A truncation pair made by the servers and checked (paper Fig. 20, with its bit indices
-/// corrected): the input mask `r_x = Σ_j 2^j (b1_j ⊕ b2_j)` from bits P0 shares with
-/// P1 (`b1`) and with P2 (`b2`), and `r_z = r_x ≫ t` from the same bits. The XORs are two
-/// inner products (`b1 ⊕ b2 = b1 + b2 − 2·b1·b2`), verified with every other product, so a
-/// corrupted P0 cannot make `r_z` differ from `r_x ≫ t`. Both come out as additive shares
-/// between P1 and P2 (P0 knows both), ready to be the output mask of the product that makes
-/// the value to truncate, whose truncation is then local.
+/// corrected, and fewer bit products): the input mask is
+///
+/// ```text
+/// r_x = 2^(l−u)·T + V1 + V2 (mod 2^l),   T = Σ_{j<u} 2^j (b1_j ⊕ b2_j),
+/// r_z = 2^(l−u−t)·T + (V1 ≫ t) + (V2 ≫ t)
+/// ```
+///
+/// from `u` bits P0 shares with P1 (`b1`) and with P2 (`b2`), and from `V1` (P0 and P1) and
+/// `V2` (P0 and P2), uniform in `[0, 2^(l−u))`. The XORs are two inner products (`b1 ⊕ b2 =
+/// b1 + b2 − 2·b1·b2`), verified with every other product, so a corrupted P0 cannot make
+/// the high part of `r_z` differ from that of `r_x ≫ t`; `V1` and `V2` come from seeds and
+/// are computed by both holders, so nobody chooses them. Both masks come out as additive
+/// shares between P1 and P2 (P0 knows both), ready to be the output mask of the product
+/// that makes the value to truncate, whose truncation is then local.
+///
+/// **Privacy.** From P1's view (it knows `b1`, `V1`) `T` is uniform in `[0, 2^u)` and `V2`
+/// in `[0, 2^(l−u))`, independent; `r_x` is `2^(l−u)·((T + c) mod 2^u) + ((V1 + V2) mod
+/// 2^(l−u))` with the carry `c` a function of `V2`, so `r_x` is uniform in `Z_2^l`, exactly
+/// as with `l` bits (and symmetrically for P2).
+///
+/// **Correctness.** `r_z` is `r_x ≫ t − c` with `c` the carry of `V1 + V2` out of their low
+/// `t` bits (`c = 1` with probability about 1/2), so `m_x ≫ t − r_z` is `⌊x/2^t⌋` plus 0, 1
+/// or 2. The online step takes `m_z = (m_x − 2^(t−1)) ≫ t` ([`TruncPair::offset`]), which
+/// makes the result `⌊(x − 2^(t−1))/2^t⌋ + {0, 1, 2}`: within 1.5 units of `x/2^t` and
+/// unbiased (the mask's part is a stochastic rounding of `(x − 2^(t−1))/2^t`, mean
+/// `x/2^t − 1/2`, and `c` adds 1/2 on average), against within one unit and unbiased with
+/// `l` bits. `r_z` is wrong only when `V1 + V2`
+/// carries into `2^(l−u)·T` and that sum wraps (`T = 2^u − 1`): probability `2^−(u+1)` per
+/// element, `2^−33` with `u = 32`, against the truncation's own failure probability `|x|/2^l`
+/// (about `2^−24` for a product of two values of magnitude `2^4` at 16 fractional bits:
+/// the new failure is hundreds of times rarer). With `u = 32` instead of `l = 64` a pair costs
+/// half the bit products, which are most of a CNN's verified terms. When `t > l − 32` (or
+/// `l ≤ 32`) the pair uses `u = l` bits and no `V`, as the paper does.
 #[derive(Clone, Debug)]
 pub struct TruncPair {
     /// Additive shares of `r_x`.
@@ -60,11 +92,14 @@ pub struct TruncPair {
     pub rz: Pair,
     /// The shift.
     pub t: u32,
+    /// Subtracted from the masked value before the shift: `2^(t−1)` when the mask has a low
+    /// part (see the type's docs), else 0.
+    pub offset: u64,
 }
 
 impl Aegis {
     /// Makes `n` verified truncation pairs for a shift by `t` (offline: two inner products of
-    /// length `l` and `l − t` per pair, `6l` bits).
+    /// length `u` ([`mask_bits`]) per pair, `6u` bits).
     pub fn prepare_trunc_pair(&mut self, ctx: &mut Ctx, n: usize, t: u32) -> Result<TruncPair> {
         let me = Self::check_server(ctx)?;
         let l = self.l() as usize;
@@ -91,20 +126,22 @@ impl Aegis {
         t: usize,
     ) -> Result<TruncPair> {
         offline(ctx, |ctx| {
+            let u = mask_bits(l, t);
             // b1 (P0, P1) and b2 (P0, P2), one bit per position, LSB first.
             let b1 =
-                if me != 2 { pair_bits(ctx, if me == 0 { 1 } else { 0 }, n * l)? } else { Bits::default() };
+                if me != 2 { pair_bits(ctx, if me == 0 { 1 } else { 0 }, n * u)? } else { Bits::default() };
             let b2 =
-                if me != 1 { pair_bits(ctx, if me == 0 { 2 } else { 0 }, n * l)? } else { Bits::default() };
-            // r_x: weights 2^j (j < l); r_z: weights 2^{j−t} (j ≥ t).
-            let wx: Vec<u64> = (0..l).map(|j| 1u64 << j).collect();
-            let wz: Vec<u64> = (0..l).map(|j| if j >= t { 1u64 << (j - t) } else { 0 }).collect();
+                if me != 1 { pair_bits(ctx, if me == 0 { 2 } else { 0 }, n * u)? } else { Bits::default() };
+            // V1 (P0, P1) and V2 (P0, P2): the low `l − u` bits of r_x.
+            let v1 = if me != 2 { low_words(ctx, if me == 0 { 1 } else { 0 }, n, l - u)? } else { vec![] };
+            let v2 = if me != 1 { low_words(ctx, if me == 0 { 2 } else { 0 }, n, l - u)? } else { vec![] };
+            let (wx, wz) = mask_weights(l, u, t);
             let double = |w: &[u64]| -> Vec<u64> { w.iter().map(|v| v.wrapping_mul(2)).collect() };
             let (wx2, wz2) = (double(&wx), double(&wz));
             let mut outputs = Vec::with_capacity(2);
             for (w, w2) in [(&wx, &wx2), (&wz, &wz2)] {
                 // P0's `Σ_j 2w_j·b1_j·b2_j`, then the product's mask and `[Γ]`.
-                let prod = (me == 0).then(|| weighted_rows(w2, n, l, |e| b1.get(e) & b2.get(e)));
+                let prod = (me == 0).then(|| weighted_rows(w2, n, u, |e| b1.get(e) & b2.get(e)));
                 let r_z = self.random_pair(ctx, "mul/r_z", n)?;
                 let g = prod.map(|p| {
                     (0..n).map(|i| p[i].wrapping_add(r_z.one[i]).wrapping_add(r_z.two[i])).collect::<Vec<_>>()
@@ -129,7 +166,7 @@ impl Aegis {
                     if r.is_empty() {
                         return vec![];
                     }
-                    let s = weighted_rows(w, n, l, |e| b.get(e));
+                    let s = weighted_rows(w, n, u, |e| b.get(e));
                     s.iter().zip(r).map(|(a, q)| self.reduce(a.wrapping_add(*q).wrapping_neg())).collect()
                 };
                 let v = Masked {
@@ -141,7 +178,7 @@ impl Aegis {
                 let additive = match me {
                     0 => {
                         let two: Vec<u64> = v.r.two.iter().map(|x| self.reduce(x.wrapping_neg())).collect();
-                        let plain = weighted_rows(w, n, l, |e| b1.get(e) ^ b2.get(e));
+                        let plain = weighted_rows(w, n, u, |e| b1.get(e) ^ b2.get(e));
                         let one =
                             plain.iter().zip(&two).map(|(p, q)| self.reduce(p.wrapping_sub(*q))).collect();
                         Pair { one, two }
@@ -157,21 +194,32 @@ impl Aegis {
                 };
                 outputs.push((product, additive));
             }
-            let (rz_product, rz) =
+            let (rz_product, mut rz) =
                 outputs.pop().ok_or_else(|| MpcError::Invalid("truncation pair".into()))?;
-            let (rx_product, rx) =
+            let (rx_product, mut rx) =
                 outputs.pop().ok_or_else(|| MpcError::Invalid("truncation pair".into()))?;
+            // The low parts: `V1` into P1's shares, `V2` into P2's (P0 holds both).
+            let add = |share: &mut Vec<u64>, v: &[u64], shift: usize| {
+                for (s, v) in share.iter_mut().zip(v) {
+                    *s = self.reduce(s.wrapping_add(v >> shift));
+                }
+            };
+            add(&mut rx.one, &v1, 0);
+            add(&mut rz.one, &v1, t);
+            add(&mut rx.two, &v2, 0);
+            add(&mut rz.two, &v2, t);
             // Both inner products multiply the same bits b1_j·b2_j: verified as one record, kept
             // as the bits (2 bits per bit product at P0, 1 at P1 and P2, instead of 48 bytes).
             self.recorded.push(Recorded {
                 x: Arc::default(),
                 y: Arc::default(),
                 z: Arc::new(rx_product),
-                terms: Terms::Inner { len: l },
+                terms: Terms::Inner { len: u },
                 twin: Some((Arc::default(), Arc::new(rz_product))),
-                bits: Some(BitProducts { len: l, w: wx2, w2: wz2, b1, b2 }),
+                bits: Some(BitProducts { len: u, w: wx2, w2: wz2, b1, b2 }),
             });
-            Ok(TruncPair { rx, rz, t: t as u32 })
+            let offset = if u < l { 1u64 << (t - 1) } else { 0 };
+            Ok(TruncPair { rx, rz, t: t as u32, offset })
         })
     }
 
@@ -198,8 +246,36 @@ impl Aegis {
     ) -> Result<Masked> {
         let mat = self.prepare_product_masked(ctx, &x.r, &y.r, pair.rx, op)?;
         let p = self.product_online(ctx, x, y, mat, terms, op)?;
-        self.trunc_online(&p, pair.rz, pair.t)
+        self.shift_masked(&p, pair.rz, pair.t, pair.offset)
     }
+}
+
+/// The bits of a truncation pair's mask made from checked bit products (see [`TruncPair`]):
+/// 32 where the shift leaves room for the low part below them (`t ≤ l − 32`), else all `l`.
+pub fn mask_bits(l: usize, t: usize) -> usize {
+    const HIGH_BITS: usize = 32;
+    if l > HIGH_BITS && t <= l - HIGH_BITS { HIGH_BITS } else { l }
+}
+
+/// The weights of the `u` bits of `T` in `r_x` (`2^(l−u+j)`) and in `r_z = r_x ≫ t`
+/// (`2^(l−u+j−t)`, 0 for a bit shifted out).
+fn mask_weights(l: usize, u: usize, t: usize) -> (Vec<u64>, Vec<u64>) {
+    let place = |j: usize| l - u + j;
+    let wx = (0..u).map(|j| 1u64 << place(j)).collect();
+    let wz = (0..u).map(|j| if place(j) >= t { 1u64 << (place(j) - t) } else { 0 }).collect();
+    (wx, wz)
+}
+
+/// `count` words uniform in `[0, 2^bits)` from the seed shared with `peer` (zeros when
+/// `bits = 0`).
+fn low_words(ctx: &mut Ctx, peer: usize, count: usize, bits: usize) -> Result<Vec<u64>> {
+    if bits == 0 {
+        return Ok(vec![0; count]);
+    }
+    let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let mut raw = vec![0u8; 8 * count];
+    ctx.pair_prg(peer, "trunc-pair/low")?.fill_bytes(&mut raw);
+    Ok(raw.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])) & mask).collect())
 }
 
 /// `count` random bits from the seed shared with `peer`, packed as the PRG gives them.
