@@ -183,7 +183,11 @@ pub(crate) fn inner_product_body(ls: &[Gr], rs: &[Gr]) -> Gr {
     }
     let mut d: Outer = [[[0; PIECE]; PIECE]; PIECES];
     let block = BLOCK.min(n);
-    let (mut lf, mut rf) = (vec![[[0; PIECE]; PIECES]; block], vec![[[0; PIECE]; PIECES]; block]);
+    // Zeroed words, viewed as forms: `vec![form; block]` would copy a 1.7 KiB zero form per
+    // term (the standard library allocates zeroed only for arrays of at most 16 elements).
+    let (mut lw, mut rw) = (vec![0u64; block * PIECE * PIECES], vec![0u64; block * PIECE * PIECES]);
+    let lf = lw.as_chunks_mut::<PIECE>().0.as_chunks_mut::<PIECES>().0;
+    let rf = rw.as_chunks_mut::<PIECE>().0.as_chunks_mut::<PIECES>().0;
     for start in (0..n).step_by(BLOCK) {
         let len = (start + BLOCK).min(n) - start;
         for ((f, g), (l, r)) in

@@ -3,7 +3,7 @@
 
 use veil_ring::Gr;
 
-use super::{Columns, Shape, held, held_at};
+use super::{Columns, HeldWords, Shape, held};
 
 impl Columns {
     /// Column `l`'s two sums without `b_l`, by bilinearity (for `2·2^t ≤ m'`): with `w_s` the
@@ -95,6 +95,7 @@ impl Columns {
         let me = self.me;
         let held = held(me);
         let Shape { rec, first, m, m_pad, outputs } = self.shape(l);
+        let words = HeldWords::new(rec, held);
         let step = self.w.len();
         let twin = rec.twin.is_some();
         let pairs = step * step;
@@ -107,8 +108,7 @@ impl Columns {
             d.iter_mut().for_each(|v| *v = 0);
             let base = (first + g) * m;
             // The components of input `input` at term `t` of this output (0 past `m`).
-            let load =
-                |input: usize, t: usize| if t < m { held_at(rec, &held, input, base + t) } else { [0; 3] };
+            let load = |input: usize, t: usize| if t < m { words.at(input, base + t) } else { [0; 3] };
             for e in (0..m_pad / step).step_by(2) {
                 if e * step >= m {
                     break;
@@ -156,6 +156,7 @@ impl Columns {
         let me = self.me;
         let held = held(me);
         let Shape { rec, first, m, m_pad, outputs } = self.shape(l);
+        let words = HeldWords::new(rec, held);
         let used = outputs * m_pad;
         let step = self.w.len();
         let twin = rec.twin.is_some();
@@ -164,7 +165,7 @@ impl Columns {
         // The components of input `input` at column slot `slot` (0 in padding).
         let load = |input: usize, slot: usize| {
             let (g, t) = (slot / m_pad, slot % m_pad);
-            if slot < used && t < m { held_at(rec, &held, input, (first + g) * m + t) } else { [0; 3] }
+            if slot < used && t < m { words.at(input, (first + g) * m + t) } else { [0; 3] }
         };
         for first in (0..used).step_by(2 * step) {
             let second = first + step;
