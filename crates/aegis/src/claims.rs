@@ -179,17 +179,20 @@ impl Bits {
         (self.bytes[i / 8] >> (i % 8)) & 1
     }
 
-    /// Bits `i .. i + 4` as a pattern (bit `k` of it is bit `i + k`), 0 past the end.
-    /// The 64 bits from bit `64·k` on (bit `j` of the word is bit `64·k + j`; 0 past the end).
-    pub(crate) fn word(&self, k: usize) -> u64 {
+    /// The `len ≤ 64` bits from bit `len·k` on, as [`Bits::word`] reads 64 (`len` a power of
+    /// two, at least 8: whole bytes; 0 past the end).
+    pub(crate) fn run(&self, k: usize, len: usize) -> u64 {
+        debug_assert!(len.is_power_of_two() && (8..=64).contains(&len));
+        let bytes = len / 8;
         let mut w = [0u8; 8];
-        if let Some(bytes) = self.bytes.get(8 * k..) {
-            let n = bytes.len().min(8);
-            w[..n].copy_from_slice(&bytes[..n]);
+        if let Some(from) = self.bytes.get(bytes * k..) {
+            let n = from.len().min(bytes);
+            w[..n].copy_from_slice(&from[..n]);
         }
         u64::from_le_bytes(w)
     }
 
+    /// Bits `i .. i + 4` as a pattern (bit `k` of it is bit `i + k`), 0 past the end.
     pub(crate) fn nibble(&self, i: usize) -> usize {
         let (b, s) = (i / 8, i % 8);
         let lo = u16::from(self.bytes[b]);

@@ -345,10 +345,8 @@ impl Columns {
         let shared = pairs.as_ref().map_or(0, |ww| 4 * ww.len());
         let add = |x: [Gr; 2], y: [Gr; 2]| [x[0].add(&y[0]), x[1].add(&y[1])];
         // P0's accumulators of bit products by output slot (`Columns::bit_bilinear`).
-        let by_output = match &pairs {
-            Some(ww) if self.me == 0 && self.recs.iter().any(|r| r.bits.is_some()) => {
-                self.slots / 64 * 4 * ww.len()
-            }
+        let by_output = match (&pairs, self.narrowest_bit_width()) {
+            (Some(ww), Some(m)) if self.me == 0 => self.slots.div_ceil(m) * 4 * ww.len(),
             _ => 0,
         };
         let (sums, acc, bit_acc) = self

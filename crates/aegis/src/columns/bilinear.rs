@@ -22,7 +22,7 @@ impl Columns {
     /// [`Columns::local_halves`]): two GR products per output instead of `4·4^t` per column.
     /// The sums returned are then 0; otherwise they are the column's, without `b_l`.
     /// [`Columns::bilinear_halves`] for a column of a truncation pair's bit products at P0
-    /// (`m = 64` bits per output), accumulated by output slot `g` into `by_output` (`4·4^t`
+    /// (`m = 32` or `64` bits per output), accumulated by output slot `g` into `by_output` (`4·4^t`
     /// per `g`, [`Columns::bit_output_sums`] finishes them): no GR product per output, and
     /// the words from the bits directly. P0's local part of a bit product is
     /// `B([r_x]_1, [r_y]_2) = (−w_t·b1_t)·(−b2_{t'}) = w_t·b1_t·b2_{t'}`, so with the output's
@@ -31,13 +31,14 @@ impl Columns {
     /// `e·2^t + s` of even entries `e`; a difference `(X_{2e+1} − X_{2e})·(Y_{2e+1} − Y_{2e})`
     /// is four such sums (odd and even entries, each `y` shifted by a whole entry).
     pub(super) fn bit_bilinear(&self, l: usize, b: &Gr, by_output: &mut [Gr]) {
-        let Shape { rec, first, outputs, .. } = self.shape(l);
+        let Shape { rec, first, m, outputs, .. } = self.shape(l);
         let Some(bits) = &rec.bits else { return };
         let step = self.w.len();
         let pairs = step * step;
         let ws = [&bits.w, &bits.w2];
-        // Positions of the even entries' slot 0 (a bit every 2·2^t from 0).
-        let even0 = (0..64).step_by(2 * step).fold(0u64, |m, t| m | 1 << t);
+        // Positions of the even entries' slot 0 (a bit every 2·2^t from 0, within the output's
+        // `m` bits; a word's bits past `m` are 0).
+        let even0 = (0..m).step_by(2 * step).fold(0u64, |acc, t| acc | 1 << t);
         let weigh = |w: &[u64], mut sel: u64| -> u64 {
             let mut sum = 0u64;
             while sel != 0 {
@@ -50,7 +51,7 @@ impl Columns {
         let at = |b2: u64, delta: isize| if delta >= 0 { b2 >> delta } else { b2 << -delta };
         let mut d = vec![0u64; 4 * pairs];
         for g in 0..outputs {
-            let (b1, b2) = (bits.b1.word(first + g), bits.b2.word(first + g));
+            let (b1, b2) = (bits.b1.run(first + g, m), bits.b2.run(first + g, m));
             d.iter_mut().for_each(|v| *v = 0);
             for s in 0..step {
                 let (e0, e1) = (b1 & even0 << s, b1 & even0 << (s + step));

@@ -82,11 +82,17 @@ impl Columns {
     }
 
     /// Whether P0 sums column `l` by [`Columns::bit_bilinear`] when the bilinear way is the
-    /// cheaper: a truncation pair's 64 bit products per output, both entries of a pair in one
-    /// output.
+    /// cheaper: a truncation pair's bit products (a power of two from 8 to 64 per output, 32 or
+    /// 64 in practice), both entries of a pair in one output.
     pub(super) fn bit_bilinear_at_p0(&self, l: usize) -> bool {
         let rec = &self.recs[self.cols[l].rec];
-        self.me == 0 && rec.bits.is_some() && width(rec) == 64 && self.within_outputs(l)
+        self.me == 0 && rec.bits.is_some() && bit_word_width(width(rec)) && self.within_outputs(l)
+    }
+
+    /// The narrowest width of the records [`Columns::bit_bilinear`] may sum (its accumulators
+    /// hold one set per output slot of such a column), or `None` without any.
+    pub(super) fn narrowest_bit_width(&self) -> Option<usize> {
+        self.recs.iter().filter(|r| r.bits.is_some()).map(width).filter(|&m| bit_word_width(m)).min()
     }
 
     /// Whether column `l` holds bit products whose entries P0 forms from the subset-sum
@@ -224,4 +230,10 @@ impl Columns {
             })
             .collect()
     }
+}
+
+/// Whether an output's bit products fit one word of [`Columns::bit_bilinear`]: a power of two
+/// from 8 to 64 (whole bytes of the packed bits).
+fn bit_word_width(m: usize) -> bool {
+    m.is_power_of_two() && (8..=64).contains(&m)
 }

@@ -31,19 +31,19 @@ fn record(g: &mut Prg, me: usize, outputs: usize, terms: Terms, twin: bool) -> R
     }
 }
 
-/// A truncation pair's record of `outputs` pairs of 64 bit products.
-fn bit_record(g: &mut Prg, me: usize, outputs: usize) -> Recorded {
+/// A truncation pair's record of `outputs` pairs of `len` bit products.
+fn bit_record(g: &mut Prg, me: usize, outputs: usize, len: usize) -> Recorded {
     let bits = |g: &mut Prg, keep: bool| -> Bits {
         if keep {
-            Bits::from_each(&(0..outputs * 64).map(|_| (g.next_u64() & 1) as u8).collect::<Vec<_>>())
+            Bits::from_each(&(0..outputs * len).map(|_| (g.next_u64() & 1) as u8).collect::<Vec<_>>())
         } else {
             Bits::default()
         }
     };
     let b = BitProducts {
-        len: 64,
-        w: words(g, 64, true),
-        w2: words(g, 64, true),
+        len,
+        w: words(g, len, true),
+        w2: words(g, len, true),
         b1: bits(g, me != 2),
         b2: bits(g, me != 1),
     };
@@ -51,7 +51,7 @@ fn bit_record(g: &mut Prg, me: usize, outputs: usize) -> Recorded {
         x: Arc::default(),
         y: Arc::default(),
         z: masked(g, me, outputs).into(),
-        terms: Terms::Inner { len: 64 },
+        terms: Terms::Inner { len },
         twin: Some((Arc::default(), masked(g, me, outputs).into())),
         bits: Some(b),
     }
@@ -65,10 +65,12 @@ fn both_ways_to_sum_a_reduction_agree_at_every_step() {
             record(&mut g, me, 37, Terms::Inner { len: 24 }, true),
             record(&mut g, me, 50, Terms::Elementwise, false),
             record(&mut g, me, 9, Terms::Inner { len: 100 }, false),
-            bit_record(&mut g, me, 21),
+            bit_record(&mut g, me, 21, 64),
+            // A truncation pair with the low part of its mask from seeds: 32 bit products.
+            bit_record(&mut g, me, 13, 32),
         ];
         let mut columns = Columns::new(me, recs.to_vec(), &mut Prg::new(&Seed([9; 16]))).unwrap();
-        let mut bilinear_used = 0;
+        let (mut bilinear_used, mut narrow_bit_words) = (0, 0);
         for _ in 0..6 {
             let entries = columns.local_halves_by(Some(Way::Entries));
             assert_eq!(
@@ -84,9 +86,13 @@ fn both_ways_to_sum_a_reduction_agree_at_every_step() {
                 assert_eq!(sums, [Gr::ZERO; 2], "party {me}, column {l}");
             }
             bilinear_used += (0..columns.cols.len()).filter(|&l| columns.within_outputs(l)).count();
+            narrow_bit_words += (0..columns.cols.len())
+                .filter(|&l| columns.bit_bilinear_at_p0(l) && width(&columns.recs[columns.cols[l].rec]) == 32)
+                .count();
             columns.fold(&Gr::random(&mut g));
         }
         assert!(bilinear_used > 0);
+        assert_eq!(narrow_bit_words > 0, me == 0, "party {me}: P0 sums 32-bit words by output");
     }
 }
 
@@ -94,7 +100,11 @@ fn both_ways_to_sum_a_reduction_agree_at_every_step() {
 fn the_bit_tables_give_the_entries_term_by_term() {
     for me in 0..3 {
         let mut g = Prg::new(&Seed([7 + me as u8; 16]));
-        let recs = [bit_record(&mut g, me, 5), record(&mut g, me, 40, Terms::Elementwise, false)];
+        let recs = [
+            bit_record(&mut g, me, 5, 64),
+            bit_record(&mut g, me, 3, 32),
+            record(&mut g, me, 40, Terms::Elementwise, false),
+        ];
         let mut columns = Columns::new(me, recs.to_vec(), &mut Prg::new(&Seed([1; 16]))).unwrap();
         let mut tabled = 0;
         while columns.entries_per_column() >= 1 && columns.w.len() <= columns.slots {
