@@ -99,7 +99,8 @@ pub struct TruncPair {
 
 impl Aegis {
     /// Makes `n` verified truncation pairs for a shift by `t` (offline: two inner products of
-    /// length `u` ([`mask_bits`]) per pair, `6u` bits).
+    /// length `u` per pair, `6u` bits: `u = 32` where the shift leaves room for the low part,
+    /// else `l`; see `TruncPair`).
     pub fn prepare_trunc_pair(&mut self, ctx: &mut Ctx, n: usize, t: u32) -> Result<TruncPair> {
         let me = Self::check_server(ctx)?;
         let l = self.l() as usize;
