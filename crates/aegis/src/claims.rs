@@ -179,8 +179,8 @@ impl Bits {
         (self.bytes[i / 8] >> (i % 8)) & 1
     }
 
-    /// The `len ≤ 64` bits from bit `len·k` on, as [`Bits::word`] reads 64 (`len` a power of
-    /// two, at least 8: whole bytes; 0 past the end).
+    /// The `len` bits from bit `len·k` on (bit `j` of the word is bit `len·k + j`; `len` a
+    /// power of two from 8 to 64, so whole bytes; 0 past the end).
     pub(crate) fn run(&self, k: usize, len: usize) -> u64 {
         debug_assert!(len.is_power_of_two() && (8..=64).contains(&len));
         let bytes = len / 8;

@@ -253,7 +253,7 @@ impl Aegis {
 
 /// The bits of a truncation pair's mask made from checked bit products (see [`TruncPair`]):
 /// 32 where the shift leaves room for the low part below them (`t ≤ l − 32`), else all `l`.
-pub fn mask_bits(l: usize, t: usize) -> usize {
+fn mask_bits(l: usize, t: usize) -> usize {
     const HIGH_BITS: usize = 32;
     if l > HIGH_BITS && t <= l - HIGH_BITS { HIGH_BITS } else { l }
 }

@@ -22,8 +22,8 @@ impl Columns {
     /// [`Columns::local_halves`]): two GR products per output instead of `4·4^t` per column.
     /// The sums returned are then 0; otherwise they are the column's, without `b_l`.
     /// [`Columns::bilinear_halves`] for a column of a truncation pair's bit products at P0
-    /// (`m = 32` or `64` bits per output), accumulated by output slot `g` into `by_output` (`4·4^t`
-    /// per `g`, [`Columns::bit_output_sums`] finishes them): no GR product per output, and
+    /// (`m = 32` or `64` bits per output), accumulated by output slot `g` into `by_output`
+    /// (`4·4^t` per `g`, [`Columns::bit_output_sums`] finishes them): no GR product per output, and
     /// the words from the bits directly. P0's local part of a bit product is
     /// `B([r_x]_1, [r_y]_2) = (−w_t·b1_t)·(−b2_{t'}) = w_t·b1_t·b2_{t'}`, so with the output's
     /// bits as words `B1`, `B2`, the word of weight pair `(s, s')` over the even entries is
