@@ -14,8 +14,11 @@
 //! - **Dual execution**: Π_Pos runs with verifier P1 and with verifier P2, so one run has an
 //!   honest verifier whoever is corrupted.
 //! - **Batch equality**: each party hashes its output bits of both runs into `t_j`, inputs
-//!   it, and the claims `α_j·(t_{j−1} − t_{j+1}) = 0` with random secret `α_j` join the batch
-//!   product verification, so the whole check leaks one bit (accept or abort).
+//!   it, and the claims `α_j·(t_{j−1} − t_{j+1}) = 0` with random secret `α_j` are tested in
+//!   the batch product verification's final check, each with a coefficient drawn there
+//!   (`crate::verify::Elementwise`), so the whole check leaks one bit (accept or abort). The
+//!   claims need no coefficient drawn before they are made, so the sign checks run beside the
+//!   products' reductions ([`Aegis::check`]) and add no rounds while the reductions take more.
 //!
 //! **Rounds** (4, the two runs side by side): (1) the verifier sends the second prover its
 //! shares of the bits (the first prover's come from their common PRG); (2) the provers open the
@@ -60,10 +63,11 @@ use rayon::prelude::*;
 use veil_crypto::{Hasher, Prg, Seed};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 
-use crate::claims::{SignPair, Terms};
+use crate::claims::SignPair;
 use crate::lists::Masks;
 use crate::prime::{Draws, Zp, prime_for};
 use crate::share::{Aegis, Masked, Pair};
+use crate::verify::Elementwise;
 
 mod chunk;
 pub use chunk::MAC_KEYS;
@@ -89,9 +93,9 @@ impl Aegis {
     /// seeds and on the group's earlier messages, so the groups stream through each round side
     /// by side, in the rounds of one, and a party holds one group's lists and MAC shares at a
     /// time instead of every element's (about 1.2 KB per element and party in all).
-    pub(crate) fn verify_signs(&mut self, ctx: &mut Ctx, pairs: Vec<SignPair>) -> Result<()> {
+    pub(crate) fn verify_signs(&mut self, ctx: &mut Ctx, pairs: Vec<SignPair>) -> Result<Elementwise> {
         if pairs.is_empty() {
-            return Ok(());
+            return Ok(Elementwise::default());
         }
         let y = Ys::new(pairs, self.l())?;
         // Dual execution: the runs with verifiers P1 and P2, side by side, phase by phase.
@@ -146,17 +150,18 @@ impl Aegis {
             self.pos_finish(ctx, run)?;
         }
         let t = self.share_input_each_finish(ctx, inputs)?;
-        // α_j·(t_{j−1} − t_{j+1}) = 0 for each j, verified with the products.
+        // α_j·(t_{j−1} − t_{j+1}) = 0 for each j, verified by the products' final check.
         let me = ctx.party();
+        let mut claims = Elementwise::default();
         for j in 0..3 {
             let alpha = self.random_masked(ctx, "pos/equality-alpha", words)?;
             let d = self.sub(&t[(j + 2) % 3], &t[(j + 1) % 3])?;
             let zeros = |held: bool| if held { vec![0; words] } else { vec![] };
             let zero =
                 Masked { m: zeros(me != 0), r: Pair { one: zeros(me != 2), two: zeros(me != 1) }, n: words };
-            self.record(Arc::new(alpha), Arc::new(d), Arc::new(zero), Terms::Elementwise);
+            claims.push(&alpha, &d, &zero);
         }
-        Ok(())
+        Ok(claims)
     }
 
     /// Π_Pos with verifier `k` on every element of `y`, before any message: the verifier draws

@@ -541,20 +541,38 @@ impl Aegis {
 
     /// The deferred checks, which must pass before any output is released (in `Z_2^64`; the
     /// narrower rings are for functional tests only): the sign-bit verification of every sign
-    /// extraction since the last check (`crate::pos`), the batch verification of every
-    /// product and of the sign checks' equality claims ([`crate::verify`], over the Galois
-    /// ring), then P1 and P2 compare their digests of every jointly held value.
+    /// extraction since the last check (`crate::pos`) and P1 and P2's comparison of their
+    /// digests of every jointly held value, in one lane; the reduction of every recorded
+    /// product ([`crate::verify`], over the Galois ring) in another, side by side; then the
+    /// final check of the reduced claim and of the sign checks' equality claims.
+    ///
+    /// The lanes (`veil_net::Lanes`) are independent: the reduction's messages depend on the
+    /// recorded products and the parties' seeds only, the sign checks' on the sign pairs,
+    /// and the equality claims they make are tested in the final check with coefficients
+    /// drawn there, after both lanes. So the verification takes the rounds of the longer lane
+    /// plus the final check's, not their sum.
     pub fn check(&mut self, ctx: &mut Ctx) -> Result<()> {
-        let me = Self::check_server(ctx)?;
-        if self.l == 64 {
-            let signs = std::mem::take(&mut self.signs);
-            self.verify_signs(ctx, signs)?;
-            let recorded = std::mem::take(&mut self.recorded);
-            self.verify_products(ctx, recorded)?;
-        } else {
-            self.signs.clear();
-            self.recorded.clear();
+        Self::check_server(ctx)?;
+        let signs = std::mem::take(&mut self.signs);
+        let recorded = std::mem::take(&mut self.recorded);
+        let full = self.l == 64;
+        let mut lanes = ctx.net().begin_lanes();
+        ctx.net().next_lane(&mut lanes);
+        let late = if full { self.verify_signs(ctx, signs)? } else { Default::default() };
+        // After the sign checks' inputs, the last values P1 and P2 hold jointly.
+        self.compare_joint(ctx)?;
+        ctx.net().next_lane(&mut lanes);
+        let reduced = if full { self.reduce_products(ctx, recorded, !late.is_empty())? } else { None };
+        ctx.net().end_lanes(lanes);
+        match reduced {
+            Some(r) => self.final_check(ctx, r, &late),
+            None => Ok(()),
         }
+    }
+
+    /// P1 and P2 compare their digests of every value they hold jointly.
+    fn compare_joint(&mut self, ctx: &mut Ctx) -> Result<()> {
+        let me = ctx.party();
         if me == 0 {
             return Ok(());
         }

@@ -53,7 +53,12 @@
 //! read `ζ` before sending its share); `crate::challenge` says why its schedule is not.
 //! Total: `2` for the coefficients, `2` per reduction, `4` for the final check (its first
 //! deal follows the last challenge's release; then the dummies' challenge, the exchange of
-//! `m_Δ` and the opening), so `2R + 6`. The parties run reductions while the dimension is
+//! `m_Δ` and the opening), so `2R + 6`. The sign checks (`crate::pos`, 4 rounds) and P1
+//! and P2's comparison of their joint digests (1) run beside the reductions, in a lane of
+//! their own ([`Aegis::check`]): their equality claims enter the final check with
+//! coefficients drawn there (`Elementwise`), after both lanes, so the whole verification
+//! takes `2R + 6` rounds where the reductions are the longer lane (LeNet at batch 30: 26,
+//! from 30 with the sign checks and the digests in sequence). The parties run reductions while the dimension is
 //! above [`FINAL_DIMENSION`], at most [`REDUCTIONS`] of them, so the rounds do not grow with
 //! the batch: a larger batch makes the final check larger instead (`N' = N/2^R`), up to
 //! [`FINAL_LIMIT`] entries, past which a claim is halved further (a final entry costs far
@@ -240,17 +245,26 @@ impl Aegis {
         Ok((0..n).map(|i| m[i].sub(&r1[i]).sub(&r2[i])).collect())
     }
 
-    /// Verifies every product recorded since the last verification; an error means some
-    /// product was wrong (or a server cheated) and nothing may be revealed.
+    /// Reduces every product recorded since the last verification to the claim of the final
+    /// check ([`Aegis::final_check`], which the caller runs once the sign checks' claims are
+    /// in too); `None` where there is nothing to verify (no products and no `late` claims).
+    /// An error means some product was wrong (or a server cheated) and nothing may be
+    /// revealed.
     ///
-    /// Every step ends with a challenge ([`crate::challenge`], 2 rounds): the first draws the
+    /// Its messages depend on nothing but the recorded products and this party's seeds, so it
+    /// runs in a lane of its own beside the sign checks ([`Aegis::check`]). Every step ends with a challenge ([`crate::challenge`], 2 rounds): the first draws the
     /// coefficients, each later one a reduction's `ζ`. P1 and P2 exchange their shares of a
     /// reduction's inner products in the first round of its challenge, and P0, which learns
     /// the challenge at the end of that round, deals the next step's masked products (or the
     /// final check's cross terms) in the second. So a reduction costs 2 rounds.
-    pub(crate) fn verify_products(&mut self, ctx: &mut Ctx, recorded: Vec<Recorded>) -> Result<()> {
-        if recorded.is_empty() {
-            return Ok(());
+    pub(crate) fn reduce_products(
+        &mut self,
+        ctx: &mut Ctx,
+        recorded: Vec<Recorded>,
+        late: bool,
+    ) -> Result<Option<Reduced>> {
+        if recorded.is_empty() && !late {
+            return Ok(None);
         }
         let me = Self::check_server(ctx)?;
         let limit = self.max_reductions.unwrap_or(REDUCTIONS);
@@ -304,7 +318,7 @@ impl Aegis {
                     None => return Err(MpcError::Invalid("a final check without claims".into())),
                 };
                 let error = errors.iter().zip(&coeffs).fold(Gr::ZERO, |s, (e, r)| s.add(&e.mul(r)));
-                return self.final_check(ctx, &fin, cheat.map(|c| (c, error)));
+                return Ok(Some(Reduced { fin, cheat: cheat.map(|c| (c, error)) }));
             }
             let n = 2 * active.len();
             let local = red.local(&active);
@@ -337,26 +351,37 @@ impl Aegis {
         }
     }
 
-    /// Π_InnerVerify, rebuilt (module docs, item 4). With secret random `⟨α⟩` and `⟨D_i⟩`:
+    /// Π_InnerVerify, rebuilt (module docs, item 4), over the reduced claim `fin` and the
+    /// elementwise claims `late` (each `x_j·y_j = z_j`). With secret random `⟨α⟩` and `⟨D_i⟩`:
     ///
-    /// 1. P0 deals `Γ_i = r_α·r_{X_i} + r_{W_i}` for `⟨W_i⟩ = ⟨α·X_i⟩` and the masked inner
-    ///    product `⟨T⟩ = ⟨Σ X_i·D_i⟩`; P1 and P2 exchange their shares of `m_W` and `m_T` in
-    ///    the first round of a challenge, which draws `γ` after all of it is fixed.
-    /// 2. With `Y'_i = Y_i + γ·D_i` and `Z' = Z + γ·T` (local), P0 deals the dealt part of
-    ///    the masked inner product `⟨Δ⟩ = Σ W_i·Y'_i − α·Z'`; P1 and P2 exchange, and `Δ` is
+    /// 1. P0 deals `Γ_i = r_α·r_{X_i} + r_{W_i}` for `⟨W_i⟩ = ⟨α·X_i⟩` over every entry (the
+    ///    late claims' `x_j` among them), the masked products `⟨T_j⟩ = ⟨x_j·D_j⟩` of the late
+    ///    claims and the masked inner product `⟨T⟩ = ⟨Σ X_i·D_i⟩` of the reduced claim; P1
+    ///    and P2 exchange their shares of `m_W` and `m_T` in the first round of a challenge,
+    ///    which draws `γ` and a coefficient `ρ_j` per late claim after all of it is fixed.
+    /// 2. With `Y'_i = Y_i + γ·D_i` and `Z' = Z + γ·T + Σ_j ρ_j·(z_j + γ·T_j)` (local), P0
+    ///    deals the dealt part of the masked inner product
+    ///    `⟨Δ⟩ = Σ_i W_i·Y'_i + Σ_j ρ_j·W_j·y'_j − α·Z'`; P1 and P2 exchange, and `Δ` is
     ///    opened with the hash-checked reconstruction: accept iff `Δ = 0`.
     ///
-    /// `Δ = α·(E + γ·e_T) + Σ_i δ_i·Y'_i + e` for a claim error `E`, errors `e_T` in `T`, `δ_i`
-    /// in `W_i` and `e` in the last step, all fixed in a view where `α` is uniform; `Y'_i` is
-    /// uniform whatever the data, so no error's effect depends on whether an entry is 0.
-    /// Four rounds; `N' + 2` GR elements from P0, `N' + 2` each way between P1 and P2.
-    fn final_check(&self, ctx: &mut Ctx, fin: &Final, cheat: Option<(CancelAttempt, Gr)>) -> Result<()> {
+    /// `Δ = α·(E + γ·e_T + Σ_j ρ_j·(E_j + γ·e_j)) + Σ_i δ_i·Y'_i + Σ_j ρ_j·δ_j·y'_j + e` for
+    /// a claim error `E`, late claims' errors `E_j`, errors `e_T`, `e_j` in the dummies'
+    /// products, `δ` in the `W` and `e` in the last step, all fixed in a view where `α` is
+    /// uniform and before `γ` and the `ρ_j` are drawn: the late claims' errors survive their
+    /// coefficients with probability `2^-64`, so they need no coefficients before the claims
+    /// are fixed (the sign checks make them while the products are reduced). `Y'_i` is uniform
+    /// whatever the data, so no error's effect depends on whether an entry is 0. Four rounds;
+    /// `N' + 2·J + 2` GR elements from P0 for `J` late claims, as many each way between P1
+    /// and P2.
+    pub(crate) fn final_check(&self, ctx: &mut Ctx, reduced: Reduced, late: &Elementwise) -> Result<()> {
         let me = Self::check_server(ctx)?;
-        let n = fin.held_len();
+        let Reduced { fin, cheat } = reduced;
+        let (main, extra) = (fin.held_len(), late.len());
+        let n = main + extra;
         let alpha = self.gr_random(ctx, "verify/alpha", 1)?;
         let dummies = self.gr_random(ctx, "verify/dummies", n)?;
         let r_w = self.gr_masks(ctx, "verify/alpha-x", n)?;
-        let r_t = self.gr_masks(ctx, "verify/dummies-x", 1)?;
+        let r_t = self.gr_masks(ctx, "verify/dummies-x", extra + 1)?;
         let r_d = self.gr_masks(ctx, "verify/delta", 1)?;
         let a = alpha.at(0);
         if me == 1
@@ -364,12 +389,17 @@ impl Aegis {
         {
             leak(&alpha.m[0]);
         }
-        // This party's local parts of each `α·X_i` (P0: `r_α·r_{X_i}`) and of `Σ X_i·D_i`.
+        // This party's local parts of each `α·X_i` (P0: `r_α·r_{X_i}`), of each late `x_j·D_j`
+        // and of `Σ X_i·D_i`, in the order of the deal: `W`, the late `T_j`, then `T`.
         let entries: Vec<(usize, usize, usize)> = fin.held_entries().collect();
         let mut local: Vec<Gr> =
             entries.par_iter().map(|&(k, i, _)| cross_term(me, &a, &fin.held[k].0.at(i))).collect();
+        local.extend((0..extra).map(|j| cross_term(me, &a, &late.x.at(j))));
+        local.extend((0..extra).map(|j| cross_term(me, &late.x.at(j), &dummies.at(main + j))));
         local.push(fin.cross_sum_by(me, |k, i, at| (fin.held[k].0.at(i), dummies.at(at))));
-        let masks = |i: usize| if i < n { r_w.one[i].add(&r_w.two[i]) } else { r_t.one[0].add(&r_t.two[0]) };
+        let masks = |i: usize| {
+            if i < n { r_w.one[i].add(&r_w.two[i]) } else { r_t.one[i - n].add(&r_t.two[i - n]) }
+        };
         let share = if me == 0 {
             let mut deal: Vec<Gr> = local.par_iter().enumerate().map(|(i, l)| l.add(&masks(i))).collect();
             if let Some((attempt, e)) = cheat {
@@ -379,29 +409,44 @@ impl Aegis {
             ctx.net().send(2, bytes)?;
             vec![]
         } else {
-            let dealt = self.deal_in(ctx, "verify/final/products", n + 1)?;
+            let dealt = self.deal_in(ctx, "verify/final/products", local.len())?;
             local.iter().zip(&dealt).map(|(l, g)| l.add(g)).collect()
         };
         let what = "verify/gamma";
         let pending = challenge::send(ctx, what, &gr_bytes(&share))?;
         let (seed, m) = finish_with_shares(ctx, what, pending, &share)?;
-        let gamma = Gr::random(&mut Prg::new(&seed));
-        let (m_w, m_t) = match m.split_last() {
-            Some((t, w)) => (w.to_vec(), vec![*t]),
-            None => (vec![], vec![]),
-        };
+        let mut prg = Prg::new(&seed);
+        let gamma = Gr::random(&mut prg);
+        let rho: Vec<Gr> = (0..extra).map(|_| Gr::random(&mut prg)).collect();
+        let (m_w, m_t) = if m.is_empty() { (vec![], vec![]) } else { (m[..n].to_vec(), m[n..].to_vec()) };
         let w = GrVec { m: m_w, one: r_w.one, two: r_w.two };
         let t = GrVec { m: m_t, one: r_t.one, two: r_t.two };
-        let z = fin.z.add(&t.times(&gamma)).at(0);
-        // `Σ W_i·Y'_i − α·Z'`, local parts, with `Y'_i = Y_i + γ·D_i` component by component.
-        let mixed = |k: usize, i: usize, at: usize| {
-            let (mut y, d) = (fin.held[k].1.at(i), dummies.at(at));
+        // `Z' = Z + γ·T + Σ_j ρ_j·(z_j + γ·T_j)`.
+        let mut z = fin.z.add(&t.pick(|_| extra, 1).times(&gamma));
+        for (j, r) in rho.iter().enumerate() {
+            let zj = late.z.pick(|_| j, 1).add(&t.pick(|_| j, 1).times(&gamma));
+            z = z.add(&zj.times(r));
+        }
+        let z = z.at(0);
+        let mixed = |y: Entry, d: Entry, scale: Option<&Gr>| -> Entry {
+            let mut y = y;
             for (c, dc) in y.iter_mut().zip(&d) {
                 c.add_assign(&gamma.mul(dc));
+                if let Some(s) = scale {
+                    *c = s.mul(c);
+                }
             }
             y
         };
-        let local = fin.cross_sum_by(me, |k, i, at| (w.at(at), mixed(k, i, at))).sub(&cross_term(me, &a, &z));
+        // `Σ W_i·Y'_i + Σ_j ρ_j·W_j·y'_j − α·Z'`, local parts, with `Y'_i = Y_i + γ·D_i`
+        // component by component.
+        let mut local =
+            fin.cross_sum_by(me, |k, i, at| (w.at(at), mixed(fin.held[k].1.at(i), dummies.at(at), None)));
+        for (j, r) in rho.iter().enumerate() {
+            let y = mixed(late.y.at(j), dummies.at(main + j), Some(r));
+            local.add_assign(&cross_term(me, &w.at(main + j), &y));
+        }
+        let local = local.sub(&cross_term(me, &a, &z));
         let delta = if me == 0 {
             let mut g = local.add(&r_d.one[0]).add(&r_d.two[0]);
             if let Some((attempt, e)) = cheat {
@@ -423,6 +468,46 @@ impl Aegis {
         }
         Ok(())
     }
+}
+
+/// Claims `x_j·y_j = z_j`, each checked on its own in the final check with a coefficient drawn
+/// there ([`Aegis::final_check`]): the sign checks' equality claims, which are made while the
+/// products are reduced.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Elementwise {
+    x: GrVec,
+    y: GrVec,
+    z: GrVec,
+}
+
+impl Elementwise {
+    /// Appends the claims `x_j·y_j = z_j`, lifted to GR.
+    pub(crate) fn push(&mut self, x: &Masked, y: &Masked, z: &Masked) {
+        for (to, from) in [(&mut self.x, x), (&mut self.y, y), (&mut self.z, z)] {
+            to.extend(lift(from));
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.x.len()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A masked `Z_2^64` vector lifted to GR (constant coefficients).
+fn lift(v: &Masked) -> GrVec {
+    let up = |w: &[u64]| w.iter().map(|&a| Gr::embed(a)).collect();
+    GrVec { m: up(&v.m), one: up(&v.r.one), two: up(&v.r.two) }
+}
+
+/// The reduced claim, ready for the final check: what [`Aegis::reduce_products`] leaves.
+pub(crate) struct Reduced {
+    fin: Final,
+    /// A cheating P0's attempt and the error it tracked (negative tests only).
+    cheat: Option<(CancelAttempt, Gr)>,
 }
 
 /// What a cheating P0 may change at the final check ([`CancelAttempt`]).

@@ -89,7 +89,8 @@ pub struct ModelRecord {
     pub dollar_cost: Option<DollarCost>,
 }
 
-/// Sums a phase over the three servers.
+/// Sums a phase over the three servers; the deferred checks' rounds are counted across them
+/// ([`veil_runtime::inference::verify_rounds`]).
 fn phase(per_party: &[InferenceParty], name: &str) -> (PhaseCost, f64) {
     let servers: Vec<_> = per_party.iter().filter(|p| p.party < 3).collect();
     let get = |p: &InferenceParty| p.phases.iter().find(|ph| ph.phase == name).cloned().unwrap_or_default();
@@ -97,7 +98,12 @@ fn phase(per_party: &[InferenceParty], name: &str) -> (PhaseCost, f64) {
     let cost = PhaseCost {
         bytes_per_party: servers.iter().map(|p| get(p).bytes_sent as f64).sum::<f64>() / n,
         bytes_max_party: servers.iter().map(|p| get(p).bytes_sent).max().unwrap_or(0),
-        rounds: servers.iter().map(|p| get(p).rounds).max().unwrap_or(0),
+        // The checks' rounds across the servers where they recorded their spans (a server that
+        // entered a check behind the others would count the rounds it waited).
+        rounds: match veil_runtime::inference::verify_rounds(&servers) {
+            Some(r) if name == veil_nn::secure::VERIFY_PHASE && r > 0 => r,
+            _ => servers.iter().map(|p| get(p).rounds).max().unwrap_or(0),
+        },
         messages_per_party: servers.iter().map(|p| get(p).messages_sent as f64).sum::<f64>() / n,
     };
     (cost, servers.iter().map(|p| get(p).seconds).fold(0.0, f64::max))

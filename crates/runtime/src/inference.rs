@@ -76,6 +76,11 @@ pub struct InferenceParty {
     /// (0 when the material was made ahead or stored and the plan was complete).
     #[serde(default)]
     pub made_on_demand: Option<u64>,
+    /// Servers: the logical time before and after each deferred check
+    /// ([`veil_nn::secure::SecureRun::verify_spans`]), from which the checks' rounds across
+    /// the parties are counted ([`verify_rounds`]).
+    #[serde(default)]
+    pub verify_spans: Vec<(u64, u64)>,
     /// Computing parties: every node's cost, online and offline apart (for benchmarks; the
     /// report gives them grouped, [`Self::per_op`] and [`Self::per_layer`]).
     #[serde(skip)]
@@ -312,8 +317,27 @@ pub(crate) fn session_party(
         material: prep.as_ref().map(|p| p.material.name().to_string()),
         preprocessing_used: prep.as_ref().map(|p| p.usage.kinds().map(|(k, v)| (k.to_string(), v)).collect()),
         made_on_demand: prep.as_ref().map(|p| p.made_on_demand),
+        verify_spans: run.verify_spans,
         nodes: run.nodes,
     })
+}
+
+/// The deferred checks' rounds across `servers`: for each check, `max(after) − max(before)`
+/// of the servers' logical times ([`veil_mpc::cost::rounds_across`]), summed over the checks;
+/// `None` where the servers did not record the same number of checks.
+pub fn verify_rounds(servers: &[&InferenceParty]) -> Option<u64> {
+    let checks = servers.first()?.verify_spans.len();
+    if servers.iter().any(|p| p.verify_spans.len() != checks) {
+        return None;
+    }
+    Some(
+        (0..checks)
+            .map(|k| {
+                let spans: Vec<(u64, u64)> = servers.iter().map(|p| p.verify_spans[k]).collect();
+                veil_mpc::cost::rounds_across(&spans)
+            })
+            .sum(),
+    )
 }
 
 /// The report of a private inference.

@@ -211,6 +211,12 @@ pub struct SecureRun {
     pub nodes: Vec<NodeCost>,
     /// Seconds of the family's deferred checks (servers), run under the phase [`VERIFY_PHASE`].
     pub verify_seconds: f64,
+    /// This party's logical time ([`veil_net::CommStats::time`]) before and after each
+    /// deferred check: a check's rounds across the parties are `max(after) − max(before)`
+    /// ([`veil_mpc::cost::rounds_across`]), where the phase's own count at a party that
+    /// entered it behind the others (P0 while P1 and P2 finish the online phase between
+    /// themselves) would add the rounds it waited.
+    pub verify_spans: Vec<(u64, u64)>,
 }
 
 /// The communication phase the deferred checks run under.
@@ -486,7 +492,9 @@ fn compute<B: SecureBackend, L: TransformerLayers<B>>(
         add_costs(&mut run.nodes, costs);
         let (previous, began) = (ctx.stats().phase().to_string(), std::time::Instant::now());
         ctx.set_phase(VERIFY_PHASE);
+        let before = ctx.stats().time();
         b.check(ctx)?;
+        run.verify_spans.push((before, ctx.stats().time()));
         ctx.set_phase(&previous);
         run.verify_seconds += began.elapsed().as_secs_f64();
         outputs.push(out);
