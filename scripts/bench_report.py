@@ -725,7 +725,10 @@ def report(results: Path, out: Path, command: str) -> Path:
         "records). Do not edit by hand: rerun the benchmarks (commands below), then the script.\n",
         "**Conventions.** Bytes are payload bytes *sent* per computing party (the mean over the "
         "parties unless said otherwise); MiB = 2^20 bytes; `rounds` is the longest chain of "
-        "dependent messages, `msgs` the sends per party (what Mosformer calls rounds). Seconds are "
+        "dependent messages (a model's verification counted across the servers, `max(after) - "
+        "max(before)` of their logical times, since the aegis records of 2026-12-06: the longest "
+        "server's own count could add rounds it waited for the others), `msgs` the sends per party "
+        "(what Mosformer calls rounds). Seconds are "
         "measured on one 2-core machine with every party as a thread (or process) of it, on "
         "loopback unless a network is named; *projected* times add `rounds x RTT/2 + 8 x bytes / "
         "bandwidth` of a profile (with the rounds of one batch where an op ran in pieces; `lan` 1 Gbps/0.5 ms, `lan10` 10 Gbps/0.1 ms, `wan` 400 Mbps/4 ms, "

@@ -58,9 +58,10 @@
 //! their own ([`Aegis::check`]): their equality claims enter the final check with
 //! coefficients drawn there (`Elementwise`), after both lanes, so the whole verification
 //! takes `2R + 6` rounds where the reductions are the longer lane (LeNet at batch 30: 26,
-//! from 30 with the sign checks and the digests in sequence). The parties run reductions while the dimension is
-//! above [`FINAL_DIMENSION`], at most [`REDUCTIONS`] of them, so the rounds do not grow with
-//! the batch: a larger batch makes the final check larger instead (`N' = N/2^R`), up to
+//! from 31 with the sign checks and the digests in sequence). The parties run reductions
+//! while the dimension is above [`FINAL_DIMENSION`], at most [`REDUCTIONS`] of them, so the
+//! rounds do not grow with the batch: a larger batch makes the final check larger instead
+//! (`N' = N/2^R`), up to
 //! [`FINAL_LIMIT`] entries, past which a claim is halved further (a final entry costs far
 //! more than a halving). Memory stays bounded without chunking: the elementwise and inner
 //! products, almost all of the terms, are reduced lazily from their recorded `Z_2^64` shares
@@ -252,11 +253,12 @@ impl Aegis {
     /// revealed.
     ///
     /// Its messages depend on nothing but the recorded products and this party's seeds, so it
-    /// runs in a lane of its own beside the sign checks ([`Aegis::check`]). Every step ends with a challenge ([`crate::challenge`], 2 rounds): the first draws the
-    /// coefficients, each later one a reduction's `ζ`. P1 and P2 exchange their shares of a
-    /// reduction's inner products in the first round of its challenge, and P0, which learns
-    /// the challenge at the end of that round, deals the next step's masked products (or the
-    /// final check's cross terms) in the second. So a reduction costs 2 rounds.
+    /// runs in a lane of its own beside the sign checks ([`Aegis::check`]). Every step ends
+    /// with a challenge ([`crate::challenge`], 2 rounds): the first draws the coefficients,
+    /// each later one a reduction's `ζ`. P1 and P2 exchange their shares of a reduction's
+    /// inner products in the first round of its challenge, and P0, which learns the challenge
+    /// at the end of that round, deals the next step's masked products (or the final check's
+    /// cross terms) in the second. So a reduction costs 2 rounds.
     pub(crate) fn reduce_products(
         &mut self,
         ctx: &mut Ctx,
