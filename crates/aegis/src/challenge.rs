@@ -31,8 +31,10 @@
 //! after every earlier message of P0 has arrived, and whatever P0 sends afterwards may depend
 //! on the challenge (it belongs to the next step, whose own challenge is still to come). The
 //! seed is uniform while one of `v01`, `v02` stays unknown to the adversary until the
-//! contributions are fixed. Cost: 2 rounds; per server at most 96 bytes plus the payload and
-//! the deal.
+//! contributions are fixed. Two challenges may be open at once (a pair of halvings,
+//! [`crate::verify`]): each has its own contributions, pieces and commitments, and the
+//! messages of both keep their order on every link, so each is finished as drawn. Cost: 2
+//! rounds; per server at most 96 bytes plus the payload and the deal.
 
 use veil_crypto::{Hasher, Seed, combine_seeds};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};

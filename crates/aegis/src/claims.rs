@@ -31,11 +31,6 @@ pub(crate) struct GrVec {
     pub(crate) two: Vec<Gr>,
 }
 
-/// Entry `i` of the even half of `v` (`v_{2i}`), or of its differences (`v_{2i+1} − v_{2i}`).
-pub(crate) fn half(v: &[Gr], i: usize, diff: bool) -> Gr {
-    if diff { v[2 * i + 1].sub(&v[2 * i]) } else { v[2 * i] }
-}
-
 pub(crate) fn gr_bytes(v: &[Gr]) -> Vec<u8> {
     v.iter().flat_map(Gr::to_bytes).collect()
 }
@@ -61,16 +56,25 @@ pub(crate) fn gr_digest(v: &[Gr]) -> Vec<u8> {
     h.finalize().as_bytes().to_vec()
 }
 
+/// A step's two sums as polynomials in a pending challenge `ζ`, from the values of their
+/// quadratic form at `(u, v) = (1, 0)`, `(0, 1)` and `(1, 1)` (`u = 1 − ζ`, `v = ζ`): with
+/// `m = Q(1, 1) − Q(1, 0) − Q(0, 1)`, `Q(1 − ζ, ζ) = Q(1, 0) + ζ·(m − 2·Q(1, 0)) +
+/// ζ²·(Q(1, 0) − m + Q(0, 1))`. Laid out as `[c_0, c_1, c_2]` of the first sum, then of the
+/// second. Linear in the three values, so it applies to local parts and shares alike.
+pub(crate) fn monomials(uu: [Gr; 2], vv: [Gr; 2], both: [Gr; 2]) -> [Gr; 6] {
+    let mut out = [Gr::ZERO; 6];
+    for s in 0..2 {
+        let mixed = both[s].sub(&uu[s]).sub(&vv[s]);
+        out[3 * s] = uu[s];
+        out[3 * s + 1] = mixed.sub(&uu[s]).sub(&uu[s]);
+        out[3 * s + 2] = uu[s].sub(&mixed).add(&vv[s]);
+    }
+    out
+}
+
 impl GrVec {
     pub(crate) fn len(&self) -> usize {
         self.m.len().max(self.one.len()).max(self.two.len())
-    }
-
-    /// Entry `i` of the even half (or of the differences) as `[m, [r]_1, [r]_2]`, with 0 for
-    /// the components this party does not hold.
-    pub(crate) fn entry(&self, i: usize, diff: bool) -> Entry {
-        let get = |v: &[Gr]| if v.is_empty() { Gr::ZERO } else { half(v, i, diff) };
-        [get(&self.m), get(&self.one), get(&self.two)]
     }
 
     /// Entry `i` as `[m, [r]_1, [r]_2]`, with 0 for the components this party does not hold.
@@ -298,6 +302,28 @@ pub(crate) fn cross_term(me: usize, a: &Entry, b: &Entry) -> Gr {
         1 => Gr::ZERO.sub(&a[0].mul(&b[1])).sub(&a[1].mul(&b[0])),
         _ => a[0].mul(&b[0].sub(&b[2])).sub(&a[2].mul(&b[0])),
     }
+}
+
+/// This party's local parts of a reduction step's two sums over `n` entries (`n` even, paired
+/// `(2i, 2i + 1)`), entry `i` being `at(i) = (X_i, Y_i)`: `Σ_i B(X_{2i}, Y_{2i})` and
+/// `Σ_i B(X_{2i+1} − X_{2i}, Y_{2i+1} − Y_{2i})` ([`cross_sum`]).
+pub(crate) fn pair_sums(me: usize, n: usize, at: impl Fn(usize) -> (Entry, Entry)) -> [Gr; 2] {
+    let pairs = n / 2;
+    let (mut xs, mut ys) = (Vec::with_capacity(pairs), Vec::with_capacity(pairs));
+    let (mut dx, mut dy) = (Vec::with_capacity(pairs), Vec::with_capacity(pairs));
+    for i in 0..pairs {
+        let ((x0, y0), (x1, y1)) = (at(2 * i), at(2 * i + 1));
+        dx.push(std::array::from_fn(|c| x1[c].sub(&x0[c])));
+        dy.push(std::array::from_fn(|c| y1[c].sub(&y0[c])));
+        xs.push(x0);
+        ys.push(y0);
+    }
+    [cross_sum(me, xs.iter().zip(&ys)), cross_sum(me, dx.iter().zip(&dy))]
+}
+
+/// `a + b`, component by component.
+pub(crate) fn add_entries(a: &Entry, b: &Entry) -> Entry {
+    std::array::from_fn(|c| a[c].add(&b[c]))
 }
 
 /// `Σ_i cross_term(me, a_i, b_i)` as one GR inner product ([`Gr::inner_product`], in

@@ -32,7 +32,9 @@
 //! reduction's two inner products per column, and multiplies the sums by `b_l` once. Nothing
 //! of length `N` is ever held in GR: once the claim has at most [`MATERIALIZE_AT`] entries
 //! (or one per column) it is materialized and reduced as usual. The rounds are those of one claim of `N`
-//! terms, `2` per halving, instead of a reduction for every group of chunks.
+//! terms, a pair of halvings per two rounds, instead of a reduction for every group of chunks.
+//! The pair's second step needs its sums before the first step's `ζ` is drawn, as polynomials
+//! in it (`Columns::local_poly`).
 //!
 //! **Sums without entries.** A party's local part of a masked product is bilinear in the
 //! components it holds, so while an entry spans at most 8 slots a reduction's two sums need
@@ -64,7 +66,7 @@ use veil_crypto::Prg;
 use veil_mpc::{MpcError, Result};
 use veil_ring::Gr;
 
-use crate::claims::{Entry, GrVec, Recorded, Terms, component, cross_sum};
+use crate::claims::{Entry, GrVec, Recorded, Terms, add_entries, component, cross_sum, monomials, pair_sums};
 use crate::subsets::{GROUP, SUBSETS, tables};
 
 mod bilinear;
@@ -303,6 +305,12 @@ impl Columns {
         self.entries_per_column() >= 2 && self.len() > materialize_at
     }
 
+    /// Whether the reduction after the next one can be lazy too: [`Columns::fold_lazily`] of
+    /// the claim once the next reduction has halved it.
+    pub(crate) fn folds_lazily_next(&self, materialize_at: usize) -> bool {
+        self.entries_per_column() >= 4 && self.len() / 2 > materialize_at
+    }
+
     /// `Z = Σ_l b_l·Σ_g a_g·(z_{l,g} + γ·z'_{l,g})`, one entry.
     pub(crate) fn z(&self) -> GrVec {
         let held = held(self.me);
@@ -338,30 +346,42 @@ impl Columns {
 
     /// [`Columns::local_halves`], each column by the cheaper of the two ways to compute it
     /// ([`Columns::cheaper_way`]), or all by `forced` (tests).
+    fn local_halves_by(&self, forced: Option<Way>) -> [Gr; 2] {
+        let wws: Vec<Vec<Gr>> = self.weight_pairs().into_iter().collect();
+        self.sums_by(forced, &wws, 1, true)[0]
+    }
+
+    /// The two sums for each of `sets` weightings: the bilinear ways combine their
+    /// accumulators with each of the weight pairs `wws` (none: no bilinear way), and with
+    /// `entries` the columns taken by their entries (under the current weights) go to the first
+    /// set; without, they are left out ([`Columns::local_poly`] sums them apart).
     /// The columns are independent: they run in parallel (every core of the party's pool), and
     /// their sums, exact in `Z_2^64` coefficients, add up in any order to the same total.
-    fn local_halves_by(&self, forced: Option<Way>) -> [Gr; 2] {
-        let pairs = self.weight_pairs();
-        let shared = pairs.as_ref().map_or(0, |ww| 4 * ww.len());
+    fn sums_by(&self, forced: Option<Way>, wws: &[Vec<Gr>], sets: usize, entries: bool) -> Vec<[Gr; 2]> {
+        let pairs = wws.first().map(Vec::len);
+        let shared = pairs.map_or(0, |p| 4 * p);
         let add = |x: [Gr; 2], y: [Gr; 2]| [x[0].add(&y[0]), x[1].add(&y[1])];
+        let add_all =
+            |x: Vec<[Gr; 2]>, y: Vec<[Gr; 2]>| x.into_iter().zip(y).map(|(a, b)| add(a, b)).collect();
         // P0's accumulators of bit products by output slot (`Columns::bit_bilinear`).
-        let by_output = match (&pairs, self.narrowest_bit_width()) {
-            (Some(ww), Some(m)) if self.me == 0 => self.slots.div_ceil(m) * 4 * ww.len(),
+        let by_output = match (pairs, self.narrowest_bit_width()) {
+            (Some(p), Some(m)) if self.me == 0 => self.slots.div_ceil(m) * 4 * p,
             _ => 0,
         };
+        let zero = || vec![[Gr::ZERO; 2]; sets];
         let (sums, acc, bit_acc) = self
             .b
             .par_iter()
             .enumerate()
             .fold(
-                || (Scratch::default(), [Gr::ZERO; 2], vec![Gr::ZERO; shared], Vec::new()),
-                |(mut scratch, sums, mut acc, mut bit_acc), (l, b)| {
+                || (Scratch::default(), zero(), vec![Gr::ZERO; shared], Vec::new()),
+                |(mut scratch, mut sums, mut acc, mut bit_acc), (l, b)| {
                     if self.vanishes(l) {
                         return (scratch, sums, acc, bit_acc);
                     }
-                    let way = forced.unwrap_or_else(|| self.cheaper_way(l, pairs.is_some()));
-                    if way == Way::Entries && self.tabled_at_p0(l) {
-                        // In a block of bit columns, below.
+                    let way = forced.unwrap_or_else(|| self.cheaper_way_for(l, pairs.is_some(), sets));
+                    if way == Way::Entries && (!entries || self.tabled_at_p0(l)) {
+                        // In a block of bit columns below, or apart.
                         return (scratch, sums, acc, bit_acc);
                     }
                     if way == Way::Bilinear && by_output > 0 && self.bit_bilinear_at_p0(l) {
@@ -370,33 +390,106 @@ impl Columns {
                         self.bit_bilinear(l, b, &mut bit_acc);
                         return (scratch, sums, acc, bit_acc);
                     }
-                    let column = match (&pairs, way) {
-                        (Some(ww), Way::Bilinear) if self.within_outputs(l) => {
-                            self.bilinear_halves(l, b, ww, &mut acc)
+                    let column = match (pairs, way) {
+                        (Some(_), Way::Bilinear) if self.within_outputs(l) => {
+                            self.bilinear_halves(l, b, wws, &mut acc)
                         }
-                        (Some(ww), Way::Bilinear) => self.spanning_halves(l, ww),
-                        _ => self.entry_halves(l, &mut scratch),
+                        (Some(_), Way::Bilinear) => self.spanning_halves(l, wws),
+                        _ => vec![self.entry_halves(l, &mut scratch)],
                     };
-                    (scratch, add(sums, [b.mul(&column[0]), b.mul(&column[1])]), acc, bit_acc)
+                    for (sum, c) in sums.iter_mut().zip(column) {
+                        *sum = add(*sum, [b.mul(&c[0]), b.mul(&c[1])]);
+                    }
+                    (scratch, sums, acc, bit_acc)
                 },
             )
             .map(|(_, sums, acc, bit_acc)| (sums, acc, bit_acc))
             .reduce(
-                || ([Gr::ZERO; 2], vec![Gr::ZERO; shared], Vec::new()),
+                || (zero(), vec![Gr::ZERO; shared], Vec::new()),
                 |(s, mut a, c), (t, b, d)| {
                     a.iter_mut().zip(&b).for_each(|(x, y)| x.add_assign(y));
-                    (add(s, t), a, add_vecs(c, d))
+                    (add_all(s, t), a, add_vecs(c, d))
                 },
             );
-        let sums = match &pairs {
-            Some(ww) if !bit_acc.is_empty() => add(sums, self.bit_output_sums(&bit_acc, ww)),
-            _ => sums,
-        };
-        let sums = add(sums, self.bit_block_sums(forced, pairs.is_some()));
-        match &pairs {
-            Some(ww) => add(sums, combine(&acc, ww, 2)),
-            None => sums,
+        let mut sums = sums;
+        for (sum, ww) in sums.iter_mut().zip(wws) {
+            if !bit_acc.is_empty() {
+                *sum = add(*sum, self.bit_output_sums(&bit_acc, ww));
+            }
+            *sum = add(*sum, combine(&acc, ww, 2));
         }
+        if entries {
+            sums[0] = add(sums[0], self.bit_block_sums(forced, pairs.is_some()));
+        }
+        sums
+    }
+
+    /// The local parts of the reduction after the next one, before the next `ζ` is known, as
+    /// polynomials in it ([`crate::verify`], "Pipelined halvings"). The next reduction sets
+    /// the weights to `w' = (u·w, v·w)`, `(u, v) = (1 − ζ, ζ)`, and the two sums are quadratic
+    /// forms `Q` in `w'` (every entry is linear in the weights, a local part bilinear in the
+    /// entries), so `Q(w') = u²·Q(w, 0) + uv·(Q(w, w) − Q(w, 0) − Q(0, w)) + v²·Q(0, w)`,
+    /// returned as the coefficients of `1, ζ, ζ²` ([`crate::claims::monomials`]). Each column
+    /// takes the way the next reduction would ([`Columns::cheaper_way`] at `2w'` slots per
+    /// entry): a bilinear way forms its accumulators once and combines them with the weight
+    /// pairs of all three weightings; a column summed from its entries forms them under `w`
+    /// (`E_j`, twice as many as the next reduction's), whose entries under the three
+    /// weightings are `E_{2i}`, `E_{2i+1}` and `E_{2i} + E_{2i+1}`. So the polynomials cost
+    /// about one reduction's sums, plus half again the entries' products.
+    pub(crate) fn local_poly(&mut self) -> [Gr; 6] {
+        let w = std::mem::take(&mut self.w);
+        let zero = vec![Gr::ZERO; w.len()];
+        let next = [[&w[..], &zero[..]].concat(), [&zero[..], &w[..]].concat(), [&w[..], &w[..]].concat()];
+        let wws: Vec<Vec<Gr>> = if 2 * w.len() <= BILINEAR_STEP {
+            next.iter().map(|v| weight_pairs_of(v)).collect()
+        } else {
+            vec![]
+        };
+        // The next reduction's ways read only how many weights there are (the pairs are
+        // passed); the weights and tables of `w` stay as they are.
+        self.w = next[2].clone();
+        let by_entries: Vec<usize> = (0..self.cols.len())
+            .filter(|&l| !self.vanishes(l) && self.cheaper_way_for(l, !wws.is_empty(), 3) == Way::Entries)
+            .collect();
+        let sums = self.sums_by(None, &wws, 3, false);
+        self.w = w;
+        let quads = self.quad_sums(&by_entries);
+        let both: Vec<[Gr; 2]> =
+            sums.iter().zip(&quads).map(|(s, q)| [s[0].add(&q[0]), s[1].add(&q[1])]).collect();
+        monomials(both[0], both[1], both[2])
+    }
+
+    /// [`Columns::local_poly`]'s three weightings' sums, times `b_l`, of the columns `cols`
+    /// from their entries under the current weights (at least four per column).
+    fn quad_sums(&self, cols: &[usize]) -> [[Gr; 2]; 3] {
+        let me = self.me;
+        let add = |x: [[Gr; 2]; 3], y: [[Gr; 2]; 3]| -> [[Gr; 2]; 3] {
+            std::array::from_fn(|k| [x[k][0].add(&y[k][0]), x[k][1].add(&y[k][1])])
+        };
+        cols.par_iter()
+            .fold(
+                || (Scratch::default(), [[Gr::ZERO; 2]; 3]),
+                |(mut scratch, sums), &l| {
+                    self.entries(l, &mut scratch);
+                    let (xs, ys) = (&scratch.x, &scratch.y);
+                    let half = xs.len() / 2;
+                    let pick = |shift: usize| move |i: usize| (xs[2 * i + shift], ys[2 * i + shift]);
+                    let both = |i: usize| {
+                        let ((x0, y0), (x1, y1)) = (pick(0)(i), pick(1)(i));
+                        (add_entries(&x0, &x1), add_entries(&y0, &y1))
+                    };
+                    let parts = [
+                        pair_sums(me, half, pick(0)),
+                        pair_sums(me, half, pick(1)),
+                        pair_sums(me, half, both),
+                    ];
+                    let b = &self.b[l];
+                    let parts = parts.map(|p| [b.mul(&p[0]), b.mul(&p[1])]);
+                    (scratch, add(sums, parts))
+                },
+            )
+            .map(|(_, sums)| sums)
+            .reduce(|| [[Gr::ZERO; 2]; 3], add)
     }
 
     /// Whether this party's local parts in column `l` are 0 whatever the entries: a truncation
@@ -431,8 +524,7 @@ impl Columns {
     /// `w_s·w_{s'}` for every pair of weights (row-major), while there are at most
     /// [`BILINEAR_STEP`] of them.
     fn weight_pairs(&self) -> Option<Vec<Gr>> {
-        (self.w.len() <= BILINEAR_STEP)
-            .then(|| self.w.iter().flat_map(|u| self.w.iter().map(move |v| u.mul(v))).collect())
+        (self.w.len() <= BILINEAR_STEP).then(|| weight_pairs_of(&self.w))
     }
 
     /// Whether both entries of every pair of column `l` lie in one output (`2·2^t ≤ m'`,
@@ -453,6 +545,12 @@ impl Columns {
     /// output and input, [`Columns::bilinear_halves`]; none for P0's bit products,
     /// [`Columns::bit_bilinear`]).
     fn cheaper_way(&self, l: usize, pairs: bool) -> Way {
+        self.cheaper_way_for(l, pairs, 1)
+    }
+
+    /// [`Columns::cheaper_way`] for `sets` weightings at once ([`Columns::sums_by`]): the
+    /// entries' products and a column's combinations of the accumulators count `sets` times.
+    fn cheaper_way_for(&self, l: usize, pairs: bool, sets: usize) -> Way {
         if !pairs {
             return Way::Entries;
         }
@@ -470,18 +568,18 @@ impl Columns {
         };
         // Per pair of entries, two local parts of one GR product each at P0, two at P1 and P2.
         let per_entry = if self.me == 0 { 1 } else { 2 };
-        let by_entries = scalings + entries * per_entry * GR_PRODUCT;
+        let by_entries = scalings + sets * entries * per_entry * GR_PRODUCT;
         let twin = if rec.twin.is_some() { 2 } else { 1 };
         let pairs = step * step;
         let bilinear = if self.bit_bilinear_at_p0(l) {
             // By output slot, no GR product per output (`Columns::bit_bilinear`).
             outputs * (2 * twin * pairs * 64 + m_pad * step * 6)
         } else if !self.within_outputs(l) {
-            entries.div_ceil(2) * twin * pairs * (3 * 64 + 6) + 2 * twin * pairs * GR_PRODUCT
+            entries.div_ceil(2) * twin * pairs * (3 * 64 + 6) + sets * 2 * twin * pairs * GR_PRODUCT
         } else if outputs < 2 * pairs {
             outputs * (2 * twin * pairs * 64 + m_pad * step * 6 + twin * GR_PRODUCT)
         } else {
-            outputs * (2 * twin * pairs * 64 + m_pad * step * 6) + 2 * twin * pairs * GR_PRODUCT
+            outputs * (2 * twin * pairs * 64 + m_pad * step * 6) + sets * 2 * twin * pairs * GR_PRODUCT
         };
         if bilinear < by_entries { Way::Bilinear } else { Way::Entries }
     }
@@ -641,6 +739,11 @@ impl Scratch {
 }
 
 /// The elementwise sum of two accumulators, either of which may be empty (never used).
+/// `w_s·w_{s'}` for every pair of weights (row-major).
+fn weight_pairs_of(w: &[Gr]) -> Vec<Gr> {
+    w.iter().flat_map(|u| w.iter().map(move |v| u.mul(v))).collect()
+}
+
 fn add_vecs(mut a: Vec<Gr>, b: Vec<Gr>) -> Vec<Gr> {
     if a.is_empty() {
         return b;

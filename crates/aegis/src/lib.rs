@@ -60,6 +60,7 @@ mod plan;
 mod pos;
 mod prime;
 mod prime_simd;
+mod reduction;
 mod share;
 pub mod sign;
 mod subsets;

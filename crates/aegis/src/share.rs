@@ -44,6 +44,9 @@ pub struct Aegis {
     /// The claim length below which the verification's reductions run on materialized
     /// vectors ([`crate::claims::MATERIALIZE_AT`]).
     pub(crate) materialize_at: usize,
+    /// Whether the verification's halvings go two per pair of rounds ([`crate::verify`],
+    /// "Pipelined halvings"); otherwise each takes two rounds of its own.
+    pub(crate) pipelined: bool,
     /// Sends the other prover a reduction share that differs from the committed one (negative
     /// tests only).
     pub(crate) rushing: bool,
@@ -94,6 +97,7 @@ impl Aegis {
             bit_deal_frames: None,
             max_reductions: None,
             materialize_at: crate::claims::MATERIALIZE_AT,
+            pipelined: true,
             rushing: false,
             cancel_attempt: None,
             leak_alpha: None,
@@ -106,6 +110,16 @@ impl Aegis {
     /// P2). Every party must use the same `r`.
     pub fn with_reductions(mut self, r: usize) -> Self {
         self.max_reductions = Some(r);
+        self
+    }
+
+    /// With `false`, each halving of the verification waits for the previous one's challenge
+    /// (two rounds a halving, `2R + 6` in all) instead of going in pairs whose second step's
+    /// sums are polynomials in the first step's challenge (`2⌈R/2⌉ + 6`; the second step's
+    /// products cost about three times as much, [`crate::verify`], "Pipelined halvings"): less
+    /// computation where rounds are cheap. Every party must use the same setting.
+    pub fn with_pipelined_halvings(mut self, on: bool) -> Self {
+        self.pipelined = on;
         self
     }
 

@@ -42,23 +42,48 @@
 //!    pairs' bit products too, is materialized for it: each entry is multiplied by `α`.
 //!
 //! Communication: per reduction two GR inner products (`2 × 512` bytes from P0, `2 × 512` each
-//! way between P1 and P2) and a challenge, **2 rounds**: P1 and P2 exchange their shares in
+//! way between P1 and P2) and a challenge of **2 rounds**: P1 and P2 exchange their shares in
 //! the challenge's first round, each committing to its share towards P0, and P0, which learns
 //! `ζ` at the end of that round, releases it at once and deals the next reduction's masked
-//! products in the second, in a message of its own once it has computed them, so the three
-//! servers compute a step's local parts at the same time (2 rounds per reduction; the
-//! paper's `R + 1` for the whole check leaves
-//! out when `ζ` may be revealed). A challenge drawn by opening a random value
-//! with P0 sending its pieces at once would be unsound against a rushing P1 or P2 (it would
-//! read `ζ` before sending its share); `crate::challenge` says why its schedule is not.
-//! Total: `2` for the coefficients, `2` per reduction, `4` for the final check (its first
-//! deal follows the last challenge's release; then the dummies' challenge, the exchange of
-//! `m_Δ` and the opening), so `2R + 6`. The sign checks (`crate::pos`, 4 rounds) and P1
-//! and P2's comparison of their joint digests (1) run beside the reductions, in a lane of
-//! their own ([`Aegis::check`]): their equality claims enter the final check with
-//! coefficients drawn there (`Elementwise`), after both lanes, so the whole verification
-//! takes `2R + 6` rounds where the reductions are the longer lane (LeNet at batch 30: 26,
-//! from 31 with the sign checks and the digests in sequence). The parties run reductions
+//! products in the second, in a message of its own once it has computed them. A challenge
+//! drawn by opening a random value with P0 sending its pieces at once would be unsound
+//! against a rushing P1 or P2 (it would read `ζ` before sending its share);
+//! `crate::challenge` says why its schedule is not. So one halving after another costs 2
+//! rounds each, the paper's `R + 1` for the whole check leaving out when `ζ` may be revealed.
+//!
+//! **Pipelined halvings** (`Aegis::reduce_products`). The halvings go in pairs instead, two
+//! per two rounds. Step `j + 1`'s sums depend on `ζ_j` only through the fold
+//! `X'_i = u·X_{2i} + v·X_{2i+1}` (`u = 1 − ζ_j`, `v = ζ_j`, the same for `Y`), and a party's
+//! local part of each sum is a quadratic form in `(u, v)`; so before `ζ_j` is known every
+//! party computes its local parts of step `j + 1`'s two sums as the coefficients `c_0, c_1,
+//! c_2` of polynomials in `ζ_j` (from the forms' values at `(1, 0)`, `(0, 1)` and `(1, 1)`:
+//! the even entries, the odd ones and their sums, `crate::claims::monomials`), P0 deals the
+//! six masked products, and P1 and P2 send step `j`'s shares and step `j + 1`'s coefficients in
+//! the same round, each in the first round of a challenge of its own, released together in
+//! the next. Step `j + 1`'s sums are then `c_0 + c_1·ζ_j + c_2·ζ_j²`, linear in the opened
+//! coefficients. Soundness is that of the unpipelined schedule: step `j + 1`'s values are
+//! fixed once its coefficients are committed and `ζ_j` is drawn, and its own challenge
+//! `ζ_{j+1}` is drawn after both (a prover choosing its coefficients knowing `ζ_j`, were it
+//! able to, would only choose step `j + 1`'s values after `ζ_j`, as the unpipelined schedule
+//! lets it do anyway); an error anywhere survives a step with probability at most `2/2^64`.
+//! The cost: six GR elements a claim instead of two for the second step of a pair, and its
+//! local parts take three times the entries' products (the bilinear ways form their
+//! accumulators once and combine them three times, `crate::columns::Columns::local_poly`):
+//! LeNet at batch 30 verified in 5.8–6.0 s instead of 4.5–4.6 s on a 2-core Zen 1, 16 rounds
+//! instead of 26. [`Aegis::with_pipelined_halvings`] turns the pairs off where rounds are
+//! cheaper than that computation. A lazy claim that the second step would materialize is
+//! materialized for the pair's first (its entries, twice as many) when that holds at most
+//! `2·MATERIALIZE_AT` entries; a longer one (VGG-16 at batch 30) takes that step alone.
+//!
+//! Total: `2` for the coefficients, `2` per pair of halvings (or per lone halving), `4` for
+//! the final check (its first deal follows the last challenge's release; then the dummies'
+//! challenge, the exchange of `m_Δ` and the opening): `2⌈R/2⌉ + 6`, `R + 6` for an even `R`.
+//! The sign checks (`crate::pos`, 4 rounds) and P1 and P2's comparison of their joint
+//! digests (1) run beside the reductions, in a lane of their own ([`Aegis::check`]): their
+//! equality claims enter the final check with coefficients drawn there (`Elementwise`), after
+//! both lanes, so the whole verification takes the reductions' lane and the final check
+//! where the reductions are the longer lane (LeNet at batch 30: 16, from 26 with the halvings
+//! one after another and 31 with the sign checks in sequence too). The parties run reductions
 //! while the dimension is above [`FINAL_DIMENSION`], at most [`REDUCTIONS`] of them, so the
 //! rounds do not grow with the batch: a larger batch makes the final check larger instead
 //! (`N' = N/2^R`), up to
@@ -79,11 +104,8 @@ use veil_ring::Gr;
 
 use crate::challenge;
 pub use crate::claims::Terms;
-use crate::claims::{
-    BitProducts, Claim, Entry, GrVec, Recorded, cross_sum, cross_term, gr_bytes, gr_digest, gr_from, recv_gr,
-};
-use crate::columns::Columns;
-use crate::freivalds::compress_matmul;
+use crate::claims::{BitProducts, Entry, GrVec, Recorded, cross_term, gr_bytes, gr_digest, gr_from, recv_gr};
+use crate::reduction::{Final, Reduction};
 use crate::share::{Aegis, Masked};
 
 /// The most halvings a claim gets (the paper's `R`; [`Aegis::with_reductions`] sets another):
@@ -94,19 +116,16 @@ use crate::share::{Aegis, Masked};
 pub const REDUCTIONS: usize = 10;
 
 /// Most entries a claim takes to the final check: past its `R` halvings, a longer claim is
-/// halved further (2 rounds and two GR inner products each, where the final check costs
+/// halved further (a round and two GR inner products each, in pairs, where the final check costs
 /// about 3 KiB per entry and party between P1 and P2 and from P0, and holds each entry's
 /// `α·X_i` and dummy). Only a claim of more than `2^R · FINAL_LIMIT` terms gets more rounds:
 /// LeNet at batch 30 (4.2 million) does not, VGG-16 does.
 pub const FINAL_LIMIT: usize = 1 << 14;
 
-/// Entries of a held claim per block of its local parts (computed in parallel).
-const HELD_BLOCK: usize = 256;
-
 /// Reductions stop at this dimension (the final check deals `N' + 2` GR elements: 512 KiB from
 /// P0 here, and as much each way between P1 and P2). The paper leaves `N/2^R` around
-/// 2^10–2^11 too (its Fig. 15): below that, each halving (2 rounds) saves less traffic than a
-/// round costs on any network it measures.
+/// 2^10–2^11 too (its Fig. 15): below that, each halving (a round, in pairs) saves less
+/// traffic than a round costs on any network it measures.
 pub const FINAL_DIMENSION: usize = 1024;
 
 impl Aegis {
@@ -253,12 +272,11 @@ impl Aegis {
     /// revealed.
     ///
     /// Its messages depend on nothing but the recorded products and this party's seeds, so it
-    /// runs in a lane of its own beside the sign checks ([`Aegis::check`]). Every step ends
-    /// with a challenge ([`crate::challenge`], 2 rounds): the first draws the coefficients,
-    /// each later one a reduction's `ζ`. P1 and P2 exchange their shares of a reduction's
-    /// inner products in the first round of its challenge, and P0, which learns the challenge
-    /// at the end of that round, deals the next step's masked products (or the final check's
-    /// cross terms) in the second. So a reduction costs 2 rounds.
+    /// runs in a lane of its own beside the sign checks ([`Aegis::check`]). The coefficients'
+    /// challenge comes first; then the halvings go two at a time (module docs, "Pipelined
+    /// halvings"): a step's sums as values and the next step's as polynomials in the first
+    /// step's `ζ`, each with a challenge of its own ([`crate::challenge`]), both in the same two
+    /// rounds.
     pub(crate) fn reduce_products(
         &mut self,
         ctx: &mut Ctx,
@@ -271,85 +289,100 @@ impl Aegis {
         let me = Self::check_server(ctx)?;
         let limit = self.max_reductions.unwrap_or(REDUCTIONS);
         let materialize_at = self.materialize_at.max(FINAL_DIMENSION);
-        let mut what = "verify/coefficients";
-        let mut pending = Some(challenge::send(ctx, what, &[])?);
-        let mut reduction: Option<Reduction> = None;
-        let mut recorded = Some(recorded);
-        // The step whose challenge is pending: the claims it reduces, this party's share of
-        // their inner products (P1, P2) and the output masks.
-        let mut step: Option<(Vec<usize>, Vec<Gr>, GrVec)> = None;
+        let what = "verify/coefficients";
+        let pending = challenge::send(ctx, what, &[])?;
+        let (seed, _) = finish_with_shares(ctx, what, pending, &[])?;
+        let mut prg = Prg::new(&seed);
+        let mut red = Reduction::new(me, recorded, &mut prg, limit, materialize_at)?;
         // A cheating P0's record of the error its shifts left in each claim (negative tests).
         let cheat = if me == 0 { self.cancel_attempt } else { None };
-        let mut errors: Vec<Gr> = vec![];
+        let mut errors = vec![Gr::ZERO; red.parts.len()];
         loop {
-            // P0 releases the challenge at once; what it deals for this step follows when it is
-            // computed, while P1 and P2 compute their parts.
-            let shares = step.as_ref().map_or(&[][..], |(_, share, _)| share.as_slice());
-            let (seed, m) = finish_with_shares(ctx, what, take(&mut pending)?, shares)?;
-            let mut prg = Prg::new(&seed);
-            let red = match (reduction.as_mut(), step.take()) {
-                (None, _) => {
-                    let recorded = recorded.take().unwrap_or_default();
-                    let red =
-                        reduction.insert(Reduction::new(me, recorded, &mut prg, limit, materialize_at)?);
-                    errors = vec![Gr::ZERO; red.parts.len()];
-                    red
-                }
-                (Some(red), Some((active, _, masks))) => {
-                    // `m`: the step's inner products, each prover's share plus the other's.
-                    let h = GrVec { m, one: masks.one, two: masks.two };
-                    let zeta = Gr::random(&mut prg);
-                    if let (Some(c), Some(&first)) = (cheat, active.first()) {
-                        // `Z' = h(0) + ζ·(Z − 2h(0) − c_2) + ζ²·c_2`: an error `E` in `Z` and
-                        // `e` in `h(0)` leave `ζ·E + (1 − 2ζ)·e`.
-                        let one_minus_2z = Gr::embed(1).sub(&zeta).sub(&zeta);
-                        for &k in &active {
-                            errors[k] = zeta.mul(&errors[k]);
-                        }
-                        errors[first].add_assign(&one_minus_2z.mul(&Gr::embed(c.shift)));
-                    }
-                    red.fold(&active, &h, &zeta);
-                    red
-                }
-                (Some(_), None) => return Err(MpcError::Invalid("a challenge without a step".into())),
-            };
             let active = red.next_step();
             if active.is_empty() {
-                let (fin, coeffs) = match reduction.take() {
-                    Some(r) => r.into_final(&mut prg),
-                    None => return Err(MpcError::Invalid("a final check without claims".into())),
-                };
+                let (fin, coeffs) = red.into_final(&mut prg);
                 let error = errors.iter().zip(&coeffs).fold(Gr::ZERO, |s, (e, r)| s.add(&e.mul(r)));
                 return Ok(Some(Reduced { fin, cheat: cheat.map(|c| (c, error)) }));
             }
-            let n = 2 * active.len();
-            let local = red.local(&active);
-            let r_z = self.gr_random(ctx, "verify/inner/r_z", n)?;
-            let masks = GrVec { m: vec![], one: r_z.one, two: r_z.two };
-            let share = if me == 0 {
-                // P0 deals `[r_z + Σ r_a·r_b]` (its local part is the masks' cross term).
-                let mut gamma: Vec<Gr> =
-                    (0..n).map(|j| masks.one[j].add(&masks.two[j]).add(&local[j])).collect();
-                if let Some(c) = cheat {
-                    gamma[0].add_assign(&Gr::embed(c.shift));
+            // P0 deals both steps before it reads a share; P1 and P2 send each step's shares
+            // as soon as they have them.
+            let mut steps = vec![self.open_step(ctx, &mut red, active, false, cheat)?];
+            let mut pending = vec![];
+            if me != 0 {
+                pending.push(self.send_step(ctx, &steps[0])?);
+            }
+            let next = if self.pipelined { red.poly_step(&steps[0].active) } else { None };
+            if let Some(next) = next.filter(|n| !n.is_empty()) {
+                steps.push(self.open_step(ctx, &mut red, next, true, cheat)?);
+                if me != 0 {
+                    pending.push(self.send_step(ctx, &steps[1])?);
                 }
-                let deal = self.deal_out(ctx, "verify/inner/gamma", &gamma)?;
-                ctx.net().send(2, deal)?;
-                vec![]
-            } else {
-                let g = self.deal_in(ctx, "verify/inner/gamma", n)?;
-                g.iter().zip(&local).map(|(g, l)| g.add(l)).collect()
-            };
-            what = "verify/zeta";
-            let payload = gr_bytes(&share);
-            pending = Some(if std::mem::take(&mut self.rushing) && !payload.is_empty() {
-                let mut changed = payload.clone();
-                changed[0] ^= 1;
-                challenge::send_committed(ctx, what, &changed, &payload)?
-            } else {
-                challenge::send(ctx, what, &payload)?
-            });
-            step = Some((active, share, masks));
+            }
+            let mut previous: Option<Gr> = None;
+            for step in steps {
+                let p = if me == 0 { self.send_step(ctx, &step)? } else { take(&mut pending)? };
+                let (seed, m) = finish_with_shares(ctx, "verify/zeta", p, &step.share)?;
+                prg = Prg::new(&seed);
+                let zeta = Gr::random(&mut prg);
+                let h = step.values(m, previous.as_ref());
+                if let (Some(c), Some(&first)) = (cheat, step.active.first()) {
+                    // `Z' = h(0) + ζ·(Z − 2h(0) − c_2) + ζ²·c_2`: an error `E` in `Z` and
+                    // `e` in `h(0)` leave `ζ·E + (1 − 2ζ)·e`.
+                    let one_minus_2z = Gr::embed(1).sub(&zeta).sub(&zeta);
+                    for &k in &step.active {
+                        errors[k] = zeta.mul(&errors[k]);
+                    }
+                    errors[first].add_assign(&one_minus_2z.mul(&Gr::embed(c.shift)));
+                }
+                red.fold(&step.active, &h, &zeta);
+                previous = Some(zeta);
+            }
+        }
+    }
+
+    /// A step's local parts (its two sums per claim, or with `poly` their coefficients in the
+    /// pending `ζ`, [`Reduction::local_poly`]) completed to masked inner products: P0 deals
+    /// `[r_h + Σ r_a·r_b]` (its local part is the masks' cross term), P1 and P2 add their dealt
+    /// share to their local parts.
+    fn open_step(
+        &self,
+        ctx: &mut Ctx,
+        red: &mut Reduction,
+        active: Vec<usize>,
+        poly: bool,
+        cheat: Option<CancelAttempt>,
+    ) -> Result<Step> {
+        let me = Self::check_server(ctx)?;
+        let local = if poly { red.local_poly(&active) } else { red.local(&active) };
+        let masks = self.gr_masks(ctx, "verify/inner/r_z", local.len())?;
+        let share = if me == 0 {
+            let mut gamma: Vec<Gr> =
+                local.iter().enumerate().map(|(j, l)| masks.one[j].add(&masks.two[j]).add(l)).collect();
+            if let Some(c) = cheat {
+                // `h(0)`'s value, or its constant coefficient: `e` in `h(0)` whatever `ζ`.
+                gamma[0].add_assign(&Gr::embed(c.shift));
+            }
+            let deal = self.deal_out(ctx, "verify/inner/gamma", &gamma)?;
+            ctx.net().send(2, deal)?;
+            vec![]
+        } else {
+            let g = self.deal_in(ctx, "verify/inner/gamma", local.len())?;
+            g.iter().zip(&local).map(|(g, l)| g.add(l)).collect()
+        };
+        Ok(Step { active, poly, share, masks })
+    }
+
+    /// Round 1 of a step's challenge: P1 and P2 exchange their shares (P0 receives the
+    /// contributions). A white-box rushing prover changes its first shares after committing.
+    fn send_step(&mut self, ctx: &mut Ctx, step: &Step) -> Result<challenge::Pending> {
+        let what = "verify/zeta";
+        let payload = gr_bytes(&step.share);
+        if std::mem::take(&mut self.rushing) && !payload.is_empty() {
+            let mut changed = payload.clone();
+            changed[0] ^= 1;
+            challenge::send_committed(ctx, what, &changed, &payload)
+        } else {
+            challenge::send(ctx, what, &payload)
         }
     }
 
@@ -534,222 +567,6 @@ pub struct CancelAttempt {
     pub cancel: fn(&Gr, &Gr, FinalDeal<'_>),
 }
 
-/// A claim being reduced: lazily from the recorded shares ([`crate::columns`]), or held in GR.
-enum Part {
-    Lazy(Box<Columns>, GrVec),
-    Held(Claim),
-}
-
-impl Part {
-    fn len(&self) -> usize {
-        match self {
-            Part::Lazy(columns, _) => columns.len(),
-            Part::Held((xs, _, _)) => xs.len(),
-        }
-    }
-}
-
-/// The claims of one verification, reduced in lockstep: one challenge `ζ` per step for every
-/// claim still above its target, each claim at most as many times as its budget says (what
-/// is left of `R`, [`Aegis::with_reductions`]) unless it is still longer than
-/// [`FINAL_LIMIT`].
-struct Reduction {
-    me: usize,
-    parts: Vec<(Part, usize)>,
-    /// Each claim stops at `FINAL_DIMENSION / parts`, so the combined claim is at most
-    /// [`FINAL_DIMENSION`] long.
-    target: usize,
-    materialize_at: usize,
-}
-
-impl Reduction {
-    /// The claims of `recorded` under coefficients from `coeffs`: matrix products in
-    /// Freivalds's form (`compress_matmul`), the other products term by term, laid out in
-    /// columns and reduced lazily.
-    fn new(
-        me: usize,
-        recorded: Vec<Recorded>,
-        coeffs: &mut Prg,
-        budget: usize,
-        materialize_at: usize,
-    ) -> Result<Reduction> {
-        let mut direct = (GrVec::default(), GrVec::default(), zero_one());
-        let mut per_term = Vec::new();
-        for rec in recorded {
-            if let Terms::Matmul { .. } | Terms::Conv { .. } = rec.terms {
-                let (cx, cy, cz) = compress_matmul(&rec, coeffs)?;
-                let (xs, ys, z) = &mut direct;
-                xs.extend(cx);
-                ys.extend(cy);
-                *z = z.add(&cz);
-            } else {
-                per_term.push(rec);
-            }
-        }
-        let mut parts = Vec::new();
-        if !per_term.is_empty() {
-            let columns = Columns::new(me, per_term, coeffs)?;
-            let z = columns.z();
-            parts.push((Part::Lazy(Box::new(columns), z), budget));
-        }
-        if direct.0.len() != 0 {
-            parts.push((Part::Held(direct), budget));
-        }
-        let target = FINAL_DIMENSION / parts.len().max(1);
-        Ok(Reduction { me, parts, target, materialize_at })
-    }
-
-    /// The claims the next step reduces (none: the reductions are over), made ready for it:
-    /// a lazy claim is materialized once lazy steps stop paying, and a held claim of odd
-    /// length gets one zero entry.
-    fn next_step(&mut self) -> Vec<usize> {
-        let active: Vec<usize> = (0..self.parts.len())
-            .filter(|&k| {
-                let len = self.parts[k].0.len();
-                len > self.target && (self.parts[k].1 > 0 || len > FINAL_LIMIT)
-            })
-            .collect();
-        for &k in &active {
-            let part = &mut self.parts[k].0;
-            if let Part::Lazy(columns, z) = part
-                && !columns.fold_lazily(self.materialize_at)
-            {
-                let (xs, ys) = columns.materialize();
-                *part = Part::Held((xs, ys, z.clone()));
-            }
-            if let Part::Held((xs, ys, _)) = part
-                && xs.len() % 2 == 1
-            {
-                let zero = GrVec { m: pad(&xs.m), one: pad(&xs.one), two: pad(&xs.two) };
-                xs.extend(zero.clone());
-                ys.extend(zero);
-            }
-        }
-        active
-    }
-
-    /// This party's local parts of the step's two inner products per claim, `Σ X_{2i}·Y_{2i}`
-    /// and `Σ (X_{2i+1}−X_{2i})·(Y_{2i+1}−Y_{2i})` ([`crate::claims::cross_sum`]).
-    fn local(&self, active: &[usize]) -> Vec<Gr> {
-        let me = self.me;
-        active
-            .iter()
-            .flat_map(|&k| match &self.parts[k].0 {
-                Part::Lazy(columns, _) => columns.local_halves(),
-                Part::Held((a, b, _)) => [false, true].map(|diff| {
-                    // In parallel over blocks of entries; GR sums add up in any order.
-                    let n = a.len() / 2;
-                    (0..n.div_ceil(HELD_BLOCK))
-                        .into_par_iter()
-                        .map(|k| {
-                            let block = k * HELD_BLOCK..((k + 1) * HELD_BLOCK).min(n);
-                            let xs: Vec<_> = block.clone().map(|i| a.entry(i, diff)).collect();
-                            let ys: Vec<_> = block.map(|i| b.entry(i, diff)).collect();
-                            cross_sum(me, xs.iter().zip(&ys))
-                        })
-                        .reduce(|| Gr::ZERO, |x, y| x.add(&y))
-                }),
-            })
-            .collect()
-    }
-
-    /// The step at `ζ`, given its inner products `h` (two per active claim).
-    fn fold(&mut self, active: &[usize], h: &GrVec, zeta: &Gr) {
-        for (j, &k) in active.iter().enumerate() {
-            let (h0, c2) = (h.pick(|_| 2 * j, 1), h.pick(|_| 2 * j + 1, 1));
-            let (part, budget) = &mut self.parts[k];
-            *budget = budget.saturating_sub(1);
-            match part {
-                Part::Lazy(columns, z) => {
-                    *z = reduced_z(z, &h0, &c2, zeta);
-                    columns.fold(zeta);
-                }
-                Part::Held((xs, ys, z)) => {
-                    *z = reduced_z(z, &h0, &c2, zeta);
-                    xs.fold(zeta);
-                    ys.fold(zeta);
-                }
-            }
-        }
-    }
-
-    /// What the final check tests, with the coefficient of each claim: with several claims,
-    /// their sum under coefficients drawn from the last challenge (after every reduction). A
-    /// plain sum of claims reduced at different points could cancel a 2-torsion error (a server
-    /// may shift a reduction's `h(0)` by the other claim's error `E` when `2E = 0`); random
-    /// coefficients from a seed drawn after both errors were fixed cannot. Every claim is
-    /// materialized: the final check multiplies each entry by `α`.
-    fn into_final(self, coeffs: &mut Prg) -> (Final, Vec<Gr>) {
-        let single = self.parts.len() == 1;
-        let mut fin = Final { held: vec![], z: zero_one() };
-        let mut used = vec![];
-        for (part, _) in self.parts {
-            let r = if single { Gr::embed(1) } else { Gr::random(coeffs) };
-            let (mut xs, ys, z) = match part {
-                Part::Lazy(mut columns, z) => {
-                    let (xs, ys) = columns.materialize();
-                    (xs, ys, z)
-                }
-                Part::Held(claim) => claim,
-            };
-            if !single {
-                xs.scale(&r);
-            }
-            fin.z = fin.z.add(&z.times(&r));
-            fin.held.push((xs, ys));
-            used.push(r);
-        }
-        (fin, used)
-    }
-}
-
-/// The claim of the final check, `Σ_k Σ_i X_{k,i}·Y_{k,i} = Z`, in the pieces it was reduced
-/// in: no vector of them is copied into one.
-struct Final {
-    /// The claims' vectors, `X` already times its coefficient.
-    held: Vec<(GrVec, GrVec)>,
-    z: GrVec,
-}
-
-impl Final {
-    /// Entries of the claims, which the final check multiplies by `α`.
-    fn held_len(&self) -> usize {
-        self.held.iter().map(|(xs, _)| xs.len()).sum()
-    }
-
-    /// Each entry as `(claim, entry, its index among all entries)`.
-    fn held_entries(&self) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
-        let mut offset = 0;
-        self.held.iter().enumerate().flat_map(move |(k, (xs, _))| {
-            let start = offset;
-            offset += xs.len();
-            (0..xs.len()).map(move |i| (k, i, start + i))
-        })
-    }
-
-    /// This party's local part of the masked inner product `Σ_i a_i·b_i` over every entry,
-    /// `(a_i, b_i) = pair(claim, entry, index among all entries)`
-    /// ([`crate::claims::cross_sum`]), in parallel over blocks of entries.
-    fn cross_sum_by(&self, me: usize, pair: impl Fn(usize, usize, usize) -> (Entry, Entry) + Sync) -> Gr {
-        let mut total = Gr::ZERO;
-        let mut offset = 0;
-        for (k, (xs, _)) in self.held.iter().enumerate() {
-            let len = xs.len();
-            let part = (0..len.div_ceil(HELD_BLOCK))
-                .into_par_iter()
-                .map(|b| {
-                    let block = b * HELD_BLOCK..((b + 1) * HELD_BLOCK).min(len);
-                    let pairs: Vec<(Entry, Entry)> = block.map(|i| pair(k, i, offset + i)).collect();
-                    cross_sum(me, pairs.iter().map(|(a, b)| (a, b)))
-                })
-                .reduce(|| Gr::ZERO, |a, b| a.add(&b));
-            total.add_assign(&part);
-            offset += len;
-        }
-        total
-    }
-}
-
 /// Finishes the challenge `p`: its seed, and at P1 and P2 the masked values whose shares the
 /// provers exchanged in its first round (`share` plus the other prover's; empty at P0).
 fn finish_with_shares(
@@ -772,24 +589,38 @@ fn finish_with_shares(
     }
 }
 
-/// The challenge a verification step waits on.
-fn take(pending: &mut Option<challenge::Pending>) -> Result<challenge::Pending> {
-    pending.take().ok_or_else(|| MpcError::Invalid("no pending challenge".into()))
+/// The oldest challenge a prover sent and has not finished.
+fn take(pending: &mut Vec<challenge::Pending>) -> Result<challenge::Pending> {
+    if pending.is_empty() {
+        return Err(MpcError::Invalid("no pending challenge".into()));
+    }
+    Ok(pending.remove(0))
 }
 
-/// The claim after a reduction at `ζ`: `Z' = h(0) + ζ·c_1 + ζ²·c_2` with the division-free
-/// `c_1 = Z − 2h(0) − c_2`.
-fn reduced_z(z: &GrVec, h0: &GrVec, c2: &GrVec, zeta: &Gr) -> GrVec {
-    let c1 = z.sub(h0).sub(h0).sub(c2);
-    h0.add(&c1.times(zeta)).add(&c2.times(&zeta.mul(zeta)))
+/// A halving step whose challenge is pending: the claims it reduces, whether its sums are
+/// polynomials in the previous step's `ζ`, this party's shares of them (P1, P2) and their
+/// output masks.
+struct Step {
+    active: Vec<usize>,
+    poly: bool,
+    share: Vec<Gr>,
+    masks: GrVec,
 }
 
-/// A one-element zero vector (its components all present; unused ones are dropped by `add`
-/// with a vector that lacks them).
-fn zero_one() -> GrVec {
-    GrVec { m: vec![Gr::ZERO], one: vec![Gr::ZERO], two: vec![Gr::ZERO] }
-}
-
-fn pad(v: &[Gr]) -> Vec<Gr> {
-    if v.is_empty() { vec![] } else { vec![Gr::ZERO] }
+impl Step {
+    /// The step's two sums per claim as masked values, from their opened `m` (empty at P0):
+    /// a polynomial step's coefficients evaluated at the previous step's `ζ`.
+    fn values(&self, m: Vec<Gr>, previous: Option<&Gr>) -> GrVec {
+        let h = GrVec { m, one: self.masks.one.clone(), two: self.masks.two.clone() };
+        match (self.poly, previous) {
+            (true, Some(z)) => {
+                let z2 = z.mul(z);
+                let eval = |v: &[Gr]| -> Vec<Gr> {
+                    v.chunks_exact(3).map(|c| c[0].add(&z.mul(&c[1])).add(&z2.mul(&c[2]))).collect()
+                };
+                GrVec { m: eval(&h.m), one: eval(&h.one), two: eval(&h.two) }
+            }
+            _ => h,
+        }
+    }
 }

@@ -1,5 +1,5 @@
 //! The aegis verification's rounds across the parties (`max(after) − max(before)` of their
-//! logical times): what a halving costs, that the rounds do not grow with the batch, and that
+//! logical times): what the halvings cost (two rounds per pair of halvings), that the rounds do not grow with the batch, and that
 //! the sign checks run beside the reductions; each with the abort its tampering must cause.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
@@ -24,9 +24,9 @@ fn aborted(results: &[Result<()>]) -> bool {
 }
 
 #[test]
-fn a_reduction_share_changed_after_its_commitment_aborts_and_a_reduction_costs_two_rounds() {
-    // 8192 products: three reductions (8192 → 1024), each 2 rounds, after the coefficients'
-    // challenge (2 rounds); then the final check's challenge for its dummies (2), its
+fn a_reduction_share_changed_after_its_commitment_aborts_and_two_halvings_cost_two_rounds() {
+    // 8192 products: three reductions (8192 → 1024) after the coefficients' challenge (2
+    // rounds): the first two in one pair of challenges (2 rounds), the third alone (2); then the final check's challenge for its dummies (2), its
     // exchange and its opening (4). P1 and P2's comparison of their joint digests (1) runs
     // beside the reductions. Rounds across parties: `max(after) − max(before)`.
     let x: Vec<u64> = random_values(6, 8192, 64).iter().map(|v| (*v as i64 >> 24) as u64).collect();
@@ -45,7 +45,7 @@ fn a_reduction_share_changed_after_its_commitment_aborts_and_a_reduction_costs_t
     };
     let honest = run(None);
     let spans: Vec<(u64, u64)> = honest.into_iter().map(Result::unwrap).collect();
-    assert_eq!(veil_mpc::cost::rounds_across(&spans), 2 + 3 * 2 + 4, "{spans:?}");
+    assert_eq!(veil_mpc::cost::rounds_across(&spans), 2 + 2 * 2 + 4, "{spans:?}");
     for prover in [1, 2] {
         let r = run(Some(prover));
         let other = 3 - prover;
@@ -78,21 +78,21 @@ fn the_verification_rounds_do_not_grow_with_the_batch() {
     };
     let (small, large) = (rounds(8192), rounds(8 * 8192));
     assert_eq!(small, large, "rounds at 8192 and 65536 products with R = 2");
-    assert_eq!(small, 2 + 2 * 2 + 4);
+    assert_eq!(small, 2 + 2 + 4, "two halvings in one pair of challenges");
     let bad: Vec<Result<()>> = run(8 * 8192, true).into_iter().map(|r| r.map(|_| ())).collect();
     assert!(aborted(&bad), "{bad:?}");
 }
 
-/// The sign checks run beside the products' reductions: with `R = 2` halvings a ReLU batch's
-/// verification takes the reductions' rounds (the coefficients' challenge, 2, and 2 per
-/// halving) and the final check's (4), not the sign checks' 4 rounds and the joint digests'
-/// 1 on top; a wrong sign bit still aborts.
+/// The sign checks run beside the products' reductions: with `R = 4` halvings a ReLU batch's
+/// verification takes the reductions' rounds (the coefficients' challenge, 2, and 2 per pair
+/// of halvings, 4: one round more than the sign lane) and the final check's (4), not the sign checks' 4 rounds and the joint
+/// digests' 1 on top; a wrong sign bit still aborts.
 #[test]
 fn the_sign_checks_add_no_rounds_to_the_verification() {
-    let x: Vec<u64> = random_values(12, 4096, 64).iter().map(|v| (*v as i64 >> 30) as u64).collect();
+    let x: Vec<u64> = random_values(12, 16384, 64).iter().map(|v| (*v as i64 >> 30) as u64).collect();
     let run = |tamper: bool| {
         simulate(3, 43, |ctx| {
-            let mut a = Aegis::new(64)?.with_reductions(2);
+            let mut a = Aegis::new(64)?.with_reductions(4);
             let xs = a.share_input(ctx, 0, (ctx.party() == 0).then_some(&x[..]), x.len())?;
             a.relu(ctx, &xs)?;
             if tamper && ctx.party() != 0 {
@@ -105,6 +105,30 @@ fn the_sign_checks_add_no_rounds_to_the_verification() {
     };
     let spans: Vec<(u64, u64)> = run(false).into_iter().map(Result::unwrap).collect();
     assert_eq!(veil_mpc::cost::rounds_across(&spans), 2 + 2 * 2 + 4, "{spans:?}");
+    let bad: Vec<Result<()>> = run(true).into_iter().map(|r| r.map(|_| ())).collect();
+    assert!(aborted(&bad), "{bad:?}");
+}
+
+/// Without the pairs, each halving waits for the previous one's challenge: two rounds a
+/// halving (`2R + 6`), and a wrong product still aborts.
+#[test]
+fn unpaired_halvings_cost_two_rounds_each() {
+    let x: Vec<u64> = random_values(9, 8192, 64).iter().map(|v| (*v as i64 >> 24) as u64).collect();
+    let run = |tamper: bool| {
+        simulate(3, 31, |ctx| {
+            let mut a = Aegis::new(64)?.with_pipelined_halvings(false);
+            let xs = a.share_input(ctx, 0, (ctx.party() == 0).then_some(&x[..]), x.len())?;
+            a.mul(ctx, &xs, &xs)?;
+            if tamper && ctx.party() == 2 {
+                a.tamper_recorded(0, |_, _, z| z.m[17] = z.m[17].wrapping_add(1));
+            }
+            let before = ctx.stats().time();
+            a.check(ctx)?;
+            Ok((before, ctx.stats().time()))
+        })
+    };
+    let spans: Vec<(u64, u64)> = run(false).into_iter().map(Result::unwrap).collect();
+    assert_eq!(veil_mpc::cost::rounds_across(&spans), 2 + 3 * 2 + 4, "{spans:?}");
     let bad: Vec<Result<()>> = run(true).into_iter().map(|r| r.map(|_| ())).collect();
     assert!(aborted(&bad), "{bad:?}");
 }

@@ -92,7 +92,13 @@ impl Columns {
         sums
     }
 
-    pub(super) fn bilinear_halves(&self, l: usize, b: &Gr, ww: &[Gr], shared: &mut [Gr]) -> [Gr; 2] {
+    pub(super) fn bilinear_halves(
+        &self,
+        l: usize,
+        b: &Gr,
+        wws: &[Vec<Gr>],
+        shared: &mut [Gr],
+    ) -> Vec<[Gr; 2]> {
         let me = self.me;
         let held = held(me);
         let Shape { rec, first, m, m_pad, outputs } = self.shape(l);
@@ -141,7 +147,8 @@ impl Columns {
             Gr::add_scaled_each(acc_x, &a_g, &d[..2 * pairs]);
             Gr::add_scaled_each(acc_x2, &ga_g, &d[2 * pairs..]);
         }
-        if into_shared { [Gr::ZERO; 2] } else { combine(acc, ww, if twin { 2 } else { 1 }) }
+        let inputs = if twin { 2 } else { 1 };
+        wws.iter().map(|ww| if into_shared { [Gr::ZERO; 2] } else { combine(acc, ww, inputs) }).collect()
     }
 
     /// Column `l`'s two sums without `b_l`, by bilinearity when every entry holds whole
@@ -153,7 +160,7 @@ impl Columns {
     /// c_{σ_0+s}·B(x_{σ_0+s}, Δy_{s'}))`. Each word `B(·,·)` is scaled into GR once (64 word
     /// products): `3·4^t` scalings per pair of entries, where the entries cost two GR
     /// products per pair and sum (about 4 000 word products each once `t ≥ 1`).
-    pub(super) fn spanning_halves(&self, l: usize, ww: &[Gr]) -> [Gr; 2] {
+    pub(super) fn spanning_halves(&self, l: usize, wws: &[Vec<Gr>]) -> Vec<[Gr; 2]> {
         let me = self.me;
         let held = held(me);
         let Shape { rec, first, m, m_pad, outputs } = self.shape(l);
@@ -194,7 +201,7 @@ impl Columns {
                 }
             }
         }
-        combine(&acc, ww, if twin { 2 } else { 1 })
+        wws.iter().map(|ww| combine(&acc, ww, if twin { 2 } else { 1 })).collect()
     }
 }
 

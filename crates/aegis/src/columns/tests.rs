@@ -134,3 +134,37 @@ fn the_bit_tables_give_the_entries_term_by_term() {
         assert!(tabled > 0, "party {me}: no column went through the tables");
     }
 }
+
+/// The next reduction's sums as polynomials in the pending `ζ`, evaluated at `ζ`, equal the
+/// sums once the claim is folded at `ζ`, at every party and step (both ways, the bit tables
+/// and the bilinear accumulators among them), and the weights are left as they were.
+#[test]
+fn the_polynomials_of_the_next_sums_match_them_after_the_fold() {
+    for me in 0..3 {
+        let mut g = Prg::new(&Seed([20 + me as u8; 16]));
+        let recs = [
+            record(&mut g, me, 37, Terms::Inner { len: 24 }, true),
+            record(&mut g, me, 50, Terms::Elementwise, false),
+            record(&mut g, me, 9, Terms::Inner { len: 100 }, false),
+            bit_record(&mut g, me, 21, 64),
+            bit_record(&mut g, me, 13, 32),
+        ];
+        let mut columns = Columns::new(me, recs.to_vec(), &mut Prg::new(&Seed([9; 16]))).unwrap();
+        let mut steps = 0;
+        while columns.entries_per_column() >= 4 {
+            let before = columns.local_halves();
+            let poly = columns.local_poly();
+            assert_eq!(columns.local_halves(), before, "party {me}: the weights changed");
+            let zeta = Gr::random(&mut g);
+            columns.fold(&zeta);
+            let want = columns.local_halves();
+            for (s, sum) in want.iter().enumerate() {
+                let c = &poly[3 * s..3 * s + 3];
+                let at = c[0].add(&zeta.mul(&c[1])).add(&zeta.mul(&zeta).mul(&c[2]));
+                assert_eq!(&at, sum, "party {me}, step {}, sum {s}", columns.w.len());
+            }
+            steps += 1;
+        }
+        assert!(steps >= 5, "party {me}: {steps} steps");
+    }
+}

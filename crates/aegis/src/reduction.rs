@@ -1,0 +1,324 @@
+//! The claims of a verification being halved ([`crate::verify`]): lazily from the recorded
+//! shares ([`crate::columns`]) or held in GR, in lockstep, each step's local parts as values
+//! or as polynomials in the pending challenge ("Pipelined halvings" in [`crate::verify`]),
+//! down to the final check's claim. Local computation only; the masked products, the
+//! challenges and the messages are [`crate::verify`]'s.
+
+use rayon::prelude::*;
+use veil_crypto::Prg;
+use veil_ring::Gr;
+
+use crate::claims::{Claim, Entry, GrVec, Recorded, Terms, add_entries, cross_sum, monomials, pair_sums};
+use crate::columns::Columns;
+use crate::freivalds::compress_matmul;
+use crate::verify::{FINAL_DIMENSION, FINAL_LIMIT};
+
+/// Entries of a held claim per block of its local parts (computed in parallel).
+const HELD_BLOCK: usize = 256;
+use veil_mpc::Result;
+
+/// A claim being reduced: lazily from the recorded shares ([`crate::columns`]), or held in GR.
+pub(crate) enum Part {
+    Lazy(Box<Columns>, GrVec),
+    Held(Claim),
+}
+
+impl Part {
+    fn len(&self) -> usize {
+        match self {
+            Part::Lazy(columns, _) => columns.len(),
+            Part::Held((xs, _, _)) => xs.len(),
+        }
+    }
+}
+
+/// The claims of one verification, reduced in lockstep: one challenge `ζ` per step for every
+/// claim still above its target, each claim at most as many times as its budget says (what
+/// is left of `R`, [`Aegis::with_reductions`]) unless it is still longer than
+/// [`FINAL_LIMIT`].
+pub(crate) struct Reduction {
+    me: usize,
+    pub(crate) parts: Vec<(Part, usize)>,
+    /// Each claim stops at `FINAL_DIMENSION / parts`, so the combined claim is at most
+    /// [`FINAL_DIMENSION`] long.
+    target: usize,
+    materialize_at: usize,
+}
+
+impl Reduction {
+    /// The claims of `recorded` under coefficients from `coeffs`: matrix products in
+    /// Freivalds's form (`compress_matmul`), the other products term by term, laid out in
+    /// columns and reduced lazily.
+    pub(crate) fn new(
+        me: usize,
+        recorded: Vec<Recorded>,
+        coeffs: &mut Prg,
+        budget: usize,
+        materialize_at: usize,
+    ) -> Result<Reduction> {
+        let mut direct = (GrVec::default(), GrVec::default(), zero_one());
+        let mut per_term = Vec::new();
+        for rec in recorded {
+            if let Terms::Matmul { .. } | Terms::Conv { .. } = rec.terms {
+                let (cx, cy, cz) = compress_matmul(&rec, coeffs)?;
+                let (xs, ys, z) = &mut direct;
+                xs.extend(cx);
+                ys.extend(cy);
+                *z = z.add(&cz);
+            } else {
+                per_term.push(rec);
+            }
+        }
+        let mut parts = Vec::new();
+        if !per_term.is_empty() {
+            let columns = Columns::new(me, per_term, coeffs)?;
+            let z = columns.z();
+            parts.push((Part::Lazy(Box::new(columns), z), budget));
+        }
+        if direct.0.len() != 0 {
+            parts.push((Part::Held(direct), budget));
+        }
+        let target = FINAL_DIMENSION / parts.len().max(1);
+        Ok(Reduction { me, parts, target, materialize_at })
+    }
+
+    /// The claims the next step reduces (none: the reductions are over), made ready for it:
+    /// a lazy claim is materialized once lazy steps stop paying, and a held claim of odd
+    /// length gets one zero entry.
+    pub(crate) fn next_step(&mut self) -> Vec<usize> {
+        let active: Vec<usize> = (0..self.parts.len())
+            .filter(|&k| {
+                let len = self.parts[k].0.len();
+                len > self.target && (self.parts[k].1 > 0 || len > FINAL_LIMIT)
+            })
+            .collect();
+        for &k in &active {
+            let part = &mut self.parts[k].0;
+            if let Part::Lazy(columns, z) = part
+                && !columns.fold_lazily(self.materialize_at)
+            {
+                let (xs, ys) = columns.materialize();
+                *part = Part::Held((xs, ys, z.clone()));
+            }
+            if let Part::Held((xs, ys, _)) = part
+                && xs.len() % 2 == 1
+            {
+                let zero = GrVec { m: pad(&xs.m), one: pad(&xs.one), two: pad(&xs.two) };
+                xs.extend(zero.clone());
+                ys.extend(zero);
+            }
+        }
+        active
+    }
+
+    /// This party's local parts of the step's two inner products per claim, `Σ X_{2i}·Y_{2i}`
+    /// and `Σ (X_{2i+1}−X_{2i})·(Y_{2i+1}−Y_{2i})` ([`crate::claims::cross_sum`]).
+    pub(crate) fn local(&self, active: &[usize]) -> Vec<Gr> {
+        let me = self.me;
+        active
+            .iter()
+            .flat_map(|&k| match &self.parts[k].0 {
+                Part::Lazy(columns, _) => columns.local_halves(),
+                Part::Held((a, b, _)) => halves_by(me, a.len(), |i| (a.at(i), b.at(i))),
+            })
+            .collect()
+    }
+
+    /// The claims the step after the pending one (over `pending`) reduces, if their sums can
+    /// be computed before the pending `ζ` is known ([`Reduction::local_poly`]); `None` if one
+    /// of them is a lazy claim that step would materialize and that is too long to materialize
+    /// now, at twice that step's length (its sums then wait for `ζ`, which costs that step
+    /// two rounds). A shorter one is materialized now.
+    pub(crate) fn poly_step(&mut self, pending: &[usize]) -> Option<Vec<usize>> {
+        let next: Vec<usize> = pending
+            .iter()
+            .copied()
+            .filter(|&k| {
+                let (part, budget) = &self.parts[k];
+                let len = part.len() / 2;
+                len > self.target && (budget.saturating_sub(1) > 0 || len > FINAL_LIMIT)
+            })
+            .collect();
+        let early =
+            |part: &Part| matches!(part, Part::Lazy(c, _) if !c.folds_lazily_next(self.materialize_at));
+        if next.iter().any(|&k| early(&self.parts[k].0) && self.parts[k].0.len() > 2 * self.materialize_at) {
+            return None;
+        }
+        for &k in &next {
+            let part = &mut self.parts[k].0;
+            if let Part::Lazy(columns, z) = part
+                && !columns.folds_lazily_next(self.materialize_at)
+            {
+                let (xs, ys) = columns.materialize();
+                *part = Part::Held((xs, ys, z.clone()));
+            }
+        }
+        Some(next)
+    }
+
+    /// This party's local parts of the sums of the step after the pending one, as polynomials
+    /// in the pending `ζ` (six per claim: `c_0, c_1, c_2` of each sum, [`monomials`]). The
+    /// pending step makes `X'_i = u·X_{2i} + v·X_{2i+1}` with `(u, v) = (1 − ζ, ζ)`, the same
+    /// for `Y`, and the next step's sums are quadratic forms in `(u, v)`: evaluated at
+    /// `(1, 0)`, `(0, 1)` and `(1, 1)`, on the even entries, the odd ones and their sums (a
+    /// held claim, with the zero entry the halved claim is padded with), or from the lazy
+    /// weights ([`Columns::local_poly`]).
+    pub(crate) fn local_poly(&mut self, active: &[usize]) -> Vec<Gr> {
+        let me = self.me;
+        let mut out = Vec::with_capacity(6 * active.len());
+        for &k in active {
+            match &mut self.parts[k].0 {
+                Part::Lazy(columns, _) => out.extend(columns.local_poly()),
+                Part::Held((a, b, _)) => {
+                    let (a, b) = (&*a, &*b);
+                    let half = a.len() / 2;
+                    let n = half + half % 2;
+                    let pick = |shift: usize| move |i: usize| (a.at(2 * i + shift), b.at(2 * i + shift));
+                    let both = |i: usize| {
+                        let ((x0, y0), (x1, y1)) = (pick(0)(i), pick(1)(i));
+                        (add_entries(&x0, &x1), add_entries(&y0, &y1))
+                    };
+                    let (uu, vv) = (halves_by(me, n, pick(0)), halves_by(me, n, pick(1)));
+                    out.extend(monomials(uu, vv, halves_by(me, n, both)));
+                }
+            }
+        }
+        out
+    }
+
+    /// The step at `ζ`, given its inner products `h` (two per active claim).
+    pub(crate) fn fold(&mut self, active: &[usize], h: &GrVec, zeta: &Gr) {
+        for (j, &k) in active.iter().enumerate() {
+            let (h0, c2) = (h.pick(|_| 2 * j, 1), h.pick(|_| 2 * j + 1, 1));
+            let (part, budget) = &mut self.parts[k];
+            *budget = budget.saturating_sub(1);
+            match part {
+                Part::Lazy(columns, z) => {
+                    *z = reduced_z(z, &h0, &c2, zeta);
+                    columns.fold(zeta);
+                }
+                Part::Held((xs, ys, z)) => {
+                    *z = reduced_z(z, &h0, &c2, zeta);
+                    xs.fold(zeta);
+                    ys.fold(zeta);
+                    // Even again, as the next step's polynomials assumed ([`Reduction::local_poly`]).
+                    if xs.len() % 2 == 1 {
+                        let zero = GrVec { m: pad(&xs.m), one: pad(&xs.one), two: pad(&xs.two) };
+                        xs.extend(zero.clone());
+                        ys.extend(zero);
+                    }
+                }
+            }
+        }
+    }
+
+    /// What the final check tests, with the coefficient of each claim: with several claims,
+    /// their sum under coefficients drawn from the last challenge (after every reduction). A
+    /// plain sum of claims reduced at different points could cancel a 2-torsion error (a server
+    /// may shift a reduction's `h(0)` by the other claim's error `E` when `2E = 0`); random
+    /// coefficients from a seed drawn after both errors were fixed cannot. Every claim is
+    /// materialized: the final check multiplies each entry by `α`.
+    pub(crate) fn into_final(self, coeffs: &mut Prg) -> (Final, Vec<Gr>) {
+        let single = self.parts.len() == 1;
+        let mut fin = Final { held: vec![], z: zero_one() };
+        let mut used = vec![];
+        for (part, _) in self.parts {
+            let r = if single { Gr::embed(1) } else { Gr::random(coeffs) };
+            let (mut xs, ys, z) = match part {
+                Part::Lazy(mut columns, z) => {
+                    let (xs, ys) = columns.materialize();
+                    (xs, ys, z)
+                }
+                Part::Held(claim) => claim,
+            };
+            if !single {
+                xs.scale(&r);
+            }
+            fin.z = fin.z.add(&z.times(&r));
+            fin.held.push((xs, ys));
+            used.push(r);
+        }
+        (fin, used)
+    }
+}
+
+/// The claim of the final check, `Σ_k Σ_i X_{k,i}·Y_{k,i} = Z`, in the pieces it was reduced
+/// in: no vector of them is copied into one.
+pub(crate) struct Final {
+    /// The claims' vectors, `X` already times its coefficient.
+    pub(crate) held: Vec<(GrVec, GrVec)>,
+    pub(crate) z: GrVec,
+}
+
+impl Final {
+    /// Entries of the claims, which the final check multiplies by `α`.
+    pub(crate) fn held_len(&self) -> usize {
+        self.held.iter().map(|(xs, _)| xs.len()).sum()
+    }
+
+    /// Each entry as `(claim, entry, its index among all entries)`.
+    pub(crate) fn held_entries(&self) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
+        let mut offset = 0;
+        self.held.iter().enumerate().flat_map(move |(k, (xs, _))| {
+            let start = offset;
+            offset += xs.len();
+            (0..xs.len()).map(move |i| (k, i, start + i))
+        })
+    }
+
+    /// This party's local part of the masked inner product `Σ_i a_i·b_i` over every entry,
+    /// `(a_i, b_i) = pair(claim, entry, index among all entries)`
+    /// ([`crate::claims::cross_sum`]), in parallel over blocks of entries.
+    pub(crate) fn cross_sum_by(
+        &self,
+        me: usize,
+        pair: impl Fn(usize, usize, usize) -> (Entry, Entry) + Sync,
+    ) -> Gr {
+        let mut total = Gr::ZERO;
+        let mut offset = 0;
+        for (k, (xs, _)) in self.held.iter().enumerate() {
+            let len = xs.len();
+            let part = (0..len.div_ceil(HELD_BLOCK))
+                .into_par_iter()
+                .map(|b| {
+                    let block = b * HELD_BLOCK..((b + 1) * HELD_BLOCK).min(len);
+                    let pairs: Vec<(Entry, Entry)> = block.map(|i| pair(k, i, offset + i)).collect();
+                    cross_sum(me, pairs.iter().map(|(a, b)| (a, b)))
+                })
+                .reduce(|| Gr::ZERO, |a, b| a.add(&b));
+            total.add_assign(&part);
+            offset += len;
+        }
+        total
+    }
+}
+
+/// The claim after a reduction at `ζ`: `Z' = h(0) + ζ·c_1 + ζ²·c_2` with the division-free
+/// `c_1 = Z − 2h(0) − c_2`.
+fn reduced_z(z: &GrVec, h0: &GrVec, c2: &GrVec, zeta: &Gr) -> GrVec {
+    let c1 = z.sub(h0).sub(h0).sub(c2);
+    h0.add(&c1.times(zeta)).add(&c2.times(&zeta.mul(zeta)))
+}
+
+/// A one-element zero vector (its components all present; unused ones are dropped by `add`
+/// with a vector that lacks them).
+fn zero_one() -> GrVec {
+    GrVec { m: vec![Gr::ZERO], one: vec![Gr::ZERO], two: vec![Gr::ZERO] }
+}
+
+fn pad(v: &[Gr]) -> Vec<Gr> {
+    if v.is_empty() { vec![] } else { vec![Gr::ZERO] }
+}
+
+/// [`pair_sums`] over a held claim of `n` entries, in parallel over blocks of entries (GR
+/// sums add up in any order).
+fn halves_by(me: usize, n: usize, at: impl Fn(usize) -> (Entry, Entry) + Sync) -> [Gr; 2] {
+    let pairs = n / 2;
+    (0..pairs.div_ceil(HELD_BLOCK))
+        .into_par_iter()
+        .map(|k| {
+            let block = k * HELD_BLOCK..((k + 1) * HELD_BLOCK).min(pairs);
+            pair_sums(me, 2 * block.len(), |i| at(2 * block.start + i))
+        })
+        .reduce(|| [Gr::ZERO; 2], |a, b| [a[0].add(&b[0]), a[1].add(&b[1])])
+}
