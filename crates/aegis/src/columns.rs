@@ -79,6 +79,11 @@ use bilinear::{BILINEAR_STEP, combine};
 /// [`MAX_SLOTS`] (a larger claim gets more columns instead).
 pub const COLUMN_BUDGET: usize = 1 << 12;
 
+/// Most slots an entry of the step after a pair's first sums for the pair to count as cheap
+/// ([`Columns::pairs_cheaply`]): at 8 slots the three weightings' combinations (64 weight pairs
+/// per column and sum) cost LeNet at batch 30 about 0.5 s more on two Zen 1 cores.
+const CHEAP_PAIRS: usize = 4;
+
 /// Most slots per column (`J`) unless a record's outputs are wider or the claim is very long
 /// ([`WIDE_SLOTS`]): a thread holds a column's entries (3 KiB per slot per input), the
 /// weights are `J` GR elements per record width, and the subset-sum tables 2 KiB per slot and
@@ -309,6 +314,13 @@ impl Columns {
     /// the claim once the next reduction has halved it.
     pub(crate) fn folds_lazily_next(&self, materialize_at: usize) -> bool {
         self.entries_per_column() >= 4 && self.len() / 2 > materialize_at
+    }
+
+    /// Whether the reduction after the next one is lazy and its entries sum at most
+    /// [`CHEAP_PAIRS`] slots: the bilinear ways' accumulators then serve
+    /// [`Columns::local_poly`]'s three weightings at once and their combinations are short.
+    pub(crate) fn pairs_cheaply(&self, materialize_at: usize) -> bool {
+        self.folds_lazily_next(materialize_at) && 2 * self.w.len() <= CHEAP_PAIRS
     }
 
     /// `Z = Σ_l b_l·Σ_g a_g·(z_{l,g} + γ·z'_{l,g})`, one entry.

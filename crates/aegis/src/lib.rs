@@ -68,4 +68,5 @@ mod trunc;
 pub mod verify;
 
 pub use family::{FRAC_BITS, Shaped};
+pub use reduction::Pairing;
 pub use share::{Aegis, Masked, Pair};

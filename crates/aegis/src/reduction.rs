@@ -15,6 +15,26 @@ use crate::verify::{FINAL_DIMENSION, FINAL_LIMIT};
 
 /// Entries of a held claim per block of its local parts (computed in parallel).
 const HELD_BLOCK: usize = 256;
+
+/// The longest held claim whose next step [`Pairing::WhereCheap`] pairs with its current one:
+/// the polynomials cost about `1.5·n` local parts (under 10 ms a party on two cores).
+pub(crate) const CHEAP_HELD: usize = 8 * FINAL_DIMENSION;
+
+/// Which halvings of a verification go in pairs ([`crate::Aegis::with_pairing`];
+/// [`crate::verify`], "Pipelined halvings"). A pair costs two rounds where two halvings one
+/// after the other cost four, and its second step's products three times a step's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pairing {
+    /// Every halving alone: `2R + 6` rounds, the least computation.
+    Never,
+    /// The pairs whose second step costs about what it would alone (the default): lazy steps
+    /// of short entries and short held claims (LeNet at batch 30: 22 rounds).
+    WhereCheap,
+    /// Every pair the memory allows: `R + 6` rounds for an even `R`, for links where a round
+    /// costs more than the computation (LeNet at batch 30: 16 rounds instead of 22, 1.2 s more
+    /// on two Zen 1 cores).
+    Always,
+}
 use veil_mpc::Result;
 
 /// A claim being reduced: lazily from the recorded shares ([`crate::columns`]), or held in GR.
@@ -124,12 +144,16 @@ impl Reduction {
             .collect()
     }
 
-    /// The claims the step after the pending one (over `pending`) reduces, if their sums can
-    /// be computed before the pending `ζ` is known ([`Reduction::local_poly`]); `None` if one
-    /// of them is a lazy claim that step would materialize and that is too long to materialize
-    /// now, at twice that step's length (its sums then wait for `ζ`, which costs that step
-    /// two rounds). A shorter one is materialized now.
-    pub(crate) fn poly_step(&mut self, pending: &[usize]) -> Option<Vec<usize>> {
+    /// The claims the step after the pending one (over `pending`) reduces, if their sums are
+    /// to be computed before the pending `ζ` is known ([`Reduction::local_poly`]) under
+    /// `pairing`; `None` where that step waits for `ζ` (two rounds of its own). With
+    /// [`Pairing::Always`] it waits only for a lazy claim that step would materialize and that
+    /// is too long to materialize now, at twice that step's length; a shorter one is
+    /// materialized now. With [`Pairing::WhereCheap`] it pairs only where the polynomials cost
+    /// about what the step's values would: every lazy claim with short entries at that step
+    /// (`Columns::pairs_cheaply`: the bilinear ways' accumulators are formed once for the three
+    /// weightings), every held claim at most [`CHEAP_HELD`] entries long.
+    pub(crate) fn poly_step(&mut self, pending: &[usize], pairing: Pairing) -> Option<Vec<usize>> {
         let next: Vec<usize> = pending
             .iter()
             .copied()
@@ -139,9 +163,16 @@ impl Reduction {
                 len > self.target && (budget.saturating_sub(1) > 0 || len > FINAL_LIMIT)
             })
             .collect();
-        let early =
-            |part: &Part| matches!(part, Part::Lazy(c, _) if !c.folds_lazily_next(self.materialize_at));
-        if next.iter().any(|&k| early(&self.parts[k].0) && self.parts[k].0.len() > 2 * self.materialize_at) {
+        let refused = |part: &Part| match (pairing, part) {
+            (Pairing::Never, _) => true,
+            (Pairing::Always, Part::Lazy(c, _)) => {
+                !c.folds_lazily_next(self.materialize_at) && part.len() > 2 * self.materialize_at
+            }
+            (Pairing::WhereCheap, Part::Lazy(c, _)) => !c.pairs_cheaply(self.materialize_at),
+            (Pairing::WhereCheap, Part::Held(_)) => part.len() > CHEAP_HELD,
+            (Pairing::Always, Part::Held(_)) => false,
+        };
+        if next.iter().any(|&k| refused(&self.parts[k].0)) {
             return None;
         }
         for &k in &next {

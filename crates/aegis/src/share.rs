@@ -44,9 +44,9 @@ pub struct Aegis {
     /// The claim length below which the verification's reductions run on materialized
     /// vectors ([`crate::claims::MATERIALIZE_AT`]).
     pub(crate) materialize_at: usize,
-    /// Whether the verification's halvings go two per pair of rounds ([`crate::verify`],
-    /// "Pipelined halvings"); otherwise each takes two rounds of its own.
-    pub(crate) pipelined: bool,
+    /// Which of the verification's halvings go two per pair of rounds ([`crate::verify`],
+    /// "Pipelined halvings").
+    pub(crate) pairing: crate::reduction::Pairing,
     /// Sends the other prover a reduction share that differs from the committed one (negative
     /// tests only).
     pub(crate) rushing: bool,
@@ -97,7 +97,7 @@ impl Aegis {
             bit_deal_frames: None,
             max_reductions: None,
             materialize_at: crate::claims::MATERIALIZE_AT,
-            pipelined: true,
+            pairing: crate::reduction::Pairing::WhereCheap,
             rushing: false,
             cancel_attempt: None,
             leak_alpha: None,
@@ -113,13 +113,14 @@ impl Aegis {
         self
     }
 
-    /// With `false`, each halving of the verification waits for the previous one's challenge
-    /// (two rounds a halving, `2R + 6` in all) instead of going in pairs whose second step's
-    /// sums are polynomials in the first step's challenge (`2⌈R/2⌉ + 6`; the second step's
-    /// products cost about three times as much, [`crate::verify`], "Pipelined halvings"): less
-    /// computation where rounds are cheap. Every party must use the same setting.
-    pub fn with_pipelined_halvings(mut self, on: bool) -> Self {
-        self.pipelined = on;
+    /// Which halvings of the verification go in pairs, two rounds a pair, the second step's
+    /// sums sent as polynomials in the first step's challenge ([`crate::verify`], "Pipelined
+    /// halvings"; [`Pairing`](crate::Pairing)). The default pairs only where that costs about
+    /// nothing; [`Pairing::Always`](crate::Pairing::Always) gives the fewest rounds for more
+    /// computation, [`Pairing::Never`](crate::Pairing::Never) two rounds a halving. Every party
+    /// must use the same setting.
+    pub fn with_pairing(mut self, pairing: crate::Pairing) -> Self {
+        self.pairing = pairing;
         self
     }
 

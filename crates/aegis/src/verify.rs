@@ -51,8 +51,8 @@
 //! `crate::challenge` says why its schedule is not. So one halving after another costs 2
 //! rounds each, the paper's `R + 1` for the whole check leaving out when `ζ` may be revealed.
 //!
-//! **Pipelined halvings** (`Aegis::reduce_products`). The halvings go in pairs instead, two
-//! per two rounds. Step `j + 1`'s sums depend on `ζ_j` only through the fold
+//! **Pipelined halvings** (`Aegis::reduce_products`, [`crate::Pairing`]). Two halvings may go
+//! in one pair of rounds instead. Step `j + 1`'s sums depend on `ζ_j` only through the fold
 //! `X'_i = u·X_{2i} + v·X_{2i+1}` (`u = 1 − ζ_j`, `v = ζ_j`, the same for `Y`), and a party's
 //! local part of each sum is a quadratic form in `(u, v)`; so before `ζ_j` is known every
 //! party computes its local parts of step `j + 1`'s two sums as the coefficients `c_0, c_1,
@@ -66,24 +66,28 @@
 //! `ζ_{j+1}` is drawn after both (a prover choosing its coefficients knowing `ζ_j`, were it
 //! able to, would only choose step `j + 1`'s values after `ζ_j`, as the unpipelined schedule
 //! lets it do anyway); an error anywhere survives a step with probability at most `2/2^64`.
-//! The cost: six GR elements a claim instead of two for the second step of a pair, and its
-//! local parts take three times the entries' products (the bilinear ways form their
-//! accumulators once and combine them three times, `crate::columns::Columns::local_poly`):
-//! LeNet at batch 30 verified in 5.8–6.0 s instead of 4.5–4.6 s on a 2-core Zen 1, 16 rounds
-//! instead of 26. [`Aegis::with_pipelined_halvings`] turns the pairs off where rounds are
-//! cheaper than that computation. A lazy claim that the second step would materialize is
-//! materialized for the pair's first (its entries, twice as many) when that holds at most
-//! `2·MATERIALIZE_AT` entries; a longer one (VGG-16 at batch 30) takes that step alone.
 //!
-//! Total: `2` for the coefficients, `2` per pair of halvings (or per lone halving), `4` for
-//! the final check (its first deal follows the last challenge's release; then the dummies'
-//! challenge, the exchange of `m_Δ` and the opening): `2⌈R/2⌉ + 6`, `R + 6` for an even `R`.
-//! The sign checks (`crate::pos`, 4 rounds) and P1 and P2's comparison of their joint
-//! digests (1) run beside the reductions, in a lane of their own ([`Aegis::check`]): their
-//! equality claims enter the final check with coefficients drawn there (`Elementwise`), after
-//! both lanes, so the whole verification takes the reductions' lane and the final check
-//! where the reductions are the longer lane (LeNet at batch 30: 16, from 26 with the halvings
-//! one after another and 31 with the sign checks in sequence too). The parties run reductions
+//! The cost: six GR elements a claim instead of two for the second step of a pair, and its
+//! local parts take three times a step's products where the entries are formed (the bilinear
+//! ways form their accumulators once and combine them three times,
+//! `crate::columns::Columns::local_poly`). So the default, [`crate::Pairing::WhereCheap`],
+//! pairs only where the second step costs about what it would alone: lazy steps of entries of
+//! at most 4 slots and short held claims. LeNet at batch 30 on two Zen 1 cores, same sitting:
+//! one halving at a time 26 rounds and 4.55–4.78 s; the default 22 rounds and 4.71–5.07 s;
+//! [`crate::Pairing::Always`] 16 rounds and 5.9–6.1 s (VGG-16 at batch 30: 22 rounds instead
+//! of 38, 1 364 s instead of 981), for links where a round costs more than that. With
+//! `Always`, a lazy claim that the second step would materialize is materialized for the
+//! pair's first (its entries, twice as many) when that holds at most `2·MATERIALIZE_AT`
+//! entries; a longer one (VGG-16 at batch 30) takes that step alone.
+//!
+//! Total: `2` for the coefficients, `2` per pair of halvings or lone halving, `4` for the final
+//! check (its first deal follows the last challenge's release; then the dummies' challenge,
+//! the exchange of `m_Δ` and the opening): from `2R + 6` with no pairs to `R + 6` for an even
+//! `R` with all. The sign checks (`crate::pos`, 4 rounds) and P1 and P2's comparison of their
+//! joint digests (1) run beside the reductions, in a lane of their own ([`Aegis::check`]):
+//! their equality claims enter the final check with coefficients drawn there
+//! (`Elementwise`), after both lanes, so the whole verification takes the reductions' lane and
+//! the final check where the reductions are the longer lane. The parties run reductions
 //! while the dimension is above [`FINAL_DIMENSION`], at most [`REDUCTIONS`] of them, so the
 //! rounds do not grow with the batch: a larger batch makes the final check larger instead
 //! (`N' = N/2^R`), up to
@@ -311,7 +315,7 @@ impl Aegis {
             if me != 0 {
                 pending.push(self.send_step(ctx, &steps[0])?);
             }
-            let next = if self.pipelined { red.poly_step(&steps[0].active) } else { None };
+            let next = red.poly_step(&steps[0].active, self.pairing);
             if let Some(next) = next.filter(|n| !n.is_empty()) {
                 steps.push(self.open_step(ctx, &mut red, next, true, cheat)?);
                 if me != 0 {

@@ -3,7 +3,7 @@
 //! the sign checks run beside the reductions; each with the abort its tampering must cause.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
-use veil_aegis::Aegis;
+use veil_aegis::{Aegis, Pairing};
 use veil_mpc::Result;
 use veil_mpc::harness::simulate;
 
@@ -32,7 +32,7 @@ fn a_reduction_share_changed_after_its_commitment_aborts_and_two_halvings_cost_t
     let x: Vec<u64> = random_values(6, 8192, 64).iter().map(|v| (*v as i64 >> 24) as u64).collect();
     let run = |rushing: Option<usize>| {
         simulate(3, 23, |ctx| {
-            let mut a = Aegis::new(64)?;
+            let mut a = Aegis::new(64)?.with_pairing(Pairing::Always);
             let xs = a.share_input(ctx, 0, (ctx.party() == 0).then_some(&x[..]), x.len())?;
             a.mul(ctx, &xs, &xs)?;
             if rushing == Some(ctx.party()) {
@@ -61,7 +61,7 @@ fn the_verification_rounds_do_not_grow_with_the_batch() {
     let run = |n: usize, tamper: bool| {
         let x: Vec<u64> = random_values(8, n, 64).iter().map(|v| (*v as i64 >> 24) as u64).collect();
         simulate(3, 29, move |ctx| {
-            let mut a = Aegis::new(64)?.with_reductions(2);
+            let mut a = Aegis::new(64)?.with_reductions(2).with_pairing(Pairing::Always);
             let xs = a.share_input(ctx, 0, (ctx.party() == 0).then_some(&x[..]), x.len())?;
             a.mul(ctx, &xs, &xs)?;
             if tamper && ctx.party() == 1 {
@@ -92,7 +92,7 @@ fn the_sign_checks_add_no_rounds_to_the_verification() {
     let x: Vec<u64> = random_values(12, 16384, 64).iter().map(|v| (*v as i64 >> 30) as u64).collect();
     let run = |tamper: bool| {
         simulate(3, 43, |ctx| {
-            let mut a = Aegis::new(64)?.with_reductions(4);
+            let mut a = Aegis::new(64)?.with_reductions(4).with_pairing(Pairing::Always);
             let xs = a.share_input(ctx, 0, (ctx.party() == 0).then_some(&x[..]), x.len())?;
             a.relu(ctx, &xs)?;
             if tamper && ctx.party() != 0 {
@@ -116,7 +116,7 @@ fn unpaired_halvings_cost_two_rounds_each() {
     let x: Vec<u64> = random_values(9, 8192, 64).iter().map(|v| (*v as i64 >> 24) as u64).collect();
     let run = |tamper: bool| {
         simulate(3, 31, |ctx| {
-            let mut a = Aegis::new(64)?.with_pipelined_halvings(false);
+            let mut a = Aegis::new(64)?.with_pairing(Pairing::Never);
             let xs = a.share_input(ctx, 0, (ctx.party() == 0).then_some(&x[..]), x.len())?;
             a.mul(ctx, &xs, &xs)?;
             if tamper && ctx.party() == 2 {
