@@ -123,8 +123,8 @@ fn left_product(u: &[Gr], x: &[u64], k: usize, a: &mut [Gr]) {
 fn left_conv(u: &[Gr], row0: usize, x: &[u64], conv: &Conv2d, a: &mut [Gr]) {
     let ([kh, kw], c) = (conv.kernel, conv.input[3]);
     for (i, ui) in (row0..).zip(u) {
-        for (off, run) in a.chunks_exact_mut(c.max(1)).take(kh * kw).enumerate() {
-            let Some(src) = conv.source(i, off / kw, off % kw) else { continue };
+        for (run, src) in a.chunks_exact_mut(c.max(1)).take(kh * kw).zip(conv.row_sources(i)) {
+            let Some(src) = src else { continue };
             Gr::add_scaled_each(run, ui, x.get(src..src + c).unwrap_or_default());
         }
     }
@@ -139,10 +139,8 @@ pub(crate) fn patches(conv: &Conv2d, x: &[u64]) -> Vec<u64> {
     let ([kh, kw], c, cols) = (conv.kernel, conv.input[3], conv.cols());
     let mut out = vec![0u64; conv.rows() * cols];
     out.par_chunks_mut(cols.max(1)).enumerate().for_each(|(i, row)| {
-        for (off, run) in row.chunks_exact_mut(c.max(1)).take(kh * kw).enumerate() {
-            if let Some(src) = conv.source(i, off / kw, off % kw)
-                && let Some(v) = x.get(src..src + c)
-            {
+        for (run, src) in row.chunks_exact_mut(c.max(1)).take(kh * kw).zip(conv.row_sources(i)) {
+            if let Some(v) = src.and_then(|s| x.get(s..s + c)) {
                 run.copy_from_slice(v);
             }
         }

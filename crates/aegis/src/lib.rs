@@ -53,6 +53,7 @@ pub mod columns;
 mod family;
 mod freivalds;
 mod lists;
+mod lists_avx2;
 mod lists_simd;
 mod masked;
 pub mod mul;

@@ -27,6 +27,7 @@
 //! from its MAC shares of the bits: `O(l)` work per key instead of a MAC component for every
 //! entry.
 
+use crate::pos::MAC_KEYS;
 use crate::prime::Draws;
 
 /// Most positions of a list (`l ≤ 64`).
@@ -130,14 +131,15 @@ impl Masks {
         // at once; `Draws::below_or_equal_with` redraws in the rare biased case).
         let mut raw = [0u8; 2 * MAX_L];
         d.bytes(&mut raw[..2 * (l - 1)]);
+        // Position `k` is final once step `k` has swapped into it, so its inverse is set there,
+        // from the value in hand (a second pass reading `π` back cost as much as the shuffle).
         for (step, k) in (1..l).rev().enumerate() {
             let r = u32::from(raw[2 * step]) | u32::from(raw[2 * step + 1]) << 8;
-            let j = d.below_or_equal_with(r, k as u32);
-            m.perm.swap(k, j as usize);
+            let j = d.below_or_equal_with(r, k as u32) as usize;
+            m.perm.swap(k, j);
+            m.inverse[usize::from(m.perm[k])] = k as u8;
         }
-        for (e, &t) in m.perm[..l].iter().enumerate() {
-            m.inverse[usize::from(t)] = e as u8;
-        }
+        m.inverse[usize::from(m.perm[0])] = 0;
         m
     }
 }
@@ -168,7 +170,8 @@ pub(crate) fn bits_of(m: u64, l: usize) -> ([u8; MAX_L], u8) {
 /// and `u'` into `up_out` (`l` entries each). `shares` are its `l − 1` shares of the bits,
 /// `first` says whether it holds the constant 1.
 #[allow(clippy::too_many_arguments, reason = "one element's inputs, named as in the module docs")]
-fn value_lists<R: Reduce>(
+#[inline(always)]
+pub(crate) fn value_lists<R: Reduce>(
     f: R,
     l: usize,
     m: u64,
@@ -232,6 +235,10 @@ pub(crate) fn lists_mod(
     if p == 127 && l == MAX_L && crate::lists_simd::lists(m, first, shares, masks, u_out, up_out) {
         return;
     }
+    #[cfg(target_arch = "x86_64")]
+    if p == 127 && crate::lists_avx2::lists(l, m, first, shares, masks, u_out, up_out) {
+        return;
+    }
     if p == 127 {
         value_lists(M127, l, m, first, shares, masks, u_out, up_out);
     } else {
@@ -239,21 +246,60 @@ pub(crate) fn lists_mod(
     }
 }
 
-/// [`weights`] with the fastest reduction for `p`.
-pub(crate) fn weights_mod(
+/// A prover's shares of the MACs of the [`LANES`] combinations of one element's lists
+/// (`crate::pos`, round 4): `x_j = h_j·κ_j + Σ_s g_s[j]·γ_{j,s}` with [`weights`]'s `g`, `h`,
+/// the shares `κ` of the keys and `mac` (`l − 1` shares `γ` of `α_j·b_s` per key, key by key),
+/// reduced mod `p`. AVX2 build for `p = 127` where the processor has it
+/// ([`crate::lists_avx2`]).
+pub(crate) fn combos_mod(
     p: u32,
     l: usize,
     m: u64,
     masks: &Masks,
+    mac: &[u8],
+    kappa: &[u8; MAC_KEYS],
     sigma: &[[u8; LANES]],
-    g: &mut [[u8; LANES]],
-    h: &mut [u16; LANES],
-) {
-    if p == 127 {
-        weights(M127, l, m, masks, sigma, g, h);
-    } else {
-        weights(Small::new(p), l, m, masks, sigma, g, h);
+) -> [u32; MAC_KEYS] {
+    #[cfg(target_arch = "x86_64")]
+    if p == 127
+        && let Some(x) = crate::lists_avx2::combos(l, m, masks, mac, kappa, sigma)
+    {
+        return x;
     }
+    if p == 127 {
+        combos(M127, l, m, masks, mac, kappa, sigma)
+    } else {
+        combos(Small::new(p), l, m, masks, mac, kappa, sigma)
+    }
+}
+
+/// [`combos_mod`] for the reduction `f`. The weights are turned key-major first, so each key's
+/// sum is a dot product of two byte rows (vectorized), not a stride of [`LANES`].
+#[inline(always)]
+pub(crate) fn combos<R: Reduce>(
+    f: R,
+    l: usize,
+    m: u64,
+    masks: &Masks,
+    mac: &[u8],
+    kappa: &[u8; MAC_KEYS],
+    sigma: &[[u8; LANES]],
+) -> [u32; MAC_KEYS] {
+    let mut g = [[0u8; LANES]; MAX_L];
+    let mut h = [0u16; LANES];
+    weights(f, l, m, masks, sigma, &mut g[..l - 1], &mut h);
+    let mut by_key = [[0u8; MAX_L]; MAC_KEYS];
+    for (s, gs) in g[..l - 1].iter().enumerate() {
+        for (q, row) in by_key.iter_mut().enumerate() {
+            row[s] = gs[q];
+        }
+    }
+    let mut x: [u32; MAC_KEYS] = std::array::from_fn(|q| u32::from(h[q]) * u32::from(kappa[q]));
+    for ((xq, row), ms) in x.iter_mut().zip(&by_key).zip(mac.chunks_exact(l - 1)) {
+        // Each product < p² < 2^14, 63 of them < 2^20.
+        *xq += row[..l - 1].iter().zip(ms).map(|(&a, &b)| u32::from(a) * u32::from(b)).sum::<u32>();
+    }
+    x.map(|v| v % f.p())
 }
 
 #[inline(always)]
@@ -270,7 +316,8 @@ pub(crate) const LANES: usize = 8;
 /// the constant with `Σ_e sigma[e][j]·entry_e = Σ_s g_s[j]·b_s + h[j]` (module docs), reduced
 /// mod `p`. Lane-parallel over 16-bit words: `q < 2p² < 2^15`, reduced before the suffix sums
 /// (`< l·p < 2^13`).
-fn weights<R: Reduce>(
+#[inline(always)]
+pub(crate) fn weights<R: Reduce>(
     f: R,
     l: usize,
     m: u64,
@@ -439,7 +486,83 @@ mod tests {
                             % p;
                     assert_eq!(direct, via, "l = {l}, trial {trial}, key {j}");
                 }
+                // A prover's MAC combination is the same formula over MAC shares in place of
+                // bit shares (here the bits themselves, with κ = 1): `Σ_s g_s·γ_s + h·κ`.
+                let mac: Vec<u8> = (0..MAC_KEYS).flat_map(|_| bits.iter().copied()).collect();
+                let x = combos(f, l, m, &masks, &mac, &[1; MAC_KEYS], &sigma);
+                for (j, &xj) in x.iter().enumerate() {
+                    let direct =
+                        entries.iter().zip(&sigma).map(|(&x, s)| x * u32::from(s[j])).sum::<u32>() % p;
+                    assert_eq!(xj, direct, "l = {l}, trial {trial}, key {j}");
+                }
+                assert_eq!(combos_mod(p, l, m, &masks, &mac, &[1; MAC_KEYS], &sigma), x);
             }
+        }
+    }
+
+    /// `π` is a permutation, `inverse` its inverse, and the shuffle is the textbook one: swap
+    /// step by step, then invert in a second pass.
+    #[test]
+    fn the_permutation_and_its_inverse_match_a_plain_shuffle() {
+        for l in [2usize, 8, 64] {
+            let p = prime_for(l as u32);
+            let mut d = Draws::new(Prg::new(&Seed([5; 16])), p);
+            let mut again = Draws::new(Prg::new(&Seed([5; 16])), p);
+            for _ in 0..500 {
+                let masks = Masks::draw(&mut d, l);
+                // The same stream drawn by hand: Δ, w, w', then the shuffle's 16-bit draws.
+                let _delta = again.below_or_equal(1);
+                let mut skip = [0u8; 2 * MAX_L];
+                again.fill_nonzero(&mut skip[..2 * l]);
+                let mut raw = [0u8; 2 * MAX_L];
+                again.bytes(&mut raw[..2 * (l - 1)]);
+                let mut perm: Vec<u8> = (0..l as u8).collect();
+                for (step, k) in (1..l).rev().enumerate() {
+                    let r = u32::from(raw[2 * step]) | u32::from(raw[2 * step + 1]) << 8;
+                    perm.swap(k, again.below_or_equal_with(r, k as u32) as usize);
+                }
+                assert_eq!(&masks.perm[..l], &perm[..]);
+                for (e, &t) in perm.iter().enumerate() {
+                    assert_eq!(usize::from(masks.inverse[usize::from(t)]), e);
+                }
+            }
+        }
+    }
+
+    /// The AVX2 builds give the portable kernels' values (where the processor has AVX2).
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn the_avx2_builds_equal_the_portable_ones() {
+        let l = MAX_L;
+        let mut d = Draws::new(Prg::new(&Seed([6; 16])), 127);
+        let mut g = Prg::new(&Seed([7; 16]));
+        let probe = Masks::draw(&mut d, l);
+        if !crate::lists_avx2::lists(l, 0, true, &[0; MAX_L - 1], &probe, &mut [0; MAX_L], &mut [0; MAX_L]) {
+            eprintln!("skipped: this processor has no AVX2 (the portable kernels alone run)");
+            return;
+        }
+        for trial in 0..2000 {
+            let masks = Masks::draw(&mut d, l);
+            let m = edge_or_random(trial, &mut g);
+            let mut shares = [0u8; MAX_L - 1];
+            d.fill(&mut shares);
+            if trial % 3 == 0 {
+                shares.fill(126);
+            }
+            let first = trial % 2 == 0;
+            let (mut u1, mut up1, mut u2, mut up2) = ([0; MAX_L], [0; MAX_L], [0; MAX_L], [0; MAX_L]);
+            assert!(crate::lists_avx2::lists(l, m, first, &shares, &masks, &mut u1, &mut up1));
+            value_lists(M127, l, m, first, &shares, &masks, &mut u2, &mut up2);
+            assert_eq!((u1, up1), (u2, up2), "trial {trial}");
+            let sigma: Vec<[u8; LANES]> = (0..2 * l).map(|_| std::array::from_fn(|_| d.next())).collect();
+            let mut mac = vec![0u8; MAC_KEYS * (l - 1)];
+            d.fill(&mut mac);
+            let kappa: [u8; MAC_KEYS] = std::array::from_fn(|q| if trial % 4 == 0 { 126 } else { mac[q] });
+            assert_eq!(
+                crate::lists_avx2::combos(l, m, &masks, &mac, &kappa, &sigma),
+                Some(combos(M127, l, m, &masks, &mac, &kappa, &sigma)),
+                "trial {trial}"
+            );
         }
     }
 }

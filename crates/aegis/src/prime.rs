@@ -41,16 +41,40 @@ pub(crate) fn pack_par(zp: Zp, v: &[u8]) -> Vec<u8> {
 /// [`Zp::unpack_bytes`] with the pieces unpacked in parallel: the same values, and `None` for
 /// exactly the inputs it refuses (a wrong length, a value `≥ p`, nonzero padding).
 pub(crate) fn unpack_par(zp: Zp, bytes: &[u8], n: usize) -> Option<Vec<u8>> {
-    if n <= PACK_PIECE || bytes.len() != zp.packed_len(n) {
-        return zp.unpack_bytes(bytes, n);
+    let mut out = vec![0u8; n];
+    unpack_par_into(zp, bytes, &mut out, false).then_some(out)
+}
+
+/// [`unpack_par`] into `out` (`out.len()` elements), or with `add` added to it elementwise mod
+/// `p` (its entries must be below `p`): P0 sums the two provers' lists piece by piece as it
+/// unpacks the second, with no vector of it and no second pass. `false` for a malformed
+/// message (`out` is then unspecified).
+pub(crate) fn unpack_par_into(zp: Zp, bytes: &[u8], out: &mut [u8], add: bool) -> bool {
+    let n = out.len();
+    if bytes.len() != zp.packed_len(n) {
+        return false;
     }
     let piece = zp.packed_len(PACK_PIECE);
-    let pieces: Option<Vec<Vec<u8>>> = bytes
-        .par_chunks(piece)
-        .enumerate()
-        .map(|(c, b)| zp.unpack_bytes(b, PACK_PIECE.min(n - c * PACK_PIECE)))
-        .collect();
-    pieces.map(|p| p.concat())
+    let p = zp.p() as u16;
+    let one = |(b, o): (&[u8], &mut [u8])| {
+        if !add {
+            return zp.unpack_bytes_into(b, o);
+        }
+        let mut v = vec![0u8; o.len()];
+        if !zp.unpack_bytes_into(b, &mut v) {
+            return false;
+        }
+        for (s, x) in o.iter_mut().zip(v) {
+            // Both below p: one conditional subtraction reduces the sum.
+            let t = u16::from(*s) + u16::from(x);
+            *s = (if t >= p { t - p } else { t }) as u8;
+        }
+        true
+    };
+    if n <= PACK_PIECE {
+        return one((bytes, out));
+    }
+    bytes.par_chunks(piece).zip(out.par_chunks_mut(PACK_PIECE)).all(one)
 }
 
 /// Bytes read from the PRG at a time.
@@ -250,6 +274,15 @@ mod tests {
                     "p = {p}, n = {n}"
                 );
                 assert_eq!(unpack_par(zp, &packed, n + 8), None, "a wrong length is refused");
+                // Unpacked onto a vector of the same length: the sum mod p.
+                let mut w = vec![0u8; n];
+                d.fill(&mut w);
+                let mut sums = w.clone();
+                assert!(unpack_par_into(zp, &packed, &mut sums, true));
+                let expected: Vec<u8> =
+                    v.iter().zip(&w).map(|(&a, &b)| ((u32::from(a) + u32::from(b)) % p) as u8).collect();
+                assert_eq!(sums, expected, "p = {p}, n = {n}");
+                assert!(!unpack_par_into(zp, &packed, &mut vec![0u8; n + 8], true), "a wrong length");
                 if n > PACK_PIECE {
                     // A value ≥ p in the second piece and nonzero padding are refused.
                     let mut bad = v.clone();

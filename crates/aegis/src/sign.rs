@@ -41,7 +41,7 @@ use veil_mpc::{Ctx, MpcError, Result};
 pub use crate::claims::SignTamper;
 use crate::lists::{Masks, lists_mod};
 use crate::mul::{mask_sum, offline};
-use crate::prime::{Draws, Zp, pack_par, prime_for, unpack_par};
+use crate::prime::{Draws, Zp, pack_par, prime_for, unpack_par, unpack_par_into};
 use crate::share::{Aegis, Masked, Pair, recv_u64s, to_bytes, wrap};
 
 /// `φ(c)_i = Σ_{t≤i} c_t − 2c_i + 1 (mod p)`: for a binary `c` with a 1, exactly one zero, at the
@@ -260,7 +260,9 @@ impl Aegis {
                 .zip(rp.par_iter().zip(&rpp))
                 .map(|((list, &rx), (&a, &b))| {
                     let (ui, upi) = list.split_at(l);
-                    let e = u64::from(!ui.iter().zip(upi).any(|(&a, &b)| a == 0 && b != 0));
+                    // Branch-free over the whole list (vectorized; no early exit).
+                    let hit = ui.iter().zip(upi).fold(false, |h, (&a, &b)| h | ((a == 0) & (b != 0)));
+                    let e = u64::from(!hit);
                     let y = e ^ ((rx.wrapping_neg() & mask) >> top);
                     let mp = y.wrapping_sub(a) & mask;
                     (mp, mp.wrapping_mul(rx).wrapping_add(b) & mask)
@@ -298,27 +300,33 @@ impl Aegis {
             pw.deltas[element] ^= 1;
         }
         let first = me == 1;
-        let mut lists = vec![0u8; n * 2 * l];
         let mask = wrap(self.l());
-        let chunk = |(c, out): (usize, &mut [u8])| {
+        let shift = match tamper {
+            Some(SignTamper::ShiftLists { elements }) => elements,
+            _ => 0,
+        };
+        // Chunk by chunk: the lists, then their packing while they are in cache. Each chunk's
+        // `2l` entries per element are a multiple of 8, so its packed bytes end on a byte
+        // boundary and the pieces, concatenated, are the whole lists packed.
+        let chunk = |c: usize| {
+            let elements = c * MASK_CHUNK..((c + 1) * MASK_CHUNK).min(n);
+            let mut out = vec![0u8; elements.len() * 2 * l];
             let mut draws = pw.chunk(c, zp.p());
-            for (j, el) in out.chunks_exact_mut(2 * l).enumerate() {
-                let i = c * MASK_CHUNK + j;
+            for (i, el) in elements.zip(out.chunks_exact_mut(2 * l)) {
                 let masks = Masks::draw_lists(&mut draws, l, pw.deltas[i]);
                 let (u, up) = el.split_at_mut(l);
                 let shares = &bits[i * (l - 1)..(i + 1) * (l - 1)];
                 lists_mod(zp.p(), l, x.m[i] & mask, first, shares, &masks, u, up);
+                if i < shift {
+                    u.iter_mut().for_each(|v| *v = zp.add(u32::from(*v), 1) as u8);
+                }
             }
+            zp.pack(&out)
         };
-        lists.par_chunks_mut(MASK_CHUNK * 2 * l).enumerate().for_each(chunk);
+        let pieces: Vec<Vec<u8>> = (0..n.div_ceil(MASK_CHUNK)).into_par_iter().map(chunk).collect();
         drop(bits);
-        if let Some(SignTamper::ShiftLists { elements }) = tamper {
-            for out in lists.chunks_exact_mut(2 * l).take(elements) {
-                out[..l].iter_mut().for_each(|v| *v = zp.add(u32::from(*v), 1) as u8);
-            }
-        }
-        let packed = pack_par(zp, &lists);
-        drop(lists);
+        let packed = pieces.concat();
+        drop(pieces);
         ctx.net().send(0, packed)?;
         let gamma2 = match &gamma1 {
             Some(g1) => {
@@ -418,17 +426,11 @@ impl Aegis {
     /// P0 receives both lists from P1 and P2 and adds them: per element `u` then `u'`, `l`
     /// entries each.
     fn recv_lists(&self, ctx: &mut Ctx, n: usize, l: usize, zp: Zp) -> Result<Vec<u8>> {
-        let mut sums = Vec::new();
+        let mut sums = vec![0u8; 2 * n * l];
         for from in [1, 2] {
             let msg = ctx.recv_at_most(from, zp.packed_len(2 * n * l))?;
-            let lists = unpack_par(zp, &msg, 2 * n * l)
-                .ok_or_else(|| MpcError::Malformed { from, what: "masked Z_p lists".into() })?;
-            if sums.is_empty() {
-                sums = lists;
-            } else {
-                sums.par_iter_mut()
-                    .zip(lists)
-                    .for_each(|(s, v)| *s = zp.add(u32::from(*s), u32::from(v)) as u8);
+            if !unpack_par_into(zp, &msg, &mut sums, from == 2) {
+                return Err(MpcError::Malformed { from, what: "masked Z_p lists".into() });
             }
         }
         Ok(sums)

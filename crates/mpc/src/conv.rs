@@ -66,6 +66,23 @@ impl Conv2d {
         (y < h && x < w).then_some(((b * h + y) * w + x) * c)
     }
 
+    /// [`Conv2d::source`] for every kernel offset of patch row `row`, `(ky, kx)` row-major: the
+    /// row's position is found once (three divisions) instead of per offset.
+    pub fn row_sources(&self, row: usize) -> impl Iterator<Item = Option<usize>> + '_ {
+        let [_, h, w, c] = self.input;
+        let [oh, ow] = self.output;
+        let (b, oy, ox) = (row / (oh * ow), row / ow % oh, row % ow);
+        let (y0, x0) = (oy * self.stride[0], ox * self.stride[1]);
+        let [kh, kw] = self.kernel;
+        (0..kh).flat_map(move |ky| {
+            let y = (y0 + ky).checked_sub(self.pad[0]).filter(|&y| y < h);
+            (0..kw).map(move |kx| {
+                let x = (x0 + kx).checked_sub(self.pad[1]).filter(|&x| x < w)?;
+                Some(((b * h + y?) * w + x) * c)
+            })
+        })
+    }
+
     /// The patch matrix as flat input indices, row-major (`None`: a zero of the padding).
     pub fn index_map(&self) -> Vec<Option<usize>> {
         let [kh, kw] = self.kernel;
@@ -86,6 +103,23 @@ impl Conv2d {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_row_s_sources_are_those_of_each_offset() {
+        for conv in [
+            Conv2d::new([2, 5, 4, 3], [3, 2], [2, 1], [1, 0], [3, 3]).unwrap(),
+            Conv2d::new([1, 3, 3, 2], [2, 2], [1, 1], [1, 1], [3, 3]).unwrap(),
+        ] {
+            let [kh, kw] = conv.kernel;
+            for row in 0..conv.rows() {
+                let direct: Vec<_> = (0..kh)
+                    .flat_map(|ky| (0..kw).map(move |kx| (ky, kx)))
+                    .map(|(ky, kx)| conv.source(row, ky, kx))
+                    .collect();
+                assert_eq!(conv.row_sources(row).collect::<Vec<_>>(), direct, "row {row}");
+            }
+        }
+    }
 
     #[test]
     fn the_index_map_reads_the_shifted_window_and_zeros_outside() {

@@ -88,32 +88,41 @@ impl Zp {
     /// [`Zp::unpack`] into bytes, for `p < 256` (`None` for a larger `p`): eight elements per
     /// word written in place, then one pass that checks every element is below `p`.
     pub fn unpack_bytes(self, bytes: &[u8], n: usize) -> Option<Vec<u8>> {
+        let mut out = vec![0u8; n];
+        self.unpack_bytes_into(bytes, &mut out).then_some(out)
+    }
+
+    /// [`Zp::unpack_bytes`] into `out` (`out.len()` elements), for a caller that reuses its
+    /// buffer or unpacks pieces of one message in place: `false` (and `out` unspecified) for a
+    /// malformed message or a `p` above 256.
+    pub fn unpack_bytes_into(self, bytes: &[u8], out: &mut [u8]) -> bool {
+        let n = out.len();
         let w = self.wire_bits() as usize;
         if w > 7 || bytes.len() != self.packed_len(n) {
-            return if w == 8 && bytes.len() == n && bytes.iter().all(|&x| u32::from(x) < self.p) {
-                Some(bytes.to_vec())
-            } else {
-                None
-            };
+            if w == 8 && bytes.len() == n && bytes.iter().all(|&x| u32::from(x) < self.p) {
+                out.copy_from_slice(bytes);
+                return true;
+            }
+            return false;
         }
         let mask = (1u64 << w) - 1;
-        let mut out = vec![0u8; n];
         let groups = n / 8;
         let (whole, tail) = bytes.split_at(groups * w);
         match w {
-            7 => spread::<7>(whole, &mut out),
-            6 => spread::<6>(whole, &mut out),
-            5 => spread::<5>(whole, &mut out),
-            4 => spread::<4>(whole, &mut out),
-            3 => spread::<3>(whole, &mut out),
-            2 => spread::<2>(whole, &mut out),
-            _ => spread::<1>(whole, &mut out),
+            7 => spread::<7>(whole, out),
+            6 => spread::<6>(whole, out),
+            5 => spread::<5>(whole, out),
+            4 => spread::<4>(whole, out),
+            3 => spread::<3>(whole, out),
+            2 => spread::<2>(whole, out),
+            _ => spread::<1>(whole, out),
         }
         // The last `n mod 8` elements, and a zero padding.
         let (mut acc, mut bits, mut next) = (0u64, 0usize, tail.iter());
         for d in &mut out[8 * groups..] {
             while bits < w {
-                acc |= u64::from(*next.next()?) << bits;
+                let Some(&b) = next.next() else { return false };
+                acc |= u64::from(b) << bits;
                 bits += 8;
             }
             *d = (acc & mask) as u8;
@@ -122,7 +131,7 @@ impl Zp {
         }
         // The largest element, by a reduction that vectorises (no early exit).
         let largest = out.iter().fold(0u8, |m, &x| m.max(x));
-        (acc == 0 && next.next().is_none() && u32::from(largest) < self.p).then_some(out)
+        acc == 0 && next.next().is_none() && u32::from(largest) < self.p
     }
 
     /// `n` elements from [`Zp::pack`]'s bytes; `None` unless the length is exact, every element

@@ -1,15 +1,16 @@
 //! Π_Pos's work on one chunk of elements ([`super`]): the chunks and their seeds, the
 //! verifier's combination coefficients, a prover's shares of the lists and its shares of the
 //! MACs of their combinations (through the vector path of [`crate::lists_simd`] where the
-//! processor has AVX-512 BW). No messages: the rounds are in [`super`].
+//! processor has AVX-512 BW, else an AVX2 build of the portable kernels, [`crate::lists_avx2`]).
+//! No messages: the rounds are in [`super`].
 
 use std::ops::Range;
 
 use veil_crypto::{Prg, Seed};
 use veil_mpc::PartyId;
 
-use crate::lists::{LANES, Masks, bits_of, lists_mod, weights_mod};
-use crate::prime::{Draws, Zp};
+use crate::lists::{LANES, Masks, bits_of, combos_mod, lists_mod};
+use crate::prime::Draws;
 use std::sync::Arc;
 
 use veil_mpc::{MpcError, Result};
@@ -277,7 +278,7 @@ pub(super) fn element_combos(
     portable_combos(p, l, m, mk, mac, kappa, sigma)
 }
 
-/// [`element_combos`] through the portable weights.
+/// [`element_combos`] through the portable weights ([`crate::lists::combos_mod`]).
 pub(super) fn portable_combos(
     p: u32,
     l: usize,
@@ -287,17 +288,7 @@ pub(super) fn portable_combos(
     kappa: &[u8; MAC_KEYS],
     sigma: &[[u8; LANES]],
 ) -> [u32; MAC_KEYS] {
-    let zp = Zp::new(p);
-    let mut g = vec![[0u8; LANES]; l - 1];
-    let mut h = [0u16; LANES];
-    weights_mod(p, l, m, mk, sigma, &mut g, &mut h);
-    let mut x: [u32; MAC_KEYS] = std::array::from_fn(|q| u32::from(h[q]) * u32::from(kappa[q]));
-    for (q, ms) in mac.chunks_exact(l - 1).enumerate() {
-        for (gs, &mv) in g.iter().zip(ms) {
-            x[q] += u32::from(gs[q]) * u32::from(mv);
-        }
-    }
-    x.map(|v| zp.reduce(v))
+    combos_mod(p, l, m, mk, mac, kappa, sigma)
 }
 
 #[cfg(test)]
