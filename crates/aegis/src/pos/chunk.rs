@@ -275,19 +275,6 @@ pub(super) fn element_combos(
         return x;
     }
     let _ = tables;
-    portable_combos(p, l, m, mk, mac, kappa, sigma)
-}
-
-/// [`element_combos`] through the portable weights ([`crate::lists::combos_mod`]).
-pub(super) fn portable_combos(
-    p: u32,
-    l: usize,
-    m: u64,
-    mk: &Masks,
-    mac: &[u8],
-    kappa: &[u8; MAC_KEYS],
-    sigma: &[[u8; LANES]],
-) -> [u32; MAC_KEYS] {
     combos_mod(p, l, m, mk, mac, kappa, sigma)
 }
 
@@ -333,7 +320,7 @@ mod tests {
                 kappa = [126; MAC_KEYS];
             }
             let fast = element_combos(p, l, m, &mk, &mac, &kappa, &sigma, Some(&tables));
-            let slow = portable_combos(p, l, m, &mk, &mac, &kappa, &sigma);
+            let slow = combos_mod(p, l, m, &mk, &mac, &kappa, &sigma);
             assert_eq!(fast, slow, "trial {trial}");
         }
     }
