@@ -3,6 +3,9 @@
 
 use veil_aegis::{Aegis, Masked};
 use veil_mpc::harness::simulate;
+
+mod common;
+use common::{aborted, random_values};
 use veil_mpc::{Ctx, Result};
 
 /// Runs `f` on the three servers; returns P0's result.
@@ -13,16 +16,6 @@ fn run3<T: Send>(seed: u64, f: impl Fn(&mut Ctx) -> Result<T> + Sync) -> Vec<T> 
 fn signed(v: u64, l: u32) -> i128 {
     let v = i128::from(v);
     if v >= 1 << (l - 1) { v - (1i128 << l) } else { v }
-}
-
-fn random_values(seed: u64, n: usize, l: u32) -> Vec<u64> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            if l == 64 { s } else { s & ((1 << l) - 1) }
-        })
-        .collect()
 }
 
 /// P0 shares `x`, `op` runs, the result is opened to all.
@@ -247,12 +240,6 @@ fn check_after(
         }
         a.check(ctx)
     })
-}
-
-fn aborted(results: &[Result<()>]) -> bool {
-    results
-        .iter()
-        .all(|r| r.as_ref().is_err_and(|e| e.to_string().contains("batch multiplication verification")))
 }
 
 #[test]

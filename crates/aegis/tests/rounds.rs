@@ -7,21 +7,8 @@ use veil_aegis::{Aegis, Pairing};
 use veil_mpc::Result;
 use veil_mpc::harness::simulate;
 
-fn random_values(seed: u64, n: usize, l: u32) -> Vec<u64> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            if l == 64 { s } else { s & ((1 << l) - 1) }
-        })
-        .collect()
-}
-
-fn aborted(results: &[Result<()>]) -> bool {
-    results
-        .iter()
-        .all(|r| r.as_ref().is_err_and(|e| e.to_string().contains("batch multiplication verification")))
-}
+mod common;
+use common::{aborted, random_values};
 
 #[test]
 fn a_reduction_share_changed_after_its_commitment_aborts_and_two_halvings_cost_two_rounds() {
