@@ -85,15 +85,11 @@ impl Conv2d {
 
     /// The patch matrix as flat input indices, row-major (`None`: a zero of the padding).
     pub fn index_map(&self) -> Vec<Option<usize>> {
-        let [kh, kw] = self.kernel;
         let c = self.input[3];
         let mut idx = Vec::with_capacity(self.rows() * self.cols());
         for row in 0..self.rows() {
-            for ky in 0..kh {
-                for kx in 0..kw {
-                    let at = self.source(row, ky, kx);
-                    idx.extend((0..c).map(|ch| at.map(|s| s + ch)));
-                }
+            for at in self.row_sources(row) {
+                idx.extend((0..c).map(|ch| at.map(|s| s + ch)));
             }
         }
         idx
