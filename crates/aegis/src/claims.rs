@@ -102,13 +102,6 @@ impl GrVec {
         GrVec { m: s(&self.m), one: s(&self.one), two: s(&self.two) }
     }
 
-    /// `self ← c · self` in place, for a public `c` (in parallel: a claim may be long).
-    pub(crate) fn scale(&mut self, c: &Gr) {
-        for v in [&mut self.m, &mut self.one, &mut self.two] {
-            v.par_iter_mut().for_each(|x| *x = c.mul(x));
-        }
-    }
-
     /// In place, `V'_i = V_{2i} + ζ·(V_{2i+1} − V_{2i})` (even length), component by component.
     pub(crate) fn fold(&mut self, zeta: &Gr) {
         for v in [&mut self.m, &mut self.one, &mut self.two] {

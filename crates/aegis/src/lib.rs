@@ -51,6 +51,7 @@ mod challenge;
 mod claims;
 pub mod columns;
 mod family;
+mod final_check;
 mod freivalds;
 mod lists;
 mod lists_avx2;

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use veil_crypto::Prg;
 use veil_ring::Gr;
 
-use crate::claims::{Claim, Entry, GrVec, Recorded, Terms, add_entries, cross_sum, monomials, pair_sums};
+use crate::claims::{Claim, Entry, GrVec, Recorded, Terms, add_entries, monomials, pair_sums};
 use crate::columns::Columns;
 use crate::freivalds::compress_matmul;
 use crate::verify::{FINAL_DIMENSION, FINAL_LIMIT};
@@ -25,14 +25,16 @@ pub(crate) const CHEAP_HELD: usize = 8 * FINAL_DIMENSION;
 /// after the other cost four, and its second step's products three times a step's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pairing {
-    /// Every halving alone: `2R + 6` rounds, the least computation.
+    /// Every halving alone and the final check after them: `2R + 6` rounds, the least
+    /// computation.
     Never,
     /// The pairs whose second step costs about what it would alone (the default): lazy steps
-    /// of short entries and short held claims (LeNet at batch 30: 22 rounds).
+    /// of short entries and short held claims, and the final check's first half with the last
+    /// halving where few entries precede it (LeNet at batch 30: 22 rounds; at batch 1: 12).
     WhereCheap,
-    /// Every pair the memory allows: `R + 6` rounds for an even `R`, for links where a round
-    /// costs more than the computation (LeNet at batch 30: 16 rounds instead of 22, 1.2 s more
-    /// on two Zen 1 cores).
+    /// Every pair the memory allows, and the final check's first half with the last halving:
+    /// `R + 4` rounds for an even `R`, for links where a round costs more than the computation
+    /// (LeNet at batch 30: 14 rounds instead of 22, 1.3 s more on two Zen 1 cores).
     Always,
 }
 use veil_mpc::Result;
@@ -129,6 +131,55 @@ impl Reduction {
             }
         }
         active
+    }
+
+    /// Whether claim `k` would be reduced again after `folds` more halvings (as
+    /// [`Reduction::next_step`] would decide then): a held claim's halvings pad each odd result
+    /// with a zero entry.
+    pub(crate) fn continues_after(&self, k: usize, folds: usize) -> bool {
+        let (part, budget) = &self.parts[k];
+        let len = match part {
+            Part::Held(_) => crate::final_check::folded_len(part.len(), folds),
+            Part::Lazy(..) => part.len() >> folds,
+        };
+        len > self.target && (budget.saturating_sub(folds) > 0 || len > FINAL_LIMIT)
+    }
+
+    /// Entries of every claim, in all.
+    pub(crate) fn entries(&self) -> usize {
+        self.parts.iter().map(|(p, _)| p.len()).sum()
+    }
+
+    /// Materializes every claim still reduced lazily, if they hold at most `limit` entries
+    /// in all; whether every claim is then held in GR. The folds to come give the same entries
+    /// either way.
+    pub(crate) fn hold_all(&mut self, limit: usize) -> bool {
+        let lazy: usize =
+            self.parts.iter().filter(|(p, _)| matches!(p, Part::Lazy(..))).map(|(p, _)| p.len()).sum();
+        if lazy > limit {
+            return false;
+        }
+        for (part, _) in &mut self.parts {
+            if let Part::Lazy(columns, z) = part {
+                let (xs, ys) = columns.materialize();
+                *part = Part::Held((xs, ys, z.clone()));
+            }
+        }
+        true
+    }
+
+    /// The claims' `X` as the final check's first half deals them, each before `folds[k]`
+    /// more halvings ([`Reduction::hold_all`] must have held them: a lazy claim has no entries
+    /// yet).
+    pub(crate) fn pieces(&self, folds: &[usize]) -> Vec<crate::final_check::Piece<'_>> {
+        self.parts
+            .iter()
+            .zip(folds)
+            .filter_map(|((part, _), &folds)| match part {
+                Part::Held((xs, _, _)) => Some(crate::final_check::Piece { xs, folds }),
+                Part::Lazy(..) => None,
+            })
+            .collect()
     }
 
     /// This party's local parts of the step's two inner products per claim, `Σ X_{2i}·Y_{2i}`
@@ -248,36 +299,35 @@ impl Reduction {
     /// plain sum of claims reduced at different points could cancel a 2-torsion error (a server
     /// may shift a reduction's `h(0)` by the other claim's error `E` when `2E = 0`); random
     /// coefficients from a seed drawn after both errors were fixed cannot. Every claim is
-    /// materialized: the final check multiplies each entry by `α`.
-    pub(crate) fn into_final(self, coeffs: &mut Prg) -> (Final, Vec<Gr>) {
+    /// materialized: the final check multiplies each entry by `α` (and then by its claim's
+    /// coefficient, [`Final::coeffs`]).
+    pub(crate) fn into_final(self, coeffs: &mut Prg) -> Final {
         let single = self.parts.len() == 1;
-        let mut fin = Final { held: vec![], z: zero_one() };
-        let mut used = vec![];
+        let mut fin = Final { held: vec![], coeffs: vec![], z: zero_one() };
         for (part, _) in self.parts {
             let r = if single { Gr::embed(1) } else { Gr::random(coeffs) };
-            let (mut xs, ys, z) = match part {
+            let (xs, ys, z) = match part {
                 Part::Lazy(mut columns, z) => {
                     let (xs, ys) = columns.materialize();
                     (xs, ys, z)
                 }
                 Part::Held(claim) => claim,
             };
-            if !single {
-                xs.scale(&r);
-            }
             fin.z = fin.z.add(&z.times(&r));
             fin.held.push((xs, ys));
-            used.push(r);
+            fin.coeffs.push(r);
         }
-        (fin, used)
+        fin
     }
 }
 
-/// The claim of the final check, `Σ_k Σ_i X_{k,i}·Y_{k,i} = Z`, in the pieces it was reduced
-/// in: no vector of them is copied into one.
+/// The claim of the final check, `Σ_k c_k·Σ_i X_{k,i}·Y_{k,i} = Z`, in the pieces it was
+/// reduced in: no vector of them is copied into one.
 pub(crate) struct Final {
-    /// The claims' vectors, `X` already times its coefficient.
+    /// The claims' vectors.
     pub(crate) held: Vec<(GrVec, GrVec)>,
+    /// Each claim's coefficient `c_k` (1 for a single claim).
+    pub(crate) coeffs: Vec<Gr>,
     pub(crate) z: GrVec,
 }
 
@@ -285,42 +335,6 @@ impl Final {
     /// Entries of the claims, which the final check multiplies by `α`.
     pub(crate) fn held_len(&self) -> usize {
         self.held.iter().map(|(xs, _)| xs.len()).sum()
-    }
-
-    /// Each entry as `(claim, entry, its index among all entries)`.
-    pub(crate) fn held_entries(&self) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
-        let mut offset = 0;
-        self.held.iter().enumerate().flat_map(move |(k, (xs, _))| {
-            let start = offset;
-            offset += xs.len();
-            (0..xs.len()).map(move |i| (k, i, start + i))
-        })
-    }
-
-    /// This party's local part of the masked inner product `Σ_i a_i·b_i` over every entry,
-    /// `(a_i, b_i) = pair(claim, entry, index among all entries)`
-    /// ([`crate::claims::cross_sum`]), in parallel over blocks of entries.
-    pub(crate) fn cross_sum_by(
-        &self,
-        me: usize,
-        pair: impl Fn(usize, usize, usize) -> (Entry, Entry) + Sync,
-    ) -> Gr {
-        let mut total = Gr::ZERO;
-        let mut offset = 0;
-        for (k, (xs, _)) in self.held.iter().enumerate() {
-            let len = xs.len();
-            let part = (0..len.div_ceil(HELD_BLOCK))
-                .into_par_iter()
-                .map(|b| {
-                    let block = b * HELD_BLOCK..((b + 1) * HELD_BLOCK).min(len);
-                    let pairs: Vec<(Entry, Entry)> = block.map(|i| pair(k, i, offset + i)).collect();
-                    cross_sum(me, pairs.iter().map(|(a, b)| (a, b)))
-                })
-                .reduce(|| Gr::ZERO, |a, b| a.add(&b));
-            total.add_assign(&part);
-            offset += len;
-        }
-        total
     }
 }
 

@@ -577,7 +577,7 @@ impl Aegis {
         // After the sign checks' inputs, the last values P1 and P2 hold jointly.
         self.compare_joint(ctx)?;
         ctx.net().next_lane(&mut lanes);
-        let reduced = if full { self.reduce_products(ctx, recorded, !late.is_empty())? } else { None };
+        let reduced = if full { self.reduce_products(ctx, recorded, &late, &lanes)? } else { None };
         ctx.net().end_lanes(lanes);
         match reduced {
             Some(r) => self.final_check(ctx, r, &late),

@@ -37,9 +37,14 @@
 //!    random dummy, `Y'_i = Y_i + γ·D_i` and `Z' = Z + γ·T` with the masked inner product
 //!    `⟨T⟩ = ⟨Σ X_i·D_i⟩`, `γ` drawn by a challenge after `T` and the `W_i` are fixed (an
 //!    error in `T` leaves `α·γ·e_T`, caught like `E`). Cost: four rounds (a challenge, an
-//!    exchange, the opening), `N' + 2` GR elements from P0, `N' + 2` each way between P1 and
-//!    P2 (the paper's check: `2N' + 3` from P0, two rounds). Every claim, the truncation
-//!    pairs' bit products too, is materialized for it: each entry is multiplied by `α`.
+//!    exchange, the opening), two where its first half travels with the last halving (below),
+//!    `N' + 2` GR elements from P0, `N' + 2` each way between P1 and P2 (the paper's check:
+//!    `2N' + 3` from P0, two rounds). Every claim, the truncation pairs' bit products too, is
+//!    materialized for it: each entry is multiplied by `α`. The two halves are
+//!    `crate::final_check`. The opening cannot share a round with the exchange of `Δ`'s
+//!    shares: a rushing prover that saw the other's share of `Δ` before sending its own could
+//!    choose its hash-checked pieces to make any `Δ` open as 0, so `Δ` is fixed (exchanged)
+//!    before it is opened.
 //!
 //! Communication: per reduction two GR inner products (`2 × 512` bytes from P0, `2 × 512` each
 //! way between P1 and P2) and a challenge of **2 rounds**: P1 and P2 exchange their shares in
@@ -72,18 +77,33 @@
 //! ways form their accumulators once and combine them three times,
 //! `crate::columns::Columns::local_poly`). So the default, [`crate::Pairing::WhereCheap`],
 //! pairs only where the second step costs about what it would alone: lazy steps of entries of
-//! at most 4 slots and short held claims. LeNet at batch 30 on two Zen 1 cores, same sitting:
-//! one halving at a time 26 rounds and 4.55–4.78 s; the default 22 rounds and 4.71–5.07 s;
-//! [`crate::Pairing::Always`] 16 rounds and 5.9–6.1 s (VGG-16 at batch 30: 22 rounds instead
-//! of 38, 1 364 s instead of 981), for links where a round costs more than that. With
+//! at most 4 slots and short held claims. LeNet at batch 30 on two Zen 1 cores, same sitting
+//! (three runs each): one halving at a time 26 rounds and 4.40 s; the default 22 rounds and
+//! 4.28–4.34 s; [`crate::Pairing::Always`] 14 rounds and 5.58–5.65 s (VGG-16 at batch 30:
+//! 22 rounds instead of 38, 1 364 s instead of 981), for links where a round costs more than
+//! that. With
 //! `Always`, a lazy claim that the second step would materialize is materialized for the
 //! pair's first (its entries, twice as many) when that holds at most `2·MATERIALIZE_AT`
 //! entries; a longer one (VGG-16 at batch 30) takes that step alone.
 //!
-//! Total: `2` for the coefficients, `2` per pair of halvings or lone halving, `4` for the final
-//! check (its first deal follows the last challenge's release; then the dummies' challenge,
-//! the exchange of `m_Δ` and the opening): from `2R + 6` with no pairs to `R + 6` for an even
-//! `R` with all. The sign checks (`crate::pos`, 4 rounds) and P1 and P2's comparison of their
+//! **The final check's first half with the last halving** (`crate::final_check`). The first
+//! half's values (`α·X_i`, `Σ X_i·D_i`) are linear in the entries, so they can be dealt on
+//! the entries before the last halving's fold (twice as many, four times before a pair) and
+//! folded by the parties once `ζ` is known; their shares then travel in the last halving's
+//! challenge, whose seed draws `ζ`, then `γ` and the `ρ_j`. Every tested value is fixed
+//! before any of them is drawn, so soundness is unchanged, and the first half's own
+//! challenge (2 rounds) goes. It costs the longer deal: [`Pairing::Never`] never does it,
+//! [`Pairing::Always`] does it whenever the claims' entries before the last step fit in
+//! [`EARLY_FINAL_LIMIT`], and the default only where they fit in [`CHEAP_FIRST_HALF`]
+//! (LeNet at batches up to 8, S-NN; LeNet at batch 30 ends with 16 384 entries before its
+//! last pair, where the early deal costs about 0.1 s more per party on two Zen 1 cores, more than two
+//! rounds on a LAN).
+//!
+//! Total: `2` for the coefficients, `2` per pair of halvings or lone halving, `2` for the
+//! final check whose first half travelled with the last halving, `4` otherwise (its first
+//! deal follows the last challenge's release; then the dummies' challenge, the exchange of
+//! `m_Δ` and the opening): from `2R + 6` with no pairs and no early first half to `R + 4`
+//! for an even `R` with all. The sign checks (`crate::pos`, 4 rounds) and P1 and P2's comparison of their
 //! joint digests (1) run beside the reductions, in a lane of their own ([`Aegis::check`]):
 //! their equality claims enter the final check with coefficients drawn there
 //! (`Elementwise`), after both lanes, so the whole verification takes the reductions' lane and
@@ -101,15 +121,16 @@
 
 use std::sync::Arc;
 
-use rayon::prelude::*;
 use veil_crypto::{Prg, Seed};
 use veil_mpc::{Ctx, MpcError, Result};
+use veil_net::Lanes;
 use veil_ring::Gr;
 
 use crate::challenge;
 pub use crate::claims::Terms;
-use crate::claims::{BitProducts, Entry, GrVec, Recorded, cross_term, gr_bytes, gr_digest, gr_from, recv_gr};
-use crate::reduction::{Final, Reduction};
+use crate::claims::{BitProducts, GrVec, Recorded, gr_bytes, gr_digest, gr_from, recv_gr};
+use crate::final_check::{FirstHalf, Opened, Reduced};
+use crate::reduction::{Pairing, Reduction};
 use crate::share::{Aegis, Masked};
 
 /// The most halvings a claim gets (the paper's `R`; [`Aegis::with_reductions`] sets another):
@@ -125,6 +146,20 @@ pub const REDUCTIONS: usize = 10;
 /// `α·X_i` and dummy). Only a claim of more than `2^R · FINAL_LIMIT` terms gets more rounds:
 /// LeNet at batch 30 (4.2 million) does not, VGG-16 does.
 pub const FINAL_LIMIT: usize = 1 << 14;
+
+/// Most entries still reduced lazily that the last halving materializes for the final check's
+/// first half to travel with it (module docs, "The final check's first half with the last
+/// halving"): the entries before a pair's folds, four times the final check's. Past it (a claim
+/// whose halvings stop while it is still lazy and long), the first half takes a challenge of
+/// its own.
+pub const EARLY_FINAL_LIMIT: usize = 4 * FINAL_LIMIT;
+
+/// Most entries the final check's first half deals before the last halving by default
+/// ([`Pairing::WhereCheap`]): four times [`FINAL_DIMENSION`], the entries before a pair of
+/// halvings that ends there. Dealt before the folds, the first half costs each party about
+/// 25 ms more there (two Zen 1 cores) and saves two rounds; for LeNet at batch 30 (16 384 such
+/// entries) it cost 0.1 s more.
+pub const CHEAP_FIRST_HALF: usize = 4 * FINAL_DIMENSION;
 
 /// Reductions stop at this dimension (the final check deals `N' + 2` GR elements: 512 KiB from
 /// P0 here, and as much each way between P1 and P2). The paper leaves `N/2^R` around
@@ -190,7 +225,7 @@ impl Aegis {
     }
 
     /// A random `⟨v⟩` over GR nobody knows (no communication).
-    fn gr_random(&self, ctx: &mut Ctx, what: &str, n: usize) -> Result<GrVec> {
+    pub(crate) fn gr_random(&self, ctx: &mut Ctx, what: &str, n: usize) -> Result<GrVec> {
         let me = Self::check_server(ctx)?;
         let masks = self.gr_masks(ctx, what, n)?;
         let m = if me == 0 { vec![] } else { self.gr_pair_random(ctx, 3 - me, &format!("{what}/m"), n)? };
@@ -199,7 +234,7 @@ impl Aegis {
 
     /// Random masks `[r]_1`, `[r]_2` of `n` GR values, with no masked value: the output masks
     /// of masked products (no communication).
-    fn gr_masks(&self, ctx: &mut Ctx, what: &str, n: usize) -> Result<GrVec> {
+    pub(crate) fn gr_masks(&self, ctx: &mut Ctx, what: &str, n: usize) -> Result<GrVec> {
         let me = Self::check_server(ctx)?;
         let one = if me != 2 {
             self.gr_pair_random(ctx, if me == 0 { 1 } else { 0 }, &format!("{what}/1"), n)?
@@ -216,7 +251,7 @@ impl Aegis {
 
     /// P0's deal of GR values `v`: P1's share comes from the PRG it shares with P0, P2's share
     /// (returned, to send) is the rest, 512 bytes per element.
-    fn deal_out(&self, ctx: &mut Ctx, what: &str, v: &[Gr]) -> Result<Vec<u8>> {
+    pub(crate) fn deal_out(&self, ctx: &mut Ctx, what: &str, v: &[Gr]) -> Result<Vec<u8>> {
         let mut g = ctx.pair_prg(1, what)?;
         let mut out = Vec::with_capacity(v.len() * 512);
         for a in v {
@@ -227,14 +262,14 @@ impl Aegis {
 
     /// P1's or P2's share of a deal of `n` values: from the PRG shared with P0 at P1, from
     /// P0's next message at P2.
-    fn deal_in(&self, ctx: &mut Ctx, what: &str, n: usize) -> Result<Vec<Gr>> {
+    pub(crate) fn deal_in(&self, ctx: &mut Ctx, what: &str, n: usize) -> Result<Vec<Gr>> {
         match Self::check_server(ctx)? {
             1 => self.gr_pair_random(ctx, 0, what, n),
             _ => recv_gr(ctx, 0, n),
         }
     }
     /// Opens `⟨v⟩` over GR to every server with the hash-checked reconstruction.
-    fn gr_open(&self, ctx: &mut Ctx, v: &GrVec) -> Result<Vec<Gr>> {
+    pub(crate) fn gr_open(&self, ctx: &mut Ctx, v: &GrVec) -> Result<Vec<Gr>> {
         let me = Self::check_server(ctx)?;
         let n = v.len();
         let (m, r1, r2) = match me {
@@ -276,18 +311,21 @@ impl Aegis {
     /// revealed.
     ///
     /// Its messages depend on nothing but the recorded products and this party's seeds, so it
-    /// runs in a lane of its own beside the sign checks ([`Aegis::check`]). The coefficients'
-    /// challenge comes first; then the halvings go two at a time (module docs, "Pipelined
-    /// halvings"): a step's sums as values and the next step's as polynomials in the first
-    /// step's `ζ`, each with a challenge of its own ([`crate::challenge`]), both in the same two
-    /// rounds.
+    /// runs in a lane of its own beside the sign checks ([`Aegis::check`]), until the final
+    /// check's first half joins the last halving (module docs, "The final check's first half
+    /// with the last halving"): from there on it waits for the sign checks' lane (`lanes`),
+    /// whose claims `late` that half deals. The coefficients' challenge comes first; then the
+    /// halvings go two at a time (module docs, "Pipelined halvings"): a step's sums as values
+    /// and the next step's as polynomials in the first step's `ζ`, each with a challenge of its
+    /// own ([`crate::challenge`]), both in the same two rounds.
     pub(crate) fn reduce_products(
         &mut self,
         ctx: &mut Ctx,
         recorded: Vec<Recorded>,
-        late: bool,
+        late: &Elementwise,
+        lanes: &Lanes,
     ) -> Result<Option<Reduced>> {
-        if recorded.is_empty() && !late {
+        if recorded.is_empty() && late.is_empty() {
             return Ok(None);
         }
         let me = Self::check_server(ctx)?;
@@ -301,23 +339,39 @@ impl Aegis {
         // A cheating P0's record of the error its shifts left in each claim (negative tests).
         let cheat = if me == 0 { self.cancel_attempt } else { None };
         let mut errors = vec![Gr::ZERO; red.parts.len()];
+        // The final check's first half once dealt, and each claim's challenges after it.
+        let mut first: Option<FirstHalf> = None;
+        let mut zetas: Vec<Vec<Gr>> = vec![vec![]; red.parts.len()];
+        let mut opened = vec![];
         loop {
             let active = red.next_step();
             if active.is_empty() {
-                let (fin, coeffs) = red.into_final(&mut prg);
-                let error = errors.iter().zip(&coeffs).fold(Gr::ZERO, |s, (e, r)| s.add(&e.mul(r)));
-                return Ok(Some(Reduced { fin, cheat: cheat.map(|c| (c, error)) }));
+                let fin = red.into_final(&mut prg);
+                let error = errors.iter().zip(&fin.coeffs).fold(Gr::ZERO, |s, (e, r)| s.add(&e.mul(r)));
+                let opened = first.map(|first| Opened { first, m: opened, zetas, prg });
+                return Ok(Some(Reduced { fin, opened, cheat: cheat.map(|c| (c, error)) }));
             }
-            // P0 deals both steps before it reads a share; P1 and P2 send each step's shares
-            // as soon as they have them.
+            // P0 deals both steps (and the final check's first half after the last) before it
+            // reads a share; P1 and P2 send each step's shares as soon as they have them.
+            let tracked = |errors: &[Gr]| errors.iter().fold(Gr::ZERO, |s, e| s.add(e));
+            let alone_last = active.iter().all(|&k| !red.continues_after(k, 1));
             let mut steps = vec![self.open_step(ctx, &mut red, active, false, cheat)?];
+            if alone_last && self.first_half_early(&mut red) {
+                let cheat = cheat.map(|c| (c, tracked(&errors)));
+                first = Some(self.first_half_with(ctx, &red, &mut steps, (late, lanes), cheat)?);
+            }
             let mut pending = vec![];
             if me != 0 {
                 pending.push(self.send_step(ctx, &steps[0])?);
             }
-            let next = red.poly_step(&steps[0].active, self.pairing);
+            let next = if first.is_none() { red.poly_step(&steps[0].active, self.pairing) } else { None };
             if let Some(next) = next.filter(|n| !n.is_empty()) {
+                let pair_last = next.iter().all(|&k| !red.continues_after(k, 2));
                 steps.push(self.open_step(ctx, &mut red, next, true, cheat)?);
+                if pair_last && self.first_half_early(&mut red) {
+                    let cheat = cheat.map(|c| (c, tracked(&errors)));
+                    first = Some(self.first_half_with(ctx, &red, &mut steps, (late, lanes), cheat)?);
+                }
                 if me != 0 {
                     pending.push(self.send_step(ctx, &steps[1])?);
                 }
@@ -325,7 +379,11 @@ impl Aegis {
             let mut previous: Option<Gr> = None;
             for step in steps {
                 let p = if me == 0 { self.send_step(ctx, &step)? } else { take(&mut pending)? };
-                let (seed, m) = finish_with_shares(ctx, "verify/zeta", p, &step.share)?;
+                let (seed, mut m) = finish_with_shares(ctx, "verify/zeta", p, &step.share)?;
+                // The final check's first half's openings, where they travelled with this step.
+                if m.len() > step.own {
+                    opened = m.split_off(step.own);
+                }
                 prg = Prg::new(&seed);
                 let zeta = Gr::random(&mut prg);
                 let h = step.values(m, previous.as_ref());
@@ -339,8 +397,46 @@ impl Aegis {
                     errors[first].add_assign(&one_minus_2z.mul(&Gr::embed(c.shift)));
                 }
                 red.fold(&step.active, &h, &zeta);
+                if first.is_some() {
+                    for &k in &step.active {
+                        zetas[k].push(zeta);
+                    }
+                }
                 previous = Some(zeta);
             }
+        }
+    }
+
+    /// Deals the final check's first half on the entries before the pending folds of
+    /// `steps` (a lone step or a pair), its shares to travel with the last step's, after the
+    /// step's own.
+    fn first_half_with(
+        &self,
+        ctx: &mut Ctx,
+        red: &Reduction,
+        steps: &mut [Step],
+        (late, lanes): (&Elementwise, &Lanes),
+        cheat: Option<(CancelAttempt, Gr)>,
+    ) -> Result<FirstHalf> {
+        let second = steps.get(1).map_or(&[][..], |s| &s.active[..]);
+        let folds = fold_counts(red.parts.len(), &steps[0].active, second);
+        let half = self.final_first(ctx, &red.pieces(&folds), late, Some(lanes), cheat)?;
+        if let Some(last) = steps.last_mut() {
+            last.share.extend_from_slice(&half.share);
+        }
+        Ok(half)
+    }
+
+    /// Whether the final check's first half goes with the last halving under this
+    /// verification's [`Pairing`] (module docs, "The final check's first half with the last
+    /// halving"): with `Always` wherever the claims can be held in GR ([`EARLY_FINAL_LIMIT`]),
+    /// with `WhereCheap` where it deals at most [`CHEAP_FIRST_HALF`] entries, never with
+    /// `Never` (the least computation).
+    fn first_half_early(&self, red: &mut Reduction) -> bool {
+        match self.pairing {
+            Pairing::Never => false,
+            Pairing::WhereCheap => red.entries() <= CHEAP_FIRST_HALF && red.hold_all(EARLY_FINAL_LIMIT),
+            Pairing::Always => red.hold_all(EARLY_FINAL_LIMIT),
         }
     }
 
@@ -373,7 +469,8 @@ impl Aegis {
             let g = self.deal_in(ctx, "verify/inner/gamma", local.len())?;
             g.iter().zip(&local).map(|(g, l)| g.add(l)).collect()
         };
-        Ok(Step { active, poly, share, masks })
+        let own = share.len();
+        Ok(Step { active, poly, own, share, masks })
     }
 
     /// Round 1 of a step's challenge: P1 and P2 exchange their shares (P0 receives the
@@ -389,124 +486,6 @@ impl Aegis {
             challenge::send(ctx, what, &payload)
         }
     }
-
-    /// Π_InnerVerify, rebuilt (module docs, item 4), over the reduced claim `fin` and the
-    /// elementwise claims `late` (each `x_j·y_j = z_j`). With secret random `⟨α⟩` and `⟨D_i⟩`:
-    ///
-    /// 1. P0 deals `Γ_i = r_α·r_{X_i} + r_{W_i}` for `⟨W_i⟩ = ⟨α·X_i⟩` over every entry (the
-    ///    late claims' `x_j` among them), the masked products `⟨T_j⟩ = ⟨x_j·D_j⟩` of the late
-    ///    claims and the masked inner product `⟨T⟩ = ⟨Σ X_i·D_i⟩` of the reduced claim; P1
-    ///    and P2 exchange their shares of `m_W` and `m_T` in the first round of a challenge,
-    ///    which draws `γ` and a coefficient `ρ_j` per late claim after all of it is fixed.
-    /// 2. With `Y'_i = Y_i + γ·D_i` and `Z' = Z + γ·T + Σ_j ρ_j·(z_j + γ·T_j)` (local), P0
-    ///    deals the dealt part of the masked inner product
-    ///    `⟨Δ⟩ = Σ_i W_i·Y'_i + Σ_j ρ_j·W_j·y'_j − α·Z'`; P1 and P2 exchange, and `Δ` is
-    ///    opened with the hash-checked reconstruction: accept iff `Δ = 0`.
-    ///
-    /// `Δ = α·(E + γ·e_T + Σ_j ρ_j·(E_j + γ·e_j)) + Σ_i δ_i·Y'_i + Σ_j ρ_j·δ_j·y'_j + e` for
-    /// a claim error `E`, late claims' errors `E_j`, errors `e_T`, `e_j` in the dummies'
-    /// products, `δ` in the `W` and `e` in the last step, all fixed in a view where `α` is
-    /// uniform and before `γ` and the `ρ_j` are drawn: the late claims' errors survive their
-    /// coefficients with probability `2^-64`, so they need no coefficients before the claims
-    /// are fixed (the sign checks make them while the products are reduced). `Y'_i` is uniform
-    /// whatever the data, so no error's effect depends on whether an entry is 0. Four rounds;
-    /// `N' + 2·J + 2` GR elements from P0 for `J` late claims, as many each way between P1
-    /// and P2.
-    pub(crate) fn final_check(&self, ctx: &mut Ctx, reduced: Reduced, late: &Elementwise) -> Result<()> {
-        let me = Self::check_server(ctx)?;
-        let Reduced { fin, cheat } = reduced;
-        let (main, extra) = (fin.held_len(), late.len());
-        let n = main + extra;
-        let alpha = self.gr_random(ctx, "verify/alpha", 1)?;
-        let dummies = self.gr_random(ctx, "verify/dummies", n)?;
-        let r_w = self.gr_masks(ctx, "verify/alpha-x", n)?;
-        let r_t = self.gr_masks(ctx, "verify/dummies-x", extra + 1)?;
-        let r_d = self.gr_masks(ctx, "verify/delta", 1)?;
-        let a = alpha.at(0);
-        if me == 1
-            && let Some(leak) = self.leak_alpha
-        {
-            leak(&alpha.m[0]);
-        }
-        // This party's local parts of each `α·X_i` (P0: `r_α·r_{X_i}`), of each late `x_j·D_j`
-        // and of `Σ X_i·D_i`, in the order of the deal: `W`, the late `T_j`, then `T`.
-        let entries: Vec<(usize, usize, usize)> = fin.held_entries().collect();
-        let mut local: Vec<Gr> =
-            entries.par_iter().map(|&(k, i, _)| cross_term(me, &a, &fin.held[k].0.at(i))).collect();
-        local.extend((0..extra).map(|j| cross_term(me, &a, &late.x.at(j))));
-        local.extend((0..extra).map(|j| cross_term(me, &late.x.at(j), &dummies.at(main + j))));
-        local.push(fin.cross_sum_by(me, |k, i, at| (fin.held[k].0.at(i), dummies.at(at))));
-        let masks = |i: usize| {
-            if i < n { r_w.one[i].add(&r_w.two[i]) } else { r_t.one[i - n].add(&r_t.two[i - n]) }
-        };
-        let share = if me == 0 {
-            let mut deal: Vec<Gr> = local.par_iter().enumerate().map(|(i, l)| l.add(&masks(i))).collect();
-            if let Some((attempt, e)) = cheat {
-                (attempt.cancel)(&e, &a[1].add(&a[2]), FinalDeal::Products(&mut deal));
-            }
-            let bytes = self.deal_out(ctx, "verify/final/products", &deal)?;
-            ctx.net().send(2, bytes)?;
-            vec![]
-        } else {
-            let dealt = self.deal_in(ctx, "verify/final/products", local.len())?;
-            local.iter().zip(&dealt).map(|(l, g)| l.add(g)).collect()
-        };
-        let what = "verify/gamma";
-        let pending = challenge::send(ctx, what, &gr_bytes(&share))?;
-        let (seed, m) = finish_with_shares(ctx, what, pending, &share)?;
-        let mut prg = Prg::new(&seed);
-        let gamma = Gr::random(&mut prg);
-        let rho: Vec<Gr> = (0..extra).map(|_| Gr::random(&mut prg)).collect();
-        let (m_w, m_t) = if m.is_empty() { (vec![], vec![]) } else { (m[..n].to_vec(), m[n..].to_vec()) };
-        let w = GrVec { m: m_w, one: r_w.one, two: r_w.two };
-        let t = GrVec { m: m_t, one: r_t.one, two: r_t.two };
-        // `Z' = Z + γ·T + Σ_j ρ_j·(z_j + γ·T_j)`.
-        let mut z = fin.z.add(&t.pick(|_| extra, 1).times(&gamma));
-        for (j, r) in rho.iter().enumerate() {
-            let zj = late.z.pick(|_| j, 1).add(&t.pick(|_| j, 1).times(&gamma));
-            z = z.add(&zj.times(r));
-        }
-        let z = z.at(0);
-        let mixed = |y: Entry, d: Entry, scale: Option<&Gr>| -> Entry {
-            let mut y = y;
-            for (c, dc) in y.iter_mut().zip(&d) {
-                c.add_assign(&gamma.mul(dc));
-                if let Some(s) = scale {
-                    *c = s.mul(c);
-                }
-            }
-            y
-        };
-        // `Σ W_i·Y'_i + Σ_j ρ_j·W_j·y'_j − α·Z'`, local parts, with `Y'_i = Y_i + γ·D_i`
-        // component by component.
-        let mut local =
-            fin.cross_sum_by(me, |k, i, at| (w.at(at), mixed(fin.held[k].1.at(i), dummies.at(at), None)));
-        for (j, r) in rho.iter().enumerate() {
-            let y = mixed(late.y.at(j), dummies.at(main + j), Some(r));
-            local.add_assign(&cross_term(me, &w.at(main + j), &y));
-        }
-        let local = local.sub(&cross_term(me, &a, &z));
-        let delta = if me == 0 {
-            let mut g = local.add(&r_d.one[0]).add(&r_d.two[0]);
-            if let Some((attempt, e)) = cheat {
-                (attempt.cancel)(&e, &a[1].add(&a[2]), FinalDeal::Delta(&mut g));
-            }
-            let bytes = self.deal_out(ctx, "verify/final/delta", &[g])?;
-            ctx.net().send(2, bytes)?;
-            GrVec { m: vec![], one: r_d.one, two: r_d.two }
-        } else {
-            let dealt = self.deal_in(ctx, "verify/final/delta", 1)?;
-            let s = local.add(&dealt[0]);
-            ctx.net().send(3 - me, s.to_bytes())?;
-            let other = recv_gr(ctx, 3 - me, 1)?;
-            GrVec { m: vec![s.add(&other[0])], one: r_d.one, two: r_d.two }
-        };
-        let opened = self.gr_open(ctx, &delta)?;
-        if opened[0] != Gr::ZERO {
-            return Err(MpcError::abort("aegis: batch multiplication verification", None));
-        }
-        Ok(())
-    }
 }
 
 /// Claims `x_j·y_j = z_j`, each checked on its own in the final check with a coefficient drawn
@@ -514,9 +493,9 @@ impl Aegis {
 /// products are reduced.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Elementwise {
-    x: GrVec,
-    y: GrVec,
-    z: GrVec,
+    pub(crate) x: GrVec,
+    pub(crate) y: GrVec,
+    pub(crate) z: GrVec,
 }
 
 impl Elementwise {
@@ -540,13 +519,6 @@ impl Elementwise {
 fn lift(v: &Masked) -> GrVec {
     let up = |w: &[u64]| w.iter().map(|&a| Gr::embed(a)).collect();
     GrVec { m: up(&v.m), one: up(&v.r.one), two: up(&v.r.two) }
-}
-
-/// The reduced claim, ready for the final check: what [`Aegis::reduce_products`] leaves.
-pub(crate) struct Reduced {
-    fin: Final,
-    /// A cheating P0's attempt and the error it tracked (negative tests only).
-    cheat: Option<(CancelAttempt, Gr)>,
 }
 
 /// What a cheating P0 may change at the final check ([`CancelAttempt`]).
@@ -573,7 +545,7 @@ pub struct CancelAttempt {
 
 /// Finishes the challenge `p`: its seed, and at P1 and P2 the masked values whose shares the
 /// provers exchanged in its first round (`share` plus the other prover's; empty at P0).
-fn finish_with_shares(
+pub(crate) fn finish_with_shares(
     ctx: &mut Ctx,
     what: &str,
     p: challenge::Pending,
@@ -593,6 +565,16 @@ fn finish_with_shares(
     }
 }
 
+/// How many halvings each of `claims` claims has still to come after the final check's first
+/// half: one in `pair_first` (the last step, or a pair's first), one more in `pair_second`.
+fn fold_counts(claims: usize, pair_first: &[usize], pair_second: &[usize]) -> Vec<usize> {
+    let mut folds = vec![0; claims];
+    for &k in pair_first.iter().chain(pair_second) {
+        folds[k] += 1;
+    }
+    folds
+}
+
 /// The oldest challenge a prover sent and has not finished.
 fn take(pending: &mut Vec<challenge::Pending>) -> Result<challenge::Pending> {
     if pending.is_empty() {
@@ -607,6 +589,9 @@ fn take(pending: &mut Vec<challenge::Pending>) -> Result<challenge::Pending> {
 struct Step {
     active: Vec<usize>,
     poly: bool,
+    /// This party's shares of the step's sums: the first `own` of `share`; the rest, where the
+    /// step is the last, is the final check's first half.
+    own: usize,
     share: Vec<Gr>,
     masks: GrVec,
 }
@@ -615,6 +600,7 @@ impl Step {
     /// The step's two sums per claim as masked values, from their opened `m` (empty at P0):
     /// a polynomial step's coefficients evaluated at the previous step's `ζ`.
     fn values(&self, m: Vec<Gr>, previous: Option<&Gr>) -> GrVec {
+        debug_assert!(m.is_empty() || m.len() == self.own);
         let h = GrVec { m, one: self.masks.one.clone(), two: self.masks.two.clone() };
         match (self.poly, previous) {
             (true, Some(z)) => {

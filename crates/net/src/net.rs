@@ -214,6 +214,12 @@ impl Net {
         self.stats.next_lane(lanes);
     }
 
+    /// Within the current lane, makes its later messages depend on every earlier lane as well
+    /// (a lane that, from some point on, uses what an earlier lane computed).
+    pub fn join_lanes(&mut self, lanes: &Lanes) {
+        self.stats.join_lanes(lanes);
+    }
+
     /// Ends the lanes: later messages depend on all of them.
     pub fn end_lanes(&mut self, lanes: Lanes) {
         self.stats.end_lanes(lanes);

@@ -56,7 +56,8 @@ impl PhaseStats {
 /// began at, and the clock after them is the latest any lane reached: a chunked round streamed
 /// through in pieces (to bound memory) counts the rounds of one piece, not of the pieces in
 /// sequence. The caller vouches for the independence; a message that depends on an earlier
-/// lane's receipt must be sent after [`crate::Net::end_lanes`].
+/// lane's receipt must be sent after [`crate::Net::end_lanes`], or in a later lane after
+/// [`crate::Net::join_lanes`].
 #[derive(Clone, Copy, Debug)]
 pub struct Lanes {
     start: u32,
@@ -169,6 +170,11 @@ impl CommStats {
         self.clock = lanes.start;
     }
 
+    /// Within the current lane, makes later messages depend on every earlier lane too.
+    pub(crate) fn join_lanes(&mut self, lanes: &Lanes) {
+        self.clock = self.clock.max(lanes.end);
+    }
+
     /// Ends every lane: the clock is the latest any lane reached.
     pub(crate) fn end_lanes(&mut self, lanes: Lanes) {
         self.clock = self.clock.max(lanes.end);
@@ -245,6 +251,25 @@ mod tests {
         assert_eq!(b.current().rounds, 2);
         // After the lanes, a message that depends on them comes next.
         assert_eq!(a.on_send(1), 3);
+    }
+
+    #[test]
+    fn a_joined_lane_waits_for_the_earlier_lanes() {
+        // The first lane takes three rounds; the second, after one round of its own, joins
+        // them: its next message comes after the first lane's last.
+        let mut a = CommStats::new();
+        let mut lanes = a.begin_lanes();
+        a.next_lane(&mut lanes);
+        for depth in 1..=3 {
+            a.on_recv(1, depth);
+        }
+        a.next_lane(&mut lanes);
+        a.on_recv(1, 1);
+        assert_eq!(a.on_send(1), 2, "before the join, the second lane is at its own clock");
+        a.join_lanes(&lanes);
+        assert_eq!(a.on_send(1), 4, "after the join, past the first lane's end");
+        a.end_lanes(lanes);
+        assert_eq!(a.on_send(1), 4);
     }
 
     #[test]
