@@ -56,6 +56,7 @@ mod freivalds;
 mod lists;
 mod lists_avx2;
 mod lists_simd;
+mod lists_simd_avx2;
 mod masked;
 pub mod mul;
 mod plan;

@@ -218,8 +218,9 @@ pub(crate) fn value_lists<R: Reduce>(
     }
 }
 
-/// [`value_lists`] with the fastest kernel for `p` and `l`: AVX-512 BW for `p = 127`, `l = 64`
-/// where the processor has it ([`crate::lists_simd`]), else [`M127`] for 127, else [`Small`].
+/// [`value_lists`] with the fastest kernel for `p` and `l`: for `p = 127`, `l = 64`, AVX-512 BW
+/// where the processor has it ([`crate::lists_simd`]), else AVX2 ([`crate::lists_simd_avx2`]);
+/// else [`M127`] for 127 (an AVX2 build where it applies, [`crate::lists_avx2`]), else [`Small`].
 #[allow(clippy::too_many_arguments, reason = "one element's inputs, named as in the module docs")]
 pub(crate) fn lists_mod(
     p: u32,
@@ -233,6 +234,10 @@ pub(crate) fn lists_mod(
 ) {
     #[cfg(target_arch = "x86_64")]
     if p == 127 && l == MAX_L && crate::lists_simd::lists(m, first, shares, masks, u_out, up_out) {
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if p == 127 && l == MAX_L && crate::lists_simd_avx2::lists(m, first, shares, masks, u_out, up_out) {
         return;
     }
     #[cfg(target_arch = "x86_64")]
@@ -375,9 +380,16 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     fn the_vector_lists_equal_the_portable_ones() {
         let l = MAX_L;
+        type Kernel = fn(u64, bool, &[u8], &Masks, &mut [u8], &mut [u8]) -> bool;
         let masks = Masks::draw(&mut Draws::new(Prg::new(&Seed([1; 16])), 127), l);
-        if !crate::lists_simd::lists(0, true, &[0; MAX_L - 1], &masks, &mut [0; MAX_L], &mut [0; MAX_L]) {
-            eprintln!("skipped: this processor has no AVX-512 BW (the portable kernel alone runs)");
+        let kernels: Vec<Kernel> = [crate::lists_simd::lists as Kernel, crate::lists_simd_avx2::lists]
+            .into_iter()
+            .filter(|k| k(0, true, &[0; MAX_L - 1], &masks, &mut [0; MAX_L], &mut [0; MAX_L]))
+            .collect();
+        if kernels.is_empty() {
+            eprintln!(
+                "skipped: this processor has neither AVX-512 BW nor AVX2 (the portable kernel alone runs)"
+            );
             return;
         }
         let mut d = Draws::new(Prg::new(&Seed([7; 16])), 127);
@@ -398,10 +410,13 @@ mod tests {
                 _ => {}
             }
             let first = trial % 2 == 0;
-            let (mut u1, mut up1, mut u2, mut up2) = ([0u8; MAX_L], [0u8; MAX_L], [0u8; MAX_L], [0u8; MAX_L]);
-            assert!(crate::lists_simd::lists(m, first, &shares, &mk, &mut u1, &mut up1));
+            let (mut u2, mut up2) = ([0u8; MAX_L], [0u8; MAX_L]);
             value_lists(M127, l, m, first, &shares, &mk, &mut u2, &mut up2);
-            assert_eq!((u1, up1), (u2, up2), "trial {trial}");
+            for kernel in &kernels {
+                let (mut u1, mut up1) = ([0u8; MAX_L], [0u8; MAX_L]);
+                assert!(kernel(m, first, &shares, &mk, &mut u1, &mut up1));
+                assert_eq!((u1, up1), (u2, up2), "trial {trial}");
+            }
         }
     }
 

@@ -53,8 +53,9 @@
 //! element's would take (2.8 GiB for the three parties at VGG-16, two images). The provers
 //! draw each element's masks again in round 4 (a prover keeps its output bits), except those
 //! round 2 kept within `KEPT_MASKS` per run (LeNet at batch 30: all of them, 1.86 → 1.81 s of
-//! verification for 200 MB more at the three servers' peak). Round 4's combinations take the vector path of [`crate::lists_simd`]
-//! where the processor has AVX-512 BW.
+//! verification for 200 MB more at the three servers' peak). The lists and round 4's
+//! combinations take the vector paths of [`crate::lists_simd`] where the processor has
+//! AVX-512 BW, else of [`crate::lists_simd_avx2`] where it has AVX2.
 
 use std::ops::Range;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! Π_Pos's work on one chunk of elements ([`super`]): the chunks and their seeds, the
 //! verifier's combination coefficients, a prover's shares of the lists and its shares of the
-//! MACs of their combinations (through the vector path of [`crate::lists_simd`] where the
-//! processor has AVX-512 BW, else an AVX2 build of the portable kernels, [`crate::lists_avx2`]).
+//! MACs of their combinations (through the vector paths of [`crate::lists_simd`] where the
+//! processor has AVX-512 BW, else of [`crate::lists_simd_avx2`] where it has AVX2).
 //! No messages: the rounds are in [`super`].
 
 use std::ops::Range;
@@ -240,18 +240,27 @@ pub(super) fn prover_combos(
     combos
 }
 
-#[cfg(target_arch = "x86_64")]
-pub(super) use crate::lists_simd::Tables;
+/// A vector path of the provers' combinations and its tables of the coefficients.
+pub(super) enum Tables {
+    /// AVX-512 BW ([`crate::lists_simd`]).
+    #[cfg(target_arch = "x86_64")]
+    Avx512(Box<crate::lists_simd::Tables>),
+    /// AVX2 without AVX-512 BW ([`crate::lists_simd_avx2`]).
+    #[cfg(target_arch = "x86_64")]
+    Avx2(Box<crate::lists_simd_avx2::Tables>),
+}
 
-/// Off x86-64 there is no vector path, and so no tables.
-#[cfg(not(target_arch = "x86_64"))]
-pub(super) enum Tables {}
-
-/// The vector path's tables where it applies: `l = 64`, `p = 127` and AVX-512 BW.
+/// The vector path's tables where one applies: `l = 64`, `p = 127`, and AVX-512 BW or else
+/// AVX2.
 pub(super) fn simd_tables(p: u32, l: usize, sigma: &[[u8; LANES]]) -> Option<Tables> {
     #[cfg(target_arch = "x86_64")]
-    if p == 127 && l == 64 && crate::lists_simd::available() {
-        return Tables::new(sigma);
+    if p == 127 && l == 64 {
+        if crate::lists_simd::available() {
+            return crate::lists_simd::Tables::new(sigma).map(|t| Tables::Avx512(Box::new(t)));
+        }
+        if crate::lists_simd_avx2::available() {
+            return crate::lists_simd_avx2::Tables::new(sigma).map(|t| Tables::Avx2(Box::new(t)));
+        }
     }
     let _ = (p, l, sigma);
     None
@@ -270,25 +279,45 @@ pub(super) fn element_combos(
     sigma: &[[u8; LANES]],
     tables: Option<&Tables>,
 ) -> [u32; MAC_KEYS] {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(x) = tables.and_then(|t| crate::lists_simd::combos(mk, m, mac, kappa, t)) {
-        return x;
-    }
-    let _ = tables;
-    combos_mod(p, l, m, mk, mac, kappa, sigma)
+    let fast = match tables {
+        #[cfg(target_arch = "x86_64")]
+        Some(Tables::Avx512(t)) => crate::lists_simd::combos(mk, m, mac, kappa, t),
+        #[cfg(target_arch = "x86_64")]
+        Some(Tables::Avx2(t)) => crate::lists_simd_avx2::combos(mk, m, mac, kappa, t),
+        None => None,
+    };
+    fast.unwrap_or_else(|| combos_mod(p, l, m, mk, mac, kappa, sigma))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The vector path's combinations equal the portable weights' on random values and at
+    /// Every vector path this processor has, AVX2 also where AVX-512 BW is preferred.
+    fn vector_paths(sigma: &[[u8; LANES]]) -> Vec<Tables> {
+        let mut paths = vec![];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if crate::lists_simd::available() {
+                paths.extend(crate::lists_simd::Tables::new(sigma).map(|t| Tables::Avx512(Box::new(t))));
+            }
+            if crate::lists_simd_avx2::available() {
+                paths.extend(crate::lists_simd_avx2::Tables::new(sigma).map(|t| Tables::Avx2(Box::new(t))));
+            }
+        }
+        let _ = sigma;
+        paths
+    }
+
+    /// The vector paths' combinations equal the portable weights' on random values and at
     /// the extremes of every input (masks, coefficients, MAC shares, keys' shares of 1, `M`).
     #[test]
     fn the_vector_combinations_equal_the_portable_ones() {
         let (p, l) = (127u32, 64usize);
         if simd_tables(p, l, &vec![[0u8; LANES]; 2 * l]).is_none() {
-            eprintln!("skipped: this processor has no AVX-512 BW (the portable path alone runs)");
+            eprintln!(
+                "skipped: this processor has neither AVX-512 BW nor AVX2 (the portable path alone runs)"
+            );
             return;
         }
         let mut d = Draws::new(Prg::new(&Seed([3; 16])), p);
@@ -303,7 +332,7 @@ mod tests {
                 .chunks_exact(MAC_KEYS)
                 .map(|c| std::array::from_fn(|j| if j < MAC_KEYS { c[j] } else { 0 }))
                 .collect();
-            let tables = simd_tables(p, l, &sigma).expect("tables");
+            let paths = vector_paths(&sigma);
             let mut mk = Masks::draw(&mut d, l);
             if trial % 7 == 1 {
                 (mk.w, mk.w2) = ([126; 64], [126; 64]);
@@ -319,9 +348,11 @@ mod tests {
             if trial % 11 == 0 {
                 kappa = [126; MAC_KEYS];
             }
-            let fast = element_combos(p, l, m, &mk, &mac, &kappa, &sigma, Some(&tables));
             let slow = combos_mod(p, l, m, &mk, &mac, &kappa, &sigma);
-            assert_eq!(fast, slow, "trial {trial}");
+            for tables in &paths {
+                let fast = element_combos(p, l, m, &mk, &mac, &kappa, &sigma, Some(tables));
+                assert_eq!(fast, slow, "trial {trial}");
+            }
         }
     }
 }
