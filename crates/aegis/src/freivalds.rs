@@ -119,14 +119,21 @@ fn left_product(u: &[Gr], x: &[u64], k: usize, a: &mut [Gr]) {
 }
 
 /// `a_t += Σ_i u_i·im2col(x)[row0 + i][t]` for the patch geometry `conv` (`x` its input), read
-/// through the geometry: `kh·kw` runs of `C` channels per row, none in the padding.
+/// through the geometry: each row's `kh·kw` runs of `C` channels (zeros in the padding) are
+/// gathered into one row of words first, so a row is one [`Gr::add_scaled_each`] over its
+/// `kh·kw·C` words (a call per run cost most of the time where `C` is 1: LeNet's first
+/// convolution).
 fn left_conv(u: &[Gr], row0: usize, x: &[u64], conv: &Conv2d, a: &mut [Gr]) {
     let ([kh, kw], c) = (conv.kernel, conv.input[3]);
+    let mut row = vec![0u64; kh * kw * c];
     for (i, ui) in (row0..).zip(u) {
-        for (run, src) in a.chunks_exact_mut(c.max(1)).take(kh * kw).zip(conv.row_sources(i)) {
-            let Some(src) = src else { continue };
-            Gr::add_scaled_each(run, ui, x.get(src..src + c).unwrap_or_default());
+        for (run, src) in row.chunks_exact_mut(c.max(1)).zip(conv.row_sources(i)) {
+            match src.and_then(|s| x.get(s..s + c)) {
+                Some(v) => run.copy_from_slice(v),
+                None => run.fill(0),
+            }
         }
+        Gr::add_scaled_each(&mut a[..row.len()], ui, &row);
     }
 }
 
