@@ -214,6 +214,18 @@ fn permuted(table: &[u8; L], idx: &[[__m256i; 4]; 2]) -> Quad {
     })
 }
 
+/// [`u_lists`] for the combinations, where only the values mod `p` matter: `u` and `u'` left
+/// unreduced (at most `126·129 + 126 = 16 380` and `126·128 = 16 128`), so that each product
+/// with a coefficient (at most 126) stays below `2^21` and the 128 of them below `2^28` in the
+/// 32-bit sums.
+#[target_feature(enable = "avx2")]
+fn u_lists_wide(c: __m256i, w: __m256i, w2: __m256i, beta: __m256i, k: __m256i) -> (__m256i, __m256i) {
+    let wc = _mm256_mullo_epi16(w, c);
+    let u = _mm256_add_epi16(wc, _mm256_and_si256(beta, k));
+    let up = _mm256_mullo_epi16(w2, fold(_mm256_add_epi16(wc, k)));
+    (u, up)
+}
+
 /// The sum of the eight 32-bit lanes.
 #[target_feature(enable = "avx2")]
 fn lane_sum(v: __m256i) -> u32 {
@@ -356,8 +368,8 @@ fn combos_avx2(
         let mut acc = _mm256_setzero_si256();
         for r in 0..4 {
             let c = mac_c(s[r], e[r], k[r], kap);
-            let (u, up) = u_lists(c, w[r], w2[r], beta[r], kap);
-            // Products below 126·129 < 2^15, pairs summed into 32-bit lanes.
+            let (u, up) = u_lists_wide(c, w[r], w2[r], beta[r], kap);
+            // Signed 16-bit operands below 2^14, pairs of products summed into 32-bit lanes.
             acc = _mm256_add_epi32(
                 acc,
                 _mm256_add_epi32(_mm256_madd_epi16(s1[r], u), _mm256_madd_epi16(s2[r], up)),
