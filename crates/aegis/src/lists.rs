@@ -218,6 +218,19 @@ pub(crate) fn value_lists<R: Reduce>(
     }
 }
 
+/// `u_out` and `up_out` as the 64-entry lists the `l = 64` vector kernels write
+/// ([`crate::lists_simd`], [`crate::lists_simd_avx2`]), if they and `shares` (63 bits) have
+/// those lengths.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn lists_of_64<'a>(
+    shares: &[u8],
+    u_out: &'a mut [u8],
+    up_out: &'a mut [u8],
+) -> Option<(&'a mut [u8; MAX_L], &'a mut [u8; MAX_L])> {
+    let (u, up) = (<&mut [u8; MAX_L]>::try_from(u_out).ok()?, <&mut [u8; MAX_L]>::try_from(up_out).ok()?);
+    (shares.len() == MAX_L - 1).then_some((u, up))
+}
+
 /// [`value_lists`] with the fastest kernel for `p` and `l`: for `p = 127`, `l = 64`, AVX-512 BW
 /// where the processor has it ([`crate::lists_simd`]), else AVX2 ([`crate::lists_simd_avx2`]);
 /// else [`M127`] for 127 (an AVX2 build where it applies, [`crate::lists_avx2`]), else [`Small`].

@@ -236,12 +236,10 @@ pub(crate) fn lists(
     u_out: &mut [u8],
     up_out: &mut [u8],
 ) -> bool {
-    let (Ok(u_out), Ok(up_out)) = (<&mut [u8; L]>::try_from(u_out), <&mut [u8; L]>::try_from(up_out)) else {
+    let Some((u_out, up_out)) = crate::lists::lists_of_64(shares, u_out, up_out).filter(|_| available())
+    else {
         return false;
     };
-    if shares.len() != L - 1 || !available() {
-        return false;
-    }
     // SAFETY: the processor has both features `lists_avx512` is compiled for (checked above).
     unsafe { lists_avx512(m, first, shares, masks, u_out, up_out) };
     true
