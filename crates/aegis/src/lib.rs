@@ -54,7 +54,6 @@ mod family;
 mod final_check;
 mod freivalds;
 mod lists;
-mod lists_avx2;
 mod lists_simd;
 mod lists_simd_avx2;
 mod masked;

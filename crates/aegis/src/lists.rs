@@ -233,7 +233,7 @@ pub(crate) fn lists_of_64<'a>(
 
 /// [`value_lists`] with the fastest kernel for `p` and `l`: for `p = 127`, `l = 64`, AVX-512 BW
 /// where the processor has it ([`crate::lists_simd`]), else AVX2 ([`crate::lists_simd_avx2`]);
-/// else [`M127`] for 127 (an AVX2 build where it applies, [`crate::lists_avx2`]), else [`Small`].
+/// else [`M127`] for 127, else [`Small`].
 #[allow(clippy::too_many_arguments, reason = "one element's inputs, named as in the module docs")]
 pub(crate) fn lists_mod(
     p: u32,
@@ -253,10 +253,6 @@ pub(crate) fn lists_mod(
     if p == 127 && l == MAX_L && crate::lists_simd_avx2::lists(m, first, shares, masks, u_out, up_out) {
         return;
     }
-    #[cfg(target_arch = "x86_64")]
-    if p == 127 && crate::lists_avx2::lists(l, m, first, shares, masks, u_out, up_out) {
-        return;
-    }
     if p == 127 {
         value_lists(M127, l, m, first, shares, masks, u_out, up_out);
     } else {
@@ -267,8 +263,8 @@ pub(crate) fn lists_mod(
 /// A prover's shares of the MACs of the [`LANES`] combinations of one element's lists
 /// (`crate::pos`, round 4): `x_j = h_j·κ_j + Σ_s g_s[j]·γ_{j,s}` with [`weights`]'s `g`, `h`,
 /// the shares `κ` of the keys and `mac` (`l − 1` shares `γ` of `α_j·b_s` per key, key by key),
-/// reduced mod `p`. AVX2 build for `p = 127` where the processor has it
-/// ([`crate::lists_avx2`]).
+/// reduced mod `p`. The provers take the vector kernels at `l = 64` where the processor has
+/// them (`crate::pos::chunk::element_combos`); this is the portable path and their reference.
 pub(crate) fn combos_mod(
     p: u32,
     l: usize,
@@ -278,12 +274,6 @@ pub(crate) fn combos_mod(
     kappa: &[u8; MAC_KEYS],
     sigma: &[[u8; LANES]],
 ) -> [u32; MAC_KEYS] {
-    #[cfg(target_arch = "x86_64")]
-    if p == 127
-        && let Some(x) = crate::lists_avx2::combos(l, m, masks, mac, kappa, sigma)
-    {
-        return x;
-    }
     if p == 127 {
         combos(M127, l, m, masks, mac, kappa, sigma)
     } else {
@@ -554,43 +544,6 @@ mod tests {
                     assert_eq!(usize::from(masks.inverse[usize::from(t)]), e);
                 }
             }
-        }
-    }
-
-    /// The AVX2 builds give the portable kernels' values (where the processor has AVX2).
-    #[test]
-    #[cfg(target_arch = "x86_64")]
-    fn the_avx2_builds_equal_the_portable_ones() {
-        let l = MAX_L;
-        let mut d = Draws::new(Prg::new(&Seed([6; 16])), 127);
-        let mut g = Prg::new(&Seed([7; 16]));
-        let probe = Masks::draw(&mut d, l);
-        if !crate::lists_avx2::lists(l, 0, true, &[0; MAX_L - 1], &probe, &mut [0; MAX_L], &mut [0; MAX_L]) {
-            eprintln!("skipped: this processor has no AVX2 (the portable kernels alone run)");
-            return;
-        }
-        for trial in 0..2000 {
-            let masks = Masks::draw(&mut d, l);
-            let m = edge_or_random(trial, &mut g);
-            let mut shares = [0u8; MAX_L - 1];
-            d.fill(&mut shares);
-            if trial % 3 == 0 {
-                shares.fill(126);
-            }
-            let first = trial % 2 == 0;
-            let (mut u1, mut up1, mut u2, mut up2) = ([0; MAX_L], [0; MAX_L], [0; MAX_L], [0; MAX_L]);
-            assert!(crate::lists_avx2::lists(l, m, first, &shares, &masks, &mut u1, &mut up1));
-            value_lists(M127, l, m, first, &shares, &masks, &mut u2, &mut up2);
-            assert_eq!((u1, up1), (u2, up2), "trial {trial}");
-            let sigma: Vec<[u8; LANES]> = (0..2 * l).map(|_| std::array::from_fn(|_| d.next())).collect();
-            let mut mac = vec![0u8; MAC_KEYS * (l - 1)];
-            d.fill(&mut mac);
-            let kappa: [u8; MAC_KEYS] = std::array::from_fn(|q| if trial % 4 == 0 { 126 } else { mac[q] });
-            assert_eq!(
-                crate::lists_avx2::combos(l, m, &masks, &mac, &kappa, &sigma),
-                Some(combos(M127, l, m, &masks, &mac, &kappa, &sigma)),
-                "trial {trial}"
-            );
         }
     }
 }

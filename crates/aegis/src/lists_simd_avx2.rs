@@ -186,9 +186,9 @@ fn u_lists(c: __m256i, w: __m256i, w2: __m256i, beta: __m256i, k: __m256i) -> (_
 fn permutation_indices(order: &[u8; L]) -> [[__m256i; 4]; 2] {
     let (high, clear) = (_mm256_set1_epi8(0xf0u8 as i8), _mm256_set1_epi8(i8::MIN));
     std::array::from_fn(|o| {
-        let inv = load32(order, 32 * o);
+        let entries = load32(order, 32 * o);
         std::array::from_fn(|c| {
-            let d = _mm256_sub_epi8(inv, _mm256_set1_epi8((16 * c) as i8));
+            let d = _mm256_sub_epi8(entries, _mm256_set1_epi8((16 * c) as i8));
             let inside = _mm256_cmpeq_epi8(_mm256_and_si256(d, high), _mm256_setzero_si256());
             _mm256_or_si256(d, _mm256_andnot_si256(inside, clear))
         })

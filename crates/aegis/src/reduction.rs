@@ -56,7 +56,7 @@ impl Part {
 
 /// The claims of one verification, reduced in lockstep: one challenge `ζ` per step for every
 /// claim still above its target, each claim at most as many times as its budget says (what
-/// is left of `R`, [`Aegis::with_reductions`]) unless it is still longer than
+/// is left of `R`, [`crate::Aegis::with_reductions`]) unless it is still longer than
 /// [`FINAL_LIMIT`].
 pub(crate) struct Reduction {
     me: usize,
