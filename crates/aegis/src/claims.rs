@@ -72,6 +72,80 @@ pub(crate) fn monomials(uu: [Gr; 2], vv: [Gr; 2], both: [Gr; 2]) -> [Gr; 6] {
     out
 }
 
+/// Values a local part is linear in: GR elements and a party's entries.
+pub(crate) trait Linear: Copy {
+    fn plus(&self, o: &Self) -> Self;
+    fn minus(&self, o: &Self) -> Self;
+}
+
+impl Linear for Gr {
+    fn plus(&self, o: &Gr) -> Gr {
+        self.add(o)
+    }
+    fn minus(&self, o: &Gr) -> Gr {
+        self.sub(o)
+    }
+}
+
+impl Linear for [Gr; 2] {
+    fn plus(&self, o: &[Gr; 2]) -> [Gr; 2] {
+        [self[0].add(&o[0]), self[1].add(&o[1])]
+    }
+    fn minus(&self, o: &[Gr; 2]) -> [Gr; 2] {
+        [self[0].sub(&o[0]), self[1].sub(&o[1])]
+    }
+}
+
+/// A pair of halvings' local parts from one pass over the entries `xs`, `ys` (a multiple of
+/// four of them, `(E_0, E_1, E_2, E_3)` in each group and `F` for `Y`): the first step's two
+/// sums (pairs `(E_{2i}, E_{2i+1})`) and the next step's
+/// at the three weightings of [`monomials`] (on `E_{2i}`, on `E_{2i+1}` and on
+/// `E_{2i} + E_{2i+1}`, each paired `(2j, 2j + 1)`), from eight sums of products
+/// `S_k = Σ_j B(C_k(E_j), C_k(F_j))` of the combinations `C_k` = `E_0`, `E_2`, `E_1`,
+/// `E_0 + E_1`, `E_3 − E_2`, `E_2 − E_0`, `E_3 − E_1` and `(E_2 + E_3) − (E_0 + E_1)`, `sum`
+/// being the bilinear local part summed over two vectors:
+///
+/// - first step: `(S_0 + S_1, 2S_0 + 2S_2 − S_3 + S_4)`, since
+///   `B(E_1 − E_0, F_1 − F_0) = 2B(E_0, F_0) + 2B(E_1, F_1) − B(E_0 + E_1, F_0 + F_1)`;
+/// - next step: `(S_0, S_5)`, `(S_2, S_6)` and `(S_3, S_7)`.
+///
+/// Eight products per group, against six for the two steps one after the other, and one pass
+/// over the entries (a lazy claim forms them from every recorded term) instead of two.
+pub(crate) fn group_sums<T: Linear>(
+    xs: &[T],
+    ys: &[T],
+    sum: impl Fn(&[T], &[T]) -> Gr,
+) -> ([Gr; 2], [[Gr; 2]; 3]) {
+    let groups = xs.len().min(ys.len()) / 4;
+    // The eight combinations of each group, the sums shared: `E_0 + E_1` and `E_2 + E_3`.
+    let columns = |v: &[T]| -> [Vec<T>; 8] {
+        let mut out: [Vec<T>; 8] = std::array::from_fn(|_| Vec::with_capacity(groups));
+        for e in v.chunks_exact(4).take(groups) {
+            let low = e[0].plus(&e[1]);
+            let high = e[2].plus(&e[3]);
+            let combos = [
+                e[0],
+                e[2],
+                e[1],
+                low,
+                e[3].minus(&e[2]),
+                e[2].minus(&e[0]),
+                e[3].minus(&e[1]),
+                high.minus(&low),
+            ];
+            for (o, c) in out.iter_mut().zip(combos) {
+                o.push(c);
+            }
+        }
+        out
+    };
+    let (cx, cy) = (columns(xs), columns(ys));
+    let s: Vec<Gr> = cx.iter().zip(&cy).map(|(x, y)| sum(x, y)).collect();
+    let twice = |v: &Gr| v.add(v);
+    let first = [s[0].add(&s[1]), twice(&s[0]).add(&twice(&s[2])).sub(&s[3]).add(&s[4])];
+    (first, [[s[0], s[5]], [s[2], s[6]], [s[3], s[7]]])
+}
+
 impl GrVec {
     pub(crate) fn len(&self) -> usize {
         self.m.len().max(self.one.len()).max(self.two.len())
@@ -312,6 +386,30 @@ pub(crate) fn pair_sums(me: usize, n: usize, at: impl Fn(usize) -> (Entry, Entry
         ys.push(y0);
     }
     [cross_sum(me, xs.iter().zip(&ys)), cross_sum(me, dx.iter().zip(&dy))]
+}
+
+/// [`group_sums`] of a party's entries under its local part [`cross_term`]: each entry is
+/// first mapped to the factors [`cross_sum`] multiplies (linear maps, so the combinations
+/// commute with them): P0's one `a_1 + a_2` and `b_1 + b_2`, P1's and P2's two each, which
+/// leaves the combinations two GR vectors (P0 one) instead of three.
+pub(crate) fn entry_group_sums(me: usize, xs: &[Entry], ys: &[Entry]) -> ([Gr; 2], [[Gr; 2]; 3]) {
+    if me == 0 {
+        let sum = |v: &Entry| v[1].add(&v[2]);
+        let (ls, rs): (Vec<Gr>, Vec<Gr>) = (xs.iter().map(sum).collect(), ys.iter().map(sum).collect());
+        return group_sums(&ls, &rs, |l: &[Gr], r: &[Gr]| Gr::inner_product(l, r));
+    }
+    let (ls, rs): (Vec<[Gr; 2]>, Vec<[Gr; 2]>) = if me == 1 {
+        (xs.iter().map(|a| [a[0], a[1]]).collect(), ys.iter().map(|b| [b[1], b[0]]).collect())
+    } else {
+        (
+            xs.iter().map(|a| [a[0], Gr::ZERO.sub(&a[2])]).collect(),
+            ys.iter().map(|b| [b[0].sub(&b[2]), b[0]]).collect(),
+        )
+    };
+    group_sums(&ls, &rs, |l: &[[Gr; 2]], r: &[[Gr; 2]]| {
+        let sum = Gr::inner_product(l.as_flattened(), r.as_flattened());
+        if me == 1 { Gr::ZERO.sub(&sum) } else { sum }
+    })
 }
 
 /// `a + b`, component by component.

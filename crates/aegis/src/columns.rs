@@ -71,6 +71,7 @@ use crate::subsets::{GROUP, SUBSETS, tables};
 
 mod bilinear;
 mod bits;
+mod pair;
 use bilinear::{BILINEAR_STEP, combine};
 
 /// Columns a verification aims at (`L`): few enough that the per-column work of a reduction

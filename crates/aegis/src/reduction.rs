@@ -34,7 +34,8 @@ pub enum Pairing {
     WhereCheap,
     /// Every pair the memory allows, and the final check's first half with the last halving:
     /// `R + 4` rounds for an even `R`, for links where a round costs more than the computation
-    /// (LeNet at batch 30: 14 rounds instead of 22, 1.3 s more on two Zen 1 cores).
+    /// (LeNet at batch 30: 14 rounds instead of 22, about 1.0 s more on two Zen 1 cores; its
+    /// pairs of lazy steps with long entries go in one pass, `crate::columns`'s `pair`).
     Always,
 }
 use veil_mpc::Result;
@@ -65,6 +66,10 @@ pub(crate) struct Reduction {
     /// [`FINAL_DIMENSION`] long.
     target: usize,
     materialize_at: usize,
+    /// Each claim's polynomials of a pair's second step, where its first step computed them
+    /// in the same pass ([`Reduction::local`] with `pair`), until [`Reduction::local_poly`]
+    /// takes them or the fold drops them.
+    paired: Vec<Option<Vec<Gr>>>,
 }
 
 impl Reduction {
@@ -101,7 +106,8 @@ impl Reduction {
             parts.push((Part::Held(direct), budget));
         }
         let target = FINAL_DIMENSION / parts.len().max(1);
-        Ok(Reduction { me, parts, target, materialize_at })
+        let paired = vec![None; parts.len()];
+        Ok(Reduction { me, parts, target, materialize_at, paired })
     }
 
     /// The claims the next step reduces (none: the reductions are over), made ready for it:
@@ -183,16 +189,66 @@ impl Reduction {
     }
 
     /// This party's local parts of the step's two inner products per claim, `Σ X_{2i}·Y_{2i}`
-    /// and `Σ (X_{2i+1}−X_{2i})·(Y_{2i+1}−Y_{2i})` ([`crate::claims::cross_sum`]).
-    pub(crate) fn local(&self, active: &[usize]) -> Vec<Gr> {
+    /// and `Σ (X_{2i+1}−X_{2i})·(Y_{2i+1}−Y_{2i})` ([`crate::claims::cross_sum`]). With `pair`
+    /// (the step after goes with it, [`Reduction::pairs_next`]), a lazy claim whose two steps
+    /// take one pass ([`Columns::pairs_in_one_pass`]) computes the second step's polynomials
+    /// too, for [`Reduction::local_poly`].
+    ///
+    /// [`Columns::pairs_in_one_pass`]: crate::columns::Columns::pairs_in_one_pass
+    pub(crate) fn local(&mut self, active: &[usize], pair: bool) -> Vec<Gr> {
         let me = self.me;
-        active
+        let next = if pair { self.continuing(active) } else { vec![] };
+        let mut out = Vec::with_capacity(2 * active.len());
+        for &k in active {
+            match &mut self.parts[k].0 {
+                Part::Lazy(columns, _)
+                    if next.contains(&k) && columns.pairs_in_one_pass(self.materialize_at) =>
+                {
+                    let (first, second) = columns.local_pair();
+                    out.extend(first);
+                    self.paired[k] = Some(second.to_vec());
+                }
+                Part::Lazy(columns, _) => out.extend(columns.local_halves()),
+                Part::Held((a, b, _)) => out.extend(halves_by(me, a.len(), |i| (a.at(i), b.at(i)))),
+            }
+        }
+        out
+    }
+
+    /// The claims of `pending` that the step after it reduces too.
+    fn continuing(&self, pending: &[usize]) -> Vec<usize> {
+        pending
             .iter()
-            .flat_map(|&k| match &self.parts[k].0 {
-                Part::Lazy(columns, _) => columns.local_halves(),
-                Part::Held((a, b, _)) => halves_by(me, a.len(), |i| (a.at(i), b.at(i))),
+            .copied()
+            .filter(|&k| {
+                let (part, budget) = &self.parts[k];
+                let len = part.len() / 2;
+                len > self.target && (budget.saturating_sub(1) > 0 || len > FINAL_LIMIT)
             })
             .collect()
+    }
+
+    /// Whether the step after the pending one goes with it under `pairing`
+    /// ([`Reduction::poly_step`] would return a step), decided before the pending step's sums
+    /// so that they can be computed together.
+    pub(crate) fn pairs_next(&self, pending: &[usize], pairing: Pairing) -> bool {
+        self.pair_refused(pending, pairing).is_some_and(|next| !next.is_empty())
+    }
+
+    /// The claims the step after the pending one reduces, or `None` where `pairing` lets it
+    /// wait for the pending `ζ` ([`Reduction::poly_step`]).
+    fn pair_refused(&self, pending: &[usize], pairing: Pairing) -> Option<Vec<usize>> {
+        let next = self.continuing(pending);
+        let refused = |part: &Part| match (pairing, part) {
+            (Pairing::Never, _) => true,
+            (Pairing::Always, Part::Lazy(c, _)) => {
+                !c.folds_lazily_next(self.materialize_at) && part.len() > 2 * self.materialize_at
+            }
+            (Pairing::WhereCheap, Part::Lazy(c, _)) => !c.pairs_cheaply(self.materialize_at),
+            (Pairing::WhereCheap, Part::Held(_)) => part.len() > CHEAP_HELD,
+            (Pairing::Always, Part::Held(_)) => false,
+        };
+        if next.iter().any(|&k| refused(&self.parts[k].0)) { None } else { Some(next) }
     }
 
     /// The claims the step after the pending one (over `pending`) reduces, if their sums are
@@ -205,27 +261,7 @@ impl Reduction {
     /// (`Columns::pairs_cheaply`: the bilinear ways' accumulators are formed once for the three
     /// weightings), every held claim at most [`CHEAP_HELD`] entries long.
     pub(crate) fn poly_step(&mut self, pending: &[usize], pairing: Pairing) -> Option<Vec<usize>> {
-        let next: Vec<usize> = pending
-            .iter()
-            .copied()
-            .filter(|&k| {
-                let (part, budget) = &self.parts[k];
-                let len = part.len() / 2;
-                len > self.target && (budget.saturating_sub(1) > 0 || len > FINAL_LIMIT)
-            })
-            .collect();
-        let refused = |part: &Part| match (pairing, part) {
-            (Pairing::Never, _) => true,
-            (Pairing::Always, Part::Lazy(c, _)) => {
-                !c.folds_lazily_next(self.materialize_at) && part.len() > 2 * self.materialize_at
-            }
-            (Pairing::WhereCheap, Part::Lazy(c, _)) => !c.pairs_cheaply(self.materialize_at),
-            (Pairing::WhereCheap, Part::Held(_)) => part.len() > CHEAP_HELD,
-            (Pairing::Always, Part::Held(_)) => false,
-        };
-        if next.iter().any(|&k| refused(&self.parts[k].0)) {
-            return None;
-        }
+        let next = self.pair_refused(pending, pairing)?;
         for &k in &next {
             let part = &mut self.parts[k].0;
             if let Part::Lazy(columns, z) = part
@@ -249,6 +285,10 @@ impl Reduction {
         let me = self.me;
         let mut out = Vec::with_capacity(6 * active.len());
         for &k in active {
+            if let Some(done) = self.paired[k].take() {
+                out.extend(done);
+                continue;
+            }
             match &mut self.parts[k].0 {
                 Part::Lazy(columns, _) => out.extend(columns.local_poly()),
                 Part::Held((a, b, _)) => {
@@ -270,6 +310,7 @@ impl Reduction {
 
     /// The step at `ζ`, given its inner products `h` (two per active claim).
     pub(crate) fn fold(&mut self, active: &[usize], h: &GrVec, zeta: &Gr) {
+        self.paired.iter_mut().for_each(|p| *p = None);
         for (j, &k) in active.iter().enumerate() {
             let (h0, c2) = (h.pick(|_| 2 * j, 1), h.pick(|_| 2 * j + 1, 1));
             let (part, budget) = &mut self.parts[k];

@@ -75,7 +75,10 @@
 //! The cost: six GR elements a claim instead of two for the second step of a pair, and its
 //! local parts take three times a step's products where the entries are formed (the bilinear
 //! ways form their accumulators once and combine them three times,
-//! `crate::columns::Columns::local_poly`). So the default, [`crate::Pairing::WhereCheap`],
+//! `crate::columns::Columns::local_poly`). Where a lazy claim's entries are formed (more
+//! than 8 slots each), a pair's two steps share one pass over the recorded terms instead
+//! (`Columns::local_pair`: eight products per four entries, two more than the steps one
+//! after the other). So the default, [`crate::Pairing::WhereCheap`],
 //! pairs only where the second step costs about what it would alone: lazy steps of entries of
 //! at most 4 slots and short held claims. LeNet at batch 30 on two Zen 1 cores, same sitting
 //! (three runs each): one halving at a time 26 rounds and 4.40 s; the default 22 rounds and
@@ -355,7 +358,10 @@ impl Aegis {
             // reads a share; P1 and P2 send each step's shares as soon as they have them.
             let tracked = |errors: &[Gr]| errors.iter().fold(Gr::ZERO, |s, e| s.add(e));
             let alone_last = active.iter().all(|&k| !red.continues_after(k, 1));
-            let mut steps = vec![self.open_step(ctx, &mut red, active, false, cheat)?];
+            // Whether the next step goes with this one, known before this one's sums so that a
+            // lazy claim can compute both in one pass (`Reduction::local`).
+            let pair = !alone_last && red.pairs_next(&active, self.pairing);
+            let mut steps = vec![self.open_step(ctx, &mut red, active, Sums::Values { pair }, cheat)?];
             if alone_last && self.first_half_early(&mut red) {
                 let cheat = cheat.map(|c| (c, tracked(&errors)));
                 first = Some(self.first_half_with(ctx, &red, &mut steps, (late, lanes), cheat)?);
@@ -367,7 +373,7 @@ impl Aegis {
             let next = if first.is_none() { red.poly_step(&steps[0].active, self.pairing) } else { None };
             if let Some(next) = next.filter(|n| !n.is_empty()) {
                 let pair_last = next.iter().all(|&k| !red.continues_after(k, 2));
-                steps.push(self.open_step(ctx, &mut red, next, true, cheat)?);
+                steps.push(self.open_step(ctx, &mut red, next, Sums::Polynomials, cheat)?);
                 if pair_last && self.first_half_early(&mut red) {
                     let cheat = cheat.map(|c| (c, tracked(&errors)));
                     first = Some(self.first_half_with(ctx, &red, &mut steps, (late, lanes), cheat)?);
@@ -449,11 +455,14 @@ impl Aegis {
         ctx: &mut Ctx,
         red: &mut Reduction,
         active: Vec<usize>,
-        poly: bool,
+        sums: Sums,
         cheat: Option<CancelAttempt>,
     ) -> Result<Step> {
         let me = Self::check_server(ctx)?;
-        let local = if poly { red.local_poly(&active) } else { red.local(&active) };
+        let local = match sums {
+            Sums::Values { pair } => red.local(&active, pair),
+            Sums::Polynomials => red.local_poly(&active),
+        };
         let masks = self.gr_masks(ctx, "verify/inner/r_z", local.len())?;
         let share = if me == 0 {
             let mut gamma: Vec<Gr> =
@@ -470,7 +479,7 @@ impl Aegis {
             g.iter().zip(&local).map(|(g, l)| g.add(l)).collect()
         };
         let own = share.len();
-        Ok(Step { active, poly, own, share, masks })
+        Ok(Step { active, poly: sums == Sums::Polynomials, own, share, masks })
     }
 
     /// Round 1 of a step's challenge: P1 and P2 exchange their shares (P0 receives the
@@ -581,6 +590,15 @@ fn take(pending: &mut Vec<challenge::Pending>) -> Result<challenge::Pending> {
         return Err(MpcError::Invalid("no pending challenge".into()));
     }
     Ok(pending.remove(0))
+}
+
+/// Which sums a step computes ([`Aegis::open_step`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sums {
+    /// Its two sums per claim; with `pair`, the step after goes with it.
+    Values { pair: bool },
+    /// The coefficients of its sums in the previous step's pending `ζ`.
+    Polynomials,
 }
 
 /// A halving step whose challenge is pending: the claims it reduces, whether its sums are

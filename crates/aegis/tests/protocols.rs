@@ -721,3 +721,44 @@ fn an_error_in_the_final_deal_aborts_even_where_the_data_are_zero() {
         "{out:?}"
     );
 }
+
+#[test]
+fn pairs_of_lazy_halvings_in_one_pass_match_plaintext_and_catch_errors() {
+    // 1 000 inner products of 64 terms and as many truncation pairs (32 bit products each):
+    // 64 slots per column, so with the claim materialized only below 100 entries and every
+    // pair of halvings taken (`Pairing::Always`), the steps at 8 and 16 slots per entry are
+    // lazy and go as one pass (`Columns::local_pair`, P0's bit blocks from the tables among
+    // them). Errors in an inner product's output, in its input as recorded and in a
+    // truncation pair's twin must all abort.
+    let (rows, len) = (1000, 64);
+    let x: Vec<u64> = random_values(31, rows * len, 64).iter().map(|v| (*v as i64 >> 40) as u64).collect();
+    let run = |tamper: u8| {
+        simulate(3, 17, |ctx| {
+            let mut a = Aegis::new(64)?.with_materialize_at(100).with_pairing(veil_aegis::Pairing::Always);
+            let xs = a.share_input(ctx, 0, (ctx.party() == 0).then_some(&x[..]), x.len())?;
+            // Made and checked, not used: its bit products join the verified claim.
+            a.prepare_trunc_pair(ctx, rows, 16)?;
+            if ctx.party() != 0 && tamper == 3 {
+                a.tamper_twin(0, |_, z2| z2.m[999] = z2.m[999].wrapping_add(1 << 63));
+            }
+            let z = a.inner(ctx, &xs, &xs, rows, len)?;
+            match (tamper, ctx.party() != 0) {
+                (1, true) => a.tamper_recorded(0, |_, _, z| z.m[500] = z.m[500].wrapping_add(1)),
+                (2, true) => a.tamper_recorded(0, |x, _, _| x.m[12_345] = x.m[12_345].wrapping_add(1 << 63)),
+                _ => {}
+            }
+            a.check(ctx)?;
+            a.reveal_all(ctx, &z)
+        })
+    };
+    let out = run(0);
+    let z = out[0].as_ref().unwrap();
+    for (r, zr) in z.iter().enumerate() {
+        let want = x[r * len..(r + 1) * len].iter().fold(0u64, |s, v| s.wrapping_add(v.wrapping_mul(*v)));
+        assert_eq!(*zr, want, "row {r}");
+    }
+    for tamper in 1..=3 {
+        let r: Vec<Result<()>> = run(tamper).into_iter().map(|r| r.map(|_| ())).collect();
+        assert!(aborted(&r), "tamper {tamper}: {r:?}");
+    }
+}

@@ -174,18 +174,47 @@ impl Gr {
 /// [`Gr::inner_product`]'s body (inlined into each build of it: the baseline's and AVX2's).
 #[inline(always)]
 pub(crate) fn inner_product_body(ls: &[Gr], rs: &[Gr]) -> Gr {
-    use crate::galois_inner::{Outer, PIECE, PIECES, accumulate_portable, backward, forward_into};
-    /// Terms transformed at a time (their forms, 3.4 KiB a term, stay in cache).
-    const BLOCK: usize = 16;
+    use crate::galois_inner::{Outer, PIECE, PIECES, backward};
     let n = ls.len().min(rs.len());
     if n == 0 {
         return Gr::ZERO;
     }
+    thread_local! {
+        /// The transformed terms' words, kept from call to call: every form is written before
+        /// it is read (`forward_into` sets all its words), and a short sum (a lazy column's few
+        /// entries) would otherwise spend about as long allocating and zeroing them (2 × 27 KiB
+        /// at 16 terms) as multiplying.
+        static FORMS: std::cell::RefCell<(Vec<u64>, Vec<u64>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    }
     let mut d: Outer = [[[0; PIECE]; PIECE]; PIECES];
-    let block = BLOCK.min(n);
-    // Zeroed words, viewed as forms: `vec![form; block]` would copy a 1.7 KiB zero form per
-    // term (the standard library allocates zeroed only for arrays of at most 16 elements).
-    let (mut lw, mut rw) = (vec![0u64; block * PIECE * PIECES], vec![0u64; block * PIECE * PIECES]);
+    let words = BLOCK * PIECE * PIECES;
+    FORMS.with_borrow_mut(|(lw, rw)| {
+        for w in [&mut *lw, &mut *rw] {
+            if w.len() < words {
+                w.resize(words, 0);
+            }
+        }
+        accumulate_blocks(&mut d, ls, rs, n, lw, rw)
+    });
+    reduce(&backward(&d))
+}
+
+/// Terms [`inner_product_body`] transforms at a time (their forms, 3.4 KiB a term, stay in
+/// cache).
+const BLOCK: usize = 16;
+
+/// [`inner_product_body`]'s accumulation into `d`, [`BLOCK`] terms at a time through the
+/// forms `lw`, `rw` (each at least `BLOCK` forms long).
+#[inline(always)]
+fn accumulate_blocks(
+    d: &mut crate::galois_inner::Outer,
+    ls: &[Gr],
+    rs: &[Gr],
+    n: usize,
+    lw: &mut [u64],
+    rw: &mut [u64],
+) {
+    use crate::galois_inner::{PIECE, PIECES, accumulate_portable, forward_into};
     let lf = lw.as_chunks_mut::<PIECE>().0.as_chunks_mut::<PIECES>().0;
     let rf = rw.as_chunks_mut::<PIECE>().0.as_chunks_mut::<PIECES>().0;
     for start in (0..n).step_by(BLOCK) {
@@ -198,12 +227,11 @@ pub(crate) fn inner_product_body(ls: &[Gr], rs: &[Gr]) -> Gr {
         }
         let (lf, rf) = (&lf[..len], &rf[..len]);
         #[cfg(target_arch = "x86_64")]
-        if crate::galois_simd::accumulate(&mut d, lf, rf) {
+        if crate::galois_simd::accumulate(d, lf, rf) {
             continue;
         }
-        accumulate_portable(&mut d, lf, rf);
+        accumulate_portable(d, lf, rf);
     }
-    reduce(&backward(&d))
 }
 
 /// `acc += v` (`acc −= v` with `SUB`) coefficient-wise.

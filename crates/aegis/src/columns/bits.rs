@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use veil_ring::Gr;
 
 use super::{Columns, GROUP, ONE, SUBSETS, Scratch, Shape, TWO, Way, held, tables, width};
-use crate::claims::Recorded;
+use crate::claims::{Recorded, group_sums};
 
 /// Columns of bit products P0 sums together from their shared tables
 /// ([`Columns::bit_block_halves`]).
@@ -181,11 +181,57 @@ impl Columns {
     /// `y` is summed without its sign (`[r_Y]_2 = −Σ_s w_s·b2_s`), which both sums take at
     /// the end.
     pub(super) fn bit_block_halves(&self, cols: Range<usize>, scratch: &mut Scratch) -> Vec<[Gr; 2]> {
+        let entries = self.entries_per_column();
+        let pairs = entries / 2;
+        if !self.fill_bit_block(cols.clone(), scratch, |i| i % 2 * pairs + i / 2) {
+            return vec![[Gr::ZERO; 2]; cols.len()];
+        }
+        let Scratch { flat_x: x, flat_y: y, .. } = scratch;
+        (0..cols.len())
+            .map(|c| {
+                let (x, y) = (&mut x[c * entries..(c + 1) * entries], &mut y[c * entries..(c + 1) * entries]);
+                for v in [&mut *x, &mut *y] {
+                    let (even, odd) = v.split_at_mut(pairs);
+                    odd.iter_mut().zip(&*even).for_each(|(o, e)| o.sub_assign(e));
+                }
+                let even = Gr::inner_product(&x[..pairs], &y[..pairs]);
+                let diff = Gr::inner_product(&x[pairs..], &y[pairs..]);
+                [Gr::ZERO.sub(&even), Gr::ZERO.sub(&diff)]
+            })
+            .collect()
+    }
+
+    /// [`Columns::bit_block_halves`] of a pair of steps ([`crate::claims::group_sums`]): the
+    /// first step's two sums and the next step's at its three weightings, per column of the
+    /// block, from the entries in their order.
+    pub(super) fn bit_block_pair(
+        &self,
+        cols: Range<usize>,
+        scratch: &mut Scratch,
+    ) -> Vec<([Gr; 2], [[Gr; 2]; 3])> {
+        let entries = self.entries_per_column();
+        if !self.fill_bit_block(cols.clone(), scratch, |i| i) {
+            return vec![([Gr::ZERO; 2], [[Gr::ZERO; 2]; 3]); cols.len()];
+        }
+        let Scratch { flat_x: x, flat_y: y, .. } = scratch;
+        // `y` was summed without its sign: each product is negated.
+        let sum = |a: &[Gr], b: &[Gr]| Gr::ZERO.sub(&Gr::inner_product(a, b));
+        (0..cols.len())
+            .map(|c| {
+                let span = c * entries..(c + 1) * entries;
+                group_sums(&x[span.clone()], &y[span], sum)
+            })
+            .collect()
+    }
+
+    /// The entries of P0's components `[r_X]_1` and `−[r_Y]_2` (unsigned) of the block's
+    /// columns into `flat_x`, `flat_y`, entry `i` of column `c` at `c·entries + at(i)`;
+    /// `false` where the record holds no bits (nothing formed).
+    fn fill_bit_block(&self, cols: Range<usize>, scratch: &mut Scratch, at: impl Fn(usize) -> usize) -> bool {
         let r = self.cols[cols.start].rec;
         let (rec, tx) = (&self.recs[r], &self.bit_tables[r]);
-        let Some(bits) = &rec.bits else { return vec![[Gr::ZERO; 2]; cols.len()] };
+        let Some(bits) = &rec.bits else { return false };
         let (m, step, entries) = (width(rec), self.w.len(), self.entries_per_column());
-        let pairs = entries / 2;
         let shapes: Vec<(usize, usize)> =
             cols.clone().map(|l| (self.shape(l).first, self.shape(l).outputs)).collect();
         let Scratch { flat_x: x, flat_y: y, picks_x, picks_y, .. } = scratch;
@@ -194,7 +240,7 @@ impl Columns {
             v.resize(cols.len() * entries, Gr::ZERO);
         }
         for i in 0..entries {
-            let at = i % 2 * pairs + i / 2;
+            let at = at(i);
             for (c, &(first, outputs)) in shapes.iter().enumerate() {
                 let slots = i * step..((i + 1) * step).min(outputs * m);
                 if slots.is_empty() {
@@ -217,18 +263,7 @@ impl Columns {
                 y[c * entries + at] = Gr::sum_picked(&self.y_table, picks_y);
             }
         }
-        (0..cols.len())
-            .map(|c| {
-                let (x, y) = (&mut x[c * entries..(c + 1) * entries], &mut y[c * entries..(c + 1) * entries]);
-                for v in [&mut *x, &mut *y] {
-                    let (even, odd) = v.split_at_mut(pairs);
-                    odd.iter_mut().zip(&*even).for_each(|(o, e)| o.sub_assign(e));
-                }
-                let even = Gr::inner_product(&x[..pairs], &y[..pairs]);
-                let diff = Gr::inner_product(&x[pairs..], &y[pairs..]);
-                [Gr::ZERO.sub(&even), Gr::ZERO.sub(&diff)]
-            })
-            .collect()
+        true
     }
 }
 

@@ -168,3 +168,34 @@ fn the_polynomials_of_the_next_sums_match_them_after_the_fold() {
         assert!(steps >= 5, "party {me}: {steps} steps");
     }
 }
+
+/// A pair of steps from one pass ([`Columns::local_pair`]) gives the first step's sums and
+/// the second step's polynomials exactly as the two computed apart do, at every party and at
+/// every step where it applies (P0's bit blocks from the tables among them).
+#[test]
+fn a_pair_of_steps_in_one_pass_matches_the_steps_apart() {
+    for me in 0..3 {
+        let mut g = Prg::new(&Seed([40 + me as u8; 16]));
+        let recs = [
+            record(&mut g, me, 37, Terms::Inner { len: 24 }, true),
+            record(&mut g, me, 50, Terms::Elementwise, false),
+            record(&mut g, me, 9, Terms::Inner { len: 100 }, false),
+            bit_record(&mut g, me, 21, 64),
+            bit_record(&mut g, me, 13, 32),
+        ];
+        let mut columns = Columns::new(me, recs.to_vec(), &mut Prg::new(&Seed([9; 16]))).unwrap();
+        let (mut checked, mut blocks) = (0, 0);
+        while columns.entries_per_column() >= 4 {
+            if 2 * columns.w.len() > BILINEAR_STEP {
+                let (first, second) = columns.local_pair();
+                assert_eq!(first, columns.local_halves(), "party {me}, step {}", columns.w.len());
+                assert_eq!(second, columns.local_poly(), "party {me}, step {}", columns.w.len());
+                blocks += columns.bit_blocks(None, columns.weight_pairs().is_some()).len();
+                checked += 1;
+            }
+            columns.fold(&Gr::random(&mut g));
+        }
+        assert!(checked >= 2, "party {me}: {checked} steps");
+        assert_eq!(blocks > 0, me == 0, "party {me}: P0's bit blocks from the tables");
+    }
+}
