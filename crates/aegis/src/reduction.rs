@@ -8,7 +8,9 @@ use rayon::prelude::*;
 use veil_crypto::Prg;
 use veil_ring::Gr;
 
-use crate::claims::{Claim, Entry, GrVec, Recorded, Terms, add_entries, monomials, pair_sums};
+use crate::claims::{
+    Claim, Entry, GrVec, Recorded, Terms, add_entries, entry_group_sums, monomials, pair_sums,
+};
 use crate::columns::Columns;
 use crate::freivalds::compress_matmul;
 use crate::verify::{FINAL_DIMENSION, FINAL_LIMIT};
@@ -190,9 +192,11 @@ impl Reduction {
 
     /// This party's local parts of the step's two inner products per claim, `Σ X_{2i}·Y_{2i}`
     /// and `Σ (X_{2i+1}−X_{2i})·(Y_{2i+1}−Y_{2i})` ([`crate::claims::cross_sum`]). With `pair`
-    /// (the step after goes with it, [`Reduction::pairs_next`]), a lazy claim whose two steps
-    /// take one pass ([`Columns::pairs_in_one_pass`]) computes the second step's polynomials
-    /// too, for [`Reduction::local_poly`].
+    /// (the step after goes with it, [`Reduction::pairs_next`]), a held claim that the step
+    /// after reduces too, and a lazy one whose two steps take one pass
+    /// ([`Columns::pairs_in_one_pass`]), compute the second step's polynomials in the same
+    /// pass, for [`Reduction::local_poly`] (eight products per four entries, where the second
+    /// step's polynomials alone took six and the first step's sums four).
     ///
     /// [`Columns::pairs_in_one_pass`]: crate::columns::Columns::pairs_in_one_pass
     pub(crate) fn local(&mut self, active: &[usize], pair: bool) -> Vec<Gr> {
@@ -209,6 +213,11 @@ impl Reduction {
                     self.paired[k] = Some(second.to_vec());
                 }
                 Part::Lazy(columns, _) => out.extend(columns.local_halves()),
+                Part::Held((a, b, _)) if next.contains(&k) => {
+                    let (first, second) = held_pair(me, a, b);
+                    out.extend(first);
+                    self.paired[k] = Some(second.to_vec());
+                }
                 Part::Held((a, b, _)) => out.extend(halves_by(me, a.len(), |i| (a.at(i), b.at(i)))),
             }
         }
@@ -291,18 +300,7 @@ impl Reduction {
             }
             match &mut self.parts[k].0 {
                 Part::Lazy(columns, _) => out.extend(columns.local_poly()),
-                Part::Held((a, b, _)) => {
-                    let (a, b) = (&*a, &*b);
-                    let half = a.len() / 2;
-                    let n = half + half % 2;
-                    let pick = |shift: usize| move |i: usize| (a.at(2 * i + shift), b.at(2 * i + shift));
-                    let both = |i: usize| {
-                        let ((x0, y0), (x1, y1)) = (pick(0)(i), pick(1)(i));
-                        (add_entries(&x0, &x1), add_entries(&y0, &y1))
-                    };
-                    let (uu, vv) = (halves_by(me, n, pick(0)), halves_by(me, n, pick(1)));
-                    out.extend(monomials(uu, vv, halves_by(me, n, both)));
-                }
+                Part::Held((a, b, _)) => out.extend(held_poly(me, a, b)),
             }
         }
         out
@@ -398,6 +396,43 @@ fn pad(v: &[Gr]) -> Vec<Gr> {
 
 /// [`pair_sums`] over a held claim of `n` entries, in parallel over blocks of entries (GR
 /// sums add up in any order).
+/// A held claim's local parts of the step after the pending one as polynomials in the pending
+/// `ζ` ([`Reduction::local_poly`]): its sums at the three weightings, on the even entries, the
+/// odd ones and their sums, the halved claim padded with a zero entry where it is odd.
+fn held_poly(me: usize, a: &GrVec, b: &GrVec) -> [Gr; 6] {
+    let half = a.len() / 2;
+    let n = half + half % 2;
+    let pick = |shift: usize| move |i: usize| (a.at(2 * i + shift), b.at(2 * i + shift));
+    let both = |i: usize| {
+        let ((x0, y0), (x1, y1)) = (pick(0)(i), pick(1)(i));
+        (add_entries(&x0, &x1), add_entries(&y0, &y1))
+    };
+    let (uu, vv) = (halves_by(me, n, pick(0)), halves_by(me, n, pick(1)));
+    monomials(uu, vv, halves_by(me, n, both))
+}
+
+/// A held claim's local parts of a pair of steps from one pass over its entries
+/// ([`crate::claims::group_sums`], blocks of [`HELD_BLOCK`] entries in parallel): the first
+/// step's two sums and the second step's six coefficients in its pending `ζ`. The entries are
+/// padded with zeros to a multiple of four, which adds nothing to the first step's sums and
+/// gives the zero entry that [`Reduction::local_poly`] pads an odd halved claim with.
+fn held_pair(me: usize, a: &GrVec, b: &GrVec) -> ([Gr; 2], [Gr; 6]) {
+    let n = a.len().div_ceil(4) * 4;
+    let entry = |v: &GrVec, i: usize| if i < v.len() { v.at(i) } else { [Gr::ZERO; 3] };
+    let add2 = |x: [Gr; 2], y: [Gr; 2]| [x[0].add(&y[0]), x[1].add(&y[1])];
+    let zero = || ([Gr::ZERO; 2], [[Gr::ZERO; 2]; 3]);
+    let (first, both) = (0..n.div_ceil(HELD_BLOCK))
+        .into_par_iter()
+        .map(|k| {
+            let block = k * HELD_BLOCK..((k + 1) * HELD_BLOCK).min(n);
+            let xs: Vec<Entry> = block.clone().map(|i| entry(a, i)).collect();
+            let ys: Vec<Entry> = block.map(|i| entry(b, i)).collect();
+            entry_group_sums(me, &xs, &ys)
+        })
+        .reduce(zero, |(f, s), (g, t)| (add2(f, g), std::array::from_fn(|j| add2(s[j], t[j]))));
+    (first, monomials(both[0], both[1], both[2]))
+}
+
 fn halves_by(me: usize, n: usize, at: impl Fn(usize) -> (Entry, Entry) + Sync) -> [Gr; 2] {
     let pairs = n / 2;
     (0..pairs.div_ceil(HELD_BLOCK))
@@ -407,4 +442,32 @@ fn halves_by(me: usize, n: usize, at: impl Fn(usize) -> (Entry, Entry) + Sync) -
             pair_sums(me, 2 * block.len(), |i| at(2 * block.start + i))
         })
         .reduce(|| [Gr::ZERO; 2], |a, b| [a[0].add(&b[0]), a[1].add(&b[1])])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use veil_crypto::Seed;
+
+    /// A party's view of a random held vector of `n` entries (the components it holds).
+    fn held_vec(g: &mut Prg, me: usize, n: usize) -> GrVec {
+        let mut part = |held: bool| if held { (0..n).map(|_| Gr::random(g)).collect() } else { vec![] };
+        GrVec { m: part(me != 0), one: part(me != 2), two: part(me != 1) }
+    }
+
+    /// A held claim's pair of steps from one pass gives the first step's sums and the second
+    /// step's polynomials exactly as apart, at every party and for every length mod 4 (the
+    /// halved claim padded with a zero entry where it is odd), across several blocks.
+    #[test]
+    fn a_held_pair_in_one_pass_matches_the_steps_apart() {
+        for me in 0..3 {
+            let mut g = Prg::new(&Seed([60 + me as u8; 16]));
+            for n in [2usize, 4, 6, 8, 10, 2 * HELD_BLOCK + 6, 3 * HELD_BLOCK] {
+                let (a, b) = (held_vec(&mut g, me, n), held_vec(&mut g, me, n));
+                let (first, second) = held_pair(me, &a, &b);
+                assert_eq!(first, halves_by(me, n, |i| (a.at(i), b.at(i))), "party {me}, {n} entries");
+                assert_eq!(second, held_poly(me, &a, &b), "party {me}, {n} entries");
+            }
+        }
+    }
 }

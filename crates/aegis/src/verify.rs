@@ -78,7 +78,8 @@
 //! `crate::columns::Columns::local_poly`). Where a lazy claim's entries are formed (more
 //! than 8 slots each), a pair's two steps share one pass over the recorded terms instead
 //! (`Columns::local_pair`: eight products per four entries, two more than the steps one
-//! after the other). So the default, [`crate::Pairing::WhereCheap`],
+//! after the other), and a held claim's pair one pass over its entries
+//! (`reduction::held_pair`). So the default, [`crate::Pairing::WhereCheap`],
 //! pairs only where the second step costs about what it would alone: lazy steps of entries of
 //! at most 4 slots and short held claims. LeNet at batch 30 on two Zen 1 cores, same sitting
 //! (three runs each): one halving at a time 26 rounds and 4.40 s; the default 22 rounds and
