@@ -31,8 +31,9 @@ pub enum Pairing {
     /// computation.
     Never,
     /// The pairs whose second step costs about what it would alone (the default): lazy steps
-    /// of short entries and short held claims, and the final check's first half with the last
-    /// halving where few entries precede it (LeNet at batch 30: 22 rounds; at batch 1: 12).
+    /// of short entries, lazy steps of long ones that go in one pass, short held claims, and
+    /// the final check's first half with the last halving where few entries precede it (LeNet
+    /// at batch 30: 20 rounds; at batch 1: 12).
     WhereCheap,
     /// Every pair the memory allows, and the final check's first half with the last halving:
     /// `R + 4` rounds for an even `R`, for links where a round costs more than the computation

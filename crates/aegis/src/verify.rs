@@ -81,11 +81,13 @@
 //! after the other), and a held claim's pair one pass over its entries
 //! (`reduction::held_pair`). So the default, [`crate::Pairing::WhereCheap`],
 //! pairs only where the second step costs about what it would alone: lazy steps of entries of
-//! at most 4 slots and short held claims. LeNet at batch 30 on two Zen 1 cores, same sitting
-//! (three runs each): one halving at a time 26 rounds and 4.40 s; the default 22 rounds and
-//! 4.28–4.34 s; [`crate::Pairing::Always`] 14 rounds and 5.58–5.65 s (VGG-16 at batch 30:
-//! 22 rounds instead of 38, 1 364 s instead of 981), for links where a round costs more than
-//! that. With
+//! at most 4 slots, lazy steps in one pass of entries of at least 32 slots, and short held
+//! claims. LeNet at batch 30 on two Zen 1 cores, same sitting (three runs each): one halving
+//! at a time 26 rounds and 4.40 s; the default 22 rounds and 4.28–4.34 s;
+//! [`crate::Pairing::Always`] 14 rounds and 5.58–5.65 s (VGG-16 at batch 30: 22 rounds instead
+//! of 38, 1 364 s instead of 981), for links where a round costs more than that. (Since the
+//! pairs in one pass: the default 20 rounds in 3.72–3.85 s, `Always` 4.72–4.87 s, in later
+//! sittings; `crate::columns`'s `ONE_PASS_CHEAP`.) With
 //! `Always`, a lazy claim that the second step would materialize is materialized for the
 //! pair's first (its entries, twice as many) when that holds at most `2·MATERIALIZE_AT`
 //! entries; a longer one (VGG-16 at batch 30) takes that step alone.
