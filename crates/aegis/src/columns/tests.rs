@@ -57,18 +57,24 @@ fn bit_record(g: &mut Prg, me: usize, outputs: usize, len: usize) -> Recorded {
     }
 }
 
+/// One record of each shape: inner products with a twin, elementwise products, long inner
+/// products, and truncation pairs' bit products of 64 and of 32 bits (a mask whose low part
+/// comes from seeds).
+fn mixed_records(g: &mut Prg, me: usize) -> [Recorded; 5] {
+    [
+        record(g, me, 37, Terms::Inner { len: 24 }, true),
+        record(g, me, 50, Terms::Elementwise, false),
+        record(g, me, 9, Terms::Inner { len: 100 }, false),
+        bit_record(g, me, 21, 64),
+        bit_record(g, me, 13, 32),
+    ]
+}
+
 #[test]
 fn both_ways_to_sum_a_reduction_agree_at_every_step() {
     for me in 0..3 {
         let mut g = Prg::new(&Seed([me as u8; 16]));
-        let recs = [
-            record(&mut g, me, 37, Terms::Inner { len: 24 }, true),
-            record(&mut g, me, 50, Terms::Elementwise, false),
-            record(&mut g, me, 9, Terms::Inner { len: 100 }, false),
-            bit_record(&mut g, me, 21, 64),
-            // A truncation pair with the low part of its mask from seeds: 32 bit products.
-            bit_record(&mut g, me, 13, 32),
-        ];
+        let recs = mixed_records(&mut g, me);
         let mut columns = Columns::new(me, recs.to_vec(), &mut Prg::new(&Seed([9; 16]))).unwrap();
         let (mut bilinear_used, mut narrow_bit_words) = (0, 0);
         for _ in 0..6 {
@@ -142,13 +148,7 @@ fn the_bit_tables_give_the_entries_term_by_term() {
 fn the_polynomials_of_the_next_sums_match_them_after_the_fold() {
     for me in 0..3 {
         let mut g = Prg::new(&Seed([20 + me as u8; 16]));
-        let recs = [
-            record(&mut g, me, 37, Terms::Inner { len: 24 }, true),
-            record(&mut g, me, 50, Terms::Elementwise, false),
-            record(&mut g, me, 9, Terms::Inner { len: 100 }, false),
-            bit_record(&mut g, me, 21, 64),
-            bit_record(&mut g, me, 13, 32),
-        ];
+        let recs = mixed_records(&mut g, me);
         let mut columns = Columns::new(me, recs.to_vec(), &mut Prg::new(&Seed([9; 16]))).unwrap();
         let mut steps = 0;
         while columns.entries_per_column() >= 4 {
@@ -176,13 +176,7 @@ fn the_polynomials_of_the_next_sums_match_them_after_the_fold() {
 fn a_pair_of_steps_in_one_pass_matches_the_steps_apart() {
     for me in 0..3 {
         let mut g = Prg::new(&Seed([40 + me as u8; 16]));
-        let recs = [
-            record(&mut g, me, 37, Terms::Inner { len: 24 }, true),
-            record(&mut g, me, 50, Terms::Elementwise, false),
-            record(&mut g, me, 9, Terms::Inner { len: 100 }, false),
-            bit_record(&mut g, me, 21, 64),
-            bit_record(&mut g, me, 13, 32),
-        ];
+        let recs = mixed_records(&mut g, me);
         let mut columns = Columns::new(me, recs.to_vec(), &mut Prg::new(&Seed([9; 16]))).unwrap();
         let (mut checked, mut blocks) = (0, 0);
         while columns.entries_per_column() >= 4 {
