@@ -72,7 +72,7 @@ pub(crate) struct Reduction {
     /// Each claim's polynomials of a pair's second step, where its first step computed them
     /// in the same pass ([`Reduction::local`] with `pair`), until [`Reduction::local_poly`]
     /// takes them or the fold drops them.
-    paired: Vec<Option<Vec<Gr>>>,
+    paired: Vec<Option<[Gr; 6]>>,
 }
 
 impl Reduction {
@@ -211,13 +211,13 @@ impl Reduction {
                 {
                     let (first, second) = columns.local_pair();
                     out.extend(first);
-                    self.paired[k] = Some(second.to_vec());
+                    self.paired[k] = Some(second);
                 }
                 Part::Lazy(columns, _) => out.extend(columns.local_halves()),
                 Part::Held((a, b, _)) if next.contains(&k) => {
                     let (first, second) = held_pair(me, a, b);
                     out.extend(first);
-                    self.paired[k] = Some(second.to_vec());
+                    self.paired[k] = Some(second);
                 }
                 Part::Held((a, b, _)) => out.extend(halves_by(me, a.len(), |i| (a.at(i), b.at(i)))),
             }
@@ -242,12 +242,12 @@ impl Reduction {
     /// ([`Reduction::poly_step`] would return a step), decided before the pending step's sums
     /// so that they can be computed together.
     pub(crate) fn pairs_next(&self, pending: &[usize], pairing: Pairing) -> bool {
-        self.pair_refused(pending, pairing).is_some_and(|next| !next.is_empty())
+        self.paired_next(pending, pairing).is_some_and(|next| !next.is_empty())
     }
 
     /// The claims the step after the pending one reduces, or `None` where `pairing` lets it
     /// wait for the pending `ζ` ([`Reduction::poly_step`]).
-    fn pair_refused(&self, pending: &[usize], pairing: Pairing) -> Option<Vec<usize>> {
+    fn paired_next(&self, pending: &[usize], pairing: Pairing) -> Option<Vec<usize>> {
         let next = self.continuing(pending);
         let refused = |part: &Part| match (pairing, part) {
             (Pairing::Never, _) => true,
@@ -269,9 +269,10 @@ impl Reduction {
     /// materialized now. With [`Pairing::WhereCheap`] it pairs only where the polynomials cost
     /// about what the step's values would: every lazy claim with short entries at that step
     /// (`Columns::pairs_cheaply`: the bilinear ways' accumulators are formed once for the three
-    /// weightings), every held claim at most [`CHEAP_HELD`] entries long.
+    /// weightings) or with long ones (both steps in one pass), every held claim at most
+    /// [`CHEAP_HELD`] entries long.
     pub(crate) fn poly_step(&mut self, pending: &[usize], pairing: Pairing) -> Option<Vec<usize>> {
-        let next = self.pair_refused(pending, pairing)?;
+        let next = self.paired_next(pending, pairing)?;
         for &k in &next {
             let part = &mut self.parts[k].0;
             if let Part::Lazy(columns, z) = part
