@@ -36,6 +36,7 @@ mod galois_simd;
 mod macros;
 mod prime;
 mod small_prime;
+mod small_prime_avx2;
 mod small_prime_bmi2;
 mod stored;
 mod traits;

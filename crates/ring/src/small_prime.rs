@@ -59,7 +59,7 @@ impl Zp {
     /// `wire_bits` whole bytes, which go through one 64-bit word.
     pub fn pack<T: Copy + Into<u32>>(self, v: &[T]) -> Vec<u8> {
         let w = self.wire_bits();
-        let mut out = Vec::with_capacity(self.packed_len(v.len()) + 8);
+        let mut out = Vec::with_capacity(self.packed_len(v.len()) + 16);
         let rest = match w {
             7 => gather::<7, T>(v, &mut out),
             6 => gather::<6, T>(v, &mut out),
@@ -192,20 +192,26 @@ impl Zp {
 }
 
 /// Packs the whole groups of eight elements of `v` at `W` bits each (`W` bytes per group)
-/// onto `out`, each group's word written as 8 bytes at once (its top `8 − W` bytes are 0 and
-/// the next group's bytes overwrite them), and returns the last `len mod 8` elements.
+/// onto `out`, 32 elements at a time with AVX2 where the processor has it, then each group's
+/// word written as 8 bytes at once (its top `8 − W` bytes are 0 and the next group's bytes
+/// overwrite them), and returns the last `len mod 8` elements.
 fn gather<'a, const W: usize, T: Copy + Into<u32>>(v: &'a [T], out: &mut Vec<u8>) -> &'a [T] {
-    let groups = v.chunks_exact(8);
-    let rest = groups.remainder();
+    let rest = &v[v.len() / 8 * 8..];
     let start = out.len();
-    out.resize(start + v.len() / 8 * W + 8, 0);
+    out.resize(start + v.len() / 8 * W + 16, 0);
+    #[cfg(target_arch = "x86_64")]
+    let (v, mut at) = {
+        let (done, at) = crate::small_prime_avx2::gather::<W, T>(v, out, start);
+        (&v[done..], at)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
     let mut at = start;
     #[cfg(target_arch = "x86_64")]
     if let Some(end) = crate::small_prime_bmi2::gather::<W, T>(v, out, at) {
         out.truncate(end);
         return rest;
     }
-    for g in groups {
+    for g in v.chunks_exact(8) {
         let word = g.iter().enumerate().fold(0u64, |acc, (i, &x)| acc | u64::from(x.into()) << (W * i));
         out[at..at + 8].copy_from_slice(&word.to_le_bytes());
         at += W;
@@ -214,9 +220,15 @@ fn gather<'a, const W: usize, T: Copy + Into<u32>>(v: &'a [T], out: &mut Vec<u8>
     rest
 }
 
-/// Eight elements of `W` bits per `W` bytes of `whole` into bytes of `out` (the shifts are
-/// constants, so the loop unrolls).
+/// Eight elements of `W` bits per `W` bytes of `whole` into bytes of `out`: 32 at a time with
+/// AVX2 where the processor has it, the rest one group at a time (the shifts are constants,
+/// so the loop unrolls).
 fn spread<const W: usize>(whole: &[u8], out: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    let (whole, out) = {
+        let done = crate::small_prime_avx2::spread::<W>(whole, out);
+        (&whole[done / 8 * W..], &mut out[done..])
+    };
     #[cfg(target_arch = "x86_64")]
     if crate::small_prime_bmi2::spread::<W>(whole, out) {
         return;
@@ -260,12 +272,17 @@ mod tests {
 
     #[test]
     fn word_packing_equals_the_bitwise_layout_and_checks_every_element() {
-        for p in [13u32, 31, 61, 127, 251] {
+        // Every width, and lengths around the 32 elements of the vector paths' steps.
+        for p in [2u32, 3, 7, 13, 31, 61, 127, 251] {
             let zp = Zp::new(p);
-            for n in [0usize, 5, 8, 16, 17, 100] {
+            for n in [0usize, 5, 8, 16, 17, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 250, 1000] {
                 let v: Vec<u32> =
                     (0..n as u32).map(|i| zp.from_random(i.wrapping_mul(0x9e37_79b9))).collect();
-                assert_eq!(zp.pack(&v), reference_pack(zp.wire_bits(), &v), "p = {p}, n = {n}");
+                let bytes = reference_pack(zp.wire_bits(), &v);
+                assert_eq!(zp.pack(&v), bytes, "p = {p}, n = {n}");
+                let narrow: Vec<u8> = v.iter().map(|&x| x as u8).collect();
+                assert_eq!(zp.pack(&narrow), bytes, "p = {p}, n = {n}, from bytes");
+                assert_eq!(zp.unpack_bytes(&bytes, n), Some(narrow), "p = {p}, n = {n}, unpacked");
                 // An element equal to p at each position, in a whole group or in the tail.
                 if zp.wire_bits() < 8 && (1u32 << zp.wire_bits()) > p {
                     for at in 0..n {
