@@ -39,7 +39,7 @@ use veil_mpc::prep::CorrelationRequest;
 use veil_mpc::{Ctx, MpcError, Result};
 
 pub use crate::claims::SignTamper;
-use crate::lists::{Masks, lists_mod};
+use crate::lists::{MaskStream, lists_mod};
 use crate::mul::{mask_sum, offline};
 use crate::prime::{Draws, Zp, pack_par, prime_for, unpack_par, unpack_par_into};
 use crate::share::{Aegis, Masked, Pair, recv_u64s, to_bytes, wrap};
@@ -312,11 +312,12 @@ impl Aegis {
             let elements = c * MASK_CHUNK..((c + 1) * MASK_CHUNK).min(n);
             let mut out = vec![0u8; elements.len() * 2 * l];
             let mut draws = pw.chunk(c, zp.p());
+            let mut stream = MaskStream::with_deltas(&mut draws, l, &pw.deltas[elements.clone()]);
             for (i, el) in elements.zip(out.chunks_exact_mut(2 * l)) {
-                let masks = Masks::draw_lists(&mut draws, l, pw.deltas[i]);
+                let Some(masks) = stream.next_masks() else { break };
                 let (u, up) = el.split_at_mut(l);
                 let shares = &bits[i * (l - 1)..(i + 1) * (l - 1)];
-                lists_mod(zp.p(), l, x.m[i] & mask, first, shares, &masks, u, up);
+                lists_mod(zp.p(), l, x.m[i] & mask, first, shares, masks, u, up);
                 if i < shift {
                     u.iter_mut().for_each(|v| *v = zp.add(u32::from(*v), 1) as u8);
                 }

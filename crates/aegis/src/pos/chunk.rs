@@ -9,7 +9,7 @@ use std::ops::Range;
 use veil_crypto::{Prg, Seed};
 use veil_mpc::PartyId;
 
-use crate::lists::{LANES, Masks, bits_of, combos_mod, lists_mod};
+use crate::lists::{LANES, MaskStream, Masks, bits_of, combos_mod, lists_mod};
 use crate::prime::Draws;
 use std::sync::Arc;
 
@@ -192,14 +192,15 @@ pub(super) fn prover_lists(
     let mut lists = vec![0u8; (i1 - i0) * 2 * l];
     let mut ds = Vec::with_capacity(i1 - i0);
     let mut kept = Vec::with_capacity(if keep { i1 - i0 } else { 0 });
+    let mut masks = MaskStream::new(&mut pair, l, i1 - i0);
     for (j, i) in (i0..i1).enumerate() {
-        let mk = Masks::draw(&mut pair, l);
+        let Some(mk) = masks.next_masks() else { break };
         let m = components(me, y, l as u32, i)[k].unwrap_or(0);
         let (u, up) = lists[j * 2 * l..(j + 1) * 2 * l].split_at_mut(l);
-        lists_mod(p, l, m, first, &shares[j * (l - 1)..(j + 1) * (l - 1)], &mk, u, up);
+        lists_mod(p, l, m, first, &shares[j * (l - 1)..(j + 1) * (l - 1)], mk, u, up);
         ds.push(mk.delta);
         if keep {
-            kept.push(mk);
+            kept.push(mk.clone());
         }
     }
     (lists, ds, keep.then_some(kept))
@@ -223,16 +224,14 @@ pub(super) fn prover_combos(
     let mut pair = draws(masks_seed, p);
     let tables = simd_tables(p, l, sigma);
     let mut combos = Vec::with_capacity(i1 - i0);
+    // The masks round 2 kept (all of the chunk's or none), else the same draws again.
+    let mut masks = MaskStream::new(&mut pair, l, if kept.is_some() { 0 } else { i1 - i0 });
     for (j, i) in (i0..i1).enumerate() {
-        // The masks round 2 kept, else the same draws again.
-        let drawn;
-        let mk = match kept.and_then(|k| k.get(j)) {
-            Some(mk) => mk,
-            None => {
-                drawn = Masks::draw(&mut pair, l);
-                &drawn
-            }
+        let mk = match kept {
+            Some(kept) => kept.get(j),
+            None => masks.next_masks(),
         };
+        let Some(mk) = mk else { break };
         let m = components(me, y, l as u32, i)[k].unwrap_or(0);
         let per = &mac[j * (l - 1) * MAC_KEYS..(j + 1) * (l - 1) * MAC_KEYS];
         combos.push(element_combos(p, l, m, mk, per, kappa, sigma, tables.as_ref()));
