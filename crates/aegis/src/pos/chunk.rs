@@ -66,15 +66,20 @@ impl Ys {
         Ok(Ys { parts, n, half: 1u64 << (l - 1) })
     }
 
-    /// Component `c` (`0` = `m`, `1` = `[r]_1`, `2` = `[r]_2`) of element `i`, not reduced
-    /// to `l` bits.
-    fn at(&self, c: usize, i: usize) -> u64 {
+    /// Element `i`'s pair (`x`, `z`) and its index there (one search for all its components).
+    fn locate(&self, i: usize) -> (&Masked, &Masked, usize) {
         let k = self.parts.partition_point(|(start, _, _)| *start <= i).saturating_sub(1);
         let (start, x, z) = &self.parts[k];
+        (x, z, i - start)
+    }
+
+    /// Component `c` (`0` = `m`, `1` = `[r]_1`, `2` = `[r]_2`) of the element at index `at`
+    /// of the pair `(x, z)`, not reduced to `l` bits.
+    fn at(&self, (x, z, at): (&Masked, &Masked, usize), c: usize) -> u64 {
         let pick = |v: &Masked| match c {
-            0 => v.m[i - start],
-            1 => v.r.one[i - start],
-            _ => v.r.two[i - start],
+            0 => v.m[at],
+            1 => v.r.one[at],
+            _ => v.r.two[at],
         };
         pick(x).wrapping_sub(pick(z).wrapping_mul(self.half))
     }
@@ -82,9 +87,10 @@ impl Ys {
 
 pub(super) fn components(me: PartyId, y: &Ys, l: u32, i: usize) -> [Option<u64>; 3] {
     let red = |v: u64| if l == 64 { v } else { v & ((1u64 << l) - 1) };
-    let y0 = (me != 0).then(|| red(y.at(0, i)));
-    let y1 = (me != 1).then(|| red(y.at(2, i).wrapping_neg()));
-    let y2 = (me != 2).then(|| red(y.at(1, i).wrapping_neg()));
+    let el = y.locate(i);
+    let y0 = (me != 0).then(|| red(y.at(el, 0)));
+    let y1 = (me != 1).then(|| red(y.at(el, 2).wrapping_neg()));
+    let y2 = (me != 2).then(|| red(y.at(el, 1).wrapping_neg()));
     [y0, y1, y2]
 }
 
