@@ -28,6 +28,10 @@ use crate::share::Masked;
 /// A convolution ([`Terms::Conv`]) keeps its input `x` instead of the patches `X = im2col(x)`:
 /// `uᵀX` is then summed through the patch geometry, `(uᵀX)_{(ky,kx,c)} = Σ_i u_i·x[src_i(ky,kx) + c]`,
 /// the same linear function of the same shares, so the claim and its soundness are unchanged.
+/// A convolution of stride 1 takes a structured `u` instead ([`Separable`]): `uᵀX` then costs a
+/// scaling per input word instead of one per patch word (`kh·kw` times fewer), and `uᵀEv` is a
+/// polynomial of degree up to `B + O_h + O_w + kh + kw − 4` instead of 2, which it vanishes
+/// with probability at most over `2^64`.
 pub(crate) fn compress_matmul(rec: &Recorded, coeffs: &mut Prg) -> Result<Claim> {
     let (m, k, n, conv) = match rec.terms {
         Terms::Matmul { k, n } => (rec.z.n.checked_div(n).unwrap_or(0), k, n, None),
@@ -47,7 +51,7 @@ pub(crate) fn compress_matmul(rec: &Recorded, coeffs: &mut Prg) -> Result<Claim>
         return Err(MpcError::Invalid(format!("recorded matrix product: twin x {} z {}", x2.n, z2.n)));
     }
     // `a += uᵀX`, rows in parallel blocks (each block's partial sums, then their sum).
-    let left = |u: &[Gr], x: &[u64], a: &mut [Gr]| {
+    let random_left = |u: &[Gr], x: &[u64], a: &mut [Gr]| {
         let partial = u
             .par_chunks(ROWS)
             .enumerate()
@@ -67,9 +71,22 @@ pub(crate) fn compress_matmul(rec: &Recorded, coeffs: &mut Prg) -> Result<Claim>
             .reduce(|| vec![Gr::ZERO; k], add_all);
         add_into(a, &partial);
     };
-    let u: Vec<Gr> = (0..m).map(|_| Gr::random(coeffs)).collect();
+    let separable = conv.filter(|c| c.stride == [1, 1]);
+    let draw_left = |coeffs: &mut Prg| match separable {
+        Some(c) => Left::Separable(Separable::draw(&c, coeffs)),
+        None => Left::Random((0..m).map(|_| Gr::random(coeffs)).collect()),
+    };
+    let u = draw_left(coeffs);
     let v: Vec<Gr> = (0..n).map(|_| Gr::random(coeffs)).collect();
-    let u2: Option<Vec<Gr>> = rec.twin.as_ref().map(|_| (0..m).map(|_| Gr::random(coeffs)).collect());
+    let u2: Option<Left> = rec.twin.as_ref().map(|_| draw_left(coeffs));
+    let left = |u: &Left, x: &[u64], a: &mut [Gr]| match u {
+        Left::Random(u) => random_left(u, x, a),
+        Left::Separable(sep) => add_into(a, &sep.left_input(x)),
+    };
+    let bilinear = |u: &Left, z: &[u64], v: &[Gr]| match u {
+        Left::Random(u) => bilinear(u, z, v),
+        Left::Separable(sep) => Gr::inner_product(&sep.left_output(z, v.len()), v),
+    };
     let (xp, yp, zp) = (parts(&rec.x), parts(&rec.y), parts(&rec.z));
     let mut claim = Claim::default();
     for c in 0..3 {
@@ -92,6 +109,165 @@ pub(crate) fn compress_matmul(rec: &Recorded, coeffs: &mut Prg) -> Result<Claim>
         (*dx, *dy, *dz) = (a, b, vec![zc]);
     }
     Ok(claim)
+}
+
+/// Freivalds's left vector of a product.
+enum Left {
+    /// Uniform entries.
+    Random(Vec<Gr>),
+    /// A stride-1 convolution's structured vector ([`Separable`]).
+    Separable(Separable),
+}
+
+/// The left vector of a stride-1 convolution with output rows `p = (b, o_y, o_x)`:
+/// `u_p = γ^b·α^{o_y + kh − 1}·β^{o_x + kw − 1}` for uniform `α, β, γ ∈ GR`.
+///
+/// **Soundness.** With errors `E ≠ 0`, divided by the largest power of 2 dividing all its
+/// entries and reduced mod 2 (`Ē ≠ 0`), `uᵀEv` is `Σ_{p,q} Ē_{p,q}·ū_p·v̄_q` over `GF(2^64)` in
+/// the uniform residues `ᾱ, β̄, γ̄, v̄`. Distinct rows `p` give distinct monomials
+/// `γ̄^b·ᾱ^{o_y + kh − 1}·β̄^{o_x + kw − 1}`, so this is a nonzero polynomial of degree at most
+/// `B + O_h + O_w + kh + kw − 4`, which vanishes with probability at most that over `2^64`
+/// (Schwartz–Zippel; LeNet's first convolution at batch 30: 84/2^64, VGG-16's first two: 480/2^64), in
+/// place of `2/2^64` for a uniform `u`. A twin draws its own `α, β, γ`.
+///
+/// **Cost.** With `i_y = o_y + ky − pad_y`, `u_p = α^{i_y}·α^{kh − 1 + pad_y − ky}·(the same in
+/// x)·γ^b`, so `(uᵀX)_{(ky,kx,c)} = α^{kh−1+pad_y−ky}·β^{kw−1+pad_x−kx}·R(ky, kx, c)` where
+/// `R` sums `γ^b·α^{i_y}·β^{i_x}·x[b, i_y, i_x, c]` over the input positions whose output
+/// position for that offset exists: a rectangle, nearly the whole image. Input rows (and
+/// columns) fall into a few classes by the offsets whose rectangle holds them, so each input
+/// word is scaled once, into the sum of its classes (`G`), and each `R` adds up the classes'
+/// sums: `B·H·W·C` scalings in place of `B·O_h·O_w·kh·kw·C`. `uᵀZ` goes line by line of the
+/// output images: `Σ_{b,o_y} γ^b·α^{o_y+kh−1}·Σ_{o_x} β^{o_x+kw−1}·Z_p`, the scalings of a
+/// uniform `u` and `n` GR products per line (never `u` itself, a GR product per row).
+struct Separable {
+    conv: Conv2d,
+    /// `α^i`, `β^i` (for every exponent used) and `γ^b`.
+    alpha: Vec<Gr>,
+    beta: Vec<Gr>,
+    gamma: Vec<Gr>,
+}
+
+impl Separable {
+    fn draw(conv: &Conv2d, coeffs: &mut Prg) -> Separable {
+        let (a, b, g) = (Gr::random(coeffs), Gr::random(coeffs), Gr::random(coeffs));
+        let ([batch, h, w, _], [kh, kw], [oh, ow]) = (conv.input, conv.kernel, conv.output);
+        let powers = |x: &Gr, n: usize| {
+            let mut p = vec![Gr::embed(1); n.max(1)];
+            for i in 1..p.len() {
+                p[i] = p[i - 1].mul(x);
+            }
+            p
+        };
+        Separable {
+            conv: *conv,
+            alpha: powers(&a, (oh + kh).max(h + kh + conv.pad[0])),
+            beta: powers(&b, (ow + kw).max(w + kw + conv.pad[1])),
+            gamma: powers(&g, batch),
+        }
+    }
+
+    /// `u_p` of row `p` (tests).
+    #[cfg(test)]
+    fn at(&self, p: usize) -> Gr {
+        let ([kh, kw], [oh, ow]) = (self.conv.kernel, self.conv.output);
+        let (b, oy, ox) = (p / (oh * ow), p / ow % oh, p % ow);
+        self.gamma[b].mul(&self.alpha[oy + kh - 1]).mul(&self.beta[ox + kw - 1])
+    }
+
+    /// For each input index along one axis (`size` of them), the offsets `k < kernel` whose
+    /// output position `i + pad − k` lies in `0..out`, as a bit mask; and the distinct nonzero
+    /// masks (the classes), with each index's class (`None` for none).
+    fn classes(size: usize, kernel: usize, pad: usize, out: usize) -> (Vec<u64>, Vec<Option<usize>>) {
+        let mut masks: Vec<u64> = Vec::new();
+        let of = (0..size)
+            .map(|i| {
+                let mask = (0..kernel)
+                    .filter(|&k| (i + pad).checked_sub(k).is_some_and(|o| o < out))
+                    .fold(0u64, |m, k| m | 1 << k);
+                (mask != 0).then(|| {
+                    masks.iter().position(|&m| m == mask).unwrap_or_else(|| {
+                        masks.push(mask);
+                        masks.len() - 1
+                    })
+                })
+            })
+            .collect();
+        (masks, of)
+    }
+
+    /// `uᵀ·im2col(x)` from one component `x` of the input (`kh·kw·C` sums).
+    fn left_input(&self, x: &[u64]) -> Vec<Gr> {
+        let conv = &self.conv;
+        let ([batch, h, w, c], [kh, kw], [oh, ow], [py, px]) =
+            (conv.input, conv.kernel, conv.output, conv.pad);
+        let (row_masks, row_class) = Separable::classes(h, kh, py, oh);
+        let (col_masks, col_class) = Separable::classes(w, kw, px, ow);
+        let (rows, cols) = (row_masks.len(), col_masks.len());
+        // G[row class][column class][channel], summed over the input rows in parallel.
+        let sums = (0..h)
+            .into_par_iter()
+            .filter_map(|iy| row_class[iy].map(|rc| (iy, rc)))
+            .fold(
+                || vec![Gr::ZERO; rows * cols * c],
+                |mut g, (iy, rc)| {
+                    let mut words = vec![0u64; batch];
+                    for (ix, cc) in col_class.iter().enumerate() {
+                        let Some(cc) = *cc else { continue };
+                        let ab = self.alpha[iy].mul(&self.beta[ix]);
+                        let at = |b: usize, ch: usize| x[((b * h + iy) * w + ix) * c + ch];
+                        let out = &mut g[(rc * cols + cc) * c..(rc * cols + cc + 1) * c];
+                        if c <= batch {
+                            // One GR product per channel: Σ_b γ^b·x, times α^{i_y}·β^{i_x}.
+                            for (ch, o) in out.iter_mut().enumerate() {
+                                words.iter_mut().enumerate().for_each(|(b, v)| *v = at(b, ch));
+                                o.add_assign(&ab.mul(&Gr::dot_words(&self.gamma, &words)));
+                            }
+                        } else {
+                            // One GR product per image: the coefficients γ^b·α^{i_y}·β^{i_x}.
+                            for b in 0..batch {
+                                let coeff = self.gamma[b].mul(&ab);
+                                Gr::add_scaled_each(out, &coeff, &x[((b * h + iy) * w + ix) * c..][..c]);
+                            }
+                        }
+                    }
+                    g
+                },
+            )
+            .reduce(|| vec![Gr::ZERO; rows * cols * c], add_all);
+        let mut a = vec![Gr::ZERO; kh * kw * c];
+        for ky in 0..kh {
+            for kx in 0..kw {
+                let factor = self.alpha[kh - 1 + py - ky].mul(&self.beta[kw - 1 + px - kx]);
+                let out = &mut a[(ky * kw + kx) * c..(ky * kw + kx + 1) * c];
+                for rc in (0..rows).filter(|&r| row_masks[r] >> ky & 1 == 1) {
+                    for cc in (0..cols).filter(|&q| col_masks[q] >> kx & 1 == 1) {
+                        add_into(out, &sums[(rc * cols + cc) * c..(rc * cols + cc + 1) * c]);
+                    }
+                }
+                out.iter_mut().for_each(|v| *v = factor.mul(v));
+            }
+        }
+        a
+    }
+
+    /// `uᵀZ` for the output `z` (`[rows, n]`), row of outputs by row of outputs.
+    fn left_output(&self, z: &[u64], n: usize) -> Vec<Gr> {
+        let ([batch, ..], [kh, kw], [oh, ow]) = (self.conv.input, self.conv.kernel, self.conv.output);
+        (0..batch * oh)
+            .into_par_iter()
+            .map(|line| {
+                let (b, oy) = (line / oh, line % oh);
+                let mut inner = vec![Gr::ZERO; n];
+                for ox in 0..ow {
+                    let row = (line * ow + ox) * n;
+                    Gr::add_scaled_each(&mut inner, &self.beta[ox + kw - 1], &z[row..row + n]);
+                }
+                let coeff = self.gamma[b].mul(&self.alpha[oy + kh - 1]);
+                inner.iter_mut().for_each(|v| *v = coeff.mul(v));
+                inner
+            })
+            .reduce(|| vec![Gr::ZERO; n], add_all)
+    }
 }
 
 /// Rows of a matrix product per parallel block of [`compress_matmul`]'s sums.
@@ -176,4 +352,58 @@ fn bilinear(u: &[Gr], z: &[u64], v: &[Gr]) -> Gr {
         })
         .reduce(|| vec![Gr::ZERO; n], add_all);
     Gr::inner_product(&left, v)
+}
+
+#[cfg(test)]
+mod tests {
+    use veil_crypto::Seed;
+
+    use super::*;
+
+    /// The structured left vector's sums through the classes equal the sums of `u_p` times the
+    /// patches and outputs entry by entry, over paddings, kernels and both ways of scaling
+    /// (fewer channels than images and more).
+    #[test]
+    fn a_separable_left_vector_sums_as_the_patches_do() {
+        let geometries = [
+            ([3, 5, 6, 2], [3, 3], [1, 1]),
+            ([1, 4, 4, 5], [3, 3], [1, 1]),
+            ([2, 6, 5, 3], [2, 3], [0, 0]),
+            ([2, 7, 7, 1], [5, 5], [2, 2]),
+            ([2, 3, 4, 4], [1, 1], [0, 0]),
+            ([1, 5, 5, 2], [3, 3], [2, 0]),
+        ];
+        let mut g = Prg::new(&Seed([9; 16]));
+        for (input, kernel, pad) in geometries {
+            let output = [input[1] + 2 * pad[0] + 1 - kernel[0], input[2] + 2 * pad[1] + 1 - kernel[1]];
+            let conv = Conv2d::new(input, kernel, [1, 1], pad, output).expect("a valid geometry");
+            let sep = Separable::draw(&conv, &mut g);
+            let x: Vec<u64> = (0..conv.input_len()).map(|_| g.next_u64()).collect();
+            let (rows, cols, c) = (conv.rows(), conv.cols(), input[3]);
+            let mut want = vec![Gr::ZERO; cols];
+            for p in 0..rows {
+                let u = sep.at(p);
+                for ky in 0..kernel[0] {
+                    for kx in 0..kernel[1] {
+                        if let Some(s) = conv.source(p, ky, kx) {
+                            for ch in 0..c {
+                                want[(ky * kernel[1] + kx) * c + ch].add_assign(&u.scale(x[s + ch]));
+                            }
+                        }
+                    }
+                }
+            }
+            assert!(sep.left_input(&x) == want, "uᵀ·im2col(x), {input:?} {kernel:?} {pad:?}");
+            let n = 3;
+            let z: Vec<u64> = (0..rows * n).map(|_| g.next_u64()).collect();
+            let mut want = vec![Gr::ZERO; n];
+            for p in 0..rows {
+                let u = sep.at(p);
+                for q in 0..n {
+                    want[q].add_assign(&u.scale(z[p * n + q]));
+                }
+            }
+            assert!(sep.left_output(&z, n) == want, "uᵀz, {input:?} {kernel:?} {pad:?}");
+        }
+    }
 }

@@ -11,7 +11,8 @@
 //!    powers `r^i`, which keeps soundness: no `N` ring powers, soundness `2^-d` per check).
 //!    A matrix product `Z = X·Y` (convolutions and fully connected layers) enters in
 //!    Freivalds's form instead: `uᵀZv = (uᵀX)·(Yv)` with public random `u, v` over GR, one
-//!    claim of `k` terms instead of `m·n·k` (soundness `2/2^64`, see `crate::freivalds`), which
+//!    claim of `k` terms instead of `m·n·k` (soundness `2/2^64`; a stride-1 convolution's
+//!    structured `u` a few hundred over `2^64`, see `crate::freivalds`), which
 //!    takes the products of a CNN's linear layers out of the verification's cost.
 //! 3. **Reduce** `R` times (Goyal–Song): pair up entries, compute `h(0) = Σ X_{2i}Y_{2i}` and the
 //!    leading coefficient `c_2 = Σ (X_{2i+1}−X_{2i})(Y_{2i+1}−Y_{2i})` as two masked inner

@@ -413,14 +413,21 @@ fn matrix_products_are_checked_in_freivalds_form() {
 
 #[test]
 fn convolutions_recorded_by_their_input_match_the_patches_product_and_are_checked() {
-    // [2, 5, 5, 3] input, 3x3 kernel, stride 2, padding 1: patches [18, 27] × [27, 4]. The
-    // product is recorded by its input (75 entries per image, not 243 of patches) and verified
-    // through the geometry; errors in the input, the kernel and the output must abort, rescaled
-    // or not, and the result must be the patches' product.
+    // [2, 5, 5, 3] input, 3x3 kernel, stride 2, padding 1: patches [18, 27] × [27, 4]; and
+    // stride 1, patches [50, 27] × [27, 4], whose Freivalds vector is structured
+    // (`freivalds::Separable`). The product is recorded by its input (75 entries per image, not
+    // 243 or 675 of patches) and verified through the geometry; errors in the input, the kernel
+    // and the output must abort, rescaled or not, and the result must be the patches' product.
+    for (stride, out) in [(2, 3), (1, 5)] {
+        conv_checked(
+            veil_mpc::conv::Conv2d::new([2, 5, 5, 3], [3, 3], [stride, stride], [1, 1], [out, out]).unwrap(),
+        );
+    }
+}
+
+fn conv_checked(conv: veil_mpc::conv::Conv2d) {
     use veil_aegis::Shaped;
-    use veil_mpc::conv::Conv2d;
     use veil_mpc::traits::{FixedPoint, Layout};
-    let conv = Conv2d::new([2, 5, 5, 3], [3, 3], [2, 2], [1, 1], [3, 3]).unwrap();
     let (xn, wn) = (conv.input_len(), conv.cols() * 4);
     let vals: Vec<u64> = random_values(31, xn + wn, 64).iter().map(|v| (*v as i64 >> 44) as u64).collect();
     let run = |scaled: bool, by_patches: bool, tamper: u8| {
@@ -455,7 +462,7 @@ fn convolutions_recorded_by_their_input_match_the_patches_product_and_are_checke
         assert_eq!(run(scaled, false, 0)[0].as_ref().unwrap(), &want, "scaled {scaled}");
         for tamper in 1..=3 {
             let r: Vec<Result<()>> = run(scaled, false, tamper).into_iter().map(|r| r.map(|_| ())).collect();
-            assert!(aborted(&r), "scaled {scaled}, tamper {tamper}: {r:?}");
+            assert!(aborted(&r), "{conv:?}, scaled {scaled}, tamper {tamper}: {r:?}");
         }
     }
 }
