@@ -250,15 +250,34 @@ pub(crate) fn edge_or_random(trial: usize, g: &mut veil_crypto::Prg) -> u64 {
     }
 }
 
-/// The bits `a_t` of `M̂` (big-endian, `l − 1` of them, then 0) and `MSB(M)`, for `M < 2^l`.
+/// The bits `a_t` of `M̂` (big-endian, `l − 1` of them, then 0) and `MSB(M)`, for `M < 2^l`
+/// (`2 ≤ l ≤ 64`): `M̂` shifted to the top and bit-reversed puts `a_t` at bit `t` (zeros past
+/// `l − 2`), and each byte of that word becomes eight bytes by a table ([`SPREAD`]), in place
+/// of a shift and mask per bit.
 #[inline(always)]
 pub(crate) fn bits_of(m: u64, l: usize) -> ([u8; MAX_L], u8) {
+    let q = (m << (65 - l)).reverse_bits();
     let mut a = [0u8; MAX_L];
-    for (t, v) in a[..l - 1].iter_mut().enumerate() {
-        *v = ((m >> (l - 2 - t)) & 1) as u8;
+    for (j, out) in a.chunks_exact_mut(8).enumerate() {
+        out.copy_from_slice(&SPREAD[((q >> (8 * j)) & 0xff) as usize].to_le_bytes());
     }
     (a, ((m >> (l - 1)) & 1) as u8)
 }
+
+/// For each byte `b`, the word whose byte `i` is bit `i` of `b`.
+static SPREAD: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut i = 0;
+        while i < 8 {
+            t[b] |= ((b as u64 >> i) & 1) << (8 * i);
+            i += 1;
+        }
+        b += 1;
+    }
+    t
+};
 
 /// This party's shares of one element's two lists, entry by entry as sent: `u` into `u_out`
 /// and `u'` into `up_out` (`l` entries each). `shares` are its `l − 1` shares of the bits,
@@ -468,6 +487,22 @@ pub(crate) fn weights<R: Reduce>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bits by table equal the bits shift by shift, for every width and at the edges.
+    #[test]
+    fn bits_by_table_equal_the_bits_one_by_one() {
+        let mut g = Prg::new(&Seed([5; 16]));
+        for l in 2..=64usize {
+            let top = if l == 64 { u64::MAX } else { (1u64 << l) - 1 };
+            for m in [0, top, top >> 1, 1u64 << (l - 1), 1, g.next_u64() & top, g.next_u64() & top] {
+                let mut want = [0u8; MAX_L];
+                for (t, v) in want[..l - 1].iter_mut().enumerate() {
+                    *v = ((m >> (l - 2 - t)) & 1) as u8;
+                }
+                assert_eq!(bits_of(m, l), (want, ((m >> (l - 1)) & 1) as u8), "l = {l}, m = {m:#x}");
+            }
+        }
+    }
 
     /// A run of elements' masks drawn a group at a time, shuffles side by side, equals the
     /// elements drawn one after the other, at every length around the group's, with `Δ`
