@@ -22,9 +22,8 @@
 use std::arch::x86_64::{
     __m256i, _mm_cvtsi32_si128, _mm_storeu_si128, _mm256_and_si256, _mm256_castsi256_si128,
     _mm256_extracti128_si256, _mm256_loadu_si256, _mm256_loadu2_m128i, _mm256_mullo_epi16, _mm256_or_si256,
-    _mm256_packus_epi16, _mm256_set1_epi16, _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_setr_epi8,
-    _mm256_setr_epi16, _mm256_shuffle_epi8, _mm256_srl_epi16, _mm256_srl_epi32, _mm256_srl_epi64,
-    _mm256_storeu_si256,
+    _mm256_packus_epi16, _mm256_set1_epi16, _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_shuffle_epi8,
+    _mm256_srl_epi16, _mm256_srl_epi32, _mm256_srl_epi64, _mm256_storeu_si256,
 };
 
 fn has_avx2() -> bool {
@@ -40,7 +39,7 @@ fn spread_index<const W: usize>(first: usize, k: usize) -> i8 {
 
 /// Byte `k` of the shuffle keeping the first `W` bytes of each 64-bit lane of a half, packed
 /// at its start (zeros after them).
-fn gather_index<const W: usize>(_first: usize, k: usize) -> i8 {
+fn gather_index<const W: usize>(k: usize) -> i8 {
     if k < W {
         k as i8
     } else if k < 2 * W {
@@ -50,69 +49,21 @@ fn gather_index<const W: usize>(_first: usize, k: usize) -> i8 {
     }
 }
 
-/// A shuffle of `index(first, k)` for byte `k` of each half.
-macro_rules! shuffle_of {
-    ($f:ident, $w:ident, $first:expr) => {{
-        let f = |k| $f::<$w>($first, k);
-        _mm256_setr_epi8(
-            f(0),
-            f(1),
-            f(2),
-            f(3),
-            f(4),
-            f(5),
-            f(6),
-            f(7),
-            f(8),
-            f(9),
-            f(10),
-            f(11),
-            f(12),
-            f(13),
-            f(14),
-            f(15),
-            f(0),
-            f(1),
-            f(2),
-            f(3),
-            f(4),
-            f(5),
-            f(6),
-            f(7),
-            f(8),
-            f(9),
-            f(10),
-            f(11),
-            f(12),
-            f(13),
-            f(14),
-            f(15),
-        )
-    }};
+/// A register holding `index(k)` in byte `k` of each half (`k < 16`).
+#[target_feature(enable = "avx2")]
+fn both_halves(index: impl Fn(usize) -> i8) -> __m256i {
+    let bytes: [i8; 32] = std::array::from_fn(|k| index(k % 16));
+    // SAFETY: `bytes` holds the 32 bytes loaded.
+    unsafe { _mm256_loadu_si256(bytes.as_ptr().cast()) }
 }
 
 /// The 16-bit multipliers `2^(16−W−o)` of elements `first .. first + 8` of each half's group.
 #[target_feature(enable = "avx2")]
 fn factors<const W: usize>(first: usize) -> __m256i {
-    let f = |lane: usize| (1u32 << (16 - W - (W * (first + lane)) % 8)) as u16 as i16;
-    _mm256_setr_epi16(
-        f(0),
-        f(1),
-        f(2),
-        f(3),
-        f(4),
-        f(5),
-        f(6),
-        f(7),
-        f(0),
-        f(1),
-        f(2),
-        f(3),
-        f(4),
-        f(5),
-        f(6),
-        f(7),
-    )
+    let words: [i16; 16] =
+        std::array::from_fn(|lane| (1u32 << (16 - W - (W * (first + lane % 8)) % 8)) as u16 as i16);
+    // SAFETY: `words` holds the 32 bytes loaded.
+    unsafe { _mm256_loadu_si256(words.as_ptr().cast()) }
 }
 
 /// Unpacks the leading groups of `whole` (`W` bytes per eight elements) into `out`, 32
@@ -128,7 +79,7 @@ pub(crate) fn spread<const W: usize>(whole: &[u8], out: &mut [u8]) -> usize {
 
 #[target_feature(enable = "avx2")]
 fn spread_avx2<const W: usize>(whole: &[u8], out: &mut [u8]) -> usize {
-    let (low, high) = (shuffle_of!(spread_index, W, 0), shuffle_of!(spread_index, W, 8));
+    let (low, high) = (both_halves(|k| spread_index::<W>(0, k)), both_halves(|k| spread_index::<W>(8, k)));
     let (f_low, f_high) = (factors::<W>(0), factors::<W>(8));
     let down = _mm_cvtsi32_si128(16 - W as i32);
     let mut done = 0;
@@ -174,7 +125,7 @@ fn gather_avx2<const W: usize, T: Copy + Into<u32>>(
     out: &mut [u8],
     mut at: usize,
 ) -> (usize, usize) {
-    let keep = shuffle_of!(gather_index, W, 0);
+    let keep = both_halves(gather_index::<W>);
     let low = |bits: usize| (1u64 << bits) - 1;
     // The low part's mask and the shifted high part's, and the shift, at 16, 32 and 64 bits.
     let (m1, h1) = (_mm256_set1_epi16(low(W) as i16), _mm256_set1_epi16((low(W) << W) as i16));
