@@ -30,8 +30,9 @@ use crate::share::Masked;
 /// the same linear function of the same shares, so the claim and its soundness are unchanged.
 /// A convolution of stride 1 takes a structured `u` instead ([`Separable`]): `uᵀX` then costs a
 /// scaling per input word instead of one per patch word (`kh·kw` times fewer), and `uᵀEv` is a
-/// polynomial of degree up to `B + O_h + O_w + kh + kw − 4` instead of 2, which it vanishes
-/// with probability at most over `2^64`.
+/// polynomial of degree up to `D = B + O_h + O_w + kh + kw − 4` instead of 2, so it vanishes
+/// with probability at most `D/2^64` (and a batch with such a product passes with at most
+/// `(D + 1)/2^64` before the reductions).
 pub(crate) fn compress_matmul(rec: &Recorded, coeffs: &mut Prg) -> Result<Claim> {
     let (m, k, n, conv) = match rec.terms {
         Terms::Matmul { k, n } => (rec.z.n.checked_div(n).unwrap_or(0), k, n, None),
