@@ -80,11 +80,12 @@ pub(crate) fn compress_matmul(rec: &Recorded, coeffs: &mut Prg) -> Result<Claim>
     let u = draw_left(coeffs);
     let v: Vec<Gr> = (0..n).map(|_| Gr::random(coeffs)).collect();
     let u2: Option<Left> = rec.twin.as_ref().map(|_| draw_left(coeffs));
+    // `a += uᵀX` and `uᵀZv`, by the kind of `u`.
     let left = |u: &Left, x: &[u64], a: &mut [Gr]| match u {
         Left::Random(u) => random_left(u, x, a),
         Left::Separable(sep) => add_into(a, &sep.left_input(x)),
     };
-    let bilinear = |u: &Left, z: &[u64], v: &[Gr]| match u {
+    let u_z_v = |u: &Left, z: &[u64], v: &[Gr]| match u {
         Left::Random(u) => bilinear(u, z, v),
         Left::Separable(sep) => Gr::inner_product(&sep.left_output(z, v.len()), v),
     };
@@ -96,10 +97,10 @@ pub(crate) fn compress_matmul(rec: &Recorded, coeffs: &mut Prg) -> Result<Claim>
         }
         let mut a = vec![Gr::ZERO; k];
         left(&u, xp[c], &mut a);
-        let (b, mut zc) = (right_product(yp[c], &v, k), bilinear(&u, zp[c], &v));
+        let (b, mut zc) = (right_product(yp[c], &v, k), u_z_v(&u, zp[c], &v));
         if let (Some((x2, z2)), Some(u2)) = (&rec.twin, &u2) {
             left(u2, parts(x2)[c], &mut a);
-            zc = zc.add(&bilinear(u2, parts(z2)[c], &v));
+            zc = zc.add(&u_z_v(u2, parts(z2)[c], &v));
         }
         let (cx, cy, cz) = &mut claim;
         let (dx, dy, dz) = match c {

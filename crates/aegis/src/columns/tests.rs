@@ -60,6 +60,14 @@ fn bit_record(g: &mut Prg, me: usize, outputs: usize, len: usize) -> Recorded {
 /// One record of each shape: inner products with a twin, elementwise products, long inner
 /// products, and truncation pairs' bit products of 64 and of 32 bits (a mask whose low part
 /// comes from seeds).
+/// A party's columns of [`mixed_records`] drawn from `seed`, and the generator, to go on with.
+fn mixed_columns(me: usize, seed: u8) -> (Prg, Columns) {
+    let mut g = Prg::new(&Seed([seed; 16]));
+    let recs = mixed_records(&mut g, me);
+    let columns = Columns::new(me, recs.to_vec(), &mut Prg::new(&Seed([9; 16]))).unwrap();
+    (g, columns)
+}
+
 fn mixed_records(g: &mut Prg, me: usize) -> [Recorded; 5] {
     [
         record(g, me, 37, Terms::Inner { len: 24 }, true),
@@ -73,9 +81,7 @@ fn mixed_records(g: &mut Prg, me: usize) -> [Recorded; 5] {
 #[test]
 fn both_ways_to_sum_a_reduction_agree_at_every_step() {
     for me in 0..3 {
-        let mut g = Prg::new(&Seed([me as u8; 16]));
-        let recs = mixed_records(&mut g, me);
-        let mut columns = Columns::new(me, recs.to_vec(), &mut Prg::new(&Seed([9; 16]))).unwrap();
+        let (mut g, mut columns) = mixed_columns(me, me as u8);
         let (mut bilinear_used, mut narrow_bit_words) = (0, 0);
         for _ in 0..6 {
             let entries = columns.local_halves_by(Some(Way::Entries));
@@ -147,9 +153,7 @@ fn the_bit_tables_give_the_entries_term_by_term() {
 #[test]
 fn the_polynomials_of_the_next_sums_match_them_after_the_fold() {
     for me in 0..3 {
-        let mut g = Prg::new(&Seed([20 + me as u8; 16]));
-        let recs = mixed_records(&mut g, me);
-        let mut columns = Columns::new(me, recs.to_vec(), &mut Prg::new(&Seed([9; 16]))).unwrap();
+        let (mut g, mut columns) = mixed_columns(me, 20 + me as u8);
         let mut steps = 0;
         while columns.entries_per_column() >= 4 {
             let before = columns.local_halves();
@@ -175,9 +179,7 @@ fn the_polynomials_of_the_next_sums_match_them_after_the_fold() {
 #[test]
 fn a_pair_of_steps_in_one_pass_matches_the_steps_apart() {
     for me in 0..3 {
-        let mut g = Prg::new(&Seed([40 + me as u8; 16]));
-        let recs = mixed_records(&mut g, me);
-        let mut columns = Columns::new(me, recs.to_vec(), &mut Prg::new(&Seed([9; 16]))).unwrap();
+        let (mut g, mut columns) = mixed_columns(me, 40 + me as u8);
         let (mut checked, mut blocks) = (0, 0);
         while columns.entries_per_column() >= 4 {
             if 2 * columns.w.len() > BILINEAR_STEP {
