@@ -38,6 +38,7 @@ mod prime;
 mod small_prime;
 mod small_prime_avx2;
 mod small_prime_bmi2;
+mod small_prime_vbmi;
 mod stored;
 mod traits;
 mod z2k;

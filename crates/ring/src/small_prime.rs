@@ -220,10 +220,16 @@ fn gather<'a, const W: usize, T: Copy + Into<u32>>(v: &'a [T], out: &mut Vec<u8>
     rest
 }
 
-/// Eight elements of `W` bits per `W` bytes of `whole` into bytes of `out`: 32 at a time with
-/// AVX2 where the processor has it, the rest one group at a time (the shifts are constants,
+/// Eight elements of `W` bits per `W` bytes of `whole` into bytes of `out`: 64 at a time with
+/// AVX-512 VBMI where the processor has it, then 32 at a time with AVX2 where it has that,
+/// the rest one group at a time (the shifts are constants,
 /// so the loop unrolls).
 fn spread<const W: usize>(whole: &[u8], out: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    let (whole, out) = {
+        let done = crate::small_prime_vbmi::spread::<W>(whole, out);
+        (&whole[done / 8 * W..], &mut out[done..])
+    };
     #[cfg(target_arch = "x86_64")]
     let (whole, out) = {
         let done = crate::small_prime_avx2::spread::<W>(whole, out);
@@ -272,7 +278,7 @@ mod tests {
 
     #[test]
     fn word_packing_equals_the_bitwise_layout_and_checks_every_element() {
-        // Every width, and lengths around the 32 elements of the vector paths' steps.
+        // Every width, and lengths around the 32 and 64 elements of the vector paths' steps.
         for p in [2u32, 3, 7, 13, 31, 61, 127, 251] {
             let zp = Zp::new(p);
             for n in [0usize, 5, 8, 16, 17, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 250, 1000] {
