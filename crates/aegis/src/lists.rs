@@ -124,18 +124,30 @@ impl Masks {
     #[cfg(test)]
     pub(crate) fn draw_lists(d: &mut Draws, l: usize, delta: u8) -> Masks {
         let mut js = [0u8; MAX_L];
-        let mut m = Masks::unshuffled(d, l, delta, &mut js);
+        let mut m = Masks::unshuffled(d, None, l, delta, &mut js);
         shuffle(std::slice::from_mut(&mut m), &[js], l);
         m
     }
 
+    /// `w` then `w'`, the next `2l` elements of `Z_p^*` from `d`.
+    fn draw_weights(&mut self, d: &mut Draws, l: usize) {
+        d.fill_nonzero(&mut self.w[..l]);
+        d.fill_nonzero(&mut self.w2[..l]);
+    }
+
     /// `w`, `w'` and the swap targets `js` of an element's Fisher–Yates shuffle, read from the
-    /// stream in [`Masks::draw_lists`]'s order, with `π` still the identity ([`shuffle`]
-    /// applies the swaps, which read nothing from the stream).
-    fn unshuffled(d: &mut Draws, l: usize, delta: u8, js: &mut [u8; MAX_L]) -> Masks {
+    /// stream in [`Masks::draw_lists`]'s order (`w`, `w'` from `weights` where the weights
+    /// have a stream of their own), with `π` still the identity ([`shuffle`] applies the swaps,
+    /// which read nothing from the stream).
+    fn unshuffled(
+        d: &mut Draws,
+        weights: Option<&mut Draws>,
+        l: usize,
+        delta: u8,
+        js: &mut [u8; MAX_L],
+    ) -> Masks {
         let mut m = Masks { delta, w: [0; MAX_L], w2: [0; MAX_L], perm: [0; MAX_L], inverse: [0; MAX_L] };
-        d.fill_nonzero(&mut m.w[..l]);
-        d.fill_nonzero(&mut m.w2[..l]);
+        m.draw_weights(weights.unwrap_or(d), l);
         // Step `k` (from `l − 1` down) draws `j_k ≤ k` from 16 random bits (two bytes per step,
         // read at once; `Draws::below_or_equal_with` redraws in the rare biased case).
         let mut raw = [0u8; 2 * MAX_L];
@@ -144,6 +156,40 @@ impl Masks {
             let r = u32::from(raw[2 * step]) | u32::from(raw[2 * step + 1]) << 8;
             js[k] = d.below_or_equal_with(r, k as u32) as u8;
         }
+        m
+    }
+}
+
+/// What a prover keeps of an element's masks from the lists (round 2 of Π_Pos) to the MACs of
+/// their combinations (round 4), which read `Δ`, `w`, `w'` and `π⁻¹`: `Δ` and `π⁻¹` (65 bytes
+/// instead of the masks' 257). The shuffle that made `π` is most of the cost of drawing the
+/// masks again; `w` and `w'` come from a stream of their own ([`MaskStream::split`]), so
+/// round 4 draws them again in order ([`Kept::masks`]) at the cost of their bytes alone, and
+/// the kept masks of a run take a quarter of the memory (LeNet at batch 30: 50 instead of 200
+/// MB for the three servers, memory that the kernel would zero on first touch).
+#[derive(Clone, Debug)]
+pub(crate) struct Kept {
+    delta: u8,
+    inverse: [u8; MAX_L],
+}
+
+impl Kept {
+    pub(crate) fn new(m: &Masks) -> Kept {
+        Kept { delta: m.delta, inverse: m.inverse }
+    }
+
+    /// The element's masks again, `w` and `w'` the next `2l` draws of `weights` (the stream
+    /// [`MaskStream::split`] read them from, at the same element); `π` is left out (zeros):
+    /// the MACs of the combinations read `π⁻¹` only.
+    pub(crate) fn masks(&self, weights: &mut Draws, l: usize) -> Masks {
+        let mut m = Masks {
+            delta: self.delta,
+            w: [0; MAX_L],
+            w2: [0; MAX_L],
+            perm: [0; MAX_L],
+            inverse: self.inverse,
+        };
+        m.draw_weights(weights, l);
         m
     }
 }
@@ -180,6 +226,8 @@ fn shuffle(group: &mut [Masks], js: &[[u8; MAX_L]], l: usize) {
 /// shuffles run side by side.
 pub(crate) struct MaskStream<'a> {
     draws: &'a mut Draws,
+    /// The stream of `w` and `w'`, where they have one of their own ([`MaskStream::split`]).
+    weights: Option<&'a mut Draws>,
     l: usize,
     /// Each element's `Δ` where it is drawn elsewhere, else `None` (drawn from the stream).
     deltas: Option<&'a [u8]>,
@@ -196,6 +244,7 @@ impl<'a> MaskStream<'a> {
     pub(crate) fn new(draws: &'a mut Draws, l: usize, n: usize) -> MaskStream<'a> {
         MaskStream {
             draws,
+            weights: None,
             l,
             deltas: None,
             left: n,
@@ -203,6 +252,12 @@ impl<'a> MaskStream<'a> {
             group: Vec::with_capacity(SIDE_BY_SIDE),
             next: 0,
         }
+    }
+
+    /// [`MaskStream::new`] with `w` and `w'` drawn from `weights` instead, element by element
+    /// (so [`Kept::masks`] draws them again without the shuffles).
+    pub(crate) fn split(draws: &'a mut Draws, weights: &'a mut Draws, l: usize, n: usize) -> MaskStream<'a> {
+        MaskStream { weights: Some(weights), ..MaskStream::new(draws, l, n) }
     }
 
     /// The masks of the elements of `deltas`, whose `Δ` are given ([`Masks::draw_lists`]).
@@ -232,7 +287,7 @@ impl<'a> MaskStream<'a> {
                 Some(d) => d[self.before + e],
                 None => self.draws.below_or_equal(1) as u8,
             };
-            self.group.push(Masks::unshuffled(self.draws, self.l, delta, j));
+            self.group.push(Masks::unshuffled(self.draws, self.weights.as_deref_mut(), self.l, delta, j));
         }
         shuffle(&mut self.group, &js[..count], self.l);
     }
@@ -523,6 +578,39 @@ mod tests {
                 }
             }
             assert!(stream.next_masks().is_none(), "no more than n");
+            // With the weights from a stream of their own: the same `Δ` and `π` as drawn alone
+            // from the first stream without its weights' bytes, the weights in order from the
+            // second; and what a prover keeps gives the masks the combinations read again.
+            let other = Seed([n as u8 + 40; 16]);
+            let (mut main, mut weights) =
+                (Draws::new(Prg::new(&seed), 127), Draws::new(Prg::new(&other), 127));
+            let mut stream = MaskStream::split(&mut main, &mut weights, l, n);
+            let (mut one, mut w_one) = (Draws::new(Prg::new(&seed), 127), Draws::new(Prg::new(&other), 127));
+            let mut w_again = Draws::new(Prg::new(&other), 127);
+            for e in 0..n {
+                let got = stream.next_masks().expect("one per element").clone();
+                let delta = one.below_or_equal(1) as u8;
+                let mut js = [0u8; MAX_L];
+                let mut want =
+                    Masks { delta, w: [0; MAX_L], w2: [0; MAX_L], perm: [0; MAX_L], inverse: [0; MAX_L] };
+                want.draw_weights(&mut w_one, l);
+                let mut bare = Masks::unshuffled(
+                    &mut one,
+                    Some(&mut Draws::new(Prg::new(&Seed([0; 16])), 127)),
+                    l,
+                    delta,
+                    &mut js,
+                );
+                shuffle(std::slice::from_mut(&mut bare), &[js], l);
+                (want.perm, want.inverse) = (bare.perm, bare.inverse);
+                assert_eq!(format!("{got:?}"), format!("{want:?}"), "l = {l}, n = {n}, element {e}, split");
+                let again = Kept::new(&got).masks(&mut w_again, l);
+                assert_eq!(
+                    (again.delta, again.w, again.w2, again.inverse),
+                    (got.delta, got.w, got.w2, got.inverse)
+                );
+            }
+            assert!(stream.next_masks().is_none(), "no more than n, split");
             let deltas: Vec<u8> = (0..n).map(|e| (e % 3 == 1) as u8).collect();
             let (mut one, mut many) = (Draws::new(Prg::new(&seed), 127), Draws::new(Prg::new(&seed), 127));
             let mut stream = MaskStream::with_deltas(&mut many, l, &deltas);

@@ -65,7 +65,7 @@ use veil_crypto::{Hasher, Prg, Seed};
 use veil_mpc::{Ctx, MpcError, PartyId, Result};
 
 use crate::claims::SignPair;
-use crate::lists::Masks;
+use crate::lists::Kept;
 use crate::prime::{Draws, Zp, prime_for};
 use crate::share::{Aegis, Masked, Pair};
 use crate::verify::Elementwise;
@@ -185,7 +185,10 @@ impl Aegis {
             } else {
                 (vec![], vec![])
             };
-            let masks = chunk_seeds(&mut ctx.pair_prg(3 - k - me, "aegis/pos/masks")?, chunks);
+            // Per chunk, the seed of `Δ` and `π`, then the seed of `w` and `w'` (`MaskStream::split`).
+            let mut pair = ctx.pair_prg(3 - k - me, "aegis/pos/masks")?;
+            let masks = chunk_seeds(&mut pair, chunks);
+            let weights = chunk_seeds(&mut pair, chunks);
             return Ok(Pos::Prover {
                 k,
                 n,
@@ -193,6 +196,7 @@ impl Aegis {
                 values,
                 macs,
                 masks,
+                weights,
                 deltas: vec![],
                 check: None,
                 sums: [[0; MAC_KEYS]; 2],
@@ -247,7 +251,7 @@ impl Aegis {
     /// lists and opens them to the verifier, chunk by chunk.
     fn pos_lists(&mut self, ctx: &mut Ctx, y: &Ys, pos: &mut Pos, group: Range<usize>) -> Result<()> {
         let me = Self::check_server(ctx)?;
-        let Pos::Prover { k, n, first, values, masks, deltas, kept, kept_bytes, .. } = pos else {
+        let Pos::Prover { k, n, first, values, masks, weights, deltas, kept, kept_bytes, .. } = pos else {
             return Ok(());
         };
         let (k, first) = (*k, *first);
@@ -270,7 +274,7 @@ impl Aegis {
         let keep: Vec<bool> = ranges
             .iter()
             .map(|&(i0, i1)| {
-                let bytes = (i1 - i0) * std::mem::size_of::<Masks>();
+                let bytes = (i1 - i0) * std::mem::size_of::<Kept>();
                 let fits = *kept_bytes + bytes <= KEPT_MASKS;
                 *kept_bytes += if fits { bytes } else { 0 };
                 fits
@@ -290,8 +294,17 @@ impl Aegis {
                 } else {
                     &received[j]
                 };
-                let (lists, ds, drawn) =
-                    prover_lists(p, l, (me, k), y, first, shares, &masks[c], (i0, i1), keep[j]);
+                let (lists, ds, drawn) = prover_lists(
+                    p,
+                    l,
+                    (me, k),
+                    y,
+                    first,
+                    shares,
+                    (&masks[c], &weights[c]),
+                    (i0, i1),
+                    keep[j],
+                );
                 (zp.pack(&lists), ds, drawn)
             })
             .collect();
@@ -431,7 +444,7 @@ impl Aegis {
     /// `g`, `h` from the lists' masks ([`crate::lists`]).
     fn pos_macs(&mut self, ctx: &mut Ctx, y: &Ys, pos: &mut Pos, group: Range<usize>) -> Result<()> {
         let me = Self::check_server(ctx)?;
-        let Pos::Prover { k, n, first, macs, masks, check, sums, kept, .. } = pos else {
+        let Pos::Prover { k, n, first, macs, masks, weights, check, sums, kept, .. } = pos else {
             return Ok(());
         };
         let (k, first) = (*k, *first);
@@ -485,8 +498,17 @@ impl Aegis {
                     &received[j]
                 };
                 let drawn = kept[c].as_deref();
-                let combos =
-                    prover_combos(p, l, (me, k), y, mac, (&masks[c], drawn), kappa, &coef.sigma, (i0, i1));
+                let combos = prover_combos(
+                    p,
+                    l,
+                    (me, k),
+                    y,
+                    mac,
+                    (&masks[c], &weights[c], drawn),
+                    kappa,
+                    &coef.sigma,
+                    (i0, i1),
+                );
                 tau_sums(&coef.tau(c, i1 - i0, p), &combos)
             })
             .reduce(|| [[0; MAC_KEYS]; 2], add_sums);
@@ -563,7 +585,8 @@ enum Pos {
     },
     /// This party proves: whether it is the first prover (its bit shares and MAC shares from
     /// the PRG it shares with the verifier: the chunk seeds `values`, `macs`), the chunk seeds
-    /// of the masks it shares with the other prover, its output bits `Δ`, the check's
+    /// of the masks it shares with the other prover (`masks` for `Δ` and `π`, `weights` for
+    /// `w` and `w'`: `crate::lists::MaskStream::split`), its output bits `Δ`, the check's
     /// coefficients and MAC shares of 1 once the coins are in, and its MAC sums so far.
     Prover {
         k: PartyId,
@@ -572,21 +595,23 @@ enum Pos {
         values: Vec<[u8; 16]>,
         macs: Vec<[u8; 16]>,
         masks: Vec<[u8; 16]>,
+        weights: Vec<[u8; 16]>,
         deltas: Vec<u8>,
         check: Option<(Coefficients, [u8; MAC_KEYS])>,
         sums: Sums,
         /// Per chunk, its elements' masks as drawn in round 2 while they fit [`KEPT_MASKS`]
         /// (round 4 draws the others again), and the bytes they take.
-        kept: Vec<Option<Vec<Masks>>>,
+        kept: Vec<Option<Vec<Kept>>>,
         kept_bytes: usize,
     },
 }
 
 /// A prover's round 2 for one chunk: the packed lists it opens, its `Δ`s and the masks it keeps.
-type ChunkLists = (Vec<u8>, Vec<u8>, Option<Vec<Masks>>);
+type ChunkLists = (Vec<u8>, Vec<u8>, Option<Vec<Kept>>);
 
 /// Bytes of list masks a prover keeps per run from round 2 to round 4 instead of drawing them
-/// again (257 bytes per element: LeNet at batch 30 keeps all of its 195 000 per run).
+/// again ([`Kept`], 65 bytes per element: LeNet at batch 30 keeps all of its 195 000 per run,
+/// and a claim of up to a million elements would).
 const KEPT_MASKS: usize = 64 << 20;
 
 /// Words of the batch equality test's digest `t_j`: at least 128 bits in all (a

@@ -9,7 +9,7 @@ use std::ops::Range;
 use veil_crypto::{Prg, Seed};
 use veil_mpc::PartyId;
 
-use crate::lists::{LANES, MaskStream, Masks, bits_of, combos_mod, lists_mod};
+use crate::lists::{Kept, LANES, MaskStream, Masks, bits_of, combos_mod, lists_mod};
 use crate::prime::Draws;
 use std::sync::Arc;
 
@@ -181,7 +181,9 @@ pub(super) fn add_sums(a: Sums, b: Sums) -> Sums {
 }
 
 /// A prover's shares of the lists of elements `i0..i1` (a chunk), `2l` entries per element,
-/// and its output bits `Δ`.
+/// its output bits `Δ`, and with `keep` what it keeps of the masks for round 4 ([`Kept`]).
+/// The masks come from the chunk's two seeds: `Δ` and `π` from `masks_seed`, `w` and `w'`
+/// from `weights_seed` ([`MaskStream::split`]).
 #[allow(clippy::too_many_arguments, reason = "a chunk's inputs")]
 pub(super) fn prover_lists(
     p: u32,
@@ -190,15 +192,15 @@ pub(super) fn prover_lists(
     y: &Ys,
     first: bool,
     shares: &[u8],
-    masks_seed: &[u8; 16],
+    (masks_seed, weights_seed): (&[u8; 16], &[u8; 16]),
     (i0, i1): (usize, usize),
     keep: bool,
-) -> (Vec<u8>, Vec<u8>, Option<Vec<Masks>>) {
-    let mut pair = draws(masks_seed, p);
+) -> (Vec<u8>, Vec<u8>, Option<Vec<Kept>>) {
+    let (mut pair, mut weights) = (draws(masks_seed, p), draws(weights_seed, p));
     let mut lists = vec![0u8; (i1 - i0) * 2 * l];
     let mut ds = Vec::with_capacity(i1 - i0);
     let mut kept = Vec::with_capacity(if keep { i1 - i0 } else { 0 });
-    let mut masks = MaskStream::new(&mut pair, l, i1 - i0);
+    let mut masks = MaskStream::split(&mut pair, &mut weights, l, i1 - i0);
     for (j, i) in (i0..i1).enumerate() {
         let Some(mk) = masks.next_masks() else { break };
         let m = components(me, y, l as u32, i)[k].unwrap_or(0);
@@ -206,7 +208,7 @@ pub(super) fn prover_lists(
         lists_mod(p, l, m, first, &shares[j * (l - 1)..(j + 1) * (l - 1)], mk, u, up);
         ds.push(mk.delta);
         if keep {
-            kept.push(mk.clone());
+            kept.push(Kept::new(mk));
         }
     }
     (lists, ds, keep.then_some(kept))
@@ -222,25 +224,34 @@ pub(super) fn prover_combos(
     (me, k): (PartyId, PartyId),
     y: &Ys,
     mac: &[u8],
-    (masks_seed, kept): (&[u8; 16], Option<&[Masks]>),
+    (masks_seed, weights_seed, kept): (&[u8; 16], &[u8; 16], Option<&[Kept]>),
     kappa: &[u8; MAC_KEYS],
     sigma: &[[u8; LANES]],
     (i0, i1): (usize, usize),
 ) -> Vec<[u32; MAC_KEYS]> {
-    let mut pair = draws(masks_seed, p);
+    let (mut pair, mut weights) = (draws(masks_seed, p), draws(weights_seed, p));
     let tables = simd_tables(p, l, sigma);
     let mut combos = Vec::with_capacity(i1 - i0);
-    // The masks round 2 kept (all of the chunk's or none), else the same draws again.
-    let mut masks = MaskStream::new(&mut pair, l, if kept.is_some() { 0 } else { i1 - i0 });
-    for (j, i) in (i0..i1).enumerate() {
-        let mk = match kept {
-            Some(kept) => kept.get(j),
-            None => masks.next_masks(),
-        };
-        let Some(mk) = mk else { break };
-        let m = components(me, y, l as u32, i)[k].unwrap_or(0);
+    let mut push = |j: usize, mk: &Masks| {
+        let m = components(me, y, l as u32, i0 + j)[k].unwrap_or(0);
         let per = &mac[j * (l - 1) * MAC_KEYS..(j + 1) * (l - 1) * MAC_KEYS];
         combos.push(element_combos(p, l, m, mk, per, kappa, sigma, tables.as_ref()));
+    };
+    match kept {
+        // The masks round 2 kept (all of the chunk's or none), their weights drawn again.
+        Some(kept) => {
+            for (j, kept) in kept.iter().enumerate().take(i1 - i0) {
+                push(j, &kept.masks(&mut weights, l));
+            }
+        }
+        // Else all of them drawn again, as round 2 drew them.
+        None => {
+            let mut masks = MaskStream::split(&mut pair, &mut weights, l, i1 - i0);
+            for j in 0..i1 - i0 {
+                let Some(mk) = masks.next_masks() else { break };
+                push(j, mk);
+            }
+        }
     }
     combos
 }
