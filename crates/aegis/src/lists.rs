@@ -129,6 +129,11 @@ impl Masks {
         m
     }
 
+    /// Masks with `Δ` and every other entry 0, to be drawn into.
+    fn blank(delta: u8) -> Masks {
+        Masks { delta, w: [0; MAX_L], w2: [0; MAX_L], perm: [0; MAX_L], inverse: [0; MAX_L] }
+    }
+
     /// `w` then `w'`, the next `2l` elements of `Z_p^*` from `d`.
     fn draw_weights(&mut self, d: &mut Draws, l: usize) {
         d.fill_nonzero(&mut self.w[..l]);
@@ -146,7 +151,7 @@ impl Masks {
         delta: u8,
         js: &mut [u8; MAX_L],
     ) -> Masks {
-        let mut m = Masks { delta, w: [0; MAX_L], w2: [0; MAX_L], perm: [0; MAX_L], inverse: [0; MAX_L] };
+        let mut m = Masks::blank(delta);
         m.draw_weights(weights.unwrap_or(d), l);
         // Step `k` (from `l − 1` down) draws `j_k ≤ k` from 16 random bits (two bytes per step,
         // read at once; `Draws::below_or_equal_with` redraws in the rare biased case).
@@ -182,13 +187,7 @@ impl Kept {
     /// [`MaskStream::split`] read them from, at the same element); `π` is left out (zeros):
     /// the MACs of the combinations read `π⁻¹` only.
     pub(crate) fn masks(&self, weights: &mut Draws, l: usize) -> Masks {
-        let mut m = Masks {
-            delta: self.delta,
-            w: [0; MAX_L],
-            w2: [0; MAX_L],
-            perm: [0; MAX_L],
-            inverse: self.inverse,
-        };
+        let mut m = Masks { inverse: self.inverse, ..Masks::blank(self.delta) };
         m.draw_weights(weights, l);
         m
     }
@@ -591,8 +590,7 @@ mod tests {
                 let got = stream.next_masks().expect("one per element").clone();
                 let delta = one.below_or_equal(1) as u8;
                 let mut js = [0u8; MAX_L];
-                let mut want =
-                    Masks { delta, w: [0; MAX_L], w2: [0; MAX_L], perm: [0; MAX_L], inverse: [0; MAX_L] };
+                let mut want = Masks::blank(delta);
                 want.draw_weights(&mut w_one, l);
                 let mut bare = Masks::unshuffled(
                     &mut one,

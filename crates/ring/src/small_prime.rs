@@ -222,8 +222,7 @@ fn gather<'a, const W: usize, T: Copy + Into<u32>>(v: &'a [T], out: &mut Vec<u8>
 
 /// Eight elements of `W` bits per `W` bytes of `whole` into bytes of `out`: 64 at a time with
 /// AVX-512 VBMI where the processor has it, then 32 at a time with AVX2 where it has that,
-/// the rest one group at a time (the shifts are constants,
-/// so the loop unrolls).
+/// the rest one group at a time (the shifts are constants, so the loop unrolls).
 fn spread<const W: usize>(whole: &[u8], out: &mut [u8]) {
     #[cfg(target_arch = "x86_64")]
     let (whole, out) = {

@@ -42,7 +42,9 @@ pub(crate) fn spread<const W: usize>(whole: &[u8], out: &mut [u8]) -> usize {
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
 fn spread_vbmi<const W: usize>(whole: &[u8], out: &mut [u8]) -> usize {
-    // Byte `j` of lane `g` reads input byte `g·W + j` (bytes past the group's `W` are masked).
+    // Byte `j` of lane `g` reads input byte `g·W + j` (for `j ≥ W` the next group's bytes, or
+    // zeros past the `8W` loaded: bits that only the last elements' shifts reach, and that
+    // the mask drops).
     let gather = bytes(|k| ((k / 8) * W + k % 8) as u8);
     let shifts = bytes(|k| (W * (k % 8)) as u8);
     let low = _mm512_set1_epi8(((1u32 << W) - 1) as i8);

@@ -229,7 +229,7 @@ pub(super) fn prover_combos(
     sigma: &[[u8; LANES]],
     (i0, i1): (usize, usize),
 ) -> Vec<[u32; MAC_KEYS]> {
-    let (mut pair, mut weights) = (draws(masks_seed, p), draws(weights_seed, p));
+    let mut weights = draws(weights_seed, p);
     let tables = simd_tables(p, l, sigma);
     let mut combos = Vec::with_capacity(i1 - i0);
     let mut push = |j: usize, mk: &Masks| {
@@ -246,6 +246,7 @@ pub(super) fn prover_combos(
         }
         // Else all of them drawn again, as round 2 drew them.
         None => {
+            let mut pair = draws(masks_seed, p);
             let mut masks = MaskStream::split(&mut pair, &mut weights, l, i1 - i0);
             for j in 0..i1 - i0 {
                 let Some(mk) = masks.next_masks() else { break };
