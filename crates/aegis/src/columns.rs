@@ -90,7 +90,9 @@ const CHEAP_PAIRS: usize = 4;
 /// costs two products more per four entries, which at 32 slots per entry are few (LeNet at
 /// batch 30 on two Zen 1 cores, six runs each alternating: 20 rounds instead of 22 and
 /// verification 3.72–3.85 s against 3.73–3.91 s, CPU 8.07–8.41 s against 8.12–8.56 s). From 8
-/// slots on (both of LeNet's formed pairs, 18 rounds) it cost about 0.1 s more.
+/// slots on (both of LeNet's formed pairs, 18 rounds) it cost about 0.1 s more there, and
+/// 3.5 % more on two Zen 4 cores (30 runs each alternating: verification 1.324 against
+/// 1.279 s, trimmed means; CPU 3.19 against 3.05 s).
 const ONE_PASS_CHEAP: usize = 32;
 
 /// Most slots per column (`J`) unless a record's outputs are wider or the claim is very long
