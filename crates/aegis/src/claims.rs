@@ -10,7 +10,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use veil_mpc::{MpcError, Result};
-use veil_ring::Gr;
+use veil_ring::{Gr, Multiplier};
 
 use crate::masked::Masked;
 
@@ -172,14 +172,23 @@ impl GrVec {
 
     /// `c · self` for a public `c`.
     pub(crate) fn times(&self, c: &Gr) -> GrVec {
-        let s = |a: &[Gr]| a.iter().map(|v| c.mul(v)).collect();
+        let c = Multiplier::new(c);
+        let s = |a: &[Gr]| a.iter().map(|v| c.apply(v)).collect();
         GrVec { m: s(&self.m), one: s(&self.one), two: s(&self.two) }
     }
 
     /// In place, `V'_i = V_{2i} + ζ·(V_{2i+1} − V_{2i})` (even length), component by component.
     pub(crate) fn fold(&mut self, zeta: &Gr) {
+        let zeta = Multiplier::new(zeta);
         for v in [&mut self.m, &mut self.one, &mut self.two] {
-            *v = v.par_chunks_exact(2).map(|p| p[0].add(&zeta.mul(&p[1].sub(&p[0])))).collect();
+            *v = v
+                .par_chunks_exact(2)
+                .map(|p| {
+                    let mut folded = p[0];
+                    zeta.add_applied(&mut folded, &p[1].sub(&p[0]));
+                    folded
+                })
+                .collect();
         }
     }
 

@@ -64,7 +64,7 @@
 use rayon::prelude::*;
 use veil_crypto::Prg;
 use veil_mpc::{MpcError, Result};
-use veil_ring::Gr;
+use veil_ring::{Gr, Multiplier};
 
 use crate::claims::{Entry, GrVec, Recorded, Terms, add_entries, component, cross_sum, monomials, pair_sums};
 use crate::subsets::{GROUP, SUBSETS, tables};
@@ -258,7 +258,10 @@ impl Columns {
         }
         let a: Vec<Gr> = (0..slots).map(|_| Gr::random(coeffs)).collect();
         let gamma = Gr::random(coeffs);
-        let ga = a.iter().map(|v| gamma.mul(v)).collect();
+        let ga = {
+            let gamma = Multiplier::new(&gamma);
+            a.iter().map(|v| gamma.apply(v)).collect()
+        };
         let b = (0..cols.len()).map(|_| Gr::random(coeffs)).collect();
         let mut widths: Vec<usize> = recs.iter().map(padded).collect();
         widths.sort_unstable();
@@ -293,7 +296,8 @@ impl Columns {
                 .into_par_iter()
                 .map(|slot| self.w[slot % step].mul(&self.a[slot / *m_pad]))
                 .collect();
-            *gwx = wx.par_iter().map(|v| self.gamma.mul(v)).collect();
+            let gamma = Multiplier::new(&self.gamma);
+            *gwx = wx.par_iter().map(|v| gamma.apply(v)).collect();
         }
         self.retable(false);
     }
@@ -352,9 +356,9 @@ impl Columns {
                 for (c, zc) in z.iter_mut().enumerate().filter(|(c, _)| held[*c]) {
                     let mut s = Gr::ZERO;
                     let outputs = col.first..(col.first + per).min(rec.z.n);
-                    s.add_assign(&Gr::dot_words(&self.a, &component(&rec.z, c)[outputs.clone()]));
+                    s.add_dot_words(&self.a, &component(&rec.z, c)[outputs.clone()]);
                     if let Some((_, z2)) = &rec.twin {
-                        s.add_assign(&Gr::dot_words(&self.ga, &component(z2, c)[outputs]));
+                        s.add_dot_words(&self.ga, &component(z2, c)[outputs]);
                     }
                     *zc = b.mul(&s);
                 }
@@ -693,13 +697,13 @@ impl Columns {
                     let idx = first * m + g * m + t;
                     for c in (0..3).filter(|&c| held[c]) {
                         let x = &component(&rec.x, c)[idx..idx + len];
-                        scratch.x[i][c].add_assign(&Gr::dot_words(&wx[slot..slot + len], x));
+                        scratch.x[i][c].add_dot_words(&wx[slot..slot + len], x);
                         if let Some(x2) = x2 {
                             let x2 = &component(x2, c)[idx..idx + len];
-                            scratch.x[i][c].add_assign(&Gr::dot_words(&gwx[slot..slot + len], x2));
+                            scratch.x[i][c].add_dot_words(&gwx[slot..slot + len], x2);
                         }
                         let y = &component(&rec.y, c)[idx..idx + len];
-                        scratch.y[i][c].add_assign(&Gr::dot_words(&self.w[s..s + len], y));
+                        scratch.y[i][c].add_dot_words(&self.w[s..s + len], y);
                     }
                     t += len;
                 }

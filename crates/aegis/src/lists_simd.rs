@@ -32,9 +32,10 @@
 use std::arch::x86_64::{
     __m256i, __m512i, __mmask32, _mm256_loadu_si256, _mm256_storeu_si256, _mm512_add_epi16, _mm512_add_epi32,
     _mm512_and_si512, _mm512_cvtepi16_epi8, _mm512_cvtepu8_epi16, _mm512_loadu_si512, _mm512_madd_epi16,
-    _mm512_mask_add_epi16, _mm512_mask_sub_epi16, _mm512_maskz_permutexvar_epi16, _mm512_maskz_set1_epi16,
-    _mm512_min_epu16, _mm512_mullo_epi16, _mm512_permutex2var_epi16, _mm512_permutexvar_epi16,
-    _mm512_reduce_add_epi32, _mm512_set1_epi16, _mm512_srli_epi16, _mm512_sub_epi16,
+    _mm512_maddubs_epi16, _mm512_mask_add_epi16, _mm512_mask_sub_epi16, _mm512_maskz_permutexvar_epi16,
+    _mm512_maskz_set1_epi16, _mm512_min_epu16, _mm512_mullo_epi16, _mm512_permutex2var_epi16,
+    _mm512_permutexvar_epi16, _mm512_reduce_add_epi32, _mm512_set1_epi16, _mm512_srli_epi16,
+    _mm512_sub_epi16,
 };
 
 use crate::lists::{LANES, Masks};
@@ -88,6 +89,39 @@ pub(crate) fn combos(
     }
     // SAFETY: the processor has both features `combos_avx512` is compiled for (checked above).
     Some(unsafe { combos_avx512(masks, m, mac, kappa, tables) })
+}
+
+/// The verifier's combinations of one element's opened entries ([`crate::pos`], round 2):
+/// `x_j = Σ_e entry_e·σ_{j,e}` for each key, not reduced (below `128·126² < 2^21`), from the
+/// `2·64` entries and `by_key` (`σ_{j,e}` at `j·128 + e`), every value below `p = 127`; `None`
+/// without AVX-512 BW or with other lengths. The byte products are summed in pairs by
+/// `vpmaddubsw` (at most `2·126² < 2^15`, so no saturation), then in 32-bit lanes: the exact
+/// sums of the portable loop.
+pub(crate) fn opened_combos(entries: &[u8], by_key: &[u8]) -> Option<[u32; MAC_KEYS]> {
+    if entries.len() != 2 * L || by_key.len() != MAC_KEYS * 2 * L || !available() {
+        return None;
+    }
+    // SAFETY: the processor has both features `opened_combos_avx512` is compiled for, and the
+    // lengths are those it reads (both checked above).
+    Some(unsafe { opened_combos_avx512(entries, by_key) })
+}
+
+/// [`opened_combos`] on checked lengths: `entries` 128 bytes, `by_key` `128·MAC_KEYS`.
+#[target_feature(enable = "avx512f,avx512bw")]
+fn opened_combos_avx512(entries: &[u8], by_key: &[u8]) -> [u32; MAC_KEYS] {
+    let load = |v: &[u8], at: usize| {
+        assert!(at + 64 <= v.len());
+        // SAFETY: a 64-byte load inside `v` (checked just above), unaligned.
+        unsafe { _mm512_loadu_si512(v.as_ptr().add(at).cast()) }
+    };
+    let (e0, e1) = (load(entries, 0), load(entries, L));
+    let ones = _mm512_set1_epi16(1);
+    std::array::from_fn(|j| {
+        let (s0, s1) = (load(by_key, 2 * L * j), load(by_key, 2 * L * j + L));
+        let low = _mm512_madd_epi16(_mm512_maddubs_epi16(e0, s0), ones);
+        let high = _mm512_madd_epi16(_mm512_maddubs_epi16(e1, s1), ones);
+        _mm512_reduce_add_epi32(_mm512_add_epi32(low, high)) as u32
+    })
 }
 
 /// Two registers of 16-bit lanes from 64 bytes.
@@ -301,4 +335,36 @@ fn lists_avx512(
     store_bytes(_mm512_permutex2var_epi16(u_lo, perm_hi, u_hi), u_out, 32);
     store_bytes(_mm512_permutex2var_epi16(up_lo, perm_lo, up_hi), up_out, 0);
     store_bytes(_mm512_permutex2var_epi16(up_lo, perm_hi, up_hi), up_out, 32);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use veil_crypto::{Prg, Seed};
+
+    /// The verifier's combinations from the kernel are the portable loop's sums, on random
+    /// entries and coefficients and on the largest ones (`p − 1` everywhere).
+    #[test]
+    fn opened_combinations_match_the_portable_sums() {
+        if !available() {
+            eprintln!("skipped: no AVX-512 BW on this processor");
+            return;
+        }
+        let mut g = Prg::new(&Seed([17; 16]));
+        let mut below_p =
+            |n: usize| -> Vec<u8> { (0..n).map(|_| (g.next_u32() % u32::from(P)) as u8).collect() };
+        let cases = [
+            (below_p(2 * L), below_p(MAC_KEYS * 2 * L)),
+            (vec![126; 2 * L], vec![126; MAC_KEYS * 2 * L]),
+            (vec![0; 2 * L], below_p(MAC_KEYS * 2 * L)),
+        ];
+        for (entries, by_key) in cases {
+            let portable: [u32; MAC_KEYS] = std::array::from_fn(|j| {
+                let row = &by_key[j * 2 * L..(j + 1) * 2 * L];
+                entries.iter().zip(row).map(|(&o, &s)| u32::from(o) * u32::from(s)).sum()
+            });
+            assert_eq!(opened_combos(&entries, &by_key), Some(portable));
+        }
+        assert_eq!(opened_combos(&[0; 2 * L - 1], &[0; MAC_KEYS * 2 * L]), None, "a wrong length");
+    }
 }

@@ -78,6 +78,18 @@ use chunk::{
     prover_combos, prover_lists, tau_sums,
 };
 
+/// The verifier's combinations of one element's opened entries with the vector kernel where the
+/// processor has one ([`crate::lists_simd::opened_combos`]), else `None`.
+fn opened_combos(entries: &[u8], by_key: &[u8]) -> Option<[u32; MAC_KEYS]> {
+    #[cfg(target_arch = "x86_64")]
+    return crate::lists_simd::opened_combos(entries, by_key);
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (entries, by_key);
+        None
+    }
+}
+
 impl Aegis {
     /// White-box tampering for the negative tests: applies `f` to the claimed sign bit of every
     /// recorded sign extraction at this party.
@@ -226,6 +238,7 @@ impl Aegis {
         let p = prime_for(l32);
         let zp = Zp::new(p);
         let ranges = &chunk_ranges(*n, group.clone());
+        let p8 = p as u8;
         let deals: Vec<Vec<u8>> = ranges
             .par_iter()
             .zip(&values[group])
@@ -234,8 +247,11 @@ impl Aegis {
                 draws(seed, p).fill(&mut first);
                 for (i, sh) in (i0..i1).zip(first.chunks_exact_mut(l - 1)) {
                     let (_, b) = bound_bits(me, y, l32, k, i);
-                    for (s, v) in sh.iter_mut().enumerate() {
-                        *v = zp.sub(u32::from(b[s]), u32::from(*v)) as u8;
+                    // `b_s − v mod p` with `b_s ∈ {0, 1}` and `v < p`: `b_s + p − v` is in
+                    // `[1, p + 1]` (branch-free, so the loop vectorizes).
+                    for (v, &bs) in sh.iter_mut().zip(&b) {
+                        let t = bs + (p8 - *v);
+                        *v = t - p8 * u8::from(t >= p8);
                     }
                 }
                 zp.pack(&first)
@@ -330,29 +346,31 @@ impl Aegis {
         let zp = Zp::new(p);
         let ranges = &chunk_ranges(*n, group.clone());
         let (pa, pb) = ((k + 1) % 3, (k + 2) % 3);
-        let mut opened: Vec<Vec<u8>> = Vec::with_capacity(ranges.len());
-        for from in [pa, pb] {
-            for (j, &(i0, i1)) in ranges.iter().enumerate() {
+        let mut received: [Vec<Vec<u8>>; 2] = Default::default();
+        for (from, lists) in [pa, pb].into_iter().zip(&mut received) {
+            for &(i0, i1) in ranges {
                 let count = (i1 - i0) * 2 * l;
                 let msg = ctx.recv_at_most(from, zp.packed_len(count))?;
-                let lists = zp
-                    .unpack_bytes(&msg, count)
-                    .ok_or_else(|| MpcError::Malformed { from, what: "Π_Pos lists".into() })?;
-                if from == pa {
-                    opened.push(lists);
-                } else {
-                    for (o, x) in opened[j].iter_mut().zip(lists) {
-                        *o = zp.add(u32::from(*o), u32::from(x)) as u8;
-                    }
-                }
+                lists.push(
+                    zp.unpack_bytes(&msg, count)
+                        .ok_or_else(|| MpcError::Malformed { from, what: "Π_Pos lists".into() })?,
+                );
             }
         }
         let coef = &*coef;
+        let [from_a, from_b] = received;
+        let p8 = p as u8;
         let parts: Vec<(Vec<u8>, Sums)> = ranges
             .par_iter()
             .zip(group)
-            .zip(opened)
-            .map(|((&(i0, i1), c), opened)| {
+            .zip(from_a.into_par_iter().zip(from_b))
+            .map(|((&(i0, i1), c), (mut opened, other))| {
+                // The openings: the two provers' shares added (both below `p < 128`, so the sum
+                // fits a byte), in a form the compiler vectorizes.
+                for (o, x) in opened.iter_mut().zip(other) {
+                    let t = *o + x;
+                    *o = t - p8 * u8::from(t >= p8);
+                }
                 // Per element: the output bit and the combinations of its opened entries.
                 let mut bits = Vec::with_capacity(i1 - i0);
                 let mut combos = Vec::with_capacity(i1 - i0);
@@ -362,9 +380,15 @@ impl Aegis {
                     let hit = u.iter().zip(up).fold(false, |h, (&a, &b)| h | ((a == 0) & (b != 0)));
                     bits.push(if hit { s_r } else { 1 ^ s_r });
                     // Products below 127², sums of 2l = 128 of them.
-                    let x: [u32; MAC_KEYS] = std::array::from_fn(|j| {
-                        let row = &coef.by_key[j * 2 * l..(j + 1) * 2 * l];
-                        entries.iter().zip(row).map(|(&o, &s)| u32::from(u16::from(o) * u16::from(s))).sum()
+                    let x: [u32; MAC_KEYS] = opened_combos(entries, &coef.by_key).unwrap_or_else(|| {
+                        std::array::from_fn(|j| {
+                            let row = &coef.by_key[j * 2 * l..(j + 1) * 2 * l];
+                            entries
+                                .iter()
+                                .zip(row)
+                                .map(|(&o, &s)| u32::from(u16::from(o) * u16::from(s)))
+                                .sum()
+                        })
                     });
                     combos.push(x.map(|v| zp.reduce(v)));
                 }

@@ -252,13 +252,14 @@ fn half_product(a: &[u64], b: &[u64]) -> [__m512i; 8] {
     out
 }
 
-/// `d += Σ_t l_t ⊗ r_t` piece by piece ([`crate::galois_inner`]) if the processor has AVX-512
-/// F and DQ (else `false`, nothing done).
-pub(crate) fn accumulate(d: &mut Outer, ls: &[Form], rs: &[Form]) -> bool {
+/// `d += Σ_t l_t ⊗ r_t` piece by piece ([`crate::galois_inner`]), or `d = Σ_t l_t ⊗ r_t`
+/// when `fresh` (what `d` held is not read), if the processor has AVX-512 F and DQ (else
+/// `false`, nothing done).
+pub(crate) fn accumulate(d: &mut Outer, ls: &[Form], rs: &[Form], fresh: bool) -> bool {
     if has_avx512() {
         // SAFETY: the processor has both features `accumulate_avx512` is compiled for (checked
         // just above).
-        unsafe { accumulate_avx512(d, ls, rs) };
+        unsafe { accumulate_avx512(d, ls, rs, fresh) };
         true
     } else {
         false
@@ -268,12 +269,14 @@ pub(crate) fn accumulate(d: &mut Outer, ls: &[Form], rs: &[Form]) -> bool {
 /// Per piece, its eight rows of `D` stay in registers over all terms: row `i` gains
 /// `l_i·r` (one broadcast and one lane-wise product per row and term).
 #[target_feature(enable = "avx512f,avx512dq")]
-fn accumulate_avx512(d: &mut Outer, ls: &[Form], rs: &[Form]) {
+fn accumulate_avx512(d: &mut Outer, ls: &[Form], rs: &[Form], fresh: bool) {
     for p in 0..PIECES {
         let mut rows = [_mm512_setzero_si512(); PIECE];
-        for (row, src) in rows.iter_mut().zip(&d[p]) {
-            // SAFETY: `src` is 8 words (64 bytes), loaded unaligned.
-            *row = unsafe { _mm512_loadu_si512(src.as_ptr().cast()) };
+        if !fresh {
+            for (row, src) in rows.iter_mut().zip(&d[p]) {
+                // SAFETY: `src` is 8 words (64 bytes), loaded unaligned.
+                *row = unsafe { _mm512_loadu_si512(src.as_ptr().cast()) };
+            }
         }
         for (l, r) in ls.iter().zip(rs) {
             // SAFETY: `r[p]` is 8 words (64 bytes), loaded unaligned.

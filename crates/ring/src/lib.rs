@@ -47,7 +47,7 @@ mod zk;
 pub use error::RingError;
 pub use fixed::FixedPoint;
 pub use fp::{F60, F61, F127, Fp, Goldilocks};
-pub use galois::{GR_DEGREE, GR_F_LOW, Gr, f_is_irreducible_mod_2};
+pub use galois::{GR_DEGREE, GR_F_LOW, Gr, Multiplier, f_is_irreducible_mod_2};
 pub use prime::is_prime;
 pub use small_prime::Zp;
 pub use stored::words;
