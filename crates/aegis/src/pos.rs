@@ -275,15 +275,11 @@ impl Aegis {
         let p = prime_for(self.l());
         let zp = Zp::new(p);
         let ranges = &chunk_ranges(*n, group.clone());
+        // The messages are read here and unpacked chunk by chunk in parallel below.
         let mut received = Vec::with_capacity(ranges.len());
         if !first {
             for &(i0, i1) in ranges {
-                let count = (i1 - i0) * (l - 1);
-                let msg = ctx.recv_at_most(k, zp.packed_len(count))?;
-                received.push(
-                    zp.unpack_bytes(&msg, count)
-                        .ok_or_else(|| MpcError::Malformed { from: k, what: "Π_Pos bit shares".into() })?,
-                );
+                received.push(ctx.recv_at_most(k, zp.packed_len((i1 - i0) * (l - 1)))?);
             }
         }
         // Which chunks keep their masks for round 4 (in order, while they fit).
@@ -302,28 +298,26 @@ impl Aegis {
             .enumerate()
             .map(|(j, (&(i0, i1), c))| {
                 // The first prover draws its shares, the second reads those received.
-                let mut drawn = Vec::new();
-                let shares: &[u8] = if first {
-                    drawn.resize((i1 - i0) * (l - 1), 0);
-                    draws(&values[c], p).fill(&mut drawn);
-                    &drawn
-                } else {
-                    &received[j]
-                };
+                let mut shares = vec![0u8; (i1 - i0) * (l - 1)];
+                if first {
+                    draws(&values[c], p).fill(&mut shares);
+                } else if !zp.unpack_bytes_into(&received[j], &mut shares) {
+                    return Err(MpcError::Malformed { from: k, what: "Π_Pos bit shares".into() });
+                }
                 let (lists, ds, drawn) = prover_lists(
                     p,
                     l,
                     (me, k),
                     y,
                     first,
-                    shares,
+                    &shares,
                     (&masks[c], &weights[c]),
                     (i0, i1),
                     keep[j],
                 );
-                (zp.pack(&lists), ds, drawn)
+                Ok((zp.pack(&lists), ds, drawn))
             })
-            .collect();
+            .collect::<Result<_>>()?;
         for ((msg, ds, drawn), c) in out.into_iter().zip(group) {
             ctx.net().send(k, msg)?;
             deltas.extend(ds);
@@ -346,25 +340,28 @@ impl Aegis {
         let zp = Zp::new(p);
         let ranges = &chunk_ranges(*n, group.clone());
         let (pa, pb) = ((k + 1) % 3, (k + 2) % 3);
+        // The messages are read here and unpacked chunk by chunk in parallel below.
         let mut received: [Vec<Vec<u8>>; 2] = Default::default();
-        for (from, lists) in [pa, pb].into_iter().zip(&mut received) {
+        for (from, msgs) in [pa, pb].into_iter().zip(&mut received) {
             for &(i0, i1) in ranges {
-                let count = (i1 - i0) * 2 * l;
-                let msg = ctx.recv_at_most(from, zp.packed_len(count))?;
-                lists.push(
-                    zp.unpack_bytes(&msg, count)
-                        .ok_or_else(|| MpcError::Malformed { from, what: "Π_Pos lists".into() })?,
-                );
+                msgs.push(ctx.recv_at_most(from, zp.packed_len((i1 - i0) * 2 * l))?);
             }
         }
         let coef = &*coef;
-        let [from_a, from_b] = received;
+        let [from_a, from_b] = &received;
         let p8 = p as u8;
         let parts: Vec<(Vec<u8>, Sums)> = ranges
             .par_iter()
             .zip(group)
-            .zip(from_a.into_par_iter().zip(from_b))
-            .map(|((&(i0, i1), c), (mut opened, other))| {
+            .zip(from_a.par_iter().zip(from_b))
+            .map(|((&(i0, i1), c), (msg_a, msg_b))| {
+                let count = (i1 - i0) * 2 * l;
+                let (mut opened, mut other) = (vec![0u8; count], vec![0u8; count]);
+                for (from, msg, out) in [(pa, msg_a, &mut opened), (pb, msg_b, &mut other)] {
+                    if !zp.unpack_bytes_into(msg, out) {
+                        return Err(MpcError::Malformed { from, what: "Π_Pos lists".into() });
+                    }
+                }
                 // The openings: the two provers' shares added (both below `p < 128`, so the sum
                 // fits a byte), in a form the compiler vectorizes.
                 for (o, x) in opened.iter_mut().zip(other) {
@@ -392,9 +389,9 @@ impl Aegis {
                     });
                     combos.push(x.map(|v| zp.reduce(v)));
                 }
-                (bits, tau_sums(&coef.tau(c, i1 - i0, p), &combos))
+                Ok((bits, tau_sums(&coef.tau(c, i1 - i0, p), &combos)))
             })
-            .collect();
+            .collect::<Result<_>>()?;
         for (bits, sums) in parts {
             v.extend(bits);
             *totals = add_sums(*totals, sums);
@@ -500,12 +497,11 @@ impl Aegis {
         let Some((coef, kappa)) = check.as_ref() else {
             return Err(malformed("Π_Pos coins"));
         };
+        // The messages are read here and unpacked chunk by chunk in parallel below.
         let mut received = Vec::with_capacity(ranges.len());
         if !first {
             for &(i0, i1) in ranges {
-                let count = (i1 - i0) * (l - 1) * MAC_KEYS;
-                let msg = ctx.recv_at_most(k, zp.packed_len(count))?;
-                received.push(zp.unpack_bytes(&msg, count).ok_or_else(|| malformed("Π_Pos MAC shares"))?);
+                received.push(ctx.recv_at_most(k, zp.packed_len((i1 - i0) * (l - 1) * MAC_KEYS))?);
             }
         }
         let part = ranges
@@ -513,29 +509,27 @@ impl Aegis {
             .zip(group)
             .enumerate()
             .map(|(j, (&(i0, i1), c))| {
-                let mut drawn = Vec::new();
-                let mac: &[u8] = if first {
-                    drawn.resize((i1 - i0) * (l - 1) * MAC_KEYS, 0);
-                    draws(&macs[c], p).fill(&mut drawn);
-                    &drawn
-                } else {
-                    &received[j]
-                };
+                let mut mac = vec![0u8; (i1 - i0) * (l - 1) * MAC_KEYS];
+                if first {
+                    draws(&macs[c], p).fill(&mut mac);
+                } else if !zp.unpack_bytes_into(&received[j], &mut mac) {
+                    return Err(malformed("Π_Pos MAC shares"));
+                }
                 let drawn = kept[c].as_deref();
                 let combos = prover_combos(
                     p,
                     l,
                     (me, k),
                     y,
-                    mac,
+                    &mac,
                     (&masks[c], &weights[c], drawn),
                     kappa,
                     &coef.sigma,
                     (i0, i1),
                 );
-                tau_sums(&coef.tau(c, i1 - i0, p), &combos)
+                Ok(tau_sums(&coef.tau(c, i1 - i0, p), &combos))
             })
-            .reduce(|| [[0; MAC_KEYS]; 2], add_sums);
+            .try_reduce(|| [[0; MAC_KEYS]; 2], |a, b| Ok(add_sums(a, b)))?;
         *sums = add_sums(*sums, part);
         Ok(())
     }
