@@ -107,3 +107,54 @@ fn relu_and_max_abort_on_every_altered_message() {
 fn a_product_and_its_batch_check_abort_on_every_altered_message() {
     sweep(Gate::Mul);
 }
+
+/// A message one byte short, anywhere in a ReLU's verification (the sign checks' bit shares,
+/// lists, coins and MAC shares, the reductions, the final check): the server that reads it
+/// refuses it (`Malformed`) or a check aborts, and nobody panics or outputs a value.
+#[test]
+fn a_short_message_anywhere_in_the_verification_is_refused() {
+    use std::sync::Arc;
+    use veil_mpc::MpcError;
+    let job = |ctx: &mut Ctx| -> Result<(Vec<u64>, usize, usize)> {
+        let mut a = Aegis::new(64)?;
+        let x = values();
+        let xs = a.share_input(ctx, 0, (ctx.party() == 0).then_some(&x[..]), x.len())?;
+        let y = a.relu(ctx, &xs)?;
+        let start = ctx.stats().total().messages_sent as usize;
+        a.check(ctx)?;
+        let end = ctx.stats().total().messages_sent as usize;
+        Ok((a.reveal_all(ctx, &y)?, start, end))
+    };
+    let honest: Vec<_> =
+        veil_mpc::harness::simulate_with(3, config(), job).into_iter().map(Result::unwrap).collect();
+    let mut runs = 0;
+    for (server, (_, start, end)) in honest.iter().enumerate() {
+        for frame in *start..*end {
+            let tamper = veil_conformance::tamper::Tamper { party: server, frame };
+            let shorten: veil_conformance::tamper::Alter = Arc::new(|p: &mut Vec<u8>| {
+                p.pop();
+            });
+            let (outs, altered) =
+                veil_conformance::tamper::simulate_altered(3, config(), Some(tamper), shorten, job);
+            if !altered {
+                continue;
+            }
+            runs += 1;
+            let refused =
+                outs.iter().any(|r| matches!(r, Err(MpcError::Malformed { .. } | MpcError::Abort { .. })));
+            for (party, out) in outs.iter().enumerate() {
+                assert!(
+                    !matches!(out, Err(MpcError::Panicked { .. })),
+                    "P{server}'s frame {frame}: P{party} panicked"
+                );
+                assert!(
+                    out.is_err() || party == server,
+                    "P{server}'s frame {frame}: P{party} output a value"
+                );
+            }
+            assert!(refused, "P{server}'s frame {frame} one byte short went unnoticed: {outs:?}");
+        }
+    }
+    eprintln!("{runs} frames of the verification shortened");
+    assert!(runs > 30, "only {runs} frames of the verification were shortened");
+}
