@@ -86,6 +86,15 @@ impl Gr {
         sum_picked_portable(table, picks)
     }
 
+    /// `self = Σ_k table[picks[k]]` ([`Gr::sum_picked`] written in place).
+    pub fn set_sum_picked(&mut self, table: &[Gr], picks: &[u32]) {
+        #[cfg(target_arch = "x86_64")]
+        if crate::galois_simd::sum_picked_into(&mut self.0, table, picks) {
+            return;
+        }
+        *self = Gr::sum_picked(table, picks);
+    }
+
     /// `self − other`.
     pub fn sub(&self, other: &Gr) -> Gr {
         Gr(std::array::from_fn(|k| self.0[k].wrapping_sub(other.0[k])))
@@ -520,6 +529,10 @@ mod tests {
                 Gr(std::array::from_fn(|k| s.0[k].wrapping_add(table[p as usize].0[k])))
             });
             assert_eq!(Gr::sum_picked(&table, &picks), direct, "{picks:?}");
+            // In place, over whatever the element held.
+            let mut out = Gr::random(&mut g);
+            out.set_sum_picked(&table, &picks);
+            assert_eq!(out, direct, "{picks:?}");
         }
     }
 

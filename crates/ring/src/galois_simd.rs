@@ -64,6 +64,35 @@ pub(crate) fn sum_picked(table: &[crate::Gr], picks: &[u32]) -> Option<[u64; GR_
     }
 }
 
+/// [`sum_picked`] written into `out` (no 512-byte temporary to copy), if the processor has
+/// AVX-512 F and DQ (else `false`, nothing written).
+pub(crate) fn sum_picked_into(out: &mut [u64; GR_DEGREE], table: &[crate::Gr], picks: &[u32]) -> bool {
+    if has_avx512() {
+        // SAFETY: the processor has the features `sum_picked_into_avx512` is compiled for
+        // (checked just above).
+        unsafe { sum_picked_into_avx512(out, table, picks) };
+        true
+    } else {
+        false
+    }
+}
+
+#[target_feature(enable = "avx512f,avx512dq")]
+fn sum_picked_into_avx512(out: &mut [u64; GR_DEGREE], table: &[crate::Gr], picks: &[u32]) {
+    let mut acc = [_mm512_setzero_si512(); GR_DEGREE / 8];
+    for &p in picks {
+        let v = &table[p as usize].0;
+        for (k, a) in acc.iter_mut().enumerate() {
+            // SAFETY: `8k + 8 ≤ 64`: the 8-word window is inside `v`; the load is unaligned.
+            *a = _mm512_add_epi64(*a, unsafe { _mm512_loadu_si512(v.as_ptr().add(8 * k).cast()) });
+        }
+    }
+    for (k, a) in acc.iter().enumerate() {
+        // SAFETY: `8k + 8 ≤ 64`: the window is inside `out`; the store is unaligned.
+        unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(8 * k).cast(), *a) };
+    }
+}
+
 #[target_feature(enable = "avx512f,avx512dq")]
 fn sum_picked_avx512(table: &[crate::Gr], picks: &[u32]) -> [u64; GR_DEGREE] {
     let mut acc = [_mm512_setzero_si512(); GR_DEGREE / 8];

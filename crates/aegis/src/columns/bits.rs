@@ -235,15 +235,21 @@ impl Columns {
         let shapes: Vec<(usize, usize)> =
             cols.clone().map(|l| (self.shape(l).first, self.shape(l).outputs)).collect();
         let Scratch { flat_x: x, flat_y: y, picks_x, picks_y, .. } = scratch;
+        // Every entry is written below (zero where it has no slots), so buffers of the right
+        // length from the block before are reused as they are.
         for v in [&mut *x, &mut *y] {
-            v.clear();
-            v.resize(cols.len() * entries, Gr::ZERO);
+            if v.len() != cols.len() * entries {
+                v.clear();
+                v.resize(cols.len() * entries, Gr::ZERO);
+            }
         }
         for i in 0..entries {
             let at = at(i);
             for (c, &(first, outputs)) in shapes.iter().enumerate() {
                 let slots = i * step..((i + 1) * step).min(outputs * m);
                 if slots.is_empty() {
+                    x[c * entries + at] = Gr::ZERO;
+                    y[c * entries + at] = Gr::ZERO;
                     continue;
                 }
                 picks_x.clear();
@@ -259,8 +265,8 @@ impl Columns {
                         picks_y.push((slot % step / GROUP * SUBSETS + p) as u32);
                     }
                 }
-                x[c * entries + at] = Gr::sum_picked(tx, picks_x);
-                y[c * entries + at] = Gr::sum_picked(&self.y_table, picks_y);
+                x[c * entries + at].set_sum_picked(tx, picks_x);
+                y[c * entries + at].set_sum_picked(&self.y_table, picks_y);
             }
         }
         true
