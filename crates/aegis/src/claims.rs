@@ -421,6 +421,60 @@ pub(crate) fn entry_group_sums(me: usize, xs: &[Entry], ys: &[Entry]) -> ([Gr; 2
     })
 }
 
+/// A party's factors of the left side of its cross term ([`cross_sum`]), from the entry's
+/// components `get(c)` (`[m, [r]_1, [r]_2]`): P0 `[r]_1 + [r]_2`; P1 `(m, [r]_1)`; P2
+/// `(m, −[r]_2)`. [`factor_width`] of them.
+pub(crate) fn left_factors(me: usize, get: impl Fn(usize) -> Gr, out: &mut [Gr]) {
+    match me {
+        0 => out[0] = get(1).add(&get(2)),
+        1 => (out[0], out[1]) = (get(0), get(1)),
+        _ => (out[0], out[1]) = (get(0), Gr::ZERO.sub(&get(2))),
+    }
+}
+
+/// The right side's factors against [`left_factors`]: P0 `[r]_1 + [r]_2`; P1 `([r]_1, m)`
+/// (the sum negated, [`factor_halves`]); P2 `(m − [r]_2, m)`.
+pub(crate) fn right_factors(me: usize, get: impl Fn(usize) -> Gr, out: &mut [Gr]) {
+    match me {
+        0 => out[0] = get(1).add(&get(2)),
+        1 => (out[0], out[1]) = (get(1), get(0)),
+        _ => (out[0], out[1]) = (get(0).sub(&get(2)), get(0)),
+    }
+}
+
+/// Factors per entry: one at P0, two at P1 and P2.
+pub(crate) fn factor_width(me: usize) -> usize {
+    if me == 0 { 1 } else { 2 }
+}
+
+/// [`pair_sums`] over `pairs` pairs of entries whose factors `left(i, out)` and `right(i, out)`
+/// write ([`left_factors`], [`right_factors`]): the factors are linear in the entry, so those of
+/// the pairs' differences are the differences of the factors, and each sum is one
+/// [`Gr::inner_product`], with no entry's three components formed or copied.
+pub(crate) fn factor_halves(
+    me: usize,
+    pairs: usize,
+    left: impl Fn(usize, &mut [Gr]),
+    right: impl Fn(usize, &mut [Gr]),
+) -> [Gr; 2] {
+    let width = factor_width(me);
+    let len = pairs * width;
+    let [mut le, mut re, mut ld, mut rd] = std::array::from_fn(|_| vec![Gr::ZERO; len]);
+    for i in 0..pairs {
+        let at = i * width..(i + 1) * width;
+        left(2 * i, &mut le[at.clone()]);
+        right(2 * i, &mut re[at.clone()]);
+        left(2 * i + 1, &mut ld[at.clone()]);
+        right(2 * i + 1, &mut rd[at.clone()]);
+        for t in at {
+            ld[t].sub_assign(&le[t]);
+            rd[t].sub_assign(&re[t]);
+        }
+    }
+    let sums = [Gr::inner_product(&le, &re), Gr::inner_product(&ld, &rd)];
+    if me == 1 { sums.map(|s| Gr::ZERO.sub(&s)) } else { sums }
+}
+
 /// `a + b`, component by component.
 pub(crate) fn add_entries(a: &Entry, b: &Entry) -> Entry {
     std::array::from_fn(|c| a[c].add(&b[c]))
@@ -494,6 +548,27 @@ mod tests {
                 let ys: Vec<Entry> = (0..n).map(|_| entry(constant)).collect();
                 let direct = xs.iter().zip(&ys).fold(Gr::ZERO, |s, (a, b)| s.add(&cross_term(me, a, b)));
                 assert_eq!(cross_sum(me, xs.iter().zip(&ys)), direct, "party {me}, {n} pairs");
+            }
+        }
+    }
+
+    /// A step's two sums from the entries' factors are those of the entries themselves, at
+    /// every party: `Σ_i cross_term(X_{2i}, Y_{2i})` and the same of the pairs' differences.
+    #[test]
+    fn the_sums_from_the_factors_are_the_sums_of_the_cross_terms() {
+        let mut g = Prg::new(&Seed([5; 16]));
+        for me in 0..3 {
+            for n in [0usize, 2, 4, 10, 64] {
+                let xs: Vec<Entry> = (0..n).map(|_| std::array::from_fn(|_| Gr::random(&mut g))).collect();
+                let ys: Vec<Entry> = (0..n).map(|_| std::array::from_fn(|_| Gr::random(&mut g))).collect();
+                let direct = pair_sums(me, n, |i| (xs[i], ys[i]));
+                let sums = factor_halves(
+                    me,
+                    n / 2,
+                    |i, out| left_factors(me, |c| xs[i][c], out),
+                    |i, out| right_factors(me, |c| ys[i][c], out),
+                );
+                assert_eq!(sums, direct, "party {me}, {n} entries");
             }
         }
     }

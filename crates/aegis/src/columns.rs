@@ -66,7 +66,10 @@ use veil_crypto::Prg;
 use veil_mpc::{MpcError, Result};
 use veil_ring::{Gr, Multiplier};
 
-use crate::claims::{Entry, GrVec, Recorded, Terms, add_entries, component, cross_sum, monomials, pair_sums};
+use crate::claims::{
+    Entry, GrVec, Recorded, Terms, add_entries, component, factor_halves, left_factors, monomials, pair_sums,
+    right_factors,
+};
 use crate::subsets::{GROUP, SUBSETS, tables};
 
 mod bilinear;
@@ -545,11 +548,12 @@ impl Columns {
     fn all_entry_halves(&self, l: usize, scratch: &mut Scratch) -> [Gr; 2] {
         self.entries(l, scratch);
         let (xs, ys) = (&scratch.x, &scratch.y);
-        let pairs = xs.len() / 2;
-        let even = cross_sum(self.me, (0..pairs).map(|i| (&xs[2 * i], &ys[2 * i])));
-        let dx: Vec<Entry> = (0..pairs).map(|i| diff(&xs[2 * i + 1], &xs[2 * i])).collect();
-        let dy: Vec<Entry> = (0..pairs).map(|i| diff(&ys[2 * i + 1], &ys[2 * i])).collect();
-        [even, cross_sum(self.me, dx.iter().zip(&dy))]
+        factor_halves(
+            self.me,
+            xs.len().min(ys.len()) / 2,
+            |i, out| left_factors(self.me, |c| xs[i][c], out),
+            |i, out| right_factors(self.me, |c| ys[i][c], out),
+        )
     }
 
     /// `w_s·w_{s'}` for every pair of weights (row-major), while there are at most
@@ -781,10 +785,6 @@ fn add_vecs(mut a: Vec<Gr>, b: Vec<Gr>) -> Vec<Gr> {
     }
     a.iter_mut().zip(&b).for_each(|(x, y)| x.add_assign(y));
     a
-}
-
-fn diff(a: &Entry, b: &Entry) -> Entry {
-    [a[0].sub(&b[0]), a[1].sub(&b[1]), a[2].sub(&b[2])]
 }
 
 /// The components a party holds of `entries`, as a [`GrVec`].

@@ -9,7 +9,8 @@ use veil_crypto::Prg;
 use veil_ring::Gr;
 
 use crate::claims::{
-    Claim, Entry, GrVec, Recorded, Terms, add_entries, entry_group_sums, monomials, pair_sums,
+    Claim, Entry, GrVec, Recorded, Terms, add_entries, entry_group_sums, factor_halves, left_factors,
+    monomials, pair_sums, right_factors,
 };
 use crate::columns::Columns;
 use crate::freivalds::compress_matmul;
@@ -435,45 +436,26 @@ fn held_pair(me: usize, a: &GrVec, b: &GrVec) -> ([Gr; 2], [Gr; 6]) {
 
 /// A held claim's local parts of one step (`Σ_i B(X_{2i}, Y_{2i})` and
 /// `Σ_i B(X_{2i+1} − X_{2i}, Y_{2i+1} − Y_{2i})`, [`pair_sums`] over every pair of entries),
-/// from the components this party holds, written straight into the factors [`cross_sum`]
-/// multiplies (P0 `[r]_1 + [r]_2` on each side; P1 `(m, [r]_1)` against `([r]_1, m)`, the sum
-/// negated; P2 `(m, −[r]_2)` against `(m − [r]_2, m)`): the factors are linear in the entry,
-/// so the differences' factors are the differences of the factors. In parallel over blocks of
-/// [`HELD_BLOCK`] pairs (GR sums add up in any order); the same sums as [`halves_by`] without
-/// forming each entry's three components and copying them twice.
+/// from the components this party holds straight into the factors of its cross terms
+/// ([`factor_halves`]), in parallel over blocks of [`HELD_BLOCK`] pairs (GR sums add up in any
+/// order): the sums of [`halves_by`] without forming each entry's three components and copying
+/// them twice.
 fn held_halves(me: usize, a: &GrVec, b: &GrVec) -> [Gr; 2] {
     let pairs = a.len().min(b.len()) / 2;
-    let width = if me == 0 { 1 } else { 2 };
-    let get = |v: &[Gr], i: usize| v.get(i).copied().unwrap_or(Gr::ZERO);
-    let left = |i: usize, out: &mut [Gr]| match me {
-        0 => out[0] = get(&a.one, i).add(&get(&a.two, i)),
-        1 => (out[0], out[1]) = (get(&a.m, i), get(&a.one, i)),
-        _ => (out[0], out[1]) = (get(&a.m, i), Gr::ZERO.sub(&get(&a.two, i))),
-    };
-    let right = |i: usize, out: &mut [Gr]| match me {
-        0 => out[0] = get(&b.one, i).add(&get(&b.two, i)),
-        1 => (out[0], out[1]) = (get(&b.one, i), get(&b.m, i)),
-        _ => (out[0], out[1]) = (get(&b.m, i).sub(&get(&b.two, i)), get(&b.m, i)),
-    };
+    fn get(v: &GrVec, i: usize) -> impl Fn(usize) -> Gr + '_ {
+        move |c: usize| [&v.m, &v.one, &v.two][c].get(i).copied().unwrap_or(Gr::ZERO)
+    }
     (0..pairs.div_ceil(HELD_BLOCK))
         .into_par_iter()
         .map(|k| {
             let block = k * HELD_BLOCK..((k + 1) * HELD_BLOCK).min(pairs);
-            let len = block.len() * width;
-            let [mut le, mut re, mut ld, mut rd] = std::array::from_fn(|_| vec![Gr::ZERO; len]);
-            for (j, i) in block.enumerate() {
-                let at = j * width..(j + 1) * width;
-                left(2 * i, &mut le[at.clone()]);
-                right(2 * i, &mut re[at.clone()]);
-                left(2 * i + 1, &mut ld[at.clone()]);
-                right(2 * i + 1, &mut rd[at.clone()]);
-                for t in at {
-                    ld[t].sub_assign(&le[t]);
-                    rd[t].sub_assign(&re[t]);
-                }
-            }
-            let sums = [Gr::inner_product(&le, &re), Gr::inner_product(&ld, &rd)];
-            if me == 1 { sums.map(|s| Gr::ZERO.sub(&s)) } else { sums }
+            let first = 2 * block.start;
+            factor_halves(
+                me,
+                block.len(),
+                |i, out| left_factors(me, get(a, first + i), out),
+                |i, out| right_factors(me, get(b, first + i), out),
+            )
         })
         .reduce(|| [Gr::ZERO; 2], |x, y| [x[0].add(&y[0]), x[1].add(&y[1])])
 }
