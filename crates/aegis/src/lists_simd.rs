@@ -32,10 +32,11 @@
 use std::arch::x86_64::{
     __m256i, __m512i, __mmask32, _mm256_loadu_si256, _mm256_storeu_si256, _mm512_add_epi16, _mm512_add_epi32,
     _mm512_and_si512, _mm512_cvtepi16_epi8, _mm512_cvtepu8_epi16, _mm512_loadu_si512, _mm512_madd_epi16,
-    _mm512_maddubs_epi16, _mm512_mask_add_epi16, _mm512_mask_sub_epi16, _mm512_maskz_permutexvar_epi16,
-    _mm512_maskz_set1_epi16, _mm512_min_epu16, _mm512_mullo_epi16, _mm512_permutex2var_epi16,
-    _mm512_permutexvar_epi16, _mm512_reduce_add_epi32, _mm512_set1_epi16, _mm512_srli_epi16,
-    _mm512_sub_epi16,
+    _mm512_maddubs_epi16, _mm512_mask_add_epi8, _mm512_mask_add_epi16, _mm512_mask_storeu_epi8,
+    _mm512_mask_sub_epi16, _mm512_maskz_loadu_epi8, _mm512_maskz_permutexvar_epi16, _mm512_maskz_set1_epi16,
+    _mm512_min_epu8, _mm512_min_epu16, _mm512_mullo_epi16, _mm512_permutex2var_epi16,
+    _mm512_permutexvar_epi16, _mm512_reduce_add_epi32, _mm512_set1_epi8, _mm512_set1_epi16,
+    _mm512_srli_epi16, _mm512_sub_epi8, _mm512_sub_epi16, _mm512_test_epi8_mask,
 };
 
 use crate::lists::{LANES, Masks};
@@ -122,6 +123,42 @@ fn opened_combos_avx512(entries: &[u8], by_key: &[u8]) -> [u32; MAC_KEYS] {
         let high = _mm512_madd_epi16(_mm512_maddubs_epi16(e1, s1), ones);
         _mm512_reduce_add_epi32(_mm512_add_epi32(low, high)) as u32
     })
+}
+
+/// The verifier's MAC shares for the second prover ([`crate::pos`], round 3) of one element's
+/// `63` bits `b_s ∈ {0, 1}` under each key: `rows[63·j + s] ← α_j·b_s − γ_{j,s}` (mod 127),
+/// where `rows` holds the first prover's shares `γ < p`, `63·MAC_KEYS` bytes; `false` (nothing
+/// written) without AVX-512 BW or with other lengths. Per key one masked register of 63 byte
+/// lanes: `(p − γ) + (α_j where b_s = 1)`, at most `2p − 1`, less `p` where that is `p` or more.
+pub(crate) fn mac_shares(keys: &[u8; MAC_KEYS], bits: &[u8], rows: &mut [u8]) -> bool {
+    if bits.len() < L - 1 || rows.len() != MAC_KEYS * (L - 1) || !available() {
+        return false;
+    }
+    // SAFETY: the processor has both features `mac_shares_avx512` is compiled for, and the
+    // lengths are those it reads and writes (both checked above).
+    unsafe { mac_shares_avx512(keys, bits, rows) };
+    true
+}
+
+/// [`mac_shares`] on checked lengths: `bits` at least 63 bytes, `rows` `63·MAC_KEYS`.
+#[target_feature(enable = "avx512f,avx512bw")]
+fn mac_shares_avx512(keys: &[u8; MAC_KEYS], bits: &[u8], rows: &mut [u8]) {
+    const LOW63: u64 = (1 << (L - 1)) - 1;
+    assert!(bits.len() >= L - 1 && rows.len() == MAC_KEYS * (L - 1));
+    let p = _mm512_set1_epi8(P as i8);
+    // SAFETY: a masked load of the first 63 bytes of `bits` (checked above).
+    let b = unsafe { _mm512_maskz_loadu_epi8(LOW63, bits.as_ptr().cast()) };
+    let set = _mm512_test_epi8_mask(b, b);
+    for (j, &key) in keys.iter().enumerate() {
+        let row = rows[j * (L - 1)..].as_mut_ptr();
+        // SAFETY: masked 63-byte load and store inside `rows[63j..63j + 63]` (checked above).
+        unsafe {
+            let gamma = _mm512_maskz_loadu_epi8(LOW63, row.cast());
+            let minus = _mm512_sub_epi8(p, gamma);
+            let v = _mm512_mask_add_epi8(minus, set, minus, _mm512_set1_epi8(key as i8));
+            _mm512_mask_storeu_epi8(row.cast(), LOW63, _mm512_min_epu8(v, _mm512_sub_epi8(v, p)));
+        }
+    }
 }
 
 /// Two registers of 16-bit lanes from 64 bytes.
@@ -366,5 +403,40 @@ mod tests {
             assert_eq!(opened_combos(&entries, &by_key), Some(portable));
         }
         assert_eq!(opened_combos(&[0; 2 * L - 1], &[0; MAC_KEYS * 2 * L]), None, "a wrong length");
+    }
+
+    /// The verifier's MAC shares from the kernel are `α_j·b_s − γ_{j,s} mod p`, on random and
+    /// edge keys, bits and shares.
+    #[test]
+    fn mac_shares_match_the_portable_ones() {
+        if !available() {
+            eprintln!("skipped: no AVX-512 BW on this processor");
+            return;
+        }
+        let mut g = Prg::new(&Seed([19; 16]));
+        let mut below_p =
+            |n: usize| -> Vec<u8> { (0..n).map(|_| (g.next_u32() % u32::from(P)) as u8).collect() };
+        let keys_cases = [[1u8, 126, 0, 63, 2, 125], std::array::from_fn(|j| below_p(MAC_KEYS)[j])];
+        let bits_cases = [vec![1u8; L - 1], vec![0u8; L - 1], below_p(L - 1).iter().map(|v| v & 1).collect()];
+        for keys in keys_cases {
+            for bits in &bits_cases {
+                for gamma in
+                    [below_p(MAC_KEYS * (L - 1)), vec![0; MAC_KEYS * (L - 1)], vec![126; MAC_KEYS * (L - 1)]]
+                {
+                    let expected: Vec<u8> = gamma
+                        .iter()
+                        .enumerate()
+                        .map(|(e, &c)| {
+                            let (j, s) = (e / (L - 1), e % (L - 1));
+                            ((u32::from(keys[j]) * u32::from(bits[s]) + 127 - u32::from(c)) % 127) as u8
+                        })
+                        .collect();
+                    let mut rows = gamma.clone();
+                    assert!(mac_shares(&keys, bits, &mut rows));
+                    assert_eq!(rows, expected);
+                }
+            }
+        }
+        assert!(!mac_shares(&[0; MAC_KEYS], &[0; L - 1], &mut [0; MAC_KEYS * (L - 1) - 1]), "a wrong length");
     }
 }

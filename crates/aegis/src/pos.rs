@@ -78,6 +78,18 @@ use chunk::{
     prover_combos, prover_lists, tau_sums,
 };
 
+/// The verifier's MAC shares of one element's bits for the second prover with the vector
+/// kernel where the processor has one ([`crate::lists_simd::mac_shares`]), else `false`.
+fn mac_shares_fast(keys: &[u8; MAC_KEYS], bits: &[u8], rows: &mut [u8]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return crate::lists_simd::mac_shares(keys, bits, rows);
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (keys, bits, rows);
+        false
+    }
+}
+
 /// The verifier's combinations of one element's opened entries with the vector kernel where the
 /// processor has one ([`crate::lists_simd::opened_combos`]), else `None`.
 fn opened_combos(entries: &[u8], by_key: &[u8]) -> Option<[u32; MAC_KEYS]> {
@@ -442,6 +454,9 @@ impl Aegis {
                 draws(seed, p).fill(&mut mac);
                 for (i, per) in (i0..i1).zip(mac.chunks_exact_mut((l - 1) * MAC_KEYS)) {
                     let (_, b) = bound_bits(me, y, l32, k, i);
+                    if p == 127 && mac_shares_fast(&keys, &b, per) {
+                        continue;
+                    }
                     // α_j·b_s + p − γ lies in [1, 2p − 1] (b_s ∈ {0, 1}, α_j and γ below p).
                     for (ms, &a) in per.chunks_exact_mut(l - 1).zip(&keys) {
                         for (mj, &bs) in ms.iter_mut().zip(&b) {
