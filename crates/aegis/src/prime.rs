@@ -133,19 +133,14 @@ impl Draws {
             }
             let mut take = (BUF - *pos).min(out.len() - k);
             #[cfg(target_arch = "x86_64")]
+            if fast
+                && let Some((used, made)) =
+                    crate::prime_simd::convert_run(&buf[*pos..], &mut out[k..], q8, limit, offset)
+                && used > 0
             {
-                use crate::prime_simd::{BLOCK, convert};
-                if fast && k + BLOCK <= out.len() && *pos + BLOCK <= BUF {
-                    let src: &[u8; BLOCK] =
-                        buf[*pos..*pos + BLOCK].try_into().unwrap_or_else(|_| unreachable!());
-                    let dst: &mut [u8; BLOCK] =
-                        (&mut out[k..k + BLOCK]).try_into().unwrap_or_else(|_| unreachable!());
-                    if let Some(accepted) = convert(src, dst, q8, limit, offset) {
-                        k += accepted;
-                        *pos += BLOCK;
-                        continue;
-                    }
-                }
+                k += made;
+                *pos += used;
+                continue;
             }
             if fast && k + CHUNK <= out.len() && *pos + CHUNK <= BUF {
                 let src = &buf[*pos..*pos + CHUNK];

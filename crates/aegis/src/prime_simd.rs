@@ -27,26 +27,41 @@ pub(crate) fn available() -> bool {
     std::arch::is_x86_feature_detected!("avx512bw") && std::arch::is_x86_feature_detected!("avx512vbmi2")
 }
 
-/// Converts the 64 bytes `src` into `out` and returns how many were accepted (written at the
-/// start of `out`; the rest of `out` is overwritten, with zeros or leftovers); `None` (nothing
-/// done) without AVX-512 VBMI2 or AVX2.
-pub(crate) fn convert(
-    src: &[u8; BLOCK],
-    out: &mut [u8; BLOCK],
-    q: u8,
-    limit: u8,
-    offset: u8,
-) -> Option<usize> {
+/// Converts whole 64-byte blocks of `src` into `out` while both have room for one (`out` at
+/// least 64 bytes past what is written: a block's accepted elements are written at the end of
+/// the last one's, and the rest of the 64 bytes is overwritten), and returns the bytes of `src`
+/// used and the elements written; `None` (nothing done) without AVX-512 VBMI2 or AVX2. The
+/// processor's features are checked once per run of blocks, not per block.
+pub(crate) fn convert_run(src: &[u8], out: &mut [u8], q: u8, limit: u8, offset: u8) -> Option<(usize, usize)> {
     if available() {
-        // SAFETY: the processor has the features `convert_vbmi2` is compiled for (checked just
-        // above).
-        Some(unsafe { convert_vbmi2(src, out, q, limit, offset) })
+        // SAFETY: the processor has the features `convert_run_vbmi2` is compiled for (checked
+        // just above).
+        Some(unsafe { convert_run_vbmi2(src, out, q, limit, offset) })
     } else if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the processor has AVX2 (checked just above), the feature of `convert_avx2`.
-        Some(unsafe { convert_avx2(src, out, q, limit, offset) })
+        let (mut used, mut made) = (0, 0);
+        while used + BLOCK <= src.len() && made + BLOCK <= out.len() {
+            let (block, room) = (src[used..used + BLOCK].try_into(), (&mut out[made..made + BLOCK]).try_into());
+            let (Ok(block), Ok(room)) = (block, room) else { break };
+            // SAFETY: the processor has AVX2 (checked just above), the feature of `convert_avx2`.
+            made += unsafe { convert_avx2(block, room, q, limit, offset) };
+            used += BLOCK;
+        }
+        Some((used, made))
     } else {
         None
     }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi2")]
+fn convert_run_vbmi2(src: &[u8], out: &mut [u8], q: u8, limit: u8, offset: u8) -> (usize, usize) {
+    let (mut used, mut made) = (0, 0);
+    while used + BLOCK <= src.len() && made + BLOCK <= out.len() {
+        let (block, room) = (src[used..used + BLOCK].try_into(), (&mut out[made..made + BLOCK]).try_into());
+        let (Ok(block), Ok(room)) = (block, room) else { break };
+        made += convert_vbmi2(block, room, q, limit, offset);
+        used += BLOCK;
+    }
+    (used, made)
 }
 
 /// For each 8-bit mask, the `pshufb` indices that gather the bytes of its set bits, in order,
@@ -157,6 +172,37 @@ mod tests {
             // SAFETY: the processor has AVX2 (checked above).
             let n = unsafe { convert_avx2(&src, &mut out, q, limit, offset) };
             assert_eq!(&out[..n], &expected[..], "trial {trial}");
+        }
+    }
+
+    /// A run of blocks gives the accepted bytes of every whole block it used, converted, in
+    /// order, and stops where the source or the room for one more block ends.
+    #[test]
+    fn a_run_of_blocks_keeps_the_accepted_bytes_in_order() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for (len, room) in [(64 * 5, 64 * 5), (64 * 5 + 17, 64 * 3 + 5), (63, 200), (200, 63), (0, 64)] {
+            let (q, offset, limit) = (126u8, 1u8, 252u8);
+            let src: Vec<u8> = (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    (state >> 24) as u8
+                })
+                .collect();
+            let mut out = vec![0xaa; room];
+            let Some((used, made)) = convert_run(&src, &mut out, q, limit, offset) else {
+                eprintln!("skipped: this processor has neither AVX-512 VBMI2 nor AVX2");
+                return;
+            };
+            assert_eq!(used % BLOCK, 0);
+            assert!(used + BLOCK > src.len() || made + BLOCK > room, "stopped early: {used} of {len}");
+            let expected: Vec<u8> = src[..used]
+                .iter()
+                .filter(|&&b| b < limit)
+                .map(|&b| offset + if b >= q { b - q } else { b })
+                .collect();
+            assert_eq!(&out[..made], &expected[..], "{len} bytes into {room}");
         }
     }
 }
