@@ -130,7 +130,7 @@ impl Masks {
     }
 
     /// Masks with `Δ` and every other entry 0, to be drawn into.
-    fn blank(delta: u8) -> Masks {
+    pub(crate) fn blank(delta: u8) -> Masks {
         Masks { delta, w: [0; MAX_L], w2: [0; MAX_L], perm: [0; MAX_L], inverse: [0; MAX_L] }
     }
 
@@ -144,6 +144,7 @@ impl Masks {
     /// stream in [`Masks::draw_lists`]'s order (`w`, `w'` from `weights` where the weights
     /// have a stream of their own), with `π` still the identity ([`shuffle`] applies the swaps,
     /// which read nothing from the stream).
+    #[cfg(test)]
     fn unshuffled(
         d: &mut Draws,
         weights: Option<&mut Draws>,
@@ -152,7 +153,20 @@ impl Masks {
         js: &mut [u8; MAX_L],
     ) -> Masks {
         let mut m = Masks::blank(delta);
-        m.draw_weights(weights.unwrap_or(d), l);
+        m.draw_unshuffled(d, weights, l, js);
+        m
+    }
+
+    /// [`Masks::unshuffled`] into `self` (its `Δ` kept; `π` and `π⁻¹` are left for [`shuffle`]
+    /// to write): no 257-byte value to move per element.
+    fn draw_unshuffled(
+        &mut self,
+        d: &mut Draws,
+        weights: Option<&mut Draws>,
+        l: usize,
+        js: &mut [u8; MAX_L],
+    ) {
+        self.draw_weights(weights.unwrap_or(d), l);
         // Step `k` (from `l − 1` down) draws `j_k ≤ k` from 16 random bits (two bytes per step,
         // read at once; `Draws::below_or_equal_with` redraws in the rare biased case).
         let mut raw = [0u8; 2 * MAX_L];
@@ -161,7 +175,6 @@ impl Masks {
             let r = u32::from(raw[2 * step]) | u32::from(raw[2 * step + 1]) << 8;
             js[k] = d.below_or_equal_with(r, k as u32) as u8;
         }
-        m
     }
 }
 
@@ -186,10 +199,19 @@ impl Kept {
     /// The element's masks again, `w` and `w'` the next `2l` draws of `weights` (the stream
     /// [`MaskStream::split`] read them from, at the same element); `π` is left out (zeros):
     /// the MACs of the combinations read `π⁻¹` only.
+    #[cfg(test)]
     pub(crate) fn masks(&self, weights: &mut Draws, l: usize) -> Masks {
-        let mut m = Masks { inverse: self.inverse, ..Masks::blank(self.delta) };
-        m.draw_weights(weights, l);
+        let mut m = Masks::blank(self.delta);
+        self.masks_into(&mut m, weights, l);
         m
+    }
+
+    /// [`Kept::masks`] into `m` (whose `π` is left as it was): no 257-byte value to move per
+    /// element.
+    pub(crate) fn masks_into(&self, m: &mut Masks, weights: &mut Draws, l: usize) {
+        m.delta = self.delta;
+        m.inverse = self.inverse;
+        m.draw_weights(weights, l);
     }
 }
 
@@ -276,17 +298,19 @@ impl<'a> MaskStream<'a> {
 
     fn refill(&mut self) {
         self.before += self.group.len();
-        self.group.clear();
         self.next = 0;
         let count = self.left.min(SIDE_BY_SIDE);
         self.left -= count;
+        // The group's masks are drawn in place, over the last group's (every byte an element
+        // reads is drawn again: `Δ`, `w`, `w'` here, `π` and `π⁻¹` by the shuffle).
+        self.group.resize_with(count, || Masks::blank(0));
         let mut js = [[0u8; MAX_L]; SIDE_BY_SIDE];
-        for (e, j) in js.iter_mut().enumerate().take(count) {
-            let delta = match self.deltas {
+        for (e, (j, m)) in js.iter_mut().zip(&mut self.group).enumerate() {
+            m.delta = match self.deltas {
                 Some(d) => d[self.before + e],
                 None => self.draws.below_or_equal(1) as u8,
             };
-            self.group.push(Masks::unshuffled(self.draws, self.weights.as_deref_mut(), self.l, delta, j));
+            m.draw_unshuffled(self.draws, self.weights.as_deref_mut(), self.l, j);
         }
         shuffle(&mut self.group, &js[..count], self.l);
     }

@@ -32,7 +32,13 @@ pub(crate) fn available() -> bool {
 /// the last one's, and the rest of the 64 bytes is overwritten), and returns the bytes of `src`
 /// used and the elements written; `None` (nothing done) without AVX-512 VBMI2 or AVX2. The
 /// processor's features are checked once per run of blocks, not per block.
-pub(crate) fn convert_run(src: &[u8], out: &mut [u8], q: u8, limit: u8, offset: u8) -> Option<(usize, usize)> {
+pub(crate) fn convert_run(
+    src: &[u8],
+    out: &mut [u8],
+    q: u8,
+    limit: u8,
+    offset: u8,
+) -> Option<(usize, usize)> {
     if available() {
         // SAFETY: the processor has the features `convert_run_vbmi2` is compiled for (checked
         // just above).
@@ -40,7 +46,8 @@ pub(crate) fn convert_run(src: &[u8], out: &mut [u8], q: u8, limit: u8, offset: 
     } else if std::arch::is_x86_feature_detected!("avx2") {
         let (mut used, mut made) = (0, 0);
         while used + BLOCK <= src.len() && made + BLOCK <= out.len() {
-            let (block, room) = (src[used..used + BLOCK].try_into(), (&mut out[made..made + BLOCK]).try_into());
+            let (block, room) =
+                (src[used..used + BLOCK].try_into(), (&mut out[made..made + BLOCK]).try_into());
             let (Ok(block), Ok(room)) = (block, room) else { break };
             // SAFETY: the processor has AVX2 (checked just above), the feature of `convert_avx2`.
             made += unsafe { convert_avx2(block, room, q, limit, offset) };

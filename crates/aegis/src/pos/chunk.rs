@@ -240,8 +240,10 @@ pub(super) fn prover_combos(
     match kept {
         // The masks round 2 kept (all of the chunk's or none), their weights drawn again.
         Some(kept) => {
+            let mut mk = Masks::blank(0);
             for (j, kept) in kept.iter().enumerate().take(i1 - i0) {
-                push(j, &kept.masks(&mut weights, l));
+                kept.masks_into(&mut mk, &mut weights, l);
+                push(j, &mk);
             }
         }
         // Else all of them drawn again, as round 2 drew them.
