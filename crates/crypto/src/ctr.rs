@@ -13,6 +13,8 @@
 //! this by owning the counter, which only moves forward and is 128 bits wide.
 
 use aes::Aes128Enc;
+
+use crate::vaes::VaesKeys;
 use aes::cipher::consts::U16;
 use aes::cipher::inout::InOutBuf;
 use aes::cipher::{Block, BlockBackend, BlockClosure, BlockEncrypt, BlockSizeUser, ParBlocks, Unsigned};
@@ -67,8 +69,16 @@ impl BlockClosure for CtrJob<'_> {
 /// Writes keystream blocks for `counter, counter + 1, ...` into `out` and
 /// advances `counter`. Only whole blocks are written: `out.len()` must be a
 /// multiple of 16 (a trailing partial block is left untouched).
-pub(crate) fn keystream_into(cipher: &Aes128Enc, counter: &mut u128, out: &mut [u8]) {
+pub(crate) fn keystream_into(
+    cipher: &Aes128Enc,
+    vaes: Option<&VaesKeys>,
+    counter: &mut u128,
+    out: &mut [u8],
+) {
     debug_assert_eq!(out.len() % 16, 0);
+    // Whole passes of 16 blocks by VAES where the processor has it, the rest by the `aes` crate.
+    let done = vaes.map_or(0, |v| v.keystream(counter, out));
+    let out = &mut out[done..];
     let (blocks, _tail) = InOutBuf::from(out).into_chunks::<U16>();
     cipher.encrypt_with_backend(CtrJob { counter, out: blocks.into_out() });
 }
@@ -86,7 +96,7 @@ mod tests {
         let start = u128::from(u64::MAX) - 5;
         let mut counter = start;
         let mut out = vec![0u8; 16 * 21];
-        keystream_into(&cipher, &mut counter, &mut out);
+        keystream_into(&cipher, None, &mut counter, &mut out);
         assert_eq!(counter, start + 21);
         for (i, block) in out.chunks_exact(16).enumerate() {
             let mut b = (start + i as u128).to_le_bytes().into();

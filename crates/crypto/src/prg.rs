@@ -9,10 +9,11 @@
 //!
 //! # Performance
 //!
-//! Keystream comes from [`crate::ctr`], which drives the `aes` crate's
-//! block backend (the engine behind `encrypt_blocks`) directly: 8 counter
-//! blocks at a time are pipelined through AES-NI when the CPU has it
-//! (detected at run time). Small requests are served from a 64-block buffer;
+//! Keystream comes from [`crate::ctr`]: whole passes of 16 blocks through
+//! VAES where the CPU has VAES and AVX-512 ([`crate::vaes`]), the rest through
+//! the `aes` crate's block backend (the engine behind `encrypt_blocks`),
+//! which pipelines 8 counter blocks at a time through AES-NI when the CPU has
+//! it (both detected at run time). Small requests are served from a 64-block buffer;
 //! large `fill_bytes` / `fill_u64` requests are encrypted directly into the
 //! caller's memory (`fill_u64` views its `u64` slice as bytes through the
 //! safe `zerocopy` API, so no `unsafe` is needed here).
@@ -23,8 +24,8 @@
 //! more output than any inference run produces (the PRP/PRF switching bound
 //! is about `q^2 / 2^129` for `q` blocks). Counter values never repeat under a
 //! key: a fresh key is derived per domain, and the counter is 128 bits wide.
-//! The key schedule (via the `aes` crate's `zeroize` feature) and the buffered
-//! keystream are zeroized on drop. `Prg` deliberately does not implement
+//! The key schedules (the `aes` crate's via its `zeroize` feature, the VAES
+//! path's by its own `Drop`) and the buffered keystream are zeroized on drop. `Prg` deliberately does not implement
 //! `Clone`, so a stream cannot be duplicated by accident.
 
 use aes::Aes128Enc;
@@ -35,6 +36,7 @@ use zeroize::Zeroize;
 
 use crate::ctr::keystream_into;
 use crate::kdf::{KeyKind, derive_key};
+use crate::vaes::VaesKeys;
 use crate::{Domain, Seed};
 
 /// Number of AES blocks in the internal buffer.
@@ -46,6 +48,8 @@ const BUF_BYTES: usize = BUF_BLOCKS * 16;
 /// Implements [`RngCore`], [`CryptoRng`] and [`SeedableRng`] (from a [`Seed`]).
 pub struct Prg {
     cipher: Aes128Enc,
+    /// The round keys for the VAES path, where the processor has it ([`crate::vaes`]).
+    vaes: Option<VaesKeys>,
     /// Index of the next block to generate.
     counter: u128,
     /// Buffered keystream; bytes `pos..` are unread.
@@ -55,7 +59,13 @@ pub struct Prg {
 
 impl Prg {
     fn from_key(key: &[u8; 16]) -> Self {
-        Prg { cipher: Aes128Enc::new(key.into()), counter: 0, buf: [0u8; BUF_BYTES], pos: BUF_BYTES }
+        Prg {
+            cipher: Aes128Enc::new(key.into()),
+            vaes: VaesKeys::new(key),
+            counter: 0,
+            buf: [0u8; BUF_BYTES],
+            pos: BUF_BYTES,
+        }
     }
 
     /// A PRG keyed by the seed directly (no domain separation).
@@ -75,7 +85,7 @@ impl Prg {
     }
 
     fn refill(&mut self) {
-        keystream_into(&self.cipher, &mut self.counter, &mut self.buf);
+        keystream_into(&self.cipher, self.vaes.as_ref(), &mut self.counter, &mut self.buf);
         self.pos = 0;
     }
 
@@ -97,7 +107,7 @@ impl Prg {
         } else {
             let whole = rest.len() - rest.len() % 16;
             let (direct, tail) = rest.split_at_mut(whole);
-            keystream_into(&self.cipher, &mut self.counter, direct);
+            keystream_into(&self.cipher, self.vaes.as_ref(), &mut self.counter, direct);
             tail
         };
         if !tail.is_empty() {
