@@ -1,7 +1,9 @@
-//! The lists of the sign-bit comparison ([`crate::lists`]) and a prover's MAC combinations of
-//! Π_Pos ([`crate::pos`], round 4) with AVX-512 BW, for `Z_2^64` (`l = 64` positions over
-//! `p = 127`), where the processor has it: an element's 64 positions sit in two registers of 32
-//! 16-bit lanes. The kernels compute exactly the values of the portable ones, so nothing of the
+//! The lists of the sign-bit comparison ([`crate::lists`]), a prover's MAC combinations of
+//! Π_Pos ([`crate::pos`], round 4), and the verifier's combinations of the openings and MAC
+//! shares for the second prover ([`opened_combos`], [`mac_shares`]) with AVX-512 BW, for
+//! `Z_2^64` (`l = 64` positions over `p = 127`), where the processor has it: an element's 64
+//! positions sit in two registers of 32 16-bit lanes (the verifier's kernels: one register of
+//! 64 bytes). The kernels compute exactly the values of the portable ones, so nothing of the
 //! protocol or its security argument changes. Measured on LeNet at batch 30 (share of the whole
 //! run's CPU): the provers' combinations 16 % → 5 %, the lists 5 % → 2 %.
 //!
