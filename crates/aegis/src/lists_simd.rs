@@ -381,17 +381,27 @@ mod tests {
     use super::*;
     use veil_crypto::{Prg, Seed};
 
+    /// A stream for a kernel's random inputs, or `None` (the test skipped, with a message)
+    /// where the processor lacks AVX-512 BW.
+    fn kernel_stream(seed: u8) -> Option<Prg> {
+        if !available() {
+            eprintln!("skipped: no AVX-512 BW on this processor");
+            return None;
+        }
+        Some(Prg::new(&Seed([seed; 16])))
+    }
+
+    /// `n` uniform values below `p`.
+    fn below_p(g: &mut Prg, n: usize) -> Vec<u8> {
+        (0..n).map(|_| (g.next_u32() % u32::from(P)) as u8).collect()
+    }
+
     /// The verifier's combinations from the kernel are the portable loop's sums, on random
     /// entries and coefficients and on the largest ones (`p − 1` everywhere).
     #[test]
     fn opened_combinations_match_the_portable_sums() {
-        if !available() {
-            eprintln!("skipped: no AVX-512 BW on this processor");
-            return;
-        }
-        let mut g = Prg::new(&Seed([17; 16]));
-        let mut below_p =
-            |n: usize| -> Vec<u8> { (0..n).map(|_| (g.next_u32() % u32::from(P)) as u8).collect() };
+        let Some(mut g) = kernel_stream(17) else { return };
+        let mut below_p = |n: usize| below_p(&mut g, n);
         let cases = [
             (below_p(2 * L), below_p(MAC_KEYS * 2 * L)),
             (vec![126; 2 * L], vec![126; MAC_KEYS * 2 * L]),
@@ -411,13 +421,8 @@ mod tests {
     /// edge keys, bits and shares.
     #[test]
     fn mac_shares_match_the_portable_ones() {
-        if !available() {
-            eprintln!("skipped: no AVX-512 BW on this processor");
-            return;
-        }
-        let mut g = Prg::new(&Seed([19; 16]));
-        let mut below_p =
-            |n: usize| -> Vec<u8> { (0..n).map(|_| (g.next_u32() % u32::from(P)) as u8).collect() };
+        let Some(mut g) = kernel_stream(19) else { return };
+        let mut below_p = |n: usize| below_p(&mut g, n);
         let keys_cases = [[1u8, 126, 0, 63, 2, 125], std::array::from_fn(|j| below_p(MAC_KEYS)[j])];
         let bits_cases = [vec![1u8; L - 1], vec![0u8; L - 1], below_p(L - 1).iter().map(|v| v & 1).collect()];
         for keys in keys_cases {

@@ -55,13 +55,8 @@ fn add_assign_avx512<const SUB: bool>(acc: &mut [u64; GR_DEGREE], v: &[u64; GR_D
 /// `Σ_k table[picks[k]]` ([`crate::Gr::sum_picked`]) with the sum in eight registers, if the
 /// processor has AVX-512 F and DQ (else `None`). An index past the table panics, as slicing does.
 pub(crate) fn sum_picked(table: &[crate::Gr], picks: &[u32]) -> Option<[u64; GR_DEGREE]> {
-    if has_avx512() {
-        // SAFETY: the processor has the features `sum_picked_avx512` is compiled for (checked
-        // just above).
-        Some(unsafe { sum_picked_avx512(table, picks) })
-    } else {
-        None
-    }
+    let mut out = [0u64; GR_DEGREE];
+    sum_picked_into(&mut out, table, picks).then_some(out)
 }
 
 /// [`sum_picked`] written into `out` (no 512-byte temporary to copy), if the processor has
@@ -91,24 +86,6 @@ fn sum_picked_into_avx512(out: &mut [u64; GR_DEGREE], table: &[crate::Gr], picks
         // SAFETY: `8k + 8 ≤ 64`: the window is inside `out`; the store is unaligned.
         unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(8 * k).cast(), *a) };
     }
-}
-
-#[target_feature(enable = "avx512f,avx512dq")]
-fn sum_picked_avx512(table: &[crate::Gr], picks: &[u32]) -> [u64; GR_DEGREE] {
-    let mut acc = [_mm512_setzero_si512(); GR_DEGREE / 8];
-    for &p in picks {
-        let v = &table[p as usize].0;
-        for (k, a) in acc.iter_mut().enumerate() {
-            // SAFETY: `8k + 8 ≤ 64`: the 8-word window is inside `v`; the load is unaligned.
-            *a = _mm512_add_epi64(*a, unsafe { _mm512_loadu_si512(v.as_ptr().add(8 * k).cast()) });
-        }
-    }
-    let mut out = [0u64; GR_DEGREE];
-    for (k, a) in acc.iter().enumerate() {
-        // SAFETY: `8k + 8 ≤ 64`: the window is inside `out`; the store is unaligned.
-        unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(8 * k).cast(), *a) };
-    }
-    out
 }
 
 /// `acc += v·s` coefficient-wise, if the processor has AVX-512 F and DQ (else `false`, nothing
